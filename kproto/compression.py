@@ -244,20 +244,24 @@ _ZSTD_D = zstandard.ZstdDecompressor()
 
 
 def _zstd_decompress(data: bytes, max_size: int) -> bytes:
+    # Fed in 4 KiB slices: a slice can inflate to at most ~128 MiB (RLE blocks),
+    # so the cap holds within that margin; eof tells a cut frame from a whole one.
     out = bytearray()
+    pos, n = 0, len(data)
     try:
-        with _ZSTD_D.stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
-            while chunk := reader.read(1 << 20):
-                out += chunk
+        while pos < n:
+            d = _ZSTD_D.decompressobj()
+            while pos < n and not d.eof:
+                chunk = data[pos:pos + 4096]
+                out += d.decompress(chunk)
+                pos += len(chunk)
                 if len(out) > max_size:
                     raise _too_big("zstd", max_size)
+            if not d.eof:
+                raise DecompressionError("zstd: truncated frame")
+            rest = d.unused_data          # the next frame (Kafka allows several)
+            if rest:
+                pos -= len(rest)
     except zstandard.ZstdError as e:
         raise DecompressionError(f"zstd: {e}") from None
-    if not out and data:
-        # An empty result from non-empty input is a valid empty frame or garbage:
-        # only a real frame header tells them apart.
-        try:
-            zstandard.get_frame_parameters(data)
-        except zstandard.ZstdError as e:
-            raise DecompressionError(f"zstd: {e}") from None
     return bytes(out)
