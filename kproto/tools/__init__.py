@@ -1,0 +1,1 @@
+"""kproto.tools."""

@@ -1,0 +1,88 @@
+"""The ``kproto`` command: one click group, one module per command.
+
+Errors are one line on stderr and a documented exit status, never a traceback
+(``--debug`` shows it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from enum import IntEnum
+
+import click
+
+from kproto import __version__
+from kproto.errors import DecodeError, KafkaError, KprotoError
+
+
+class ExitStatus(IntEnum):
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    PARTIAL = 3
+    CORRUPT = 4
+    INTERRUPTED = 130
+
+
+# Commands load on use, so `kproto --help` stays fast (no construct, rich or
+# client imports). name -> ("module:attribute", one-line help for the listing).
+COMMANDS = {
+    "serve": ("kproto.tools.serve:serve", "Run the reference broker."),
+    "dump-log": ("kproto.tools.dump_log:dump_log", "Dump log segments and index files like kafka-dump-log.sh."),
+}
+
+
+class KprotoGroup(click.Group):
+    """Lazy commands; kproto errors become one line and an exit status."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str):
+        if name in COMMANDS:
+            module, attr = COMMANDS[name][0].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(ExitStatus.INTERRUPTED)
+        except Exception as e:   # the CLI's last line of defence: one line, no traceback
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            status = ExitStatus.CORRUPT if isinstance(e, DecodeError) else ExitStatus.ERROR
+            if isinstance(e, (KprotoError, KafkaError, OSError)):
+                msg = str(e)
+            else:
+                msg = f"{type(e).__name__}: {e}"
+            click.echo(f"kproto: error: {msg}", err=True)
+            sys.exit(status)
+
+
+@click.group(cls=KprotoGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kproto")
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """kproto: Kafka's wire protocol and log format, exact and fast.
+
+    \b
+    Exit status: 0 ok, 1 error, 2 usage, 3 partial failure,
+    4 corrupt input found, 130 interrupted.
+    """
+    ctx.ensure_object(dict)["debug"] = debug
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,641 @@
+"""Output for the tools: Java-style value rendering, Jackson-style JSON, and
+a buffered line writer.
+
+Kafka's tools print Java values, and their exact text is part of the format:
+``true``/``false``, ``OptionalLong.empty``/``OptionalLong[n]``, unsigned CRCs,
+``[a,b]`` lists (Scala ``mkString("[", ",", "]")``), Jackson's compact JSON
+(``ObjectNode.toString``) and, where Kafka iterates a Scala ``mutable.HashSet``
+or ``mutable.HashMap``, that collection's iteration order. The helpers here
+are the one place those rules live. Stdout carries data only: the writer is
+for stdout; diagnostics go through ``err``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import sys
+from functools import partial
+from typing import Callable, Iterable, TypeVar
+
+from kproto import schemas
+from kproto.errors import DecodeError
+from kproto.schemas import consumer_offsets as CO
+from kproto.schemas import transaction_log as TL
+
+T = TypeVar("T")
+
+__all__ = [
+    "plain_decoder", "consumer_offsets_record", "transaction_log_record", "text_parser", "json_parser",
+    "java_bool", "optional_long", "java_list", "java_file", "java_string_hash", "scala_hash_order",
+    "jackson_json", "kafka_json", "camel", "LineWriter", "err",
+]
+
+
+# --- Java values ---------------------------------------------------------------------
+
+def java_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def optional_long(value: int | None) -> str:
+    """``java.util.OptionalLong.toString()``."""
+    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+
+
+def java_list(items: Iterable[object]) -> str:
+    """Scala ``mkString("[", ",", "]")``: no spaces."""
+    return "[" + ",".join(map(str, items)) + "]"
+
+
+def java_file(path: str) -> str:
+    """``new java.io.File(path).toString()``: repeated separators collapsed and
+    a trailing one dropped (nothing else is normalised; ``./`` stays)."""
+    if not path:
+        return path
+    out = re.sub(r"/{2,}", "/", path)
+    return out[:-1] if len(out) > 1 and out.endswith("/") else out
+
+
+def java_absolute_path(path: str) -> str:
+    """``File.getAbsolutePath()``: the current directory prefixed, ``..`` kept."""
+    import os
+    p = java_file(path)
+    return p if p.startswith("/") else java_file(os.getcwd() + "/" + p)
+
+
+def _int32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def java_string_hash(text: str) -> int:
+    """``String.hashCode``: ``31*h + c`` over UTF-16 code units, as a signed int."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return _int32(h)
+
+
+def scala_hash_order(inserts: Iterable[T], hash_of: Callable[[T], int], *,
+                     hints: Iterable[int] = ()) -> list[T]:
+    """The iteration order of a Scala 2.13 ``mutable.HashSet``/``HashMap``
+    after ``inserts`` (repeats allowed: each is an add/put).
+
+    The table starts at 16 buckets and doubles when ``size + 1 >= 0.75 *
+    buckets`` *before* each add or put (an update of a present key counts too);
+    ``hints`` are ``sizeHint`` calls made before the adds (``++=``). A bucket is
+    ``improve(hash) & (buckets - 1)`` with ``improve(h) = h ^ (h >>> 16)``,
+    and nodes in a bucket are kept sorted by improved hash (signed).
+    """
+    length, seen, order = 16, set(), []
+    for n in hints:
+        target = max(4, int((n + 1) / 0.75) - 1).bit_length()
+        length = max(length, min(1 << target, 1 << 30))
+    for item in inserts:
+        if len(seen) + 1 >= int(length * 0.75):
+            length *= 2
+        if item not in seen:
+            seen.add(item)
+            order.append(item)
+
+    def key(item: T) -> tuple[int, int]:
+        h = hash_of(item) & 0xFFFFFFFF
+        improved = _int32(h ^ (h >> 16))
+        return improved & (length - 1), improved
+
+    return sorted(order, key=key)
+
+
+# --- JSON --------------------------------------------------------------------------------
+
+_LOWER_HEX_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
+
+
+def _jsonable(value):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def jackson_json(value) -> str:
+    """Jackson's ``JsonNode.toString()``: compact, non-ASCII unescaped, control
+    characters as ``\\uXXXX`` with upper-case hex, binary as base64."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
+    if "\\u00" in text:
+        text = _LOWER_HEX_ESCAPE.sub(lambda m: m.group(1) + "\\u00" + m.group(2).upper(), text)
+    return text
+
+
+def camel(name: str) -> str:
+    """Kafka's JSON field name for a kproto (snake_case) field name."""
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def kafka_json(value):
+    """A parsed construct value as Kafka's generated JsonConverter writes it:
+    camelCase keys in schema order, bytes as base64 (on dumping), private and
+    tagged-field entries left out (the messages shown define no tagged fields)."""
+    if isinstance(value, dict):
+        return {camel(k): kafka_json(v) for k, v in value.items()
+                if not k.startswith("_") and k != "tagged_fields"}
+    if isinstance(value, list):
+        return [kafka_json(v) for v in value]
+    return value
+
+
+# --- record decoders (DumpLogSegments' MessageParser implementations) ---------------------
+
+class JsonValue:
+    """A decoder result that is JSON: text mode prints it Jackson-style, --json nests it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+
+_utf8 = partial(bytes.decode, encoding="utf-8", errors="replace")   # Kafka's StringDecoder
+
+
+def plain_decoder(name: str, as_json: bool):
+    if name == "utf8":
+        return _utf8
+    if name == "hex":
+        return bytes.hex
+    if name == "base64":
+        return lambda b: base64.b64encode(b).decode("ascii")
+
+    def json_decoder(b: bytes):
+        try:
+            value = json.loads(b)
+        except ValueError:
+            return _utf8(b)
+        return value if as_json else jackson_json(value)
+    return json_decoder
+
+
+def _int16(b: bytes) -> int:
+    return int.from_bytes(b[:2], "big", signed=True)
+
+
+def consumer_offsets_record(record):
+    """Kafka 3.8+ OffsetsMessageParser: (key, payload) as JsonValue or text."""
+    o, key, value = record.offset, record.key, record.value
+    if key is None:
+        return (f"Failed to decode message at offset {o} using offset topic decoder "
+                "(message had a missing key)", None)
+    if len(key) < 2:
+        return f"Error at offset {o}, skipping. Could not read version from key's buffer.", None
+    kind = _int16(key)
+    if kind not in CO.KEY_TYPES:
+        return f"Unknown record type {kind} at offset {o}, skipping.", None
+    schema = CO.value_schema(kind)
+    if schema is None:
+        return (f"Error at offset {o}, skipping. kproto has no schema for "
+                f"{CO.KEY_TYPES[kind]} records (type {kind}).", None)
+    try:
+        k = schemas.parse(CO.RecordKey, key)
+    except DecodeError as e:
+        return (f"Error at offset {o}, skipping. Could not read record with version {kind} "
+                f"from key's buffer due to: {e.reason}.", None)
+    shown_key = JsonValue({"type": str(kind), "data": kafka_json(k.data)})
+    if value is None:
+        return shown_key, "<DELETE>"
+    if len(value) < 2:
+        return f"Error at offset {o}, skipping. Could not read version from value's buffer.", None
+    try:
+        v = schemas.parse(schema, value)
+    except DecodeError as e:
+        return (f"Error at offset {o}, skipping. Could not read record with version "
+                f"{_int16(value)} from value's buffer due to: {e.reason}.", None)
+    data = kafka_json(v.data)
+    if kind == 2 and data.get("protocolType") == "consumer":
+        # Kafka decodes each member's embedded protocol bytes, keeping the
+        # bytes (base64) when they do not parse.
+        for member in data.get("members") or ():
+            for name, sub in (("subscription", CO.ConsumerProtocolSubscription),
+                              ("assignment", CO.ConsumerProtocolAssignment)):
+                try:
+                    member[name] = kafka_json(schemas.parse(sub, member[name]).data)
+                except DecodeError:
+                    pass
+    return shown_key, JsonValue({"version": str(v.version), "data": data})
+
+
+def transaction_log_record(record):
+    """TransactionLog.formatRecordKeyAndValue (2.5-3.9)."""
+    o, key, value = record.offset, record.key, record.value
+    if key is None or len(key) < 2:
+        return f"Error at offset {o}, skipping. The record has no transaction log key.", None
+    if _int16(key) != 0:
+        return f"unknown::version={_int16(key)}", None
+    try:
+        txn_id = schemas.parse(TL.TransactionLogKey, key).data.transactional_id
+    except DecodeError as e:
+        return f"Error at offset {o}, skipping. {e.reason}", None
+    shown_key = f"transaction_metadata::transactionalId={txn_id}"
+    if value is None:
+        return shown_key, "<DELETE>"
+    try:
+        v = schemas.parse(TL.TransactionLogValue, value).data
+    except DecodeError as e:
+        if len(value) >= 2 and _int16(value) not in (0, 1):
+            reason = f"Unknown version {_int16(value)} from the transaction log message value"
+        else:
+            reason = e.reason
+        return f"Error at offset {o}, skipping. {reason}", None
+    state = TL.TRANSACTION_STATES.get(v.transaction_status)
+    if state is None:
+        return (f"Error at offset {o}, skipping. Unknown transaction state id "
+                f"{v.transaction_status} from the transaction status message", None)
+    partitions: list[tuple[str, int]] = []
+    hints = []
+    if state != "Empty":
+        for group in v.transaction_partitions or ():
+            tps = [(group.topic, p) for p in group.partition_ids]
+            hints.append(len(set(tps)))
+            partitions += tps
+    # TransactionMetadata.topicPartitions is a Scala mutable.HashSet of TopicPartition.
+    ordered = scala_hash_order(partitions, _topic_partition_hash, hints=hints)
+    shown = ",".join(f"{t}-{p}" for t, p in ordered)
+    return shown_key, (f"producerId:{v.producer_id},producerEpoch:{v.producer_epoch},state={state},"
+                       f"partitions=[{shown}],txnLastUpdateTimestamp="
+                       f"{v.transaction_last_update_timestamp_ms},txnTimeoutMs={v.transaction_timeout_ms}")
+
+
+def _topic_partition_hash(tp: tuple[str, int]) -> int:
+    # TopicPartition.hashCode: 31 * (31 + partition) + topic.hashCode(), as an int.
+    return 31 * (31 + tp[1]) + java_string_hash(tp[0])
+
+
+def text_parser(parser):
+    def parse(record):
+        k, v = parser(record)
+        return (jackson_json(k.value) if isinstance(k, JsonValue) else k,
+                jackson_json(v.value) if isinstance(v, JsonValue) else v)
+    return parse
+
+
+def json_parser(parser):
+    def parse(record):
+        k, v = parser(record)
+        return (k.value if isinstance(k, JsonValue) else k,
+                v.value if isinstance(v, JsonValue) else v)
+    return parse
+
+
+# --- output -----------------------------------------------------------------------------
+
+class LineWriter:
+    """Lines to a binary stream, encoded UTF-8 and written in large chunks.
+
+    Hot loops append to ``lines`` (a plain list, pre-bound as ``append``) and
+    call ``maybe_flush`` once per batch; nothing is formatted twice.
+    """
+
+    CHUNK = 4096
+
+    def __init__(self, stream=None) -> None:
+        stream = stream or sys.stdout
+        stream.flush()
+        self._text = None if hasattr(stream, "buffer") else stream
+        self._raw = getattr(stream, "buffer", None)
+        self.lines: list[str] = []
+        self.append = self.lines.append
+
+    def maybe_flush(self) -> None:
+        if len(self.lines) >= self.CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        lines = self.lines
+        if lines:
+            text = "\n".join(lines) + "\n"
+            lines.clear()
+            if self._raw is not None:
+                self._raw.write(text.encode("utf-8", "surrogateescape"))
+            else:
+                self._text.write(text)
+        (self._raw or self._text).flush()
+
+
+def err(line: str) -> None:
+    """One diagnostic line on stderr."""
+    sys.stdout.flush()
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+# --- dump-log lines (DumpLogSegments.scala @3.9.0-rc3: printBatchLevel, dumpLog) --------
+#
+# The one place the kafka-dump-log text lives. Record loops are written out
+# per shape (v2 / legacy, metadata or not) because they run once per record:
+# every value a line needs is a local, and each line is one f-string.
+
+INT32_MAX = 2**31 - 1
+CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")   # CompressionType.name, 3.0+
+TIMESTAMP_NAMES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
+CONTROL_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER",
+                 4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+
+
+def v2_batch_line(b, position: int, codec: str, valid: bool) -> str:
+    ts = "LogAppendTime" if b.attributes & 0x08 else "CreateTime"
+    return (f"baseOffset: {b.base_offset} lastOffset: {b.base_offset + b.last_offset_delta} "
+            f"count: {b.records_count} baseSequence: {b.base_sequence} lastSequence: {last_sequence(b)} "
+            f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
+            f"partitionLeaderEpoch: {b.partition_leader_epoch} "
+            f"isTransactional: {'true' if b.attributes & 0x10 else 'false'} "
+            f"isControl: {'true' if b.attributes & 0x20 else 'false'} "
+            f"deleteHorizonMs: {optional_long(b.delete_horizon_ms)} position: {position} "
+            f"{ts}: {b.max_timestamp} size: {b.size} magic: 2 compresscodec: {codec} "
+            f"crc: {b.crc} isvalid: {'true' if valid else 'false'}")
+
+
+def last_sequence(b) -> int:
+    """DefaultRecordBatch.lastSequence: only -1 (NO_SEQUENCE) means none; any
+    other base sequence is incremented (wrapping past Int.MAX to 0)."""
+    return -1 if b.base_sequence == -1 else _sequence(b.base_sequence, b.last_offset_delta)
+
+
+def legacy_batch_line(b, position: int, codec: str, valid: bool) -> str:
+    return (f"offset: {b.offset} position: {position} {TIMESTAMP_NAMES[b.timestamp_type]}: "
+            f"{b.max_timestamp} size: {b.size} magic: {b.magic} compresscodec: {codec} "
+            f"crc: {b.crc} isvalid: {'true' if valid else 'false'}")
+
+
+def v2_batch_json(b, position: int, codec: str, valid: bool) -> dict:
+    ts = "LogAppendTime" if b.attributes & 0x08 else "CreateTime"
+    return {"baseOffset": b.base_offset, "lastOffset": b.base_offset + b.last_offset_delta,
+            "count": b.records_count, "baseSequence": b.base_sequence,
+            "lastSequence": last_sequence(b), "producerId": b.producer_id,
+            "producerEpoch": b.producer_epoch, "partitionLeaderEpoch": b.partition_leader_epoch,
+            "isTransactional": bool(b.attributes & 0x10), "isControl": bool(b.attributes & 0x20),
+            "deleteHorizonMs": b.delete_horizon_ms, "position": position, ts: b.max_timestamp,
+            "size": b.size, "magic": 2, "compresscodec": codec, "crc": b.crc, "isvalid": valid}
+
+
+def legacy_batch_json(b, position: int, codec: str, valid: bool) -> dict:
+    return {"offset": b.offset, "position": position,
+            TIMESTAMP_NAMES[b.timestamp_type]: b.max_timestamp, "size": b.size, "magic": b.magic,
+            "compresscodec": codec, "crc": b.crc, "isvalid": valid}
+
+
+def control_suffix(control) -> str:
+    """What Kafka appends for a control record (``control`` is records.ControlRecord)."""
+    if control.type in (0, 1):
+        return f" endTxnMarker: {CONTROL_NAMES[control.type]} coordinatorEpoch: {control.coordinator_epoch}"
+    return f" controlType: {CONTROL_NAMES.get(control.type, 'UNKNOWN')}({control.type})"
+
+
+def control_fields(control) -> dict:
+    if control.type in (0, 1):
+        return {"endTxnMarker": CONTROL_NAMES[control.type], "coordinatorEpoch": control.coordinator_epoch}
+    return {"controlType": f"{CONTROL_NAMES.get(control.type, 'UNKNOWN')}({control.type})"}
+
+
+class RecordPrinter:
+    """Record lines for one file: text (``| offset: …``) or JSON dicts.
+
+    ``kdec``/``vdec`` turn key/value bytes into text; ``parser`` (record ->
+    (key, payload)) replaces both for the topic decoders. ``last``/``gaps``
+    track Kafka's non-consecutive offsets over the whole file.
+    """
+
+    def __init__(self, *, data: bool, skip_metadata: bool, kdec, vdec, parser, control_record,
+                 utf8: bool = False) -> None:
+        self.data = data
+        self.utf8 = utf8 and parser is None     # both decoders are Kafka's StringDecoder
+        self.skip = skip_metadata
+        self.kdec = kdec
+        self.vdec = vdec
+        self.parser = parser
+        self.control_record = control_record
+        self.last = -1
+        self.gaps: list[tuple[int, int]] = []
+
+    # -- text ------------------------------------------------------------------------
+
+    def v2_lines(self, append, batch, recs) -> None:
+        bo = batch.base_offset
+        bs = batch.base_sequence
+        ts = "LogAppendTime" if batch.attributes & 0x08 else "CreateTime"
+        control = batch.attributes & 0x20
+        show = self.data and not control
+        if self.skip:
+            for r in recs:
+                self._track(r.offset)
+                append(self._data_only(r) if show else "")
+            return
+        if show and self.utf8:
+            return self._v2_utf8(append, recs, ts, bs, bo)
+        kdec, vdec, parser = self.kdec, self.vdec, self.parser
+        gaps = self.gaps
+        nxt = self.last + 1
+        for r in recs:
+            o = r.offset
+            if o != nxt and nxt:
+                gaps.append((nxt - 1, o))
+            nxt = o + 1
+            k = r.key
+            v = r.value
+            h = r.headers
+            if bs < 0:
+                seq = -1
+            else:
+                seq = bs + o - bo
+                if seq > INT32_MAX:
+                    seq -= 2147483648
+            line = (f"| offset: {o} {ts}: {r.timestamp} keySize: {-1 if k is None else len(k)} "
+                    f"valueSize: {-1 if v is None else len(v)} sequence: {seq} "
+                    f"headerKeys: [{','.join([x[0] for x in h]) if h else ''}]")
+            if show:
+                if parser is None:
+                    if k is not None:
+                        line = f"{line} key: {kdec(k)}"
+                    if v is not None:
+                        line = f"{line} payload: {vdec(v)}"
+                else:
+                    ks, vs = parser(r)
+                    if ks is not None:
+                        line = f"{line} key: {ks}"
+                    if vs is not None:
+                        line = f"{line} payload: {vs}"
+            elif control:
+                line += control_suffix(self.control_record(r))
+            append(line)
+        self.last = nxt - 1
+
+    def _v2_utf8(self, append, recs, ts, bs, bo) -> None:
+        # The benchmark path (--print-data-log, default decoders): one
+        # f-string per record, the UTF-8 decode inlined (Kafka's StringDecoder
+        # is new String(bytes, UTF_8): malformed input becomes U+FFFD).
+        gaps = self.gaps
+        nxt = self.last + 1
+        for r in recs:
+            o = r.offset
+            if o != nxt and nxt:
+                gaps.append((nxt - 1, o))
+            nxt = o + 1
+            k = r.key
+            v = r.value
+            h = r.headers
+            if bs < 0:
+                seq = -1
+            else:
+                seq = bs + o - bo
+                if seq > INT32_MAX:
+                    seq -= 2147483648
+            if k is not None:
+                if v is not None:
+                    append(f"| offset: {o} {ts}: {r.timestamp} keySize: {len(k)} valueSize: {len(v)} "
+                           f"sequence: {seq} headerKeys: [{','.join([x[0] for x in h]) if h else ''}] "
+                           f"key: {k.decode('utf-8', 'replace')} payload: {v.decode('utf-8', 'replace')}")
+                else:
+                    append(f"| offset: {o} {ts}: {r.timestamp} keySize: {len(k)} valueSize: -1 "
+                           f"sequence: {seq} headerKeys: [{','.join([x[0] for x in h]) if h else ''}] "
+                           f"key: {k.decode('utf-8', 'replace')}")
+            elif v is not None:
+                append(f"| offset: {o} {ts}: {r.timestamp} keySize: -1 valueSize: {len(v)} "
+                       f"sequence: {seq} headerKeys: [{','.join([x[0] for x in h]) if h else ''}] "
+                       f"payload: {v.decode('utf-8', 'replace')}")
+            else:
+                append(f"| offset: {o} {ts}: {r.timestamp} keySize: -1 valueSize: -1 "
+                       f"sequence: {seq} headerKeys: [{','.join([x[0] for x in h]) if h else ''}]")
+        self.last = nxt - 1
+
+    def legacy_lines(self, append, batch, recs, valid: bool) -> None:
+        ts = TIMESTAMP_NAMES[batch.timestamp_type]
+        kdec, vdec, parser = self.kdec, self.vdec, self.parser
+        compressed = batch.attributes & 0x07
+        for r in recs:
+            o = r.offset
+            self._track(o)
+            if self.skip:
+                append(self._data_only(r) if self.data else "")
+                continue
+            k = r.key
+            v = r.value
+            # An inner message of a wrapper that decoded passed its own CRC check.
+            ok = "true" if valid or compressed else "false"
+            line = (f"| offset: {o} {ts}: {r.timestamp} keySize: {-1 if k is None else len(k)} "
+                    f"valueSize: {-1 if v is None else len(v)} isValid: {ok} crc: {r.crc}}}")
+            if self.data:
+                if parser is None:
+                    if k is not None:
+                        line = f"{line} key: {kdec(k)}"
+                    if v is not None:
+                        line = f"{line} payload: {vdec(v)}"
+                else:
+                    ks, vs = parser(r)
+                    if ks is not None:
+                        line = f"{line} key: {ks}"
+                    if vs is not None:
+                        line = f"{line} payload: {vs}"
+            append(line)
+
+    def _data_only(self, r) -> str:
+        # Scala 3.x with --skip-record-metadata: "| key: k" then " payload: v"
+        # (the payload keeps its leading space even with no key before it).
+        if self.parser is None:
+            ks = None if r.key is None else self.kdec(r.key)
+            vs = None if r.value is None else self.vdec(r.value)
+        else:
+            ks, vs = self.parser(r)
+        line = "" if ks is None else f"| key: {ks}"
+        return line if vs is None else f"{line} payload: {vs}"
+
+    # -- JSON ------------------------------------------------------------------------
+
+    def v2_json(self, batch, recs) -> list[dict]:
+        bo, bs = batch.base_offset, batch.base_sequence
+        ts = "LogAppendTime" if batch.attributes & 0x08 else "CreateTime"
+        control = batch.attributes & 0x20
+        out = []
+        for r in recs:
+            self._track(r.offset)
+            d = {} if self.skip else {
+                "offset": r.offset, ts: r.timestamp,
+                "keySize": -1 if r.key is None else len(r.key),
+                "valueSize": -1 if r.value is None else len(r.value),
+                "sequence": -1 if bs < 0 else _sequence(bs, r.offset - bo),
+                "headerKeys": [k for k, _ in r.headers]}
+            if control:
+                if not self.skip:
+                    d.update(control_fields(self.control_record(r)))
+            elif self.data:
+                self._data_json(d, r)
+            out.append(d)
+        return out
+
+    def legacy_json(self, batch, recs, valid: bool) -> list[dict]:
+        ts = TIMESTAMP_NAMES[batch.timestamp_type]
+        out = []
+        for r in recs:
+            self._track(r.offset)
+            d = {} if self.skip else {
+                "offset": r.offset, ts: r.timestamp,
+                "keySize": -1 if r.key is None else len(r.key),
+                "valueSize": -1 if r.value is None else len(r.value),
+                "isValid": bool(valid or batch.attributes & 0x07), "crc": r.crc}
+            if self.data:
+                self._data_json(d, r)
+            out.append(d)
+        return out
+
+    def _data_json(self, d: dict, r) -> None:
+        if self.parser is None:
+            ks = None if r.key is None else self.kdec(r.key)
+            vs = None if r.value is None else self.vdec(r.value)
+        else:
+            ks, vs = self.parser(r)
+        if ks is not None:
+            d["key"] = ks
+        if vs is not None:
+            d["payload"] = vs
+
+    def _track(self, o: int) -> None:
+        # DumpLogSegments: lastOffset starts at -1 ("unset"); a record whose
+        # offset is not lastOffset + 1 makes a (lastOffset, offset) pair.
+        if o != self.last + 1 and self.last != -1:
+            self.gaps.append((self.last, o))
+        self.last = o
+
+
+def _sequence(base: int, delta: int) -> int:
+    seq = base + delta
+    return seq - 2147483648 if seq > INT32_MAX else seq
+
+
+def index_line(offset: int, position: int) -> str:
+    return f"offset: {offset} position: {position}"
+
+
+def time_index_line(timestamp: int, offset: int) -> str:
+    return f"timestamp: {timestamp} offset: {offset}"
+
+
+def summary_lines(index_mismatches, time_mismatches, out_of_order, not_found, gaps) -> list[str]:
+    """The stderr summaries printed after all files, in Kafka's order. Each
+    argument maps an absolute path to its pairs, already in print order."""
+    lines = []
+    for path, pairs in index_mismatches:
+        lines.append(f"Mismatches in :{path}")
+        lines += [f"  Index offset: {a}, log offset: {b}" for a, b in pairs]
+    for path, pairs in time_mismatches:
+        lines.append(f"Found timestamp mismatch in :{path}")
+        lines += [f"  Index timestamp: {a}, log timestamp: {b}" for a, b in pairs]
+    for path, pairs in out_of_order:
+        lines.append(f"Found out of order timestamp in :{path}")
+        lines += [f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in pairs]
+    for path, pairs in not_found:
+        lines.append("The following indexed offsets are not found in the log.")
+        lines += [f"Indexed offset: {a}, found log offset: {b}" for a, b in pairs]
+    for path, pairs in gaps:
+        lines.append(f"Non-consecutive offsets in {path}")
+        lines += [f"  {a} is followed by {b}" for a, b in pairs]
+    return lines
