@@ -1,41 +1,43 @@
-"""Kafka's compression codecs, as its brokers and Java clients frame them.
+"""Kafka's compression codecs, framed as its brokers and Java clients frame them.
 
-    gzip    a GZIP stream (concatenated members accepted, as GZIPInputStream does)
+    gzip    a GZIP stream (level 6, mtime 0); further members are read, trailing
+            bytes that are no gzip header are ignored (java.util.zip.GZIPInputStream)
     snappy  xerial framing (SnappyOutputStream) for every magic: a 16-byte header
-            (82 'SNAPPY' 00, int32 version, int32 min-compatible) then
+            (82 'SNAPPY' 00, int32 BE version 1, int32 BE min-compatible 1) then
             (int32 BE length, raw snappy block)*; a payload without the 8-byte
             magic is read as one raw block, as snappy-java does
     lz4     an LZ4 frame, independent 64 KiB blocks, no checksums (KIP-57);
             magic 0 writes the *broken* header checksum of pre-0.10 clients,
             which hashed the frame magic too (KAFKA-3160), and reads without
             checking it
-    zstd    a standard frame, read as a stream (Java producers omit the content size)
+    zstd    a standard frame, read as a stream: Java producers omit the content
+            size and a payload may hold several frames
 
-Every decompression is capped (``max_size``): a compression bomb is a
-``DecompressionError``, not an out-of-memory. No codec error escapes as
-anything else.
+Every decompression is capped (``max_size``) and stops as soon as the output
+would pass the cap, so a compression bomb is a ``DecompressionError``, not an
+out-of-memory. No codec library's exception escapes as anything else.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import struct
+import threading
 import zlib
 from enum import IntEnum
 
-import lz4.block
-import snappy
+import cramjam          # python-snappy >= 0.7 is a thin shim over it; used directly for
+import lz4.block        # decompress_raw_len (cap check before allocating) and _into
+import lz4.frame
 import xxhash
 import zstandard
 
 from kproto.errors import DecompressionError, UsageError
 
-DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
+DEFAULT_MAX_DECOMPRESSED_SIZE: int = 256 * 1024 * 1024   # cap, so a bomb is an error not an OOM
 
 
 class CompressionType(IntEnum):
-    """Codec ids: attribute bits 0-2 of every magic."""
+    """Kafka's codec ids: attribute bits 0-2 of every magic."""
 
     NONE = 0
     GZIP = 1
@@ -45,42 +47,45 @@ class CompressionType(IntEnum):
 
     @property
     def name_lower(self) -> str:
+        """The name kafka-dump-log prints (``compresscodec: lz4``) and configs use."""
         return self.name.lower()
 
     @classmethod
     def from_name(cls, name: str) -> "CompressionType":
         try:
             return cls[name.strip().upper()]
-        except KeyError:
-            raise UsageError(f"unknown compression type {name!r} (none, gzip, snappy, lz4, zstd)") from None
+        except (KeyError, AttributeError):
+            raise UsageError(f"unknown compression type {name!r} "
+                             "(expected none, gzip, snappy, lz4 or zstd)") from None
 
 
-def compress(codec: CompressionType | int, data: bytes | bytearray | memoryview, *, magic: int = 2) -> bytes:
+def compress(codec: CompressionType | int, data: bytes | bytearray | memoryview, *,
+             magic: int = 2) -> bytes:
     codec = CompressionType(codec)
     if codec == CompressionType.GZIP:
-        return gzip.compress(bytes(data), compresslevel=6, mtime=0)
+        return zlib.compress(data, 6, 31)      # wbits 31: gzip wrapper, mtime 0 -> deterministic
     if codec == CompressionType.SNAPPY:
-        return _xerial_compress(bytes(data))
+        return _xerial_compress(data)
     if codec == CompressionType.LZ4:
-        return _lz4_compress(bytes(data), broken_checksum=magic == 0)
+        return _lz4_compress(data, broken_hc=magic == 0)
     if codec == CompressionType.ZSTD:
-        return _ZSTD_C.compress(bytes(data))
+        return _zstd_c().compress(data)
     return bytes(data)
 
 
-def decompress(codec: CompressionType | int, data: bytes | bytearray | memoryview, *, magic: int = 2,
-               max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
+def decompress(codec: CompressionType | int, data: bytes | bytearray | memoryview, *,
+               magic: int = 2, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
     try:
         codec = CompressionType(codec)
     except ValueError:
         raise DecompressionError(f"unknown compression codec {codec}") from None
-    data = bytes(data)
+    data = bytes(data)         # no copy for bytes; the parsers below slice and compare it
     if codec == CompressionType.GZIP:
         return _gzip_decompress(data, max_size)
     if codec == CompressionType.SNAPPY:
         return _snappy_decompress(data, max_size)
     if codec == CompressionType.LZ4:
-        return _lz4_decompress(data, max_size, check_header=magic != 0)
+        return _lz4_decompress(data, max_size, check_hc=magic != 0)
     if codec == CompressionType.ZSTD:
         return _zstd_decompress(data, max_size)
     return data
@@ -93,21 +98,24 @@ def _too_big(codec: str, max_size: int) -> DecompressionError:
 # --- gzip -------------------------------------------------------------------
 
 def _gzip_decompress(data: bytes, max_size: int) -> bytes:
-    out = bytearray()
+    out: list[bytes] = []
+    total = 0
     try:
         while True:
-            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            chunk = d.decompress(data, max_size + 1 - len(out))
-            out += chunk
-            while d.unconsumed_tail and len(out) <= max_size:
-                out += d.decompress(d.unconsumed_tail, max_size + 1 - len(out))
-            if len(out) > max_size:
+            d = zlib.decompressobj(31)
+            # max_length bounds what zlib allocates; one byte over the budget
+            # is enough to know the cap is passed.
+            chunk = d.decompress(data, max_size - total + 1)
+            total += len(chunk)
+            out.append(chunk)
+            if total > max_size:
                 raise _too_big("gzip", max_size)
             if not d.eof:
                 raise DecompressionError("gzip: truncated stream")
             data = d.unused_data
-            if not data.strip(b"\x00"):     # trailing padding after the last member
-                return bytes(out)
+            # GZIPInputStream reads a following member and ignores anything else.
+            if not data.startswith(b"\x1f\x8b"):
+                return b"".join(out)
     except zlib.error as e:
         raise DecompressionError(f"gzip: {e}") from None
 
@@ -115,153 +123,225 @@ def _gzip_decompress(data: bytes, max_size: int) -> bytes:
 # --- snappy -----------------------------------------------------------------
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
-_XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
+XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_BLOCK = 32 * 1024      # snappy-java's default block size
+_snappy = cramjam.snappy
+_BE_I32 = struct.Struct(">i")
 
 
-def _xerial_compress(data: bytes) -> bytes:
-    out = bytearray(_XERIAL_HEADER)
-    for i in range(0, len(data), _XERIAL_BLOCK):
-        block = snappy.compress(data[i:i + _XERIAL_BLOCK])
-        out += struct.pack(">i", len(block)) + block
-    return bytes(out)
+def _xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
+    view = memoryview(data)
+    out = [XERIAL_HEADER]
+    for i in range(0, len(view), _XERIAL_BLOCK):
+        block = bytes(_snappy.compress_raw(view[i:i + _XERIAL_BLOCK]))
+        out += (_BE_I32.pack(len(block)), block)
+    return b"".join(out)
 
 
-def _snappy_length(block: bytes) -> int:
-    """The uncompressed length a raw snappy block declares (its leading uvarint)."""
-    value = shift = 0
-    for i, b in enumerate(block[:5]):
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value
-        shift += 7
-    raise DecompressionError("snappy: invalid block length header")
-
-
-def _snappy_block(block: bytes, budget: int, max_size: int) -> bytes:
-    if _snappy_length(block) > budget:
-        raise _too_big("snappy", max_size)
+def _snappy_len(block: memoryview, budget: int, max_size: int) -> int:
+    """The length a raw block declares, checked against the budget before allocating."""
     try:
-        return snappy.decompress(block)
-    except Exception as e:   # python-snappy raises several unrelated types
-        raise DecompressionError(f"snappy: {e or type(e).__name__}") from None
+        n = _snappy.decompress_raw_len(block)
+    except Exception as e:      # cramjam.DecompressionError and friends
+        raise DecompressionError(f"snappy: {e}") from None
+    if n > budget:
+        raise _too_big("snappy", max_size)
+    return n
 
 
 def _snappy_decompress(data: bytes, max_size: int) -> bytes:
+    if not data:
+        return b""      # snappy-java reads an empty stream as empty
+    view = memoryview(data)
     if not data.startswith(XERIAL_MAGIC):
-        return _snappy_block(data, max_size, max_size)
-    # Only the magic is checked: Redpanda writes the version fields little-endian.
-    pos, out = 16, bytearray()
-    while pos < len(data):
-        if pos + 4 > len(data):
-            raise DecompressionError("snappy: truncated xerial block header")
-        (n,) = struct.unpack_from(">i", data, pos)
-        if n < 0 or pos + 4 + n > len(data):
-            raise DecompressionError(f"snappy: xerial block length {n} runs past the data")
-        out += _snappy_block(data[pos + 4:pos + 4 + n], max_size - len(out), max_size)
-        pos += 4 + n
+        blocks = [(view, _snappy_len(view, max_size, max_size))]
+    else:
+        # Only the magic is checked: Redpanda wrote the versions little-endian
+        # (kafka-python#2414). First pass: block bounds and declared sizes,
+        # so the cap is enforced before any output is allocated.
+        blocks, total, pos, end = [], 0, 16, len(data)
+        if end < 16:
+            raise DecompressionError("snappy: truncated xerial header")
+        while pos < end:
+            if pos + 4 > end:
+                raise DecompressionError("snappy: truncated xerial block length")
+            (n,) = _BE_I32.unpack_from(data, pos)
+            if n < 0 and data.startswith(XERIAL_MAGIC, pos) and pos + 16 <= end:
+                pos += 16           # concatenated xerial streams, as snappy-java accepts
+                continue
+            if n <= 0 or pos + 4 + n > end:
+                raise DecompressionError(f"snappy: xerial block length {n} at byte {pos} "
+                                         "runs past the data")
+            block = view[pos + 4:pos + 4 + n]
+            size = _snappy_len(block, max_size - total, max_size)
+            blocks.append((block, size))
+            total += size
+            pos += 4 + n
+    out = bytearray(sum(size for _, size in blocks))
+    target = memoryview(out)
+    at = 0
+    try:
+        for block, size in blocks:
+            _snappy.decompress_raw_into(block, target[at:at + size])
+            at += size
+    except Exception as e:
+        raise DecompressionError(f"snappy: {e}") from None
+    finally:
+        target.release()
     return bytes(out)
 
 
 # --- lz4 --------------------------------------------------------------------
 
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
-_LZ4_FLG = 0x60           # version 01, independent blocks, no checksums, no content size
-_LZ4_BD = 0x40            # 64 KiB max block
-_LZ4_BLOCK = 64 * 1024
-_LZ4_BLOCK_SIZES = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}
+_LZ4_BLOCK_MAX = {4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
+_LE_U32 = struct.Struct("<I")
 
 
-def _lz4_hc(header: bytes) -> int:
-    return (xxhash.xxh32_intdigest(header, 0) >> 8) & 0xFF
+def _lz4_hc(descriptor: bytes | memoryview) -> int:
+    return (xxhash.xxh32_intdigest(descriptor) >> 8) & 0xFF
 
 
-def _lz4_compress(data: bytes, *, broken_checksum: bool) -> bytes:
-    descriptor = bytes([_LZ4_FLG, _LZ4_BD])
-    hc = _lz4_hc(LZ4_MAGIC + descriptor if broken_checksum else descriptor)
-    out = bytearray(LZ4_MAGIC + descriptor + bytes([hc]))
-    for i in range(0, len(data), _LZ4_BLOCK):
-        chunk = data[i:i + _LZ4_BLOCK]
-        block = lz4.block.compress(chunk, store_size=False)
-        if len(block) >= len(chunk):      # incompressible: stored, high bit set
-            out += struct.pack("<I", len(chunk) | 0x80000000) + chunk
-        else:
-            out += struct.pack("<I", len(block)) + block
-    out += b"\x00\x00\x00\x00"
-    return bytes(out)
+def _lz4_compress(data: bytes | bytearray | memoryview, *, broken_hc: bool) -> bytes:
+    # lz4.frame with these settings writes exactly Kafka's header:
+    # FLG 0x60 (v01, independent blocks, no checksums, no size), BD 0x40 (64 KiB).
+    frame = lz4.frame.compress(data, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
+                               content_checksum=False, block_checksum=False, store_size=False)
+    if not broken_hc:
+        return frame
+    hc = _lz4_hc(frame[:6])     # KAFKA-3160: magic bytes hashed too
+    return frame[:6] + bytes((hc,)) + frame[7:]
 
 
-def _lz4_decompress(data: bytes, max_size: int, *, check_header: bool) -> bytes:
+def _lz4_decompress(data: bytes, max_size: int, *, check_hc: bool) -> bytes:
+    # Kafka's Lz4BlockInputStream rules: rejects what it rejects, skips what it skips.
     if len(data) < 7 or not data.startswith(LZ4_MAGIC):
         raise DecompressionError("lz4: not an LZ4 frame (bad magic)")
     flg, bd = data[4], data[5]
-    if flg >> 6 != 1:
-        raise DecompressionError(f"lz4: unsupported frame version {flg >> 6}")
+    if flg & 0x03 or bd & 0x8F:
+        raise DecompressionError("lz4: reserved bits set in the frame descriptor")
     if not flg & 0x20:
         raise DecompressionError("lz4: dependent block stream is unsupported")
-    if flg & 0x02 or bd & 0x8F:
-        raise DecompressionError("lz4: reserved bits set in the frame descriptor")
-    block_max = _LZ4_BLOCK_SIZES.get((bd >> 4) & 0x07)
+    if flg >> 6 != 1:
+        raise DecompressionError(f"lz4: frame version {flg >> 6} is unsupported")
+    block_max = _LZ4_BLOCK_MAX.get(bd >> 4)
     if block_max is None:
-        raise DecompressionError(f"lz4: unsupported block size id {(bd >> 4) & 0x07}")
-    pos = 6 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
+        raise DecompressionError(f"lz4: block size id {bd >> 4} is unsupported (4-7)")
+    pos = 14 if flg & 0x08 else 6           # content size: skipped, but covered by HC
     if pos >= len(data):
         raise DecompressionError("lz4: truncated frame descriptor")
-    if check_header and data[pos] != _lz4_hc(data[4:pos]):
+    if check_hc and data[pos] != _lz4_hc(data[4:pos]):
         raise DecompressionError("lz4: frame header checksum mismatch")
     pos += 1
-    block_checksum = bool(flg & 0x10)
-    out = bytearray()
+    block_checksum = flg & 0x10
+    view = memoryview(data)
+    out: list[bytes | memoryview] = []
+    total, end = 0, len(data)
     while True:
-        if pos + 4 > len(data):
-            raise DecompressionError("lz4: truncated block header")
-        (size,) = struct.unpack_from("<I", data, pos)
+        if pos + 4 > end:
+            raise DecompressionError("lz4: truncated frame (no end mark)")
+        (size,) = _LE_U32.unpack_from(data, pos)
         pos += 4
-        if size == 0:
-            return bytes(out)     # end mark; a content checksum may follow, unchecked (as Kafka)
+        if size == 0:       # end mark; a content checksum may follow, unchecked as in Kafka
+            return b"".join(out)
         stored, size = size & 0x80000000, size & 0x7FFFFFFF
-        if size > block_max or pos + size > len(data):
-            raise DecompressionError(f"lz4: block of {size} bytes runs past the frame")
-        block = data[pos:pos + size]
-        pos += size + (4 if block_checksum else 0)
-        if len(out) + (size if stored else 0) > max_size:
-            raise _too_big("lz4", max_size)
+        if size > block_max:
+            raise DecompressionError(f"lz4: block size {size} exceeds the maximum {block_max}")
+        if pos + size + (4 if block_checksum else 0) > end:
+            raise DecompressionError("lz4: truncated block")
+        block = view[pos:pos + size]
+        pos += size
+        if block_checksum:
+            if xxhash.xxh32_intdigest(block) != _LE_U32.unpack_from(data, pos)[0]:
+                raise DecompressionError("lz4: block checksum mismatch")
+            pos += 4
+        budget = max_size - total
         if stored:
-            out += block
+            if size > budget:
+                raise _too_big("lz4", max_size)
+            chunk = block
         else:
+            chunk = _lz4_block(block, block_max, budget, max_size)
+        total += len(chunk)
+        out.append(chunk)
+
+
+def _lz4_block(block: memoryview, block_max: int, budget: int, max_size: int) -> bytes:
+    # Decode into at most the budget (+1 so an empty budget still decodes an
+    # empty block): lz4 fails if the block needs more, so nothing past the cap
+    # is allocated; only then decode in full to tell "too big" from "corrupt".
+    limit = min(block_max, budget + 1)
+    try:
+        chunk = lz4.block.decompress(block, uncompressed_size=limit)
+    except (lz4.block.LZ4BlockError, ValueError) as e:
+        if limit < block_max:
             try:
-                out += lz4.block.decompress(block, uncompressed_size=block_max)
-            except lz4.block.LZ4BlockError as e:
-                raise DecompressionError(f"lz4: {e}") from None
-        if len(out) > max_size:
-            raise _too_big("lz4", max_size)
+                lz4.block.decompress(block, uncompressed_size=block_max)
+            except (lz4.block.LZ4BlockError, ValueError):
+                pass
+            else:
+                raise _too_big("lz4", max_size) from None
+        raise DecompressionError(f"lz4: corrupt block ({e})") from None
+    if len(chunk) > budget:
+        raise _too_big("lz4", max_size)
+    return chunk
 
 
 # --- zstd -------------------------------------------------------------------
 
-_ZSTD_C = zstandard.ZstdCompressor(level=3)
-_ZSTD_D = zstandard.ZstdDecompressor()
+# Not thread safe (the C code drops the GIL mid-call), so one pair per thread.
+_zstd_local = threading.local()
+_ZSTD_LEVEL = 3             # Java's (zstd-jni) default
+# A zstd block yields at most 128 KiB and takes at least 4 bytes (RLE), so n
+# input bytes give at most n * 32768 bytes: feeding budget >> 15 at a time
+# keeps output within about a block of the cap.
+_ZSTD_MIN_FEED = 32
+
+
+def _zstd_c() -> zstandard.ZstdCompressor:
+    c = getattr(_zstd_local, "c", None)
+    if c is None:
+        c = _zstd_local.c = zstandard.ZstdCompressor(level=_ZSTD_LEVEL)
+    return c
+
+
+def _zstd_d() -> zstandard.ZstdDecompressor:
+    d = getattr(_zstd_local, "d", None)
+    if d is None:
+        d = _zstd_local.d = zstandard.ZstdDecompressor()
+    return d
 
 
 def _zstd_decompress(data: bytes, max_size: int) -> bytes:
-    # Fed in 4 KiB slices: a slice can inflate to at most ~128 MiB (RLE blocks),
-    # so the cap holds within that margin; eof tells a cut frame from a whole one.
-    out = bytearray()
-    pos, n = 0, len(data)
+    dctx = _zstd_d()
     try:
-        while pos < n:
-            d = _ZSTD_D.decompressobj()
-            while pos < n and not d.eof:
-                chunk = data[pos:pos + 4096]
-                out += d.decompress(chunk)
-                pos += len(chunk)
-                if len(out) > max_size:
+        # Fast path: one frame that declares its size (kproto's, librdkafka's).
+        size = zstandard.frame_content_size(data)
+        if size > max_size:
+            raise _too_big("zstd", max_size)
+        if size > 0:            # 0 is returned unchecked by zstandard: stream it
+            return dctx.decompress(data, allow_extra_data=False)
+    except zstandard.ZstdError:
+        pass                    # no size, several frames, or bad: the stream path decides
+    view = memoryview(data)
+    out: list[bytes] = []
+    total, pos, end = 0, 0, len(data)
+    try:
+        while pos < end:        # one decompressobj per frame: eof marks the frame's end
+            d = dctx.decompressobj()
+            while not d.eof:
+                if pos >= end:
+                    raise DecompressionError("zstd: truncated frame")
+                feed = view[pos:pos + max(_ZSTD_MIN_FEED, (max_size - total) >> 15)]
+                pos += len(feed)
+                chunk = d.decompress(feed)
+                total += len(chunk)
+                if total > max_size:
                     raise _too_big("zstd", max_size)
-            if not d.eof:
-                raise DecompressionError("zstd: truncated frame")
-            rest = d.unused_data          # the next frame (Kafka allows several)
-            if rest:
-                pos -= len(rest)
-    except zstandard.ZstdError as e:
+                out.append(chunk)
+            pos -= len(d.unused_data)       # the next frame starts in the last feed
+    except (zstandard.ZstdError, ValueError) as e:
         raise DecompressionError(f"zstd: {e}") from None
-    return bytes(out)
+    if not end:
+        raise DecompressionError("zstd: empty payload")
+    return b"".join(out)
