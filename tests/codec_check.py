@@ -92,8 +92,13 @@ def assert_codec(buf: bytes, *, exact_rebuild: bool = True) -> list[tuple[tuple,
     assert fast == slow, "fast path and schema path decode differently"
     parsed = schemas.parse(S.Records, buf)
     rebuilt = schemas.build(S.Records, parsed)
-    # Each batch rebuilt by the schema decodes to the same objects again.
-    assert fast_decode(rebuilt) == fast
+    # Each batch rebuilt by the schema decodes to the same objects again
+    # (recompressed bytes change a batch's length and CRC, so compare records).
+    again = fast_decode(rebuilt)
+    if exact_rebuild:
+        assert again == fast
+    else:
+        assert [recs for _, recs in again] == [recs for _, recs in fast]
     if exact_rebuild:
         assert rebuilt == bytes(buf), "schema rebuild differs from the input bytes"
     # The fast v2 builder and the schema builder write the same bytes.
