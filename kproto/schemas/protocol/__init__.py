@@ -1,0 +1,205 @@
+"""Kafka's request/response protocol: one registry over the per-API schemas.
+
+Sans-I/O: every function takes and returns bytes and construct Containers.
+The broker (dispatch, and its ApiVersions answer), the client (version
+negotiation) and the capture decoder all read the same ``API_KEYS``.
+
+A *frame* here is one request or response **without** its int32 size
+prefix: what ``kproto.framing.FrameReader`` yields, and what
+``kproto.framing.frame()`` wraps. A frame is header + body::
+
+    request  frame => RequestHeader(v1 | v2) body
+    response frame => ResponseHeader(v0 | v1) body
+
+Header versions follow the body (``request_header_version`` /
+``response_header_version``): v2/v1 exactly when the body version is
+flexible, except that ApiVersions responses always use header v0.
+
+Errors: bytes that do not fit the schema raise ``MalformedMessageError``
+(a ``kproto.errors.DecodeError``) with the byte position in the frame and the
+field path; a known API at a version outside ``min_version..max_version``
+raises ``UnsupportedVersionError`` (``decode_request_header`` still reads the
+header, so a broker can answer ApiVersions with error 35, KIP-511); an API key
+kproto does not know raises ``InvalidRequestError``. Values that do not fit
+on build raise ``CorruptRecordError`` naming the field (``kproto.schemas.build``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from types import MappingProxyType
+
+from construct import Construct, Container, Sequence, Subconstruct, Tell, TerminatedError
+
+from kproto import schemas
+from kproto.errors import ErrorCode, InvalidRequestError, UnsupportedVersionError
+from kproto.schemas.protocol import (
+    alter_configs, api_versions, create_partitions, create_topics, delete_groups, delete_topics,
+    describe_cluster, describe_configs, describe_groups, fetch, find_coordinator,
+    get_telemetry_subscriptions, heartbeat, incremental_alter_configs, init_producer_id,
+    join_group, leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch,
+    offset_for_leader_epoch, produce, push_telemetry, sync_group,
+)
+from kproto.schemas.protocol._spec import ApiSpec, MalformedMessageError
+from kproto.schemas.protocol.header import request_header, response_header
+
+__all__ = [
+    "API_KEYS", "ApiSpec", "MalformedMessageError", "api", "request_header_version",
+    "response_header_version", "decode_request_header", "decode_request", "encode_request",
+    "decode_response", "encode_response", "highest_common_version",
+]
+
+_MODULES = (
+    produce, fetch, list_offsets, metadata, offset_commit, offset_fetch, find_coordinator,
+    join_group, heartbeat, leave_group, sync_group, describe_groups, list_groups, api_versions,
+    create_topics, delete_topics, init_producer_id, offset_for_leader_epoch, describe_configs,
+    alter_configs, create_partitions, delete_groups, incremental_alter_configs, describe_cluster,
+    get_telemetry_subscriptions, push_telemetry,
+)
+
+#: api_key -> ApiSpec, in key order. The one list of what kproto can speak.
+API_KEYS: MappingProxyType[int, ApiSpec] = MappingProxyType(
+    {m.API.key: m.API for m in sorted(_MODULES, key=lambda m: m.API.key)})
+
+
+def api(api_key: int) -> ApiSpec:
+    """The spec for ``api_key``; ``InvalidRequestError`` if kproto does not know it."""
+    try:
+        return API_KEYS[api_key]
+    except KeyError:
+        raise InvalidRequestError(f"unknown API key {api_key}") from None
+
+
+def _parse(con: Construct, data: bytes, position: int = 0):
+    return schemas.parse(con, data, position=position, error=MalformedMessageError)
+
+
+def request_header_version(api_key: int, api_version: int) -> int:
+    """1 or 2 (v0 belongs to ControlledShutdown v0 only, which kproto does not speak)."""
+    return api(api_key).request_header_version(api_version)
+
+
+def response_header_version(api_key: int, api_version: int) -> int:
+    """0 or 1; always 0 for ApiVersions."""
+    return api(api_key).response_header_version(api_version)
+
+
+class _Exact(Subconstruct):
+    """``subcon``, then the end of the frame: bytes past it are an error
+    located at the first of them."""
+
+    def _parse(self, stream, context, path):
+        value = self.subcon._parsereport(stream, context, path)
+        rest = stream.read()
+        if rest:
+            stream.seek(-len(rest), 1)
+            raise TerminatedError(f"{len(rest)} bytes left after the body", path=path)
+        return value
+
+    def _build(self, obj, stream, context, path):
+        return self.subcon._build(obj, stream, context, path)
+
+
+@lru_cache(maxsize=None)
+def _exact(con: Construct) -> Construct:
+    return _Exact(con)
+
+
+@lru_cache(maxsize=None)
+def _counted(con: Construct) -> Construct:
+    """``con`` and the offset it stopped at."""
+    return Sequence(con, Tell)
+
+
+def decode_request_header(frame: bytes | bytearray | memoryview) -> tuple[Container, int]:
+    """Read the request header; returns (header, offset of the body).
+
+    Works for any API version, supported or not, as long as the API key is
+    known (its flexible range says whether the header carries tags); for an
+    unknown key, header v1 is assumed (client_id is readable either way).
+    """
+    frame = bytes(frame)
+    if len(frame) < 4:
+        raise MalformedMessageError("frame too short for a request header", position=len(frame),
+                                    path="request_api_version" if len(frame) >= 2 else "request_api_key")
+    key = int.from_bytes(frame[0:2], "big", signed=True)
+    version = int.from_bytes(frame[2:4], "big", signed=True)
+    spec = API_KEYS.get(key)
+    hv = spec.request_header_version(version) if spec is not None else 1
+    header, offset = _parse(_counted(request_header(hv)), frame)
+    return header, offset
+
+
+def decode_request(frame: bytes | bytearray | memoryview) -> tuple[Container, Container]:
+    """(header, body) of one request frame (no size prefix)."""
+    frame = bytes(frame)
+    header, offset = decode_request_header(frame)
+    spec = api(header.request_api_key)
+    con = spec.request(header.request_api_version)
+    return header, _parse(_exact(con), frame[offset:], offset)
+
+
+def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None,
+                   body) -> bytes:
+    """One request frame (header + body), **without** the int32 size prefix."""
+    spec = api(api_key)
+    con = spec.request(api_version)
+    header = {"request_api_key": api_key, "request_api_version": api_version,
+              "correlation_id": correlation_id, "client_id": client_id}
+    return (schemas.build(request_header(spec.request_header_version(api_version)), header)
+            + schemas.build(con, body))
+
+
+def _body_version(spec: ApiSpec, api_version: int, error_code) -> int:
+    """The version the body is encoded in: ``api_version``, except ApiVersions
+    error-35 answers, which are v0 whatever was asked (even past our max)."""
+    if spec.unsupported_version_body is not None and error_code == ErrorCode.UNSUPPORTED_VERSION:
+        return spec.unsupported_version_body
+    spec.check_version(api_version)
+    return api_version
+
+
+def decode_response(api_key: int, api_version: int,
+                    frame: bytes | bytearray | memoryview) -> tuple[Container, Container]:
+    """(header, body) of one response frame to a request of ``api_key`` v``api_version``.
+
+    ApiVersions: an error-35 answer is read as a v0 body (KIP-511), as the
+    Java client and kafka-python do, also when ``api_version`` is past ours.
+    """
+    frame = bytes(frame)
+    spec = api(api_key)
+    if spec.unsupported_version_body is None:
+        spec.check_version(api_version)
+    header, offset = _parse(_counted(response_header(spec.response_header_version(api_version))),
+                            frame)
+    error_code = None
+    if spec.unsupported_version_body is not None and len(frame) >= offset + 2:
+        error_code = int.from_bytes(frame[offset:offset + 2], "big", signed=True)
+    version = _body_version(spec, api_version, error_code)
+    return header, _parse(_exact(spec.response(version)), frame[offset:], offset)
+
+
+def encode_response(api_key: int, api_version: int, correlation_id: int, body) -> bytes:
+    """One response frame (header + body), **without** the int32 size prefix.
+
+    ApiVersions: a body whose error_code is 35 is written as v0 (KIP-511), so
+    a broker answers a too-new request with ``encode_response(18, asked, ...)``.
+    """
+    spec = api(api_key)
+    version = _body_version(spec, api_version, body.get("error_code") if hasattr(body, "get") else None)
+    header = {"correlation_id": correlation_id}
+    return (schemas.build(response_header(spec.response_header_version(api_version)), header)
+            + schemas.build(spec.response(version), body))
+
+
+def highest_common_version(api_key: int, broker_min: int, broker_max: int) -> int:
+    """The version a client uses for ``api_key`` against a broker advertising
+    ``broker_min..broker_max`` (ApiVersions): the highest both speak.
+    ``UnsupportedVersionError`` if the ranges do not overlap."""
+    spec = api(api_key)
+    version = min(spec.max_version, broker_max)
+    if version < max(spec.min_version, broker_min):
+        raise UnsupportedVersionError(
+            f"{spec.name}: broker speaks v{broker_min}-{broker_max}, "
+            f"kproto v{spec.min_version}-{spec.max_version}")
+    return version

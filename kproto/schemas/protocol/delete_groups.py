@@ -1,0 +1,52 @@
+"""DeleteGroups (key 42): remove empty groups and their committed offsets.
+
+Ledger: v0-2 supported; v2+ flexible.
+
+    v0   groups_names; response throttle_time_ms, per-group results
+    v1   same as v0 (the broker answers before throttling)
+    v2   flexible
+    not supported: nothing newer exists in Kafka 4.x's definitions.
+
+A group with members is refused with NON_EMPTY_GROUP.
+
+Grammar of the newest supported version (generated from the tables
+below by ApiSpec.grammar_block; tests keep it current)::
+
+    DeleteGroups Request v2 (flexible):
+      groups_names COMPACT_ARRAY of COMPACT_STRING
+      TAG_BUFFER
+
+    DeleteGroups Response v2 (flexible):
+      throttle_time_ms INT32
+      results COMPACT_ARRAY of DeletableGroupResult
+        group_id COMPACT_STRING
+        error_code INT16
+        TAG_BUFFER
+      TAG_BUFFER
+
+doc-ref: clients/src/main/resources/common/message/DeleteGroups{Request,Response}.json; KIP-229.
+"""
+
+from kproto.schemas.protocol._spec import INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct
+
+REQUEST = Struct(
+    "DeleteGroupsRequest",
+    Field("groups_names", ArrayOf(STRING), doc="group ids to delete"),
+)
+
+DELETABLE_GROUP_RESULT = Struct(
+    "DeletableGroupResult",
+    Field("group_id", STRING, doc="the group"),
+    Field("error_code", INT16, doc="0 if deleted"),
+)
+
+RESPONSE = Struct(
+    "DeleteGroupsResponse",
+    Field("throttle_time_ms", INT32, doc="quota throttle applied, in ms"),
+    Field("results", ArrayOf(DELETABLE_GROUP_RESULT), doc="one result per group"),
+)
+
+API = ApiSpec("DeleteGroups", key=42, min_version=0, max_version=2, flexible_from=2,
+              request_schema=REQUEST, response_schema=RESPONSE)
+request = API.request
+response = API.response
