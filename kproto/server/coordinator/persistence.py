@@ -1,0 +1,255 @@
+"""Groups and offsets as ``__consumer_offsets`` records, and back.
+
+Which partition: ``Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions``
+(GroupMetadataManager.partitionFor): Java's String.hashCode over UTF-16 code
+units with int32 wrap-around, and Kafka's ``Utils.abs``, which maps
+Integer.MIN_VALUE to 0 and is otherwise Math.abs (it is *not* the producer's
+``toPositive`` = ``n & 0x7fffffff``).
+
+What is written, as a Kafka 3.x broker at a current IBP (>= 2.3) writes it
+(GroupMetadataManager.offsetCommitValue / groupMetadataValue):
+
+    key    OffsetCommitKey   version 1  (group, topic, partition)
+    value  OffsetCommitValue version 3  (offset, leader_epoch, metadata, commit_timestamp)
+                             version 1  when the commit carried a retention (expire_timestamp)
+    key    GroupMetadataKey  version 2  (group)
+    value  GroupMetadataValue version 3 (protocol_type, generation, protocol, leader,
+                             current_state_timestamp, members with group_instance_id)
+    tombstone                null value: offset expired/deleted, group removed
+
+GroupMetadataValue v4 (flexible) is read but, like Kafka 3.x, never written.
+Loading reads every value version 0-4 and both offset key versions, skips
+record types it does not know (key versions 3+, KIP-848), and restores a group
+as Kafka does: Stable with its members and their assignments if the last
+GroupMetadataValue has members, else Empty (GroupMetadataManager.readGroupMessageValue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from kproto import schemas
+from kproto.errors import CorruptRecordError
+from kproto.records import NewRecord, Record, build_record_batch, control_record, iter_batches
+from kproto.schemas import consumer_offsets as CO
+from kproto.server.coordinator.events import Append
+from kproto.server.coordinator.group import GroupMetadata, MemberMetadata
+from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from kproto.server.coordinator.state import GroupState
+
+__all__ = [
+    "OFFSETS_TOPIC", "OFFSET_COMMIT_KEY_VERSION", "GROUP_METADATA_KEY_VERSION",
+    "OFFSET_COMMIT_VALUE_VERSION", "OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY",
+    "GROUP_METADATA_VALUE_VERSION", "java_string_hashcode", "kafka_abs", "partition_for",
+    "offset_commit_key", "group_metadata_key", "offset_commit_value", "group_metadata_value",
+    "OffsetKey", "GroupKey", "parse_key", "parse_offset_value", "parse_group_value", "Replay",
+    "replay", "records_from_log", "append_batch", "LogRecord",
+]
+
+# A record of the log as loading takes it: (key, value) or a kproto.records.Record.
+LogRecord = tuple[bytes | None, bytes | None] | Record
+
+OFFSETS_TOPIC = "__consumer_offsets"
+OFFSET_COMMIT_KEY_VERSION = 1
+GROUP_METADATA_KEY_VERSION = 2
+OFFSET_COMMIT_VALUE_VERSION = 3
+OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1
+GROUP_METADATA_VALUE_VERSION = 3
+
+_INT32_MIN = -(1 << 31)
+
+
+# --- which partition ----------------------------------------------------------------------
+
+def java_string_hashcode(text: str) -> int:
+    """``String.hashCode()``: h = 31*h + c over UTF-16 code units, as a signed int32."""
+    data = text.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def kafka_abs(n: int) -> int:
+    """``org.apache.kafka.common.utils.Utils.abs``."""
+    return 0 if n == _INT32_MIN else abs(n)
+
+
+def partition_for(group_id: str, num_partitions: int = 50) -> int:
+    return kafka_abs(java_string_hashcode(group_id)) % num_partitions
+
+
+# --- encoding -----------------------------------------------------------------------------
+
+def offset_commit_key(group: str, topic: str, partition: int) -> bytes:
+    return CO.OffsetCommitKey.build({"version": OFFSET_COMMIT_KEY_VERSION, "data": {
+        "group": group, "topic": topic, "partition": partition}})
+
+
+def group_metadata_key(group: str) -> bytes:
+    return CO.GroupMetadataKey.build({"version": GROUP_METADATA_KEY_VERSION, "data": {"group": group}})
+
+
+def offset_commit_value(o: OffsetAndMetadata) -> bytes:
+    data = {"offset": o.committed_offset, "metadata": o.metadata, "commit_timestamp": o.commit_timestamp_ms}
+    if o.expire_timestamp_ms is not None:
+        # KIP-211 dropped the field; Kafka keeps v1 for commits that still carry a retention
+        version = OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY
+        data["expire_timestamp"] = o.expire_timestamp_ms
+    else:
+        version = OFFSET_COMMIT_VALUE_VERSION
+        data["leader_epoch"] = o.committed_leader_epoch
+    return CO.OffsetCommitValue.build({"version": version, "data": data})
+
+
+def group_metadata_value(group: GroupMetadata, assignment: Mapping[str, bytes]) -> bytes:
+    """The group as it is now, with ``assignment`` for each member (the new
+    one on SyncGroup, the current one otherwise, nothing for an Empty group)."""
+    members = []
+    for m in group.members.values():
+        if group.protocol_name is None:
+            raise ValueError(f"group {group.group_id!r} has members but no protocol")
+        members.append({
+            "member_id": m.member_id, "group_instance_id": m.group_instance_id,
+            "client_id": m.client_id, "client_host": m.client_host,
+            "rebalance_timeout": m.rebalance_timeout_ms, "session_timeout": m.session_timeout_ms,
+            "subscription": m.metadata(group.protocol_name), "assignment": assignment[m.member_id]})
+    return CO.GroupMetadataValue.build({"version": GROUP_METADATA_VALUE_VERSION, "data": {
+        "protocol_type": group.protocol_type or "", "generation": group.generation_id,
+        "protocol": group.protocol_name, "leader": group.leader_id,
+        "current_state_timestamp": -1 if group.current_state_timestamp is None
+        else group.current_state_timestamp,
+        "members": members}})
+
+
+# --- decoding -----------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class OffsetKey:
+    group: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupKey:
+    group: str
+
+
+def parse_key(key: bytes) -> OffsetKey | GroupKey | None:
+    """None for record types the classic coordinator does not own (key version 3+)."""
+    if len(key) < 2:
+        raise CorruptRecordError(f"__consumer_offsets key of {len(key)} bytes", path="key.version")
+    version = int.from_bytes(key[:2], "big", signed=True)
+    if version not in (0, 1, 2):
+        return None
+    data = schemas.parse(CO.RecordKey, key).data
+    if version == 2:
+        return GroupKey(data.group)
+    return OffsetKey(data.group, data.topic, data.partition)
+
+
+def parse_offset_value(value: bytes) -> OffsetAndMetadata:
+    parsed = schemas.parse(CO.OffsetCommitValue, value)
+    d = parsed.data
+    expire = d.get("expire_timestamp", -1)
+    return OffsetAndMetadata(committed_offset=d.offset, committed_leader_epoch=d.get("leader_epoch", -1),
+                             metadata=d.metadata, commit_timestamp_ms=d.commit_timestamp,
+                             expire_timestamp_ms=None if expire == -1 else expire)
+
+
+def parse_group_value(group_id: str, value: bytes) -> GroupMetadata:
+    """A group as Kafka loads it (GroupMetadata.loadGroup)."""
+    parsed = schemas.parse(CO.GroupMetadataValue, value)
+    version, d = parsed.version, parsed.data
+    stamp = d.get("current_state_timestamp", -1)
+    group = GroupMetadata(group_id, GroupState.STABLE if d.members else GroupState.EMPTY,
+                          current_state_timestamp=None if stamp == -1 else stamp,
+                          generation_id=d.generation, protocol_type=d.protocol_type or None,
+                          protocol_name=d.protocol, leader_id=d.leader)
+    for m in d.members:
+        group.add(MemberMetadata(
+            member_id=m.member_id, group_instance_id=m.get("group_instance_id"), client_id=m.client_id,
+            client_host=m.client_host,
+            rebalance_timeout_ms=m.session_timeout if version == 0 else m.rebalance_timeout,
+            session_timeout_ms=m.session_timeout, protocol_type=d.protocol_type,
+            supported_protocols=((d.protocol, bytes(m.subscription)),), assignment=bytes(m.assignment)))
+    group.leader_id = d.leader      # add() elects the first member; the record says who leads
+    group.subscribed_topics = group.compute_subscribed_topics()
+    return group
+
+
+@dataclass
+class Replay:
+    """One partition's state after replaying its records: last write wins,
+    tombstones delete."""
+
+    groups: dict[str, GroupMetadata] = field(default_factory=dict)
+    offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = field(default_factory=dict)
+    removed_groups: set[str] = field(default_factory=set)
+    skipped: int = 0                   # records of types the classic coordinator does not own
+
+
+def _key_value(record: LogRecord) -> tuple[bytes | None, bytes | None]:
+    if isinstance(record, tuple):
+        return record
+    return record.key, record.value
+
+
+def replay(records: Iterable[LogRecord]) -> Replay:
+    """``records``: ``(key, value)`` pairs or objects with ``.key``/``.value``
+    (kproto.records.Record), in log order."""
+    out = Replay()
+    for record in records:
+        key, value = _key_value(record)
+        if key is None:
+            raise CorruptRecordError("__consumer_offsets record without a key", path="key")
+        parsed = parse_key(bytes(key))
+        if parsed is None:
+            out.skipped += 1
+        elif isinstance(parsed, OffsetKey):
+            offsets = out.offsets.setdefault(parsed.group, {})
+            tp = (parsed.topic, parsed.partition)
+            if value is None:
+                offsets.pop(tp, None)
+                if not offsets:
+                    del out.offsets[parsed.group]
+            else:
+                offsets.pop(tp, None)          # keep dict order = order of last write
+                offsets[tp] = parse_offset_value(bytes(value))
+        elif value is None:
+            out.groups.pop(parsed.group, None)
+            out.removed_groups.add(parsed.group)
+        else:
+            out.groups[parsed.group] = parse_group_value(parsed.group, bytes(value))
+            out.removed_groups.discard(parsed.group)
+    return out
+
+
+def records_from_log(buf: bytes | bytearray | memoryview) -> Iterator[tuple[bytes | None, bytes | None]]:
+    """The records of a ``__consumer_offsets`` log (any batch magic) in the
+    order loading applies them: transactional records (TxnOffsetCommit) only
+    when their COMMIT marker is reached, aborted ones never. (Kafka also keeps
+    a regular commit appended between a transactional one and its marker; that
+    refinement is not made here.)"""
+    pending: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
+    for batch in iter_batches(buf):
+        if getattr(batch, "is_control", False):
+            for record in batch:
+                marker = control_record(record)
+                held = pending.pop(batch.producer_id, [])
+                if marker.type == 1:
+                    yield from held
+        elif getattr(batch, "is_transactional", False):
+            pending.setdefault(batch.producer_id, []).extend((r.key, r.value) for r in batch)
+        else:
+            for r in batch:
+                yield r.key, r.value
+
+
+def append_batch(append: Append, base_offset: int = 0) -> bytes:
+    """``append`` as one RecordBatch v2 (CreateTime, uncompressed), the way the
+    coordinator's records reach the log."""
+    return build_record_batch([NewRecord(key=k, value=v, timestamp=append.timestamp_ms)
+                               for k, v in append.records], base_offset=base_offset)
