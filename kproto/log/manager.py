@@ -1,0 +1,270 @@
+"""All the logs of one data directory (Kafka's LogManager).
+
+Layout of the data directory::
+
+    meta.properties                    KRaft: node.id, directory.id, version=1, cluster.id
+    recovery-point-offset-checkpoint   written on checkpoint() and clean close
+    log-start-offset-checkpoint        only logs whose start is above their first segment
+    cleaner-offset-checkpoint          first dirty offset of each compacted log
+    .kafka_cleanshutdown               {"version":0,"brokerEpoch":N}: present from a clean
+                                       close until the next open
+    topic-configs.json                 per-topic config overrides (kproto's stand-in for
+                                       the KRaft metadata log):
+                                       {"version": 0, "topics": {"<topic>": {"<name>": "<value>"}}}
+    <topic>-<partition>/               one UnifiedLog each
+
+Opening loads every partition directory (recovering all of them when the
+clean-shutdown marker is missing), removes ``…-delete`` directories left by an
+interrupted topic deletion and then removes the marker; ``close`` flushes and
+closes every log, writes the checkpoints, then the marker.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import threading
+import uuid
+from pathlib import Path
+from typing import Any, Mapping
+
+from kproto.errors import ErrorCode, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from kproto.log import checkpoint as ckpt
+from kproto.log.cleaner import LogCleaner
+from kproto.log.config import LogConfig
+from kproto.log.log import Clock, UnifiedLog, parse_topic_partition, wall_clock_ms
+
+TOPIC_CONFIGS_FILE = "topic-configs.json"
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
+
+TopicPartition = tuple[str, int]
+
+
+class InvalidTopicError(KafkaError):
+    error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+class InconsistentClusterIdError(KafkaError):
+    error_code = ErrorCode.INCONSISTENT_CLUSTER_ID
+
+
+def validate_topic_name(topic: str) -> None:
+    """org.apache.kafka.common.internals.Topic.validate."""
+    if not topic:
+        raise InvalidTopicError("Topic name is illegal, it can't be empty")
+    if topic in (".", ".."):
+        raise InvalidTopicError('Topic name cannot be "." or ".."')
+    if len(topic) > MAX_TOPIC_NAME_LENGTH:
+        raise InvalidTopicError(f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} "
+                                f"characters, topic name: {topic}")
+    if not _LEGAL_TOPIC.fullmatch(topic):
+        raise InvalidTopicError(f'Topic name "{topic}" is illegal, it contains a character other than '
+                                f"ASCII alphanumerics, '.', '_' and '-'")
+
+
+class LogManager:
+    """Create, load, find, configure, checkpoint and delete the logs of a data dir."""
+
+    def __init__(self, data_dir: Path, *, default_config: LogConfig | None = None, node_id: int = 1,
+                 cluster_id: str | None = None, clock: Clock = wall_clock_ms,
+                 cleaner: LogCleaner | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.default_config = default_config or LogConfig()
+        self.clock = clock
+        self.cleaner = cleaner or LogCleaner()
+        self._lock = threading.RLock()
+        self._logs: dict[TopicPartition, UnifiedLog] = {}
+        self._init_meta_properties(node_id, cluster_id)
+        self._overrides = self._read_topic_configs()
+        self.had_clean_shutdown = ckpt.had_clean_shutdown(self.data_dir)
+        self._cleaner_offsets = ckpt.read_offset_checkpoint(self.data_dir / ckpt.CLEANER_OFFSET_CHECKPOINT)
+        self._load_logs()
+        ckpt.delete_clean_shutdown_file(self.data_dir)
+        self._closed = False
+
+    # -- startup -------------------------------------------------------------------------
+
+    def _init_meta_properties(self, node_id: int, cluster_id: str | None) -> None:
+        props = ckpt.read_meta_properties(self.data_dir)
+        if props is None:
+            props = ckpt.write_meta_properties(self.data_dir, cluster_id=cluster_id or ckpt.random_uuid(),
+                                               node_id=node_id)
+        elif cluster_id is not None and props.get("cluster.id") != cluster_id:
+            raise InconsistentClusterIdError(
+                f"Invalid cluster.id in: {self.data_dir / ckpt.META_PROPERTIES}. Expected {cluster_id}, "
+                f"but read {props.get('cluster.id')}")
+        elif props.get("node.id") != str(node_id):
+            raise InconsistentClusterIdError(
+                f"Stored node id {props.get('node.id')} doesn't match previous node id {node_id} in "
+                f"{self.data_dir / ckpt.META_PROPERTIES}")
+        self.meta_properties = props
+        self.cluster_id = props["cluster.id"]
+        self.node_id = int(props["node.id"])
+
+    def _load_logs(self) -> None:
+        recovery = ckpt.read_offset_checkpoint(self.data_dir / ckpt.RECOVERY_POINT_CHECKPOINT)
+        starts = ckpt.read_offset_checkpoint(self.data_dir / ckpt.LOG_START_OFFSET_CHECKPOINT)
+        for d in sorted(p for p in self.data_dir.iterdir() if p.is_dir()):
+            if d.name.endswith("-delete"):
+                shutil.rmtree(d, ignore_errors=True)      # a deletion a crash interrupted
+                continue
+            if d.name.endswith(("-future", "-stray")):
+                continue
+            tp = parse_topic_partition(d.name)
+            self._logs[tp] = UnifiedLog.open(
+                d, self.topic_config(tp[0]), recovery_point=recovery.get(tp, 0),
+                log_start_offset=starts.get(tp, 0), had_clean_shutdown=self.had_clean_shutdown,
+                clock=self.clock)
+
+    # -- topic configs ---------------------------------------------------------------------
+
+    def _read_topic_configs(self) -> dict[str, dict[str, str]]:
+        path = self.data_dir / TOPIC_CONFIGS_FILE
+        try:
+            doc = json.loads(path.read_text())
+        except FileNotFoundError:
+            return {}
+        except json.JSONDecodeError as e:
+            raise ckpt.CorruptCheckpointError(f"invalid JSON: {e.msg}", file=str(path), position=e.pos) from None
+        return {t: dict(c) for t, c in doc.get("topics", {}).items()}
+
+    def _write_topic_configs(self) -> None:
+        doc = {"version": 0, "topics": self._overrides}
+        ckpt.write_atomically(self.data_dir / TOPIC_CONFIGS_FILE, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+    def topic_overrides(self, topic: str) -> dict[str, str]:
+        return dict(self._overrides.get(topic, {}))
+
+    def topic_config(self, topic: str) -> LogConfig:
+        return LogConfig.from_props(self._overrides.get(topic, {}), base=self.default_config)
+
+    def set_topic_config(self, topic: str, overrides: Mapping[str, Any]) -> LogConfig:
+        """Replace ``topic``'s overrides (validated first) and apply them to its logs."""
+        config = LogConfig.from_props(overrides, base=self.default_config)
+        with self._lock:
+            self._overrides[topic] = {k: _as_string(v) for k, v in overrides.items()}
+            if not self._overrides[topic]:
+                del self._overrides[topic]
+            self._write_topic_configs()
+            for (t, _), log in self._logs.items():
+                if t == topic:
+                    log.update_config(config)
+        return config
+
+    # -- logs ------------------------------------------------------------------------------
+
+    def get_log(self, topic: str, partition: int) -> UnifiedLog | None:
+        return self._logs.get((topic, partition))
+
+    def logs(self) -> dict[TopicPartition, UnifiedLog]:
+        return dict(self._logs)
+
+    def topics(self) -> set[str]:
+        return {t for t, _ in self._logs}
+
+    def get_or_create_log(self, topic: str, partition: int) -> UnifiedLog:
+        with self._lock:
+            log = self._logs.get((topic, partition))
+            if log is None:
+                validate_topic_name(topic)
+                log = UnifiedLog.open(self.data_dir / f"{topic}-{partition}", self.topic_config(topic),
+                                      clock=self.clock)
+                self._logs[(topic, partition)] = log
+            return log
+
+    def create_topic(self, topic: str, partitions: int,
+                     overrides: Mapping[str, Any] | None = None) -> list[UnifiedLog]:
+        """Validate the name and configs (InvalidTopicError, InvalidConfigError),
+        persist the overrides, create ``partitions`` empty logs."""
+        validate_topic_name(topic)
+        if partitions < 1:
+            raise KafkaError("Number of partitions must be larger than 0.",
+                             error_code=ErrorCode.INVALID_PARTITIONS)
+        with self._lock:
+            if topic in self.topics():
+                raise TopicAlreadyExistsError(f"Topic '{topic}' already exists.")
+            self.set_topic_config(topic, overrides or {})
+            return [self.get_or_create_log(topic, p) for p in range(partitions)]
+
+    def delete_log(self, topic: str, partition: int) -> None:
+        """Rename the directory ``<topic>-<p>.<uuid>-delete`` (so a crash mid-way
+        finishes the deletion at the next open), then remove it."""
+        with self._lock:
+            log = self._logs.pop((topic, partition), None)
+            if log is None:
+                raise UnknownTopicOrPartitionError(f"This server does not host {topic}-{partition}.")
+            self._cleaner_offsets.pop((topic, partition), None)
+        log.close()
+        doomed = log.dir.with_name(f"{log.dir.name}.{uuid.uuid4().hex}-delete")
+        log.dir.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def delete_topic(self, topic: str) -> None:
+        with self._lock:
+            parts = [p for t, p in self._logs if t == topic]
+            if not parts:
+                raise UnknownTopicOrPartitionError(f"This server does not host topic {topic}.")
+            for p in parts:
+                self.delete_log(topic, p)
+            if self._overrides.pop(topic, None) is not None:
+                self._write_topic_configs()
+
+    # -- background work, driven by the caller's scheduler ----------------------------------
+
+    def flush_dirty_logs(self, now: int | None = None) -> int:
+        """Flush every log whose flush.ms has passed; returns how many flushed."""
+        return sum(log.flush_if_due(now) for log in self.logs().values())
+
+    def cleanup_logs(self, now: int | None = None) -> int:
+        """Retention across all logs; returns segments deleted."""
+        return sum(log.delete_old_segments(now) for log in self.logs().values())
+
+    def clean_logs(self, now: int | None = None, *, force: bool = False) -> int:
+        """Compact each compacted log whose dirty ratio reaches min.cleanable.dirty.ratio
+        (every one with ``force``); returns logs cleaned."""
+        now = self.clock() if now is None else now
+        cleaned = 0
+        for tp, log in self.logs().items():
+            if not log.config.compact:
+                continue
+            first_dirty = self._cleaner_offsets.get(tp, 0)
+            if not force and self.cleaner.dirty_ratio(log, first_dirty, now) < log.config.min_cleanable_dirty_ratio:
+                continue
+            result = self.cleaner.clean(log, first_dirty_offset=first_dirty, now=now)
+            self._cleaner_offsets[tp] = result.end_offset
+            cleaned += 1
+        ckpt.write_offset_checkpoint(self.data_dir / ckpt.CLEANER_OFFSET_CHECKPOINT, self._cleaner_offsets)
+        return cleaned
+
+    def checkpoint(self) -> None:
+        """Write the recovery point and log start offset checkpoints."""
+        logs = self.logs()
+        ckpt.write_offset_checkpoint(self.data_dir / ckpt.RECOVERY_POINT_CHECKPOINT,
+                                     {tp: log.recovery_point for tp, log in sorted(logs.items())})
+        ckpt.write_offset_checkpoint(
+            self.data_dir / ckpt.LOG_START_OFFSET_CHECKPOINT,
+            {tp: log.log_start_offset for tp, log in sorted(logs.items())
+             if log.log_start_offset > log.segments[0].base_offset})
+
+    def close(self, broker_epoch: int = -1) -> None:
+        """Clean shutdown: close every log, checkpoint, then write the marker."""
+        with self._lock:
+            if self._closed:
+                return
+            for log in self._logs.values():
+                log.close()
+            self.checkpoint()
+            ckpt.write_offset_checkpoint(self.data_dir / ckpt.CLEANER_OFFSET_CHECKPOINT, self._cleaner_offsets)
+            ckpt.write_clean_shutdown_file(self.data_dir, broker_epoch)
+            self._closed = True
+
+
+def _as_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)

@@ -1,0 +1,321 @@
+"""Validation and offset assignment of appended records (Kafka's LogValidator).
+
+Sans-I/O: bytes in, rewritten bytes out. What an append changes, and where:
+
+* v2 batch: base offset (bytes 0-7, outside the CRC), the partition leader
+  epoch when the log stamps one (12-15, outside the CRC), and for
+  ``message.timestamp.type=LogAppendTime`` the max timestamp and attribute bit
+  3, after which the CRC-32C is recomputed. A topic ``compression.type`` other
+  than ``producer`` rebuilds the batch with that codec.
+* legacy message: the offset of each top-level message; a compressed v1
+  wrapper gets the absolute offset of its last inner message (inner offsets
+  stay relative, 0..n-1, else the wrapper is rebuilt); a compressed v0 wrapper
+  holds absolute inner offsets, so it is always rebuilt (recompressed), as
+  Kafka does. LogAppendTime on v1 rewrites timestamp + attribute bit 3 + CRC-32
+  of the top-level message only.
+
+Wire-facing failures are KafkaError subclasses (CORRUPT_MESSAGE,
+MESSAGE_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP); the DecodeError that
+found a corrupt batch is chained and its text kept (it names the byte).
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from crc32c import crc32c
+
+from kproto import schemas
+from kproto.codegen import header_struct
+from kproto.compression import CompressionType
+from kproto.errors import (
+    CorruptMessageError, DecodeError, ErrorCode, InvalidRecordError, KafkaError,
+    MessageTooLargeError,
+)
+from kproto.log.config import LONG_MAX, LogConfig
+from kproto.records import (
+    Batch, LegacyBatch, RecordBatch, TimestampType, build_record_batch, iter_batches,
+)
+from kproto.schemas import records as S
+
+NO_TIMESTAMP = -1
+
+
+def _field_offsets(schema, upto: str | None = None) -> dict[str, tuple[int, struct.Struct]]:
+    """Byte offset and packer of each fixed header field, from the schema."""
+    packed, names = header_struct(schema, upto=upto)
+    out, at = {}, 0
+    for name, code in zip(names, packed.format.lstrip(">")):
+        fmt = struct.Struct(">" + code)
+        out[name] = (at, fmt)
+        at += fmt.size
+    return out
+
+
+V2_FIELDS = _field_offsets(S.RecordBatchHeader)
+LEGACY_FIELDS = _field_offsets(S.LegacyMessageHeader, upto="attributes")
+LEGACY_TIMESTAMP_AT = LEGACY_FIELDS["attributes"][0] + 1     # v1 only
+
+
+def put(buf: bytearray, fields: dict[str, tuple[int, struct.Struct]], name: str, value: int) -> None:
+    at, fmt = fields[name]
+    fmt.pack_into(buf, at, value)
+
+
+class AppendOrigin(enum.Enum):
+    """Who appends (Kafka's AppendOrigin): clients may not write control batches;
+    replication keeps the offsets it is given."""
+
+    CLIENT = "client"
+    COORDINATOR = "coordinator"
+    REPLICATION = "replication"
+
+
+class InvalidTimestampError(KafkaError):
+    error_code = ErrorCode.INVALID_TIMESTAMP
+
+
+class RecordBatchTooLargeError(KafkaError):
+    error_code = ErrorCode.RECORD_LIST_TOO_LARGE
+
+
+@dataclass(frozen=True, slots=True)
+class ValidatedRecords:
+    """What an append writes: the rewritten bytes and their offsets/timestamps."""
+
+    records: bytes
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    log_append_time: int          # the time stamped, or -1
+    record_count: int             # messages, for flush.messages
+    batch_count: int
+
+
+def analyze(records: bytes | bytearray | memoryview, *, max_message_bytes: int,
+            topic_partition: str = "") -> list[Batch]:
+    """Kafka's analyzeAndValidateRecords: every batch whole, CRC-valid and
+    within max.message.bytes."""
+    try:
+        batches = list(iter_batches(records, verify_crc=True))
+    except DecodeError as e:
+        raise CorruptMessageError(f"Record is corrupt in the append to {topic_partition}: {e}") from e
+    for b in batches:
+        if b.size > max_message_bytes:
+            raise MessageTooLargeError(
+                f"The record batch size in the append to {topic_partition} is {b.size} bytes which "
+                f"exceeds the maximum configured value of {max_message_bytes}.")
+    return batches
+
+
+def validate_and_assign_offsets(
+    records: bytes | bytearray | memoryview, *, next_offset: int, config: LogConfig, now: int,
+    assign_offsets: bool = True, leader_epoch: int | None = None,
+    origin: AppendOrigin = AppendOrigin.CLIENT, topic_partition: str = "",
+) -> ValidatedRecords:
+    """Validate ``records`` and give them offsets from ``next_offset`` (the log
+    end offset). With ``assign_offsets=False`` the offsets are kept and must
+    start at or after ``next_offset`` and increase."""
+    batches = analyze(records, max_message_bytes=config.max_message_bytes,
+                      topic_partition=topic_partition)
+    if not batches:
+        return ValidatedRecords(b"", -1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
+    for b in batches[1:]:
+        if b.magic != batches[0].magic:
+            raise InvalidRecordError(f"Batch magic {b.magic} is not the same as the first batch's magic "
+                                     f"byte {batches[0].magic} in topic partition {topic_partition}.")
+    if not assign_offsets:
+        return _check_given_offsets(records, batches, next_offset, topic_partition)
+    v = _Validator(config, now, leader_epoch, origin, topic_partition)
+    out = bytearray()
+    offset = next_offset
+    max_ts, offset_of_max, count = NO_TIMESTAMP, -1, 0
+    for batch in batches:
+        data, n, ts = v.batch(batch, offset)     # n >= 1 offsets taken
+        out += data
+        last = offset + n - 1
+        if ts > max_ts:
+            max_ts, offset_of_max = ts, last
+        count += n
+        offset = last + 1
+    lat = now if config.log_append_time else NO_TIMESTAMP
+    return ValidatedRecords(bytes(out), next_offset, offset - 1, max_ts, offset_of_max, lat, count,
+                            len(batches))
+
+
+def _check_given_offsets(records, batches: list[Batch], next_offset: int,
+                         tp: str) -> ValidatedRecords:
+    first = batches[0].base_offset
+    if first < next_offset:
+        raise InvalidRecordError(
+            f"Unexpected offset in append to {tp}. First offset {first} is less than the next "
+            f"offset {next_offset}.")
+    last = -1
+    max_ts, offset_of_max, count = NO_TIMESTAMP, -1, 0
+    for b in batches:
+        if b.last_offset <= last:
+            raise InvalidRecordError(f"Out of order offsets found in append to {tp}: "
+                                     f"{[x.last_offset for x in batches]}")
+        last = b.last_offset
+        if b.max_timestamp > max_ts:
+            max_ts, offset_of_max = b.max_timestamp, b.last_offset
+        count += b.records_count if isinstance(b, RecordBatch) else 1
+    return ValidatedRecords(bytes(records), first, last, max_ts, offset_of_max, NO_TIMESTAMP, count,
+                            len(batches))
+
+
+class _Validator:
+    def __init__(self, config: LogConfig, now: int, leader_epoch: int | None,
+                 origin: AppendOrigin, tp: str) -> None:
+        self.config, self.now, self.leader_epoch, self.origin, self.tp = config, now, leader_epoch, origin, tp
+        diff = config.message_timestamp_difference_max_ms
+        # The deprecated difference bound stands in for unset before/after bounds.
+        self.before = config.message_timestamp_before_max_ms
+        self.after = config.message_timestamp_after_max_ms
+        if diff != LONG_MAX:
+            self.before = diff if self.before == LONG_MAX else self.before
+            self.after = diff if self.after == LONG_MAX else self.after
+        target = config.compression_type
+        self.target = (None if target == "producer" else
+                       CompressionType.NONE if target == "uncompressed" else CompressionType.from_name(target))
+
+    def _records(self, batch: Batch) -> list:
+        try:
+            return batch.records()
+        except DecodeError as e:
+            raise CorruptMessageError(f"Record is corrupt in the append to {self.tp}: {e}") from e
+
+    def _check_record(self, record: Any, batch_is_control: bool, timestamp_type: int) -> None:
+        if self.config.compact and not batch_is_control and record.key is None:
+            raise InvalidRecordError(
+                f"Compacted topic cannot accept message without key in topic partition {self.tp}.")
+        ts = record.timestamp
+        if timestamp_type == TimestampType.CREATE_TIME and ts != NO_TIMESTAMP and \
+                (ts - self.now > self.after or self.now - ts > self.before):
+            raise InvalidTimestampError(
+                f"Timestamp {ts} of message with offset {record.offset} is out of range. The timestamp "
+                f"should be within [{self.now - self.before}, {self.now + self.after}]")
+
+    def batch(self, batch: Batch, offset: int) -> tuple[bytes, int, int]:
+        """(bytes to write, records, max timestamp) for one batch at ``offset``."""
+        if isinstance(batch, RecordBatch):
+            return self._v2(batch, offset)
+        if batch.compression:
+            return self._legacy_wrapper(batch, offset)
+        return self._legacy_plain(batch, offset)
+
+    # -- v2 --------------------------------------------------------------------------
+
+    def _v2(self, batch: RecordBatch, offset: int) -> tuple[bytes, int, int]:
+        count = batch.records_count
+        if self.origin == AppendOrigin.CLIENT:
+            # LogValidator.validateBatch, client appends only
+            where = f" in topic partition {self.tp}."
+            if batch.last_offset_delta < 0:
+                raise InvalidRecordError(f"Batch has an invalid offset range: [{batch.base_offset}, "
+                                         f"{batch.last_offset}]{where}")
+            if count <= 0:
+                raise InvalidRecordError(f"Invalid reported count for record batch: {count}{where}")
+            if count != batch.last_offset_delta + 1:
+                raise InvalidRecordError(f"Inconsistent batch offset range [{batch.base_offset}, "
+                                         f"{batch.last_offset}] and count of records {count}{where}")
+            if batch.is_control:
+                raise InvalidRecordError(f"Clients are not allowed to write control records{where}")
+            if batch.producer_id >= 0 and batch.base_sequence < 0:
+                raise InvalidRecordError(f"Invalid sequence number {batch.base_sequence} in record batch "
+                                         f"with producerId {batch.producer_id}{where}")
+        span = batch.last_offset_delta + 1           # offsets the batch takes
+        records = self._records(batch)
+        for i, r in enumerate(records):
+            if r.offset - batch.base_offset != i and self.origin == AppendOrigin.CLIENT:
+                raise InvalidRecordError(f"Inner record offset delta {r.offset - batch.base_offset} "
+                                         f"doesn't match expected {i} in the append to {self.tp}")
+            self._check_record(r, batch.is_control, batch.timestamp_type)
+        lat = self.config.log_append_time
+        if self.target is not None and self.target != batch.compression and records and not batch.is_control:
+            data = build_record_batch(
+                records, base_offset=offset, compression=self.target,
+                timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
+                log_append_time=self.now if lat else None, is_transactional=batch.is_transactional,
+                producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+                base_sequence=batch.base_sequence,
+                partition_leader_epoch=(batch.partition_leader_epoch if self.leader_epoch is None
+                                        else self.leader_epoch))
+            return data, span, self.now if lat else max(r.timestamp for r in records)
+        out = bytearray(batch.data)
+        put(out, V2_FIELDS, "base_offset", offset)
+        if self.leader_epoch is not None:
+            put(out, V2_FIELDS, "partition_leader_epoch", self.leader_epoch)
+        if lat:
+            attributes, max_ts = batch.attributes | S.TIMESTAMP_TYPE_BIT, self.now
+        else:
+            attributes = batch.attributes & ~S.TIMESTAMP_TYPE_BIT
+            max_ts = max((r.timestamp for r in records), default=batch.max_timestamp)
+        if (attributes, max_ts) != (batch.attributes, batch.max_timestamp):
+            put(out, V2_FIELDS, "attributes", attributes)
+            put(out, V2_FIELDS, "max_timestamp", max_ts)
+            put(out, V2_FIELDS, "crc", crc32c(out[V2_FIELDS["attributes"][0]:]))
+        return bytes(out), span, max_ts
+
+    # -- legacy ----------------------------------------------------------------------
+
+    def _legacy_check(self, batch: LegacyBatch, records: list) -> None:
+        for r in records:
+            self._check_record(r, False, batch.timestamp_type)
+
+    def _legacy_plain(self, batch: LegacyBatch, offset: int) -> tuple[bytes, int, int]:
+        self._legacy_check(batch, self._records(batch))
+        out = bytearray(batch.data)
+        put(out, LEGACY_FIELDS, "offset", offset)
+        ts = batch.max_timestamp
+        if batch.magic == 1 and self.config.log_append_time:
+            ts = self.now
+            _stamp_log_append_time(out, self.now)
+        return bytes(out), 1, ts
+
+    def _legacy_wrapper(self, batch: LegacyBatch, offset: int) -> tuple[bytes, int, int]:
+        records = self._records(batch)
+        self._legacy_check(batch, records)
+        n = len(records)
+        wrapper = schemas.parse(S.LegacyMessage, batch.data, position=batch.position)
+        inner = list(wrapper.value)
+        lat = batch.magic == 1 and self.config.log_append_time
+        ts = (self.now if lat else batch.max_timestamp) if batch.magic == 1 else NO_TIMESTAMP
+        in_place = batch.magic == 1 and [m.offset for m in inner] == list(range(n))
+        if in_place:
+            out = bytearray(batch.data)
+            put(out, LEGACY_FIELDS, "offset", offset + n - 1)
+            if lat:
+                _stamp_log_append_time(out, self.now)
+            return bytes(out), n, ts
+        # v0 inner offsets are absolute; other v1 inner offsets are not 0..n-1: rebuild.
+        for i, m in enumerate(inner):
+            m.offset = offset + i if batch.magic == 0 else i
+        attributes = batch.attributes | (S.TIMESTAMP_TYPE_BIT if lat else 0)
+        return build_legacy_wrapper(wrapper, inner, offset=offset + n - 1, timestamp=ts,
+                                    attributes=attributes), n, ts
+
+
+def _stamp_log_append_time(msg: bytearray, now: int) -> None:
+    """v1 top-level message: LogAppendTime bit, timestamp, CRC-32 of magic..end."""
+    attributes_at = LEGACY_FIELDS["attributes"][0]
+    msg[attributes_at] |= S.TIMESTAMP_TYPE_BIT
+    struct.pack_into(">q", msg, LEGACY_TIMESTAMP_AT, now)
+    put(msg, LEGACY_FIELDS, "crc", zlib.crc32(msg[LEGACY_FIELDS["magic"][0]:]))
+
+
+def build_legacy_wrapper(wrapper: Any, inner: list, *, offset: int, timestamp: int,
+                         attributes: int) -> bytes:
+    """A compressed v0/v1 wrapper holding ``inner`` (schema Containers with
+    their offsets set), built through the schema (recompressing)."""
+    wrapper.offset = offset
+    wrapper.attributes = attributes
+    if wrapper.magic == 1:
+        wrapper.timestamp = timestamp
+    wrapper.value = inner
+    return schemas.build(S.MessageSet, [wrapper])

@@ -1,0 +1,101 @@
+"""LogManager: meta.properties, topics and their persisted configs, checkpoints,
+deletion, background passes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from kproto.errors import ErrorCode, InvalidConfigError, KafkaError, TopicAlreadyExistsError
+from kproto.log import LogManager
+from kproto.log.checkpoint import read_meta_properties
+from tests.test_log import Clock, one_batch
+
+CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
+
+
+def test_meta_properties(tmp_path):
+    data = tmp_path / "data"
+    LogManager(data, node_id=3, cluster_id=CLUSTER).close()
+    text = (data / "meta.properties").read_text()
+    lines = text.splitlines()
+    assert lines[0] == "#" and re.fullmatch(r"#\w{3} \w{3} \d\d \d\d:\d\d:\d\d UTC \d{4}", lines[1])
+    assert lines[2] == "node.id=3" and re.fullmatch(r"directory\.id=[A-Za-z0-9_-]{22}", lines[3])
+    assert lines[4:] == ["version=1", f"cluster.id={CLUSTER}"]
+    assert read_meta_properties(data)["cluster.id"] == CLUSTER
+    with pytest.raises(KafkaError, match="Expected other, but read " + CLUSTER) as e:
+        LogManager(data, node_id=3, cluster_id="other")
+    assert e.value.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
+    assert LogManager(data, node_id=3).cluster_id == CLUSTER
+
+
+def test_topics_configs_persist_and_apply(tmp_path):
+    data = tmp_path / "data"
+    mgr = LogManager(data, clock=Clock())
+    logs = mgr.create_topic("orders", 2, {"segment.bytes": "180", "cleanup.policy": "compact"})
+    assert [l.dir.name for l in logs] == ["orders-0", "orders-1"]
+    assert logs[0].config.segment_bytes == 180 and logs[0].config.compact
+    assert json.loads((data / "topic-configs.json").read_text()) == {
+        "version": 0, "topics": {"orders": {"cleanup.policy": "compact", "segment.bytes": "180"}}}
+    with pytest.raises(TopicAlreadyExistsError, match="Topic 'orders' already exists."):
+        mgr.create_topic("orders", 1)
+    with pytest.raises(InvalidConfigError, match="Unknown topic config name: nope"):
+        mgr.create_topic("other", 1, {"nope": "1"})
+    with pytest.raises(KafkaError, match="contains a character other than") as e:
+        mgr.create_topic("bad/name", 1)
+    assert e.value.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert mgr.topics() == {"orders"}
+    mgr.set_topic_config("orders", {"segment.bytes": "270"})
+    assert mgr.get_log("orders", 1).config.segment_bytes == 270
+    mgr.close()
+    mgr = LogManager(data, clock=Clock())
+    assert sorted(mgr.logs()) == [("orders", 0), ("orders", 1)]
+    assert mgr.get_log("orders", 0).config.segment_bytes == 270
+    assert not mgr.get_log("orders", 0).config.compact
+    mgr.delete_topic("orders")
+    assert sorted(p.name for p in data.iterdir()) == [
+        "cleaner-offset-checkpoint", "log-start-offset-checkpoint", "meta.properties",
+        "recovery-point-offset-checkpoint", "topic-configs.json"]
+    assert json.loads((data / "topic-configs.json").read_text())["topics"] == {}
+
+
+def test_checkpoints_on_close(tmp_path):
+    data = tmp_path / "data"
+    mgr = LogManager(data, clock=Clock())
+    a, b = mgr.create_topic("t", 2)
+    for i in range(4):
+        a.append(one_batch(i))
+    a.maybe_increment_log_start_offset(2)
+    mgr.close(broker_epoch=12)
+    assert (data / "recovery-point-offset-checkpoint").read_text() == "0\n2\nt 0 4\nt 1 0\n"
+    assert (data / "log-start-offset-checkpoint").read_text() == "0\n1\nt 0 2\n"
+    assert (data / ".kafka_cleanshutdown").read_text() == '{"version":0,"brokerEpoch":12}'
+    mgr = LogManager(data, clock=Clock())
+    assert mgr.get_log("t", 0).log_start_offset == 2
+    with pytest.raises(KafkaError, match="range 2 to 4"):
+        mgr.get_log("t", 0).read(1, 100)
+
+
+def test_interrupted_deletion_finishes_at_open(tmp_path):
+    data = tmp_path / "data"
+    mgr = LogManager(data, clock=Clock())
+    mgr.create_topic("t", 1)
+    mgr.close()
+    (data / "t-0").rename(data / "t-0.0123456789abcdef0123456789abcdef-delete")
+    mgr = LogManager(data, clock=Clock())
+    assert mgr.logs() == {} and not list(data.glob("*-delete"))
+
+
+def test_background_passes(tmp_path):
+    clock = Clock(0)
+    mgr = LogManager(tmp_path / "data", clock=clock)
+    [log] = mgr.create_topic("t", 1, {"segment.bytes": "180", "retention.ms": "100", "flush.ms": "50",
+                                      "file.delete.delay.ms": "0"})
+    for i in range(3):
+        log.append(one_batch(i))                 # timestamps 1000..1020, segments 0 and 2
+    assert log.recovery_point == 2               # the roll flushed segment 0
+    assert mgr.flush_dirty_logs(now=49) == 0
+    assert mgr.flush_dirty_logs(now=50) == 1 and log.recovery_point == 3
+    assert mgr.cleanup_logs(now=1111) == 1 and log.log_start_offset == 2
