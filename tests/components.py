@@ -108,3 +108,20 @@ def zookeeper(tmp_path: Path) -> Iterator[str]:
            str(port), str(data)]
     with running(cmd, port, timeout=60, log=tmp_path / "zookeeper.log"):
         yield f"127.0.0.1:{port}"
+
+
+@contextlib.contextmanager
+def kproto_broker(tmp_path: Path, *configs: str, data_dir: Path | None = None,
+                  port: int | None = None) -> Iterator[str]:
+    """``kproto serve`` as a subprocess on a free loopback port; yields "127.0.0.1:PORT".
+
+    ``configs`` are ``key=value`` broker overrides; pass the same ``data_dir``
+    (and ``port``) again to restart a broker over the data it wrote.
+    """
+    port = port or free_port()
+    data_dir = data_dir or tmp_path / "kproto-data"
+    cmd = [str(VENV_BIN / "kproto"), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir)]
+    for c in configs:
+        cmd += ["--config", c]
+    with running(cmd, port, log=tmp_path / f"kproto-{port}.log"):
+        yield f"127.0.0.1:{port}"
