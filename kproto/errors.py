@@ -253,6 +253,11 @@ class IncompleteBatchError(DecodeError):
     partial trailing batch in a fetch response."""
 
 
+class MalformedMessageError(DecodeError):
+    """A request/response frame or an internal-topic record whose bytes do not
+    fit the schema of its version: cut short, a bad length or count, bytes left over."""
+
+
 class DecompressionError(CorruptRecordError):
     """Compressed data that fails to decompress or exceeds the size cap."""
 

@@ -76,7 +76,7 @@ def test_consumer_protocol_matches_kafka_python(version):
                             owned_partitions=[("foo", [0, 2])], generation_id=9,
                             rack_id="r1").encode()
     ours_data = {k: v for k, v in sub.items()
-                 if k in [f.name for f in CO.CONSUMER_PROTOCOL_SUBSCRIPTION.fields
+                 if k in [f.name for f in CO.CONSUMER_PROTOCOL_SUBSCRIPTION.spec.fields
                           if f.present(version)]}
     assert CO.ConsumerProtocolSubscription.build({"version": version, "data": ours_data}) == theirs
     parsed = schemas.parse(CO.ConsumerProtocolSubscription, theirs).data

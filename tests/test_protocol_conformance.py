@@ -48,7 +48,7 @@ from kafka.protocol.schemas import load_json
 from kafka.protocol.schemas.fields.codecs.types import BitField
 
 from kproto.schemas import protocol as P
-from kproto.schemas.protocol._spec import ArrayOf, Scalar, Sized, Struct, parse_versions
+from kproto.schemas.message import ArrayOf, Scalar, Sized, Struct, parse_versions
 
 CORRELATION_ID = 0x01020304
 CLIENT_ID = "kproto-conformance"

@@ -14,7 +14,7 @@ from kproto.errors import (
 )
 from kproto.schemas import build, protocol as P
 from kproto.schemas.protocol import header as H
-from kproto.schemas.protocol._spec import ArrayOf, Field, MalformedMessageError, Struct
+from kproto.schemas.message import ArrayOf, Field, MalformedMessageError, Struct
 
 # The supported-range table of the hand-off note: (min, max, first flexible).
 RANGES = {
@@ -38,7 +38,7 @@ def test_ranges():
 
 
 def test_every_module_is_registered_once():
-    names = {m.name for m in pkgutil.iter_modules(P.__path__)} - {"_spec", "header"}
+    names = {m.name for m in pkgutil.iter_modules(P.__path__)} - {"header"}
     modules = {importlib.import_module(f"kproto.schemas.protocol.{n}") for n in names}
     assert {m.API.key for m in modules} == set(P.API_KEYS)
     for m in modules:
@@ -275,7 +275,7 @@ def test_spec_validation():
 
 def test_nullable_struct_marker():
     # No API in range uses KIP-893 nullable structs yet; the expansion supports them.
-    from kproto.schemas.protocol._spec import INT32, codec
+    from kproto.schemas.message import INT32, codec
     inner = Struct("Inner", Field("a", INT32, doc="a"))
     outer = Struct("Outer", Field("s", inner, nullable="0+", doc="s"))
     con = codec(outer, 0, True)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from kproto.errors import DecodeError, InvalidRequestError, UnsupportedVersionError
 from kproto.schemas import build, protocol as P
-from kproto.schemas.protocol._spec import ArrayOf, MalformedMessageError, Scalar, Sized, Struct
+from kproto.schemas.message import ArrayOf, MalformedMessageError, Scalar, Sized, Struct
 
 SETTINGS = settings(max_examples=8, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -244,20 +244,13 @@ UUID = Uuid()
 class TaggedFields(Construct):
     """TAGGED_FIELDS (KIP-482): count, then (tag, size, value) in ascending tag order.
 
-    ``known`` maps tag -> (name, construct). Parsed known tags come back under
-    their names (absent ones as None); unknown tags are kept raw under
-    ``"_unknown"`` ({tag: bytes}) and written back on build, because a tool
-    that rewrites traffic must not drop what it does not understand.
-    Fields whose value is None are not written.
+    Every tag comes back raw under ``"_unknown"`` ({tag: bytes}) and is written
+    back on build: kproto.schemas.message names the tags a message defines, and
+    a tool that rewrites traffic must not drop what it does not understand.
     """
-
-    def __init__(self, known: dict[int, tuple[str, Construct]] | None = None) -> None:
-        super().__init__()
-        self.known = dict(known or {})
 
     def _parse(self, stream, context, path):
         from construct import Container
-        out = Container({name: None for name, _ in self.known.values()})
         unknown = {}
         count = UVarInt._parse(stream, context, path)
         last = -1
@@ -267,23 +260,11 @@ class TaggedFields(Construct):
                 raise IntegerError(f"tagged field {tag} out of order", path=path)
             last = tag
             size = UVarInt._parse(stream, context, path)
-            raw = stream_read(stream, size, path)
-            if tag in self.known:
-                name, con = self.known[tag]
-                out[name] = con.parse(raw)
-            else:
-                unknown[tag] = raw
-        out["_unknown"] = unknown
-        return out
+            unknown[tag] = stream_read(stream, size, path)
+        return Container(_unknown=unknown)
 
     def _build(self, obj, stream, context, path):
-        obj = obj or {}
-        items = {}
-        for tag, (name, con) in self.known.items():
-            value = obj.get(name)
-            if value is not None:
-                items[tag] = con.build(value)
-        items.update(obj.get("_unknown") or {})
+        items = (obj or {}).get("_unknown") or {}
         out = bytearray(encode_uvarint(len(items)))
         for tag in sorted(items):
             out += encode_uvarint(tag) + encode_uvarint(len(items[tag])) + items[tag]

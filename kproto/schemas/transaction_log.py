@@ -12,53 +12,41 @@
                2 client_transaction_version int16 (0)
 
 doc-ref: transaction-coordinator/src/main/resources/common/message/
-TransactionLog{Key,Value}.json (@3.9 and trunk); the field table is the
-shared ``Message`` form of kproto.schemas.consumer_offsets.
+TransactionLog{Key,Value}.json (@3.9 and trunk); the field tree uses
+kproto.schemas.message, like every other Kafka message in kproto.
 """
 
 from __future__ import annotations
 
-from construct import Default, Struct, Switch, this
-
-from kproto.schemas.consumer_offsets import Field, Message, _Unsupported, versioned
-from kproto.schemas.primitives import Int16, Int64, TaggedFields
+from kproto.schemas.message import (
+    INT8, INT16, INT32, INT64, STRING, ArrayOf, Field, Message, Struct, versioned,
+)
 
 __all__ = ["TransactionLogKey", "TransactionLogValue", "TRANSACTION_STATES"]
 
-TRANSACTION_LOG_KEY = Message("TransactionLogKey", "0", "none", (
-    Field("transactional_id", "string", "0"),
-))
+TRANSACTION_LOG_KEY = Message(Struct("TransactionLogKey",
+    Field("transactional_id", STRING, "0"),
+), "0")
 
-TRANSACTION_LOG_VALUE = Message("TransactionLogValue", "0-1", "1+", (
-    Field("producer_id", "int64", "0+", about="producer id in use by the transactional id"),
-    Field("producer_epoch", "int16", "0+"),
-    Field("transaction_timeout_ms", "int32", "0+"),
-    Field("transaction_status", "int8", "0+", about="TRANSACTION_STATES"),
-    Field("transaction_partitions", "[]", "0+", nullable="0+", fields=(
-        Field("topic", "string", "0+"),
-        Field("partition_ids", "[]int32", "0+"),
-    )),
-    Field("transaction_last_update_timestamp_ms", "int64", "0+"),
-    Field("transaction_start_timestamp_ms", "int64", "0+"),
-))
-
-# v1's tagged fields (trunk): named where Kafka names them, absent ones None.
-_V1_TAGS = {0: ("previous_producer_id", Int64), 1: ("next_producer_id", Int64),
-            2: ("client_transaction_version", Int16)}
-
-
-def _value_v1() -> Struct:
-    body = TRANSACTION_LOG_VALUE.struct(1)
-    members = [sc for sc in body.subcons if sc.name != "tagged_fields"]
-    return Struct(*members, "tagged_fields" / Default(TaggedFields(_V1_TAGS), {}))
-
+TRANSACTION_LOG_VALUE = Message(Struct("TransactionLogValue",
+    Field("producer_id", INT64, doc="producer id in use by the transactional id"),
+    Field("producer_epoch", INT16),
+    Field("transaction_timeout_ms", INT32),
+    Field("transaction_status", INT8, doc="TRANSACTION_STATES"),
+    Field("transaction_partitions", ArrayOf(Struct("PartitionsSchema",
+        Field("topic", STRING),
+        Field("partition_ids", ArrayOf(INT32)),
+    )), nullable="0+"),
+    Field("transaction_last_update_timestamp_ms", INT64),
+    Field("transaction_start_timestamp_ms", INT64),
+    # v1's tagged fields (KIP-890, trunk)
+    Field("previous_producer_id", INT64, "1+", default=-1, tag=0),
+    Field("next_producer_id", INT64, "1+", default=-1, tag=1),
+    Field("client_transaction_version", INT16, "1+", default=0, tag=2),
+), "0-1", "1+")
 
 TransactionLogKey = versioned((TRANSACTION_LOG_KEY, (0,)))
-TransactionLogValue = Struct(
-    "version" / Int16,
-    "data" / Switch(this.version, {0: TRANSACTION_LOG_VALUE.struct(0), 1: _value_v1()},
-                    _Unsupported("TransactionLogValue")),
-)
+TransactionLogValue = versioned((TRANSACTION_LOG_VALUE, None))
 
 # TransactionState ids (TransactionMetadata.scala), printed by name.
 TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort",

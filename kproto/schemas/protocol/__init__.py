@@ -40,7 +40,7 @@ from kproto.schemas.protocol import (
     join_group, leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch,
     offset_for_leader_epoch, produce, push_telemetry, sync_group,
 )
-from kproto.schemas.protocol._spec import ApiSpec, MalformedMessageError
+from kproto.schemas.message import ApiSpec, MalformedMessageError
 from kproto.schemas.protocol.header import request_header, response_header
 
 __all__ = [

@@ -38,7 +38,7 @@ below by ApiSpec.grammar_block; tests keep it current)::
 doc-ref: clients/src/main/resources/common/message/AlterConfigs{Request,Response}.json; KIP-133.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT8, INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -52,7 +52,7 @@ doc-ref: clients/src/main/resources/common/message/ApiVersions{Request,Response}
 KIP-35, KIP-482, KIP-511, KIP-584 (features).
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT16, INT32, INT64, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -36,7 +36,7 @@ doc-ref: clients/src/main/resources/common/message/CreatePartitions{Request,Resp
 KIP-195, KIP-599.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -62,7 +62,7 @@ doc-ref: clients/src/main/resources/common/message/CreateTopics{Request,Response
 KIP-4, KIP-464, KIP-525, KIP-599.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT8, INT16, INT32, STRING, UUID, ApiSpec, ArrayOf, Field, Struct,
 )
 

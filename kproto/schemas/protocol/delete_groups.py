@@ -27,7 +27,7 @@ below by ApiSpec.grammar_block; tests keep it current)::
 doc-ref: clients/src/main/resources/common/message/DeleteGroups{Request,Response}.json; KIP-229.
 """
 
-from kproto.schemas.protocol._spec import INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct
+from kproto.schemas.message import INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct
 
 REQUEST = Struct(
     "DeleteGroupsRequest",

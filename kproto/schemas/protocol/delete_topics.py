@@ -38,7 +38,7 @@ doc-ref: clients/src/main/resources/common/message/DeleteTopics{Request,Response
 KIP-516, KIP-599.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     INT16, INT32, STRING, UUID, ApiSpec, ArrayOf, Field, Struct,
 )
 

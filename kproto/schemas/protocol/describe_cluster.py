@@ -37,7 +37,7 @@ doc-ref: clients/src/main/resources/common/message/DescribeCluster{Request,Respo
 KIP-700, KIP-919, KIP-1073.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT8, INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

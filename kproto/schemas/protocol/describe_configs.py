@@ -53,7 +53,7 @@ doc-ref: clients/src/main/resources/common/message/DescribeConfigs{Request,Respo
 KIP-133, KIP-226, KIP-569.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT8, INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -46,7 +46,7 @@ doc-ref: clients/src/main/resources/common/message/DescribeGroups{Request,Respon
 KIP-345, KIP-430, KIP-1043.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, BYTES, INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -108,7 +108,7 @@ doc-ref: clients/src/main/resources/common/message/Fetch{Request,Response}.json;
 KIP-74, KIP-227, KIP-320, KIP-392, KIP-516, KIP-595, KIP-903, KIP-951.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -39,7 +39,7 @@ doc-ref: clients/src/main/resources/common/message/FindCoordinator{Request,Respo
 KIP-98, KIP-699, KIP-932.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     INT8, INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -32,7 +32,7 @@ doc-ref: clients/src/main/resources/common/message/GetTelemetrySubscriptions{Req
 (read from apache/kafka, not bundled with kafka-python); KIP-714.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT8, INT16, INT32, STRING, UUID, ApiSpec, ArrayOf, Field, Struct,
 )
 

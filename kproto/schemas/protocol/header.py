@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from construct import Construct
 
-from kproto.schemas.protocol._spec import INT16, INT32, STRING, Field, Struct, codec
+from kproto.schemas.message import INT16, INT32, STRING, Field, Struct, codec
 
 __all__ = ["REQUEST_HEADER", "RESPONSE_HEADER", "request_header", "response_header"]
 

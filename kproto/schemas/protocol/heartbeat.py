@@ -29,7 +29,7 @@ below by ApiSpec.grammar_block; tests keep it current)::
 doc-ref: clients/src/main/resources/common/message/Heartbeat{Request,Response}.json; KIP-345.
 """
 
-from kproto.schemas.protocol._spec import INT16, INT32, STRING, ApiSpec, Field, Struct
+from kproto.schemas.message import INT16, INT32, STRING, ApiSpec, Field, Struct
 
 REQUEST = Struct(
     "HeartbeatRequest",

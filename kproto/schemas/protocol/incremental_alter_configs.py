@@ -38,7 +38,7 @@ doc-ref: clients/src/main/resources/common/message/IncrementalAlterConfigs{Reque
 KIP-339.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT8, INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

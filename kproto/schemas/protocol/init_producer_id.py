@@ -33,7 +33,7 @@ doc-ref: clients/src/main/resources/common/message/InitProducerId{Request,Respon
 KIP-98, KIP-360, KIP-588, KIP-939.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT16, INT32, INT64, STRING, ApiSpec, Field, Struct,
 )
 

@@ -52,7 +52,7 @@ doc-ref: clients/src/main/resources/common/message/JoinGroup{Request,Response}.j
 KIP-62, KIP-345, KIP-394, KIP-559, KIP-800, KIP-814.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, BYTES, INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

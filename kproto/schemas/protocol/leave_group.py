@@ -37,7 +37,7 @@ doc-ref: clients/src/main/resources/common/message/LeaveGroup{Request,Response}.
 KIP-345, KIP-800.
 """
 
-from kproto.schemas.protocol._spec import INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct
+from kproto.schemas.message import INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct
 
 MEMBER_IDENTITY = Struct(
     "MemberIdentity",

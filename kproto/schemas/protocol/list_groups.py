@@ -33,7 +33,7 @@ doc-ref: clients/src/main/resources/common/message/ListGroups{Request,Response}.
 KIP-518, KIP-848.
 """
 
-from kproto.schemas.protocol._spec import INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct
+from kproto.schemas.message import INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct
 
 REQUEST = Struct(
     "ListGroupsRequest",

@@ -54,7 +54,7 @@ doc-ref: clients/src/main/resources/common/message/ListOffsets{Request,Response}
 KIP-79, KIP-98, KIP-320, KIP-734.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     INT8, INT16, INT32, INT64, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

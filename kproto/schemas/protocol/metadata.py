@@ -66,7 +66,7 @@ doc-ref: clients/src/main/resources/common/message/Metadata{Request,Response}.js
 KIP-320 (leader epoch), KIP-430 (authorized operations), KIP-516 (topic ids), KIP-700.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT16, INT32, STRING, UUID, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -52,7 +52,7 @@ doc-ref: clients/src/main/resources/common/message/OffsetCommit{Request,Response
 KIP-211 (retention), KIP-320, KIP-345, KIP-848.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     INT16, INT32, INT64, STRING, UUID, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -54,7 +54,7 @@ doc-ref: clients/src/main/resources/common/message/OffsetFetch{Request,Response}
 KIP-447 (require_stable), KIP-709, KIP-848.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, INT16, INT32, INT64, STRING, UUID, ApiSpec, ArrayOf, Field, Struct,
 )
 

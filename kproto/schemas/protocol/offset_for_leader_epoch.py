@@ -45,7 +45,7 @@ doc-ref: clients/src/main/resources/common/message/OffsetForLeaderEpoch{Request,
 KIP-101, KIP-279, KIP-320.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     INT16, INT32, INT64, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

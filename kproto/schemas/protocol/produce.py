@@ -72,7 +72,7 @@ doc-ref: clients/src/main/resources/common/message/Produce{Request,Response}.jso
 KIP-98 (transactions), KIP-467, KIP-951.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     INT16, INT32, INT64, RECORDS, STRING, UUID, ApiSpec, ArrayOf, Field, Struct,
 )
 

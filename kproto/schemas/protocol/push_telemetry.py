@@ -28,7 +28,7 @@ doc-ref: clients/src/main/resources/common/message/PushTelemetry{Request,Respons
 (read from apache/kafka, not bundled with kafka-python); KIP-714.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BOOL, BYTES, INT8, INT16, INT32, UUID, ApiSpec, Field, Struct,
 )
 

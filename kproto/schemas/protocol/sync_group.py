@@ -41,7 +41,7 @@ doc-ref: clients/src/main/resources/common/message/SyncGroup{Request,Response}.j
 KIP-345, KIP-559.
 """
 
-from kproto.schemas.protocol._spec import (
+from kproto.schemas.message import (
     BYTES, INT16, INT32, STRING, ApiSpec, ArrayOf, Field, Struct,
 )
 

@@ -5,8 +5,9 @@ Kafka describes every request and response once, as a JSON field tree
 the ``versions`` it exists in, the ``nullableVersions`` in which it may be
 null, an optional ``tag`` (+ ``taggedVersions``) and a ``default``. Kafka's
 generator turns that tree into one reader/writer per version. This module is
-the same idea in miniature: the API modules next to it hold the trees (as
-``Field``/``Struct`` values, names in snake_case), and ``codec(struct,
+the same idea in miniature: the API modules (kproto.schemas.protocol) and the
+internal topics' records (consumer_offsets, transaction_log) hold the trees
+(as ``Field``/``Struct`` values, names in snake_case), and ``codec(struct,
 version, flexible)`` expands a tree into a construct for one version:
 
 * fields whose ``versions`` exclude the version are left off the wire;
@@ -42,24 +43,20 @@ import uuid as _uuid
 from dataclasses import dataclass, field as _dc_field
 from functools import lru_cache
 
-from construct import Adapter, Construct, ConstructError, Container, StreamError, Subconstruct
+from construct import Adapter, Construct, ConstructError, Container, StreamError, Subconstruct, Switch, this
 from construct import Struct as _CStruct
+from construct.core import ExplicitError
 
-from kproto.errors import DecodeError, UnsupportedVersionError
+from kproto.errors import MalformedMessageError, UnsupportedVersionError
 from kproto.schemas import primitives as P
 
 __all__ = [
     "INT8", "INT16", "INT32", "INT64", "BOOL", "UUID", "STRING", "BYTES", "RECORDS",
     "ArrayOf", "Struct", "Field", "ApiSpec", "codec", "parse_versions", "MalformedMessageError",
-    "MAX_VERSION",
+    "MAX_VERSION", "Message", "versioned", "present_only",
 ]
 
 MAX_VERSION = 0x7FFF  # "3+" is open-ended; versions are int16 on the wire
-
-
-class MalformedMessageError(DecodeError):
-    """A request/response frame whose bytes do not fit the schema of its API
-    version: cut short, a bad length or count, bytes left over."""
 
 
 def parse_versions(text: str | None) -> tuple[int, int] | None:
@@ -461,3 +458,96 @@ class ApiSpec:
         return ("Grammar of the newest supported version (generated from the tables\n"
                 "below by ApiSpec.grammar_block; tests keep it current)::\n\n"
                 + "\n".join("    " + line if line else "" for line in body.splitlines()))
+
+
+# --- version-prefixed records (Kafka's internal topics) -----------------------------------
+
+def present_only(spec: Struct, version: int, value):
+    """``value`` with only the fields ``version`` has: the record as written,
+    which is what Kafka's JSON converters print (dump-log's decoders)."""
+    out = Container()
+    for f in spec.fields:
+        if not f.present(version):
+            continue
+        v = value[f.name]
+        sub = f.type.elem if isinstance(f.type, ArrayOf) else f.type
+        if isinstance(sub, Struct) and v is not None:
+            v = ([present_only(sub, version, e) for e in v] if isinstance(f.type, ArrayOf)
+                 else present_only(sub, version, v))
+        out[f.name] = v
+    if "_unknown" in value:
+        out["_unknown"] = value["_unknown"]
+    return out
+
+
+class _Present(Adapter):
+    def __init__(self, spec: Struct, version: int, flexible: bool) -> None:
+        super().__init__(codec(spec, version, flexible))
+        self.spec, self.version = spec, version
+
+    def _decode(self, obj, context, path):
+        return present_only(self.spec, self.version, obj)
+
+    def _encode(self, obj, context, path):
+        return obj
+
+
+@dataclass(frozen=True, eq=False)
+class Message:
+    """A standalone versioned message (an internal topic's key or value):
+    Kafka's ``validVersions``/``flexibleVersions`` and its field tree."""
+
+    spec: Struct
+    valid: str
+    flexible: str = "none"
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def versions(self) -> range:
+        lo, hi = parse_versions(self.valid)
+        return range(lo, hi + 1)
+
+    def is_flexible(self, version: int) -> bool:
+        return _within(parse_versions(self.flexible), version)
+
+    def struct(self, version: int) -> Construct:
+        """The body of ``version``; decodes to the fields that version has."""
+        if version not in self.versions():
+            raise ValueError(f"{self.name} has no version {version}")
+        return _Present(self.spec, version, self.is_flexible(version))
+
+
+class _Unsupported(Construct):
+    """A version the message does not define; Kafka's generated readers
+    say "Can't read version N of <Message>"."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.message = name
+
+    def _parse(self, stream, context, path):
+        raise StreamError(f"Can't read version {context.version} of {self.message}", path=path)
+
+    def _build(self, obj, stream, context, path):
+        raise StreamError(f"Can't write version {context.version} of {self.message}", path=path)
+
+    def _sizeof(self, context, path):
+        raise ExplicitError("no fixed size", path=path)
+
+
+def versioned(*cases: tuple[Message, tuple[int, ...] | None]) -> Construct:
+    """``version int16`` then the body that version selects. Each case is a
+    message and the version numbers that select it (None: its own versions,
+    each selecting its own body); internal-topic keys use explicit numbers
+    because there the key version IS the record type."""
+    table = {}
+    for message, numbers in cases:
+        if numbers is None:
+            table.update({v: message.struct(v) for v in message.versions()})
+        else:
+            body = message.struct(message.versions()[0])
+            table.update({v: body for v in numbers})
+    names = "/".join(m.name for m, _ in cases)
+    return _CStruct("version" / P.Int16, "data" / Switch(this.version, table, _Unsupported(names)))
