@@ -46,9 +46,9 @@ with open(path, "rb") as f:
         seq = b.base_sequence
         lseq = -1 if seq < 0 else seq + b.last_offset_delta
         valid = b.validate_crc()
-        out.write(f"baseOffset: {b.base_offset} lastOffset: {last} count: {b.record_count} "
+        out.write(f"baseOffset: {b.base_offset} lastOffset: {last} count: {b.records_count} "
                   f"baseSequence: {seq} lastSequence: {lseq} producerId: {b.producer_id} "
-                  f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
+                  f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.leader_epoch} "
                   f"isTransactional: {str(b.is_transactional).lower()} isControl: {str(b.is_control_batch).lower()} "
                   f"deleteHorizonMs: OptionalLong.empty position: {position} CreateTime: {b.max_timestamp} "
                   f"size: {size} magic: 2 compresscodec: {codecs[b.compression_type]} crc: {b.crc} "
