@@ -1,6 +1,7 @@
 """Network layer: in-order responses, zero-copy file parts, a bad frame closes only its connection."""
 
 import asyncio
+import os
 
 from kproto.framing import frame
 from kproto.server.network import BrokerServer, CloseConnection, FileRegion
@@ -22,13 +23,14 @@ async def _roundtrip(port, payloads, expect):
 def test_in_order_file_regions_and_isolation(tmp_path):
     seg = tmp_path / "seg.log"
     seg.write_bytes(b"0123456789" * 10)
+    fd = os.open(seg, os.O_RDONLY)
 
     async def handler(data, info):
         if data == b"slow":
             await asyncio.sleep(0.2)          # a long poll holds back only its own connection
             return [b"slow-done"]
         if data == b"file":
-            return [b"head:", FileRegion(str(seg), 5, 20), b":tail"]
+            return [b"head:", FileRegion(fd, 5, 20, str(seg)), b":tail"]
         if data == b"bad":
             raise CloseConnection("unknown api key")
         if data == b"noreply":

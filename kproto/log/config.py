@@ -179,6 +179,11 @@ class LogConfig:
         """Every topic config name, Kafka-spelled, sorted."""
         return sorted(_FIELDS)
 
+    @staticmethod
+    def type_of(name: str) -> str:
+        """Kafka's ConfigDef type of a topic config (BOOLEAN, STRING, INT, LONG, DOUBLE, LIST)."""
+        return _FIELDS[name].metadata["type"]
+
     @classmethod
     def validate(cls, props: Mapping[str, Any]) -> dict[str, Any]:
         """Kafka-named props (strings or typed values) -> typed values by Kafka name.

@@ -11,7 +11,8 @@ Layout of the data directory::
     topic-configs.json                 per-topic config overrides (kproto's stand-in for
                                        the KRaft metadata log):
                                        {"version": 0, "topics": {"<topic>": {"<name>": "<value>"}}}
-    <topic>-<partition>/               one UnifiedLog each
+    <topic>-<partition>/               one UnifiedLog each, with Kafka's
+                                       partition.metadata ("version: 0", "topic_id: <id>")
 
 Opening loads every partition directory (recovering all of them when the
 clean-shutdown marker is missing), removes ``…-delete`` directories left by an
@@ -21,6 +22,7 @@ closes every log, writes the checkpoints, then the marker.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -36,6 +38,7 @@ from kproto.log.config import LogConfig
 from kproto.log.log import Clock, UnifiedLog, parse_topic_partition, wall_clock_ms
 
 TOPIC_CONFIGS_FILE = "topic-configs.json"
+PARTITION_METADATA_FILE = "partition.metadata"
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 
@@ -48,6 +51,28 @@ class InvalidTopicError(KafkaError):
 
 class InconsistentClusterIdError(KafkaError):
     error_code = ErrorCode.INCONSISTENT_CLUSTER_ID
+
+
+def format_topic_id(topic_id: uuid.UUID) -> str:
+    """Kafka's Uuid.toString: URL-safe base64 of the 16 bytes, no padding."""
+    return base64.urlsafe_b64encode(topic_id.bytes).decode("ascii").rstrip("=")
+
+
+def parse_topic_id(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
+
+
+def _read_partition_metadata(dir: Path) -> uuid.UUID | None:
+    try:
+        lines = (dir / PARTITION_METADATA_FILE).read_text().splitlines()
+    except FileNotFoundError:
+        return None
+    fields = dict(line.split(": ", 1) for line in lines if ": " in line)
+    try:
+        return parse_topic_id(fields["topic_id"])
+    except (KeyError, ValueError):
+        raise ckpt.CorruptCheckpointError("no valid topic_id line",
+                                          file=str(dir / PARTITION_METADATA_FILE)) from None
 
 
 def validate_topic_name(topic: str) -> None:
@@ -77,6 +102,7 @@ class LogManager:
         self.cleaner = cleaner or LogCleaner()
         self._lock = threading.RLock()
         self._logs: dict[TopicPartition, UnifiedLog] = {}
+        self._topic_ids: dict[str, uuid.UUID] = {}
         self._init_meta_properties(node_id, cluster_id)
         self._overrides = self._read_topic_configs()
         self.had_clean_shutdown = ckpt.had_clean_shutdown(self.data_dir)
@@ -114,6 +140,9 @@ class LogManager:
             if d.name.endswith(("-future", "-stray")):
                 continue
             tp = parse_topic_partition(d.name)
+            topic_id = _read_partition_metadata(d)
+            if topic_id is not None:
+                self._topic_ids.setdefault(tp[0], topic_id)
             self._logs[tp] = UnifiedLog.open(
                 d, self.topic_config(tp[0]), recovery_point=recovery.get(tp, 0),
                 log_start_offset=starts.get(tp, 0), had_clean_shutdown=self.had_clean_shutdown,
@@ -165,6 +194,11 @@ class LogManager:
     def topics(self) -> set[str]:
         return {t for t, _ in self._logs}
 
+    def topic_id(self, topic: str) -> uuid.UUID:
+        """The topic's id (Kafka's TopicId), kept in each partition's partition.metadata."""
+        with self._lock:
+            return self._topic_ids.setdefault(topic, uuid.uuid4())
+
     def get_or_create_log(self, topic: str, partition: int) -> UnifiedLog:
         with self._lock:
             log = self._logs.get((topic, partition))
@@ -173,6 +207,9 @@ class LogManager:
                 log = UnifiedLog.open(self.data_dir / f"{topic}-{partition}", self.topic_config(topic),
                                       clock=self.clock)
                 self._logs[(topic, partition)] = log
+            if not (log.dir / PARTITION_METADATA_FILE).exists():
+                ckpt.write_atomically(log.dir / PARTITION_METADATA_FILE,
+                                      f"version: 0\ntopic_id: {format_topic_id(self.topic_id(topic))}\n")
             return log
 
     def create_topic(self, topic: str, partitions: int,
@@ -209,6 +246,7 @@ class LogManager:
                 raise UnknownTopicOrPartitionError(f"This server does not host topic {topic}.")
             for p in parts:
                 self.delete_log(topic, p)
+            self._topic_ids.pop(topic, None)
             if self._overrides.pop(topic, None) is not None:
                 self._write_topic_configs()
 

@@ -113,6 +113,19 @@ VarInt = ZigZagVarInt(32)
 VarLong = ZigZagVarInt(64)
 
 
+class Deferred:
+    """``length`` bytes that the encoder does not hold: ``Sized`` writes their
+    length prefix and records where they go (``at``, a position in the built
+    bytes) without writing them, so a broker can send a segment file region
+    there (sendfile) instead of copying it through Python."""
+
+    __slots__ = ("length", "at")
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+        self.at = -1
+
+
 class Sized(Construct):
     """A length-prefixed byte string or text, Kafka style.
 
@@ -150,6 +163,10 @@ class Sized(Construct):
             if not self.nullable:
                 raise IntegerError("null where a value is required", path=path)
             self.length._build(0 if self.compact else -1, stream, context, path)
+            return obj
+        if isinstance(obj, Deferred):
+            self.length._build(obj.length + 1 if self.compact else obj.length, stream, context, path)
+            obj.at = stream.tell()
             return obj
         data = obj.encode("utf-8") if self.text else bytes(obj)
         self.length._build(len(data) + 1 if self.compact else len(data), stream, context, path)

@@ -29,11 +29,14 @@ log = logging.getLogger("kproto.server")
 
 @dataclass(frozen=True, slots=True)
 class FileRegion:
-    """``length`` bytes of ``path`` from ``position``: a zero-copy response part."""
+    """``length`` bytes of an open file from ``position``: a zero-copy response
+    part. ``fd`` stays valid while retention renames or deletes the segment
+    (``path`` only names it in errors)."""
 
-    path: str
+    fd: int
     position: int
     length: int
+    path: str = ""
 
 
 ResponsePart = bytes | bytearray | memoryview | FileRegion
@@ -124,7 +127,7 @@ class BrokerServer:
                 if part.length == 0:
                     continue
                 await writer.drain()
-                with open(part.path, "rb") as f:
+                with open(part.fd, "rb", closefd=False) as f:
                     sent = await loop.sendfile(writer.transport, f, part.position, part.length)
                 if sent != part.length:   # the file shrank under us (retention): never send a short frame
                     raise ConnectionError(f"sent {sent} of {part.length} bytes of {os.path.basename(part.path)}")

@@ -2,16 +2,43 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sys
 
 import click
+
+from kproto.errors import UsageError
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise UsageError(f"--listen: expected HOST:PORT, got {value!r}")
+    return host or "127.0.0.1", int(port)
 
 
 @click.command()
 @click.option("--listen", default="127.0.0.1:9092", show_default=True, help="HOST:PORT to accept on.")
 @click.option("--data-dir", default="./kproto-data", show_default=True, help="Log directory.")
-@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help="Broker config override.")
-def serve(listen: str, data_dir: str, configs: tuple[str, ...]) -> None:
-    """Run the reference broker (not built yet: issue 4)."""
-    click.echo("kproto: error: the reference broker is not built yet (issue 4)", err=True)
-    sys.exit(1)
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
+              help="Kafka broker config, e.g. num.partitions=3 or log.segment.bytes=1048576 (repeatable).")
+@click.option("--log-level", default="warning", show_default=True,
+              type=click.Choice(["debug", "info", "warning", "error"]))
+def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str) -> None:
+    """Run the reference broker until SIGTERM or Ctrl-C (then it checkpoints and exits)."""
+    from kproto.server.broker import serve as run
+    from kproto.server.config import BrokerConfig, parse_config_args
+
+    host, port = _listen(listen)
+    config = BrokerConfig.from_props(parse_config_args(configs))
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def ready(h: str, p: int) -> None:
+        click.echo(f"kproto broker ready on {h}:{p} (data {data_dir})")
+        sys.stdout.flush()
+
+    try:
+        asyncio.run(run(data_dir, config, host, port, ready))
+    except OSError as e:
+        raise UsageError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None

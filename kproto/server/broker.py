@@ -1,0 +1,247 @@
+"""The reference broker: request dispatch over the protocol registry and the log.
+
+A frame comes in from ``network.BrokerServer``; its header picks the handler
+module (one per API family, ``kproto/server/handlers/``) and the version the
+body is read and answered in. Handlers are ``async (broker, header, body) ->
+body | None`` (None: no response, Produce acks=0). Kafka's rules for bad
+input: an unknown API key or a body that does not parse closes the
+connection; ApiVersions at a version we do not speak gets error 35 (KIP-511);
+other APIs outside their advertised range close the connection.
+
+Everything runs on the event-loop thread, so a handler's log appends and the
+group coordinator's appends never interleave.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from construct import Container
+
+from kproto.errors import DecodeError, KafkaError, UnsupportedVersionError
+from kproto.log import LogManager
+from kproto.schemas import protocol
+from kproto.schemas.primitives import Deferred
+from kproto.server.config import BrokerConfig
+from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, FileRegion, ResponsePart
+from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
+
+log = logging.getLogger("kproto.server")
+
+Handler = Callable[["Broker", Container, Container], Awaitable[Any]]
+
+
+class RecordsRegion(Deferred):
+    """A fetch response's records, left in the segment file (sent with sendfile)."""
+
+    __slots__ = ("fd", "position", "path")
+
+    def __init__(self, fd: int, position: int, length: int, path: str) -> None:
+        super().__init__(length)
+        self.fd, self.position, self.path = fd, position, path
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Broker:
+    """One node: its logs, its handlers, its background passes."""
+
+    def __init__(self, data_dir: str | Path, config: BrokerConfig | None = None, *,
+                 host: str = "127.0.0.1", port: int = 9092) -> None:
+        from kproto.server import handlers
+        self.config = config or BrokerConfig.from_props()
+        self.host, self.port = host, port
+        self.logs = LogManager(Path(data_dir), default_config=self.config.log_defaults,
+                               node_id=self.config["node.id"], cluster_id=self.config["cluster.id"] or None)
+        self.node_id = self.logs.node_id
+        self.cluster_id = self.logs.cluster_id
+        self.producer_ids = ProducerIdManager(next_id=1000 + now_ms() % 1_000_000 * 1000)
+        self._producer_states: dict[tuple[str, int], ProducerStateManager] = {}
+        self._appended: asyncio.Future | None = None
+        self.handlers: dict[int, tuple[Handler, int, int]] = dict(handlers.table())
+        self.groups = None
+        self._tasks: list[asyncio.Task] = []
+        self.server = BrokerServer(self.handle, max_request_size=self.config["socket.request.max.bytes"])
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> tuple[str, int]:
+        host, port = await self.server.start(self.host, self.port)
+        self.port = port
+        await self._start_groups()
+        self._tasks.append(asyncio.create_task(self._background()))
+        return host, port
+
+    async def _start_groups(self) -> None:
+        try:
+            from kproto.server import group_service
+        except ImportError:
+            return
+        self.groups = group_service.GroupService(self.logs, self.config.values,
+                                                 node=(self.node_id, self.host, self.port))
+        await self.groups.start()
+        for key in group_service.API_KEYS:
+            spec = protocol.API_KEYS[key]
+            self.handlers[key] = (_group_handler, spec.min_version, spec.max_version)
+
+    async def close(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.server.close()
+        if self.groups is not None:
+            await self.groups.close()
+        self.logs.close()
+
+    async def _background(self) -> None:
+        """Flush, retention and compaction passes, at Kafka's configured intervals."""
+        cfg = self.config
+        intervals = {"flush": min(cfg["log.flush.scheduler.interval.ms"], 1000),
+                     "retention": cfg["log.retention.check.interval.ms"],
+                     "clean": cfg["log.cleaner.backoff.ms"] if cfg["log.cleaner.enable"] else None}
+        due = {k: now_ms() + v for k, v in intervals.items() if v is not None}
+        while True:
+            await asyncio.sleep(max(0.05, (min(due.values()) - now_ms()) / 1000))
+            t = now_ms()
+            for kind, at in list(due.items()):
+                if at > t:
+                    continue
+                due[kind] = t + intervals[kind]
+                try:
+                    if kind == "flush":
+                        self.logs.flush_dirty_logs(t)
+                    elif kind == "retention":
+                        self.logs.cleanup_logs(t)
+                    else:
+                        self.logs.clean_logs(t)
+                except Exception:   # a background failure is logged, the broker serves on
+                    log.exception("background %s pass failed", kind)
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    async def handle(self, frame: bytes, conn: ConnectionInfo) -> list[ResponsePart] | None:
+        try:
+            header, offset = protocol.decode_request_header(frame)
+        except DecodeError as e:
+            raise CloseConnection(f"unreadable request header: {e}") from None
+        key, version = header.request_api_key, header.request_api_version
+        conn.client_id = header.client_id
+        entry = self.handlers.get(key)
+        if entry is None:
+            raise CloseConnection(f"unsupported API key {key}")
+        handler, lo, hi = entry
+        if not lo <= version <= hi:
+            if key == 18:   # KIP-511: answer in v0 so the client can pick a version
+                body = self.api_versions_body(error_code=35)
+                return [protocol.encode_response(18, version, header.correlation_id, body)]
+            raise CloseConnection(f"{protocol.api(key).name} v{version} is not supported (v{lo}-{hi})")
+        try:
+            _, body = protocol.decode_request(frame)
+        except (DecodeError, UnsupportedVersionError) as e:
+            raise CloseConnection(f"malformed {protocol.api(key).name} v{version} request: {e}") from None
+        response = await handler(self, header, body)
+        if response is None:
+            return None
+        return self.encode(key, version, header.correlation_id, response)
+
+    def encode(self, key: int, version: int, correlation_id: int, body: Any) -> list[ResponsePart]:
+        regions: list[RecordsRegion] = []
+        _collect_regions(body, regions)
+        frame = protocol.encode_response(key, version, correlation_id, body)
+        if not regions:
+            return [frame]
+        header_len = 4 if protocol.response_header_version(key, version) == 0 else 5
+        parts: list[ResponsePart] = []
+        pos = 0
+        for r in sorted(regions, key=lambda r: r.at):
+            cut = header_len + r.at
+            parts.append(frame[pos:cut])
+            parts.append(FileRegion(r.fd, r.position, r.length, r.path))
+            pos = cut
+        parts.append(frame[pos:])
+        return parts
+
+    def api_versions_body(self, error_code: int = 0) -> dict:
+        return {"error_code": error_code, "throttle_time_ms": 0,
+                "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
+                             for k, (_, lo, hi) in sorted(self.handlers.items())]}
+
+    # -- shared state for handlers -----------------------------------------------------------
+
+    def producer_state(self, topic: str, partition: int) -> ProducerStateManager:
+        state = self._producer_states.get((topic, partition))
+        if state is None:
+            state = self._producer_states[(topic, partition)] = ProducerStateManager()
+            plog = self.logs.get_log(topic, partition)
+            if plog is not None:    # Kafka restores from snapshots; kproto replays batch headers
+                for seg in plog.segments:
+                    state.replay(seg.log.batches())
+        return state
+
+    def forget_partition(self, topic: str, partition: int) -> None:
+        self._producer_states.pop((topic, partition), None)
+
+    def notify_appended(self) -> None:
+        """Wake long-polling fetches (they re-read and decide)."""
+        if self._appended is not None and not self._appended.done():
+            self._appended.set_result(None)
+        self._appended = None
+
+    def wait_for_append(self) -> asyncio.Future:
+        if self._appended is None:
+            self._appended = asyncio.get_running_loop().create_future()
+        return self._appended
+
+    def auto_create(self, topic: str) -> bool:
+        """Metadata/Produce auto-creation (auto.create.topics.enable); True if it exists now."""
+        if topic in self.logs.topics():
+            return True
+        if not self.config["auto.create.topics.enable"]:
+            return False
+        try:
+            self.logs.create_topic(topic, self.config["num.partitions"])
+        except KafkaError:
+            return topic in self.logs.topics()
+        return True
+
+    def partition_count(self, topic: str) -> int:
+        return sum(1 for t, _ in self.logs.logs() if t == topic)
+
+
+def _collect_regions(value: Any, out: list[RecordsRegion]) -> None:
+    if isinstance(value, RecordsRegion):
+        out.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect_regions(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _collect_regions(v, out)
+
+
+async def _group_handler(broker: Broker, header: Container, body: Container):
+    return await broker.groups.handle(header, body)
+
+
+async def serve(data_dir: str | Path, config: BrokerConfig, host: str, port: int,
+                ready: Callable[[str, int], None] | None = None) -> None:
+    """Run until SIGTERM/SIGINT, then shut down cleanly (checkpoints, marker)."""
+    import signal
+    broker = Broker(data_dir, config, host=host, port=port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        h, p = await broker.start()
+        if ready is not None:
+            ready(h, p)
+        await stop.wait()
+    finally:
+        await broker.close()

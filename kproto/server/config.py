@@ -1,0 +1,126 @@
+"""Broker configuration: Kafka's broker config names, defaults and types.
+
+``kproto serve --config key=value`` takes Kafka's names. Broker-level
+``log.*`` defaults (``log.segment.bytes``, ``log.retention.ms``...) become the
+default ``LogConfig`` of every topic, as in Kafka's LogConfig.extractLogConfigMap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from kproto.errors import InvalidConfigError
+from kproto.log.config import LogConfig
+
+# Broker config -> topic config it sets the default of (KafkaConfig's TopicConfigSynonyms).
+LOG_SYNONYMS = {
+    "log.segment.bytes": "segment.bytes",
+    "log.roll.ms": "segment.ms",
+    "log.roll.jitter.ms": "segment.jitter.ms",
+    "log.index.size.max.bytes": "segment.index.bytes",
+    "log.flush.interval.messages": "flush.messages",
+    "log.flush.interval.ms": "flush.ms",
+    "log.retention.bytes": "retention.bytes",
+    "log.retention.ms": "retention.ms",
+    "message.max.bytes": "max.message.bytes",
+    "log.index.interval.bytes": "index.interval.bytes",
+    "log.cleaner.delete.retention.ms": "delete.retention.ms",
+    "log.cleaner.min.compaction.lag.ms": "min.compaction.lag.ms",
+    "log.cleaner.max.compaction.lag.ms": "max.compaction.lag.ms",
+    "log.segment.delete.delay.ms": "file.delete.delay.ms",
+    "log.cleaner.min.cleanable.ratio": "min.cleanable.dirty.ratio",
+    "log.cleanup.policy": "cleanup.policy",
+    "min.insync.replicas": "min.insync.replicas",
+    "compression.type": "compression.type",
+    "log.preallocate": "preallocate",
+    "log.message.timestamp.type": "message.timestamp.type",
+    "log.message.timestamp.difference.max.ms": "message.timestamp.difference.max.ms",
+}
+
+# Broker-only configs: name -> (default, type).
+BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
+    "node.id": (1, int),
+    "cluster.id": ("", str),
+    "auto.create.topics.enable": (True, bool),
+    "num.partitions": (1, int),
+    "default.replication.factor": (1, int),
+    "socket.request.max.bytes": (104857600, int),
+    "offsets.topic.num.partitions": (50, int),
+    "offsets.topic.replication.factor": (1, int),
+    "offsets.topic.segment.bytes": (104857600, int),
+    "offsets.retention.minutes": (10080, int),
+    "offsets.retention.check.interval.ms": (600000, int),
+    "group.initial.rebalance.delay.ms": (3000, int),
+    "group.min.session.timeout.ms": (6000, int),
+    "group.max.session.timeout.ms": (1800000, int),
+    "group.max.size": (2**31 - 1, int),
+    "log.retention.check.interval.ms": (300000, int),
+    "log.flush.scheduler.interval.ms": (2**63 - 1, int),
+    "log.cleaner.enable": (True, bool),
+    "log.cleaner.backoff.ms": (15000, int),
+    "advertised.host": ("", str),
+    "advertised.port": (0, int),
+}
+
+
+def _typed(name: str, kind: type, raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return raw
+    try:
+        if kind is bool:
+            if raw.strip().lower() not in ("true", "false"):
+                raise ValueError
+            return raw.strip().lower() == "true"
+        return kind(raw.strip()) if kind is int else raw
+    except ValueError:
+        raise InvalidConfigError(f"Invalid value {raw} for configuration {name}: "
+                                 f"Expected value to be a {'boolean' if kind is bool else 'number'}") from None
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Broker settings by Kafka name, and the topic defaults they imply."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    log_defaults: LogConfig = field(default_factory=LogConfig)
+    overrides: dict[str, str] = field(default_factory=dict)   # as given, for DescribeConfigs
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, str] | None = None) -> "BrokerConfig":
+        props = dict(props or {})
+        values = {name: default for name, (default, _) in BROKER_CONFIGS.items()}
+        topic_props = {}
+        for name, raw in props.items():
+            if name in BROKER_CONFIGS:
+                values[name] = _typed(name, BROKER_CONFIGS[name][1], raw)
+            elif name in LOG_SYNONYMS:
+                topic_props[LOG_SYNONYMS[name]] = raw
+            elif name.startswith("log.retention.") and name[len("log.retention."):] in ("hours", "minutes"):
+                unit = 3600000 if name.endswith("hours") else 60000
+                topic_props.setdefault("retention.ms", str(int(raw) * unit))
+            else:
+                raise InvalidConfigError(f"Unknown broker config name: {name}")
+        return cls(values, LogConfig.from_props(topic_props), {k: str(v) for k, v in props.items()})
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
+
+    def topic_default_sources(self) -> dict[str, str]:
+        """topic config name -> the broker config that set its default (DescribeConfigs'
+        DEFAULT_CONFIG vs STATIC_BROKER_CONFIG sources)."""
+        return {LOG_SYNONYMS[k]: k for k in self.overrides if k in LOG_SYNONYMS}
+
+
+def parse_config_args(items: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """``key=value`` strings -> dict; a malformed item is an InvalidConfigError."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidConfigError(f"expected key=value, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out

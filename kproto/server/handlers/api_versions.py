@@ -1,0 +1,15 @@
+"""ApiVersions: what this broker speaks, from the handler table.
+
+Header v0 responses whatever the version (KIP-511), and no tagged fields
+(supported_features etc.): librdkafka 2.0.2 (Debian's kcat) misreads a
+non-empty tag buffer in ApiVersions v3 (brokers.md), so kproto writes none.
+"""
+
+from __future__ import annotations
+
+
+async def api_versions(broker, header, body) -> dict:
+    return broker.api_versions_body()
+
+
+HANDLERS = {18: (api_versions, 0, 4)}

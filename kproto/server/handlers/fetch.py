@@ -1,0 +1,71 @@
+"""Fetch: whole batches straight from segment files, with Kafka's long poll.
+
+Records are never copied through Python: each partition's ``FetchSlice``
+becomes a ``RecordsRegion`` that the encoder leaves as a hole, filled by
+sendfile when the response is written. Limits as Kafka applies them: each
+partition up to ``partition_max_bytes``, the response up to ``max_bytes``,
+but the first batch found is sent whole even when larger (KIP-74) so a
+consumer never stalls. Fetch sessions (KIP-227) are not kept: session id 0
+tells clients to send full fetches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from kproto.errors import ErrorCode, KafkaError
+from kproto.server.broker import RecordsRegion, now_ms
+
+
+def _read(broker, body) -> tuple[list[dict], int, bool]:
+    """(topic responses, bytes found, whether any partition has an error)."""
+    remaining = body.max_bytes if body.max_bytes > 0 else 2**31 - 1
+    total, errors, first = 0, False, True
+    responses = []
+    for t in body.topics:
+        parts = []
+        for p in t.partitions:
+            out = {"partition_index": p.partition, "error_code": 0, "high_watermark": -1,
+                   "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
+                   "preferred_read_replica": -1, "records": b""}
+            parts.append(out)
+            plog = broker.logs.get_log(t.topic, p.partition)
+            if plog is None:
+                out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                errors = True
+                continue
+            hw = plog.log_end_offset
+            out.update(high_watermark=hw, last_stable_offset=hw, log_start_offset=plog.log_start_offset)
+            if remaining <= 0 and not first:
+                continue
+            try:
+                found = plog.read(p.fetch_offset, min(p.partition_max_bytes, remaining), min_one_message=first)
+            except KafkaError as e:
+                out["error_code"] = e.error_code
+                errors = True
+                continue
+            if found.length:
+                out["records"] = RecordsRegion(found.fileno(), found.position, found.length, found.path)
+                total += found.length
+                remaining -= found.length
+                first = False
+        responses.append({"topic": t.topic, "partitions": parts})
+    return responses, total, errors
+
+
+async def fetch(broker, header, body) -> dict:
+    deadline = now_ms() + max(body.max_wait_ms, 0)
+    while True:
+        responses, total, errors = _read(broker, body)
+        wait = deadline - now_ms()
+        if total >= max(body.min_bytes, 1) or errors or wait <= 0:
+            break
+        try:
+            await asyncio.wait_for(asyncio.shield(broker.wait_for_append()), wait / 1000)
+        except asyncio.TimeoutError:
+            responses, total, errors = _read(broker, body)
+            break
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+
+HANDLERS = {1: (fetch, 0, 12)}

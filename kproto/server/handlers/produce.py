@@ -1,0 +1,70 @@
+"""Produce: validate and append through the log; idempotent producers deduplicated.
+
+The log validates on batch headers only (sizes, CRC, offsets); records are
+decoded only when the topic recompresses or the batch is legacy. acks=-1
+on this single node means appended and flushed per the topic's flush policy,
+which the append itself applies.
+"""
+
+from __future__ import annotations
+
+from kproto.errors import DecodeError, ErrorCode, KafkaError
+from kproto.records import RecordBatch, iter_batches
+
+
+def _idempotent_batch(records) -> RecordBatch | None:
+    """The batch of an idempotent producer (one batch per partition, as Kafka requires)."""
+    try:
+        first = next(iter_batches(records, verify_crc=False), None)
+    except DecodeError:
+        return None          # the log's validation reports it with the byte position
+    if isinstance(first, RecordBatch) and first.producer_id >= 0 and first.base_sequence >= 0:
+        return first
+    return None
+
+
+def append_partition(broker, topic: str, partition: int, records) -> dict:
+    out = {"index": partition, "error_code": 0, "base_offset": -1, "log_append_time_ms": -1,
+           "log_start_offset": -1}
+    plog = broker.logs.get_log(topic, partition)
+    if plog is None:
+        out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return out
+    try:
+        batch = _idempotent_batch(records) if records else None
+        if batch is not None:
+            state = broker.producer_state(topic, partition)
+            seen = state.check(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence)
+            if seen is not None:        # a retry: acknowledge the first append's offsets
+                out.update(base_offset=seen.first_offset, log_start_offset=plog.log_start_offset)
+                return out
+        info = plog.append(records or b"")
+        if batch is not None:
+            state.update(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
+                         info.first_offset, info.last_offset, batch.max_timestamp)
+    except KafkaError as e:
+        out.update(error_code=e.error_code, error_message=str(e))
+        return out
+    out.update(base_offset=info.first_offset, log_append_time_ms=info.log_append_time,
+               log_start_offset=plog.log_start_offset)
+    return out
+
+
+async def produce(broker, header, body):
+    if body.transactional_id is not None:
+        code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        responses = [{"name": t.name, "partition_responses": [
+            {"index": p.index, "error_code": code, "base_offset": -1, "log_append_time_ms": -1,
+             "log_start_offset": -1, "error_message": "kproto does not support transactions"}
+            for p in t.partition_data]} for t in body.topic_data]
+    else:
+        responses = [{"name": t.name, "partition_responses": [
+            append_partition(broker, t.name, p.index, p.records) for p in t.partition_data]}
+            for t in body.topic_data]
+        broker.notify_appended()
+    if body.acks == 0:
+        return None
+    return {"responses": responses, "throttle_time_ms": 0}
+
+
+HANDLERS = {0: (produce, 0, 10)}

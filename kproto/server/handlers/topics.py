@@ -1,0 +1,132 @@
+"""CreateTopics, DeleteTopics, CreatePartitions on this single node.
+
+Replication factor 1 only (INVALID_REPLICATION_FACTOR otherwise, with Kafka's
+text); configs are validated against Kafka's topic config names and types
+before anything is created; topics, their ids and overrides persist.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
+from kproto.log.config import LogConfig
+from kproto.log.manager import validate_topic_name
+from kproto.server.handlers.configs import topic_config_entries
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def _check_replicas(broker, rf: int) -> None:
+    if rf < 1 or rf > 1:
+        raise KafkaError(f"Unable to replicate the partition {rf} time(s): The target replication factor of "
+                         f"{rf} cannot be reached because only 1 broker(s) are registered."
+                         if rf > 1 else "Replication factor must be larger than 0, or -1 to use the default value.",
+                         error_code=ErrorCode.INVALID_REPLICATION_FACTOR)
+
+
+def _check_assignment(broker, broker_ids) -> None:
+    if list(broker_ids) != [broker.node_id]:
+        raise KafkaError(f"Replica assignment {list(broker_ids)} is invalid: this node ({broker.node_id}) "
+                         "is the only broker", error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
+
+
+def _create(broker, t, validate_only: bool, version: int) -> dict:
+    out = {"name": t.name, "topic_id": ZERO_UUID, "error_code": 0, "error_message": None,
+           "num_partitions": -1, "replication_factor": -1, "configs": None}
+    try:
+        validate_topic_name(t.name)
+        if t.name in broker.logs.topics():
+            raise KafkaError(f"Topic '{t.name}' already exists.", error_code=ErrorCode.TOPIC_ALREADY_EXISTS)
+        if t.assignments:
+            if t.num_partitions != -1 or t.replication_factor != -1:
+                raise KafkaError("Both numPartitions or replicationFactor and replicasAssignments were set. "
+                                 "Both cannot be used at the same time.", error_code=ErrorCode.INVALID_REQUEST)
+            for a in t.assignments:
+                _check_assignment(broker, a.broker_ids)
+            partitions, rf = len(t.assignments), 1
+        else:
+            partitions = broker.config["num.partitions"] if t.num_partitions == -1 else t.num_partitions
+            rf = broker.config["default.replication.factor"] if t.replication_factor == -1 else t.replication_factor
+            if partitions < 1:
+                raise KafkaError("Number of partitions was set to an invalid non-positive value.",
+                                 error_code=ErrorCode.INVALID_PARTITIONS)
+            _check_replicas(broker, rf)
+        overrides = {c.name: c.value for c in t.configs if c.value is not None}
+        LogConfig.from_props(overrides, base=broker.config.log_defaults)
+        if not validate_only:
+            broker.logs.create_topic(t.name, partitions, overrides)
+            out["topic_id"] = broker.logs.topic_id(t.name)
+        out.update(num_partitions=partitions, replication_factor=rf)
+        if version >= 5 and not validate_only:
+            out["configs"] = [{k: e[k] for k in ("name", "value", "read_only", "config_source", "is_sensitive")}
+                              for e in topic_config_entries(broker, t.name)]
+    except KafkaError as e:
+        out.update(error_code=e.error_code, error_message=str(e))
+    return out
+
+
+async def create_topics(broker, header, body) -> dict:
+    return {"throttle_time_ms": 0, "topics": [_create(broker, t, body.validate_only, header.request_api_version)
+                                              for t in body.topics]}
+
+
+def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
+    out = {"name": name, "topic_id": topic_id, "error_code": 0, "error_message": None}
+    try:
+        if name is None:
+            name = next((t for t in broker.logs.topics() if broker.logs.topic_id(t) == topic_id), None)
+            if name is None:
+                raise KafkaError("This server does not host this topic ID.", error_code=ErrorCode.UNKNOWN_TOPIC_ID)
+            out["name"] = name
+        if name not in broker.logs.topics():
+            raise UnknownTopicOrPartitionError("This server does not host this topic-partition.")
+        out["topic_id"] = broker.logs.topic_id(name)
+        parts = broker.partition_count(name)
+        broker.logs.delete_topic(name)
+        for p in range(parts):
+            broker.forget_partition(name, p)
+    except KafkaError as e:
+        out.update(error_code=e.error_code, error_message=str(e))
+    return out
+
+
+async def delete_topics(broker, header, body) -> dict:
+    if header.request_api_version >= 6:
+        wanted = [(t.name, t.topic_id) for t in body.topics]
+    else:
+        wanted = [(n, ZERO_UUID) for n in body.topic_names]
+    return {"throttle_time_ms": 0, "responses": [_delete(broker, n, i) for n, i in wanted]}
+
+
+def _grow(broker, t, validate_only: bool) -> dict:
+    out = {"name": t.name, "error_code": 0, "error_message": None}
+    try:
+        if t.name not in broker.logs.topics():
+            raise UnknownTopicOrPartitionError(f"The topic '{t.name}' does not exist.")
+        current = broker.partition_count(t.name)
+        if t.count < current:
+            raise KafkaError(f"Topic currently has {current} partitions, which is higher than the requested "
+                             f"{t.count}.", error_code=ErrorCode.INVALID_PARTITIONS)
+        if t.count == current:
+            raise KafkaError(f"Topic already has {current} partitions.", error_code=ErrorCode.INVALID_PARTITIONS)
+        if t.assignments is not None:
+            if len(t.assignments) != t.count - current:
+                raise KafkaError(f"Increasing the number of partitions by {t.count - current} but "
+                                 f"{len(t.assignments)} assignments provided.",
+                                 error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
+            for a in t.assignments:
+                _check_assignment(broker, a.broker_ids)
+        if not validate_only:
+            for p in range(current, t.count):
+                broker.logs.get_or_create_log(t.name, p)
+    except KafkaError as e:
+        out.update(error_code=e.error_code, error_message=str(e))
+    return out
+
+
+async def create_partitions(broker, header, body) -> dict:
+    return {"throttle_time_ms": 0, "results": [_grow(broker, t, body.validate_only) for t in body.topics]}
+
+
+HANDLERS = {19: (create_topics, 0, 7), 20: (delete_topics, 0, 6), 37: (create_partitions, 0, 3)}
