@@ -67,9 +67,9 @@ def _read_partition_metadata(dir: Path) -> uuid.UUID | None:
         lines = (dir / PARTITION_METADATA_FILE).read_text().splitlines()
     except FileNotFoundError:
         return None
-    fields = dict(line.split(": ", 1) for line in lines if ": " in line)
+    fields = dict(line.split(None, 1) for line in lines if len(line.split(None, 1)) == 2)
     try:
-        return parse_topic_id(fields["topic_id"])
+        return parse_topic_id(fields["topic_id:"].strip())
     except (KeyError, ValueError):
         raise ckpt.CorruptCheckpointError("no valid topic_id line",
                                           file=str(dir / PARTITION_METADATA_FILE)) from None
@@ -209,7 +209,7 @@ class LogManager:
                 self._logs[(topic, partition)] = log
             if not (log.dir / PARTITION_METADATA_FILE).exists():
                 ckpt.write_atomically(log.dir / PARTITION_METADATA_FILE,
-                                      f"version: 0\ntopic_id: {format_topic_id(self.topic_id(topic))}\n")
+                                      f"version: 0\ntopic_id: {format_topic_id(self.topic_id(topic))}")   # no newline, as Kafka
             return log
 
     def create_topic(self, topic: str, partitions: int,

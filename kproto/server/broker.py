@@ -142,7 +142,7 @@ class Broker:
                 return [protocol.encode_response(18, version, header.correlation_id, body)]
             raise CloseConnection(f"{protocol.api(key).name} v{version} is not supported (v{lo}-{hi})")
         try:
-            _, body = protocol.decode_request(frame)
+            _, body = protocol.decode_request(frame, allow_trailing=True)
         except (DecodeError, UnsupportedVersionError) as e:
             raise CloseConnection(f"malformed {protocol.api(key).name} v{version} request: {e}") from None
         response = await handler(self, header, body)

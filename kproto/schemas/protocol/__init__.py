@@ -130,13 +130,18 @@ def decode_request_header(frame: bytes | bytearray | memoryview) -> tuple[Contai
     return header, offset
 
 
-def decode_request(frame: bytes | bytearray | memoryview) -> tuple[Container, Container]:
-    """(header, body) of one request frame (no size prefix)."""
+def decode_request(frame: bytes | bytearray | memoryview, *,
+                   allow_trailing: bool = False) -> tuple[Container, Container]:
+    """(header, body) of one request frame (no size prefix).
+
+    ``allow_trailing``: ignore bytes after the body, as Kafka's generated
+    readers do (librdkafka 2.16 sends Metadata v12 with 3 such bytes); a
+    broker must accept what Kafka accepts, a decoder reports it."""
     frame = bytes(frame)
     header, offset = decode_request_header(frame)
     spec = api(header.request_api_key)
     con = spec.request(header.request_api_version)
-    return header, _parse(_exact(con), frame[offset:], offset)
+    return header, _parse(con if allow_trailing else _exact(con), frame[offset:], offset)
 
 
 def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None,
