@@ -87,7 +87,7 @@ class RecordBatchTooLargeError(KafkaError):
 class ValidatedRecords:
     """What an append writes: the rewritten bytes and their offsets/timestamps."""
 
-    records: bytes
+    records: bytes | bytearray
     first_offset: int
     last_offset: int
     max_timestamp: int
@@ -132,20 +132,20 @@ def validate_and_assign_offsets(
     if not assign_offsets:
         return _check_given_offsets(records, batches, next_offset, topic_partition)
     v = _Validator(config, now, leader_epoch, origin, topic_partition)
-    out = bytearray()
+    parts = []
     offset = next_offset
     max_ts, offset_of_max, count = NO_TIMESTAMP, -1, 0
     for batch in batches:
         data, n, ts = v.batch(batch, offset)     # n >= 1 offsets taken
-        out += data
+        parts.append(data)
         last = offset + n - 1
         if ts > max_ts:
             max_ts, offset_of_max = ts, last
         count += n
         offset = last + 1
     lat = now if config.log_append_time else NO_TIMESTAMP
-    return ValidatedRecords(bytes(out), next_offset, offset - 1, max_ts, offset_of_max, lat, count,
-                            len(batches))
+    out = parts[0] if len(parts) == 1 else b"".join(parts)     # one batch: no copy
+    return ValidatedRecords(out, next_offset, offset - 1, max_ts, offset_of_max, lat, count, len(batches))
 
 
 def _check_given_offsets(records, batches: list[Batch], next_offset: int,
@@ -230,13 +230,18 @@ class _Validator:
                 raise InvalidRecordError(f"Invalid sequence number {batch.base_sequence} in record batch "
                                          f"with producerId {batch.producer_id}{where}")
         span = batch.last_offset_delta + 1           # offsets the batch takes
+        lat = self.config.log_append_time
+        if self._header_only(batch):
+            # Nothing asks for a record: assign offsets in the header and keep
+            # the producer's max timestamp, never decoding the records.
+            return self._stamp_v2(batch, offset, batch.max_timestamp, lat), span, (
+                self.now if lat else batch.max_timestamp)
         records = self._records(batch)
         for i, r in enumerate(records):
             if r.offset - batch.base_offset != i and self.origin == AppendOrigin.CLIENT:
                 raise InvalidRecordError(f"Inner record offset delta {r.offset - batch.base_offset} "
                                          f"doesn't match expected {i} in the append to {self.tp}")
             self._check_record(r, batch.is_control, batch.timestamp_type)
-        lat = self.config.log_append_time
         if self.target is not None and self.target != batch.compression and records and not batch.is_control:
             data = build_record_batch(
                 records, base_offset=offset, compression=self.target,
@@ -247,6 +252,18 @@ class _Validator:
                 partition_leader_epoch=(batch.partition_leader_epoch if self.leader_epoch is None
                                         else self.leader_epoch))
             return data, span, self.now if lat else max(r.timestamp for r in records)
+        max_ts = max((r.timestamp for r in records), default=batch.max_timestamp)
+        return self._stamp_v2(batch, offset, max_ts, lat), span, self.now if lat else max_ts
+
+    def _header_only(self, batch: RecordBatch) -> bool:
+        """Whether no check needs the records: no compaction (keys), no timestamp
+        bounds, no recompression."""
+        return (not self.config.compact and self.before == LONG_MAX and self.after == LONG_MAX
+                and (self.target is None or self.target == batch.compression))
+
+    def _stamp_v2(self, batch: RecordBatch, offset: int, max_ts: int, lat: bool) -> bytes:
+        """The batch with its base offset (and leader epoch) set; for LogAppendTime
+        the attribute bit, max timestamp and CRC rewritten."""
         out = bytearray(batch.data)
         put(out, V2_FIELDS, "base_offset", offset)
         if self.leader_epoch is not None:
@@ -255,12 +272,11 @@ class _Validator:
             attributes, max_ts = batch.attributes | S.TIMESTAMP_TYPE_BIT, self.now
         else:
             attributes = batch.attributes & ~S.TIMESTAMP_TYPE_BIT
-            max_ts = max((r.timestamp for r in records), default=batch.max_timestamp)
         if (attributes, max_ts) != (batch.attributes, batch.max_timestamp):
             put(out, V2_FIELDS, "attributes", attributes)
             put(out, V2_FIELDS, "max_timestamp", max_ts)
-            put(out, V2_FIELDS, "crc", crc32c(out[V2_FIELDS["attributes"][0]:]))
-        return bytes(out), span, max_ts
+            put(out, V2_FIELDS, "crc", crc32c(memoryview(out)[V2_FIELDS["attributes"][0]:]))
+        return out
 
     # -- legacy ----------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -64,6 +65,9 @@ class Broker:
         self.producer_ids = ProducerIdManager(next_id=1000 + now_ms() % 1_000_000 * 1000)
         self._producer_states: dict[tuple[str, int], ProducerStateManager] = {}
         self._appended: asyncio.Future | None = None
+        # Serializes log appends (produce runs them in a worker thread; the group
+        # coordinator appends under it too) and the producer-state checks around them.
+        self.append_lock = threading.Lock()
         self.handlers: dict[int, tuple[Handler, int, int]] = dict(handlers.table())
         self.groups = None
         self._tasks: list[asyncio.Task] = []

@@ -4,9 +4,15 @@ The log validates on batch headers only (sizes, CRC, offsets); records are
 decoded only when the topic recompresses or the batch is legacy. acks=-1
 on this single node means appended and flushed per the topic's flush policy,
 which the append itself applies.
+
+Appends run in a worker thread, one request at a time (``broker.append_lock``),
+so the event loop keeps reading the next requests off the sockets while the
+kernel copies this one into the page cache.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.records import RecordBatch, iter_batches
@@ -50,6 +56,13 @@ def append_partition(broker, topic: str, partition: int, records) -> dict:
     return out
 
 
+def _append_all(broker, topic_data) -> list[dict]:
+    with broker.append_lock:
+        return [{"name": t.name, "partition_responses": [
+            append_partition(broker, t.name, p.index, p.records) for p in t.partition_data]}
+            for t in topic_data]
+
+
 async def produce(broker, header, body):
     if body.transactional_id is not None:
         code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
@@ -58,9 +71,7 @@ async def produce(broker, header, body):
              "log_start_offset": -1, "error_message": "kproto does not support transactions"}
             for p in t.partition_data]} for t in body.topic_data]
     else:
-        responses = [{"name": t.name, "partition_responses": [
-            append_partition(broker, t.name, p.index, p.records) for p in t.partition_data]}
-            for t in body.topic_data]
+        responses = await asyncio.to_thread(_append_all, broker, body.topic_data)
         broker.notify_appended()
     if body.acks == 0:
         return None
