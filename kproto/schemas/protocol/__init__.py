@@ -40,7 +40,8 @@ from kproto.schemas.protocol import (
     join_group, leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch,
     offset_for_leader_epoch, produce, push_telemetry, sync_group,
 )
-from kproto.schemas.message import ApiSpec, MalformedMessageError
+from kproto.schemas.fastpath import fast_builder, fast_parser
+from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec
 from kproto.schemas.protocol.header import request_header, response_header
 
 __all__ = [
@@ -82,6 +83,34 @@ def request_header_version(api_key: int, api_version: int) -> int:
 def response_header_version(api_key: int, api_version: int) -> int:
     """0 or 1; always 0 for ApiVersions."""
     return api(api_key).response_header_version(api_version)
+
+
+def _decode(con: StructCodec, data: bytes, position: int = 0, *, exact: bool = True,
+            start: int = 0) -> tuple[Container, int]:
+    """(value, end) of the struct at ``data[start:]``: the generated fast
+    parser, or, when it declines, the schema itself (which raises the
+    located error, or agrees)."""
+    try:
+        value, end = fast_parser(con.spec, con.version, con.flexible)(data, start)
+        if not exact or end == len(data):
+            return value, end
+    except Exception:       # noqa: BLE001 - any irregularity: let the schema judge
+        pass
+    tail = data[start:] if start else data
+    if exact:
+        return _parse(_exact(con), tail, position + start), len(data)
+    value, end = _parse(_counted(con), tail, position + start)
+    return value, start + end
+
+
+def _encode(con: StructCodec, value) -> bytes:
+    """The generated fast builder, or the schema when it declines."""
+    out = bytearray()
+    try:
+        fast_builder(con.spec, con.version, con.flexible)(value, out)
+        return bytes(out)
+    except Exception:       # noqa: BLE001 - the schema raises the located error
+        return schemas.build(con, value)
 
 
 class _Exact(Subconstruct):
@@ -126,8 +155,7 @@ def decode_request_header(frame: bytes | bytearray | memoryview) -> tuple[Contai
     version = int.from_bytes(frame[2:4], "big", signed=True)
     spec = API_KEYS.get(key)
     hv = spec.request_header_version(version) if spec is not None else 1
-    header, offset = _parse(_counted(request_header(hv)), frame)
-    return header, offset
+    return _decode(request_header(hv), frame, exact=False)
 
 
 def decode_request(frame: bytes | bytearray | memoryview, *,
@@ -141,7 +169,7 @@ def decode_request(frame: bytes | bytearray | memoryview, *,
     header, offset = decode_request_header(frame)
     spec = api(header.request_api_key)
     con = spec.request(header.request_api_version)
-    return header, _parse(con if allow_trailing else _exact(con), frame[offset:], offset)
+    return header, _decode(con, frame, start=offset, exact=not allow_trailing)[0]
 
 
 def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None,
@@ -151,8 +179,7 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, client_i
     con = spec.request(api_version)
     header = {"request_api_key": api_key, "request_api_version": api_version,
               "correlation_id": correlation_id, "client_id": client_id}
-    return (schemas.build(request_header(spec.request_header_version(api_version)), header)
-            + schemas.build(con, body))
+    return _encode(request_header(spec.request_header_version(api_version)), header) + _encode(con, body)
 
 
 def _body_version(spec: ApiSpec, api_version: int, error_code) -> int:
@@ -175,13 +202,13 @@ def decode_response(api_key: int, api_version: int,
     spec = api(api_key)
     if spec.unsupported_version_body is None:
         spec.check_version(api_version)
-    header, offset = _parse(_counted(response_header(spec.response_header_version(api_version))),
-                            frame)
+    header, offset = _decode(response_header(spec.response_header_version(api_version)), frame,
+                             exact=False)
     error_code = None
     if spec.unsupported_version_body is not None and len(frame) >= offset + 2:
         error_code = int.from_bytes(frame[offset:offset + 2], "big", signed=True)
     version = _body_version(spec, api_version, error_code)
-    return header, _parse(_exact(spec.response(version)), frame[offset:], offset)
+    return header, _decode(spec.response(version), frame, start=offset)[0]
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body) -> bytes:
@@ -193,8 +220,8 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body) -
     spec = api(api_key)
     version = _body_version(spec, api_version, body.get("error_code") if hasattr(body, "get") else None)
     header = {"correlation_id": correlation_id}
-    return (schemas.build(response_header(spec.response_header_version(api_version)), header)
-            + schemas.build(spec.response(version), body))
+    return (_encode(response_header(spec.response_header_version(api_version)), header)
+            + _encode(spec.response(version), body))
 
 
 def highest_common_version(api_key: int, broker_min: int, broker_max: int) -> int:
