@@ -639,3 +639,170 @@ def summary_lines(index_mismatches, time_mismatches, out_of_order, not_found, ga
         lines.append(f"Non-consecutive offsets in {path}")
         lines += [f"  {a} is followed by {b}" for a, b in pairs]
     return lines
+
+
+# --- kafka-topics lines (TopicCommand.java, Kafka 3.8+: TopicDescription/PartitionDescription) ---
+#
+# A described topic is a dict with the keys TOPIC_FIELDS plus "partitions", a
+# list of dicts with the keys PARTITION_FIELDS; text, table, JSON and YAML all
+# read these same fields. "configs" is already in Kafka's print order (the
+# HashMap order of Admin's Config) and "leader" is None when there is none;
+# "elr"/"last_known_elr" are None when the broker was asked with Metadata
+# (Kafka prints N/A then).
+
+TOPIC_FIELDS = ("topic", "topic_id", "partition_count", "replication_factor", "configs")
+PARTITION_FIELDS = ("topic", "partition", "leader", "replicas", "isr", "elr", "last_known_elr")
+
+
+def java_hashmap_order(keys: Iterable[T], hash_of: Callable[[T], int], *,
+                       initial_capacity: int | None = None, copy: bool = False) -> list[T]:
+    """The iteration order of a ``java.util.HashMap`` after putting ``keys``
+    in order (repeats are updates): by bucket of the final table, then by
+    insertion (resizes split bins keeping their order). ``initial_capacity``
+    is the ``new HashMap<>(n)`` argument; None means ``new HashMap<>()``;
+    ``copy`` is ``new HashMap<>(map)`` of a map holding ``keys`` (JDK 11-17 sizing)."""
+    keys = list(dict.fromkeys(keys)) if copy else keys
+    if copy:
+        initial_capacity = int(len(keys) / 0.75 + 1.0) if keys else None
+    if initial_capacity is None:
+        cap, threshold = 0, 0
+    else:
+        c = max(initial_capacity, 1)
+        cap, threshold = 0, 1 << (c - 1).bit_length()        # tableSizeFor
+    seen: dict = {}
+    for key in keys:
+        if key in seen:
+            continue
+        if cap == 0:                                          # first put: resize()
+            cap = threshold or 16
+            threshold = int(cap * 0.75)
+        seen[key] = len(seen)
+        if len(seen) > threshold:
+            old, cap = cap, cap * 2
+            threshold = threshold * 2 if old >= 16 else int(cap * 0.75)
+
+    def bucket(key: T) -> tuple[int, int]:
+        h = hash_of(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (cap - 1), seen[key]
+
+    return sorted(seen, key=bucket)
+
+
+def kafka_uuid(value) -> str | None:
+    """``org.apache.kafka.common.Uuid.toString``: URL-safe base64 without
+    padding; None for a missing or zero id (Kafka then omits TopicId)."""
+    if value is None or not getattr(value, "int", 1):
+        return None
+    raw = value.bytes if hasattr(value, "bytes") else bytes(value)
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _ids(ids) -> str:
+    return ",".join(map(str, ids))
+
+
+def topic_line(t: dict) -> str:
+    head = f"Topic: {t['topic']}"
+    if t["topic_id"]:
+        head += f"\tTopicId: {t['topic_id']}"
+    configs = ",".join(f"{k}={v}" for k, v in t["configs"].items())
+    return (f"{head}\tPartitionCount: {t['partition_count']}\tReplicationFactor: "
+            f"{t['replication_factor']}\tConfigs: {configs}")
+
+
+def partition_line(p: dict) -> str:
+    leader = "none" if p["leader"] is None else p["leader"]
+    elr = "N/A" if p["elr"] is None else _ids(p["elr"])
+    last = "N/A" if p["last_known_elr"] is None else _ids(p["last_known_elr"])
+    return (f"\tTopic: {p['topic']}\tPartition: {p['partition']}\tLeader: {leader}"
+            f"\tReplicas: {_ids(p['replicas'])}\tIsr: {_ids(p['isr'])}\tElr: {elr}\tLastKnownElr: {last}")
+
+
+def topics_describe_lines(described: Iterable[dict]) -> list[str]:
+    """kafka-topics.sh --describe text; a topic with ``show_topic`` False
+    (a partition filter is on) prints its matching partitions only."""
+    lines: list[str] = []
+    for t in described:
+        if t.get("show_topic", True):
+            lines.append(topic_line(t))
+        lines += [partition_line(p) for p in t["partitions"]]
+    return lines
+
+
+def topics_structured(described: Iterable[dict]) -> list[dict]:
+    """The JSON/YAML shape of a describe: the printed topics and partitions."""
+    out = []
+    for t in described:
+        row = {k: t[k] for k in TOPIC_FIELDS}
+        row["partitions"] = [{k: p[k] for k in PARTITION_FIELDS if k != "topic"} for p in t["partitions"]]
+        out.append(row)
+    return out
+
+
+def yaml_text(value, indent: int = 0) -> str:
+    """Block-style YAML for JSON-shaped data (scalars as JSON, which YAML reads)."""
+    pad = " " * indent
+    if isinstance(value, dict):
+        if not value:
+            return pad + "{}"
+        lines = []
+        for k, v in value.items():
+            key = json.dumps(str(k)) if not re.fullmatch(r"[A-Za-z_][\w.-]*", str(k)) else k
+            if isinstance(v, (dict, list)) and v:
+                lines.append(f"{pad}{key}:\n{yaml_text(v, indent + 2)}")
+            else:
+                lines.append(f"{pad}{key}: {yaml_text(v).lstrip()}")
+        return "\n".join(lines)
+    if isinstance(value, list):
+        if not value:
+            return pad + "[]"
+        lines = []
+        for v in value:
+            if isinstance(v, (dict, list)) and v:
+                body = yaml_text(v, indent + 2)
+                lines.append(f"{pad}- {body[indent + 2:]}")
+            else:
+                lines.append(f"{pad}- {yaml_text(v).lstrip()}")
+        return "\n".join(lines)
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z_./][\w./-]*", value) and value not in (
+            "true", "false", "null", "yes", "no", "on", "off", "y", "n", "True", "False", "Null", "NULL", "~"):
+        return pad + value
+    return pad + json.dumps(value, ensure_ascii=False)
+
+
+def topics_output(kind: str, data, fmt: str) -> str:
+    """--list / --describe output in ``fmt`` (json, yaml); ``data`` is the
+    topic names (list) or the described topics (describe)."""
+    value = data if kind == "list" else topics_structured(data)
+    if fmt == "json":
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    return yaml_text(value)
+
+
+def topics_table(kind: str, data) -> None:
+    """A rich table on stdout (``--output table``)."""
+    from rich.console import Console
+    from rich.table import Table
+    console = Console()
+    if kind == "list":
+        table = Table("TOPIC")
+        for name in data:
+            table.add_row(name)
+        console.print(table)
+        return
+    topics = Table("TOPIC", "TOPIC ID", "PARTITIONS", "RF", "CONFIGS", title="Topics")
+    parts = Table("TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "ELR", "LAST KNOWN ELR", title="Partitions")
+    for t in data:
+        if t.get("show_topic", True):
+            topics.add_row(t["topic"], t["topic_id"] or "", str(t["partition_count"]),
+                           str(t["replication_factor"]),
+                           "\n".join(f"{k}={v}" for k, v in t["configs"].items()))
+        for p in t["partitions"]:
+            parts.add_row(p["topic"], str(p["partition"]), "none" if p["leader"] is None else str(p["leader"]),
+                          _ids(p["replicas"]), _ids(p["isr"]),
+                          "N/A" if p["elr"] is None else _ids(p["elr"]),
+                          "N/A" if p["last_known_elr"] is None else _ids(p["last_known_elr"]))
+    if topics.row_count:
+        console.print(topics)
+    if parts.row_count:
+        console.print(parts)

@@ -1,0 +1,417 @@
+"""The admin layer the CLI tools use: one method per Kafka admin call, each
+building the request body from Kafka's field names and handing back frozen
+dataclasses. Versions are whatever ``BrokerClient`` negotiated; fields a
+version lacks are left out by the schema, so one body serves every version.
+
+Per-item errors come back as ``ErrorCode`` values for the caller to phrase
+(the tools print Kafka's own messages); request-level failures raise.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from kproto.client.transport import BrokerClient
+from kproto.errors import ErrorCode, KafkaError, error_for
+
+METADATA, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 3, 2, 8, 9, 10
+DESCRIBE_GROUPS, LIST_GROUPS, CREATE_TOPICS, DELETE_TOPICS = 15, 16, 19, 20
+DESCRIBE_CONFIGS, ALTER_CONFIGS, CREATE_PARTITIONS, DELETE_GROUPS = 32, 33, 37, 42
+INCREMENTAL_ALTER_CONFIGS = 44
+
+TIMEOUT_MS = 30_000
+#: ListOffsets special timestamps.
+LATEST, EARLIEST = -1, -2
+#: ConfigEntry.ConfigSource values (DescribeConfigs v1+).
+DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
+_OPS = {"set": 0, "delete": 1, "append": 2, "subtract": 3}
+
+TopicPartition = tuple[str, int]
+
+
+def code(value: int) -> ErrorCode:
+    """An error code off the wire; one kproto does not know is UNKNOWN_SERVER_ERROR."""
+    try:
+        return ErrorCode(value)
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+# --- what callers hold ----------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class BrokerNode:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMetadata:
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...]
+    error: ErrorCode
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    name: str
+    error: ErrorCode
+    topic_id: uuid.UUID | None
+    is_internal: bool
+    partitions: tuple[PartitionMetadata, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMetadata:
+    cluster_id: str | None
+    controller_id: int
+    brokers: tuple[BrokerNode, ...]
+    topics: Mapping[str, TopicMetadata]
+
+
+@dataclass(frozen=True, slots=True)
+class NewTopic:
+    name: str
+    num_partitions: int = -1                 # -1: the broker's num.partitions
+    replication_factor: int = -1             # -1: default.replication.factor
+    assignments: Mapping[int, list[int]] | None = None
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicResult:
+    name: str
+    error: ErrorCode
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigResource:
+    type: int                                # 2 topic, 4 broker, 8 broker logger
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    name: str
+    value: str | None
+    source: int                              # ConfigSource; -1 unknown (v0)
+    read_only: bool
+    is_sensitive: bool
+    is_default: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigsResult:
+    resource: ConfigResource
+    error: ErrorCode
+    message: str | None
+    entries: tuple[ConfigEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfigOp:
+    name: str
+    op: str                                  # set | delete | append | subtract
+    value: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ListedOffset:
+    error: ErrorCode
+    offset: int
+    timestamp: int
+    leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Coordinator:
+    node_id: int
+    host: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndMetadata:
+    offset: int
+    metadata: str | None = ""
+    leader_epoch: int = -1
+    error: ErrorCode = ErrorCode.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class ListedGroup:
+    group_id: str
+    protocol_type: str
+    state: str | None                        # None before ListGroups v4
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescription:
+    group_id: str
+    error: ErrorCode
+    state: str
+    protocol_type: str
+    protocol: str
+    members: tuple[MemberDescription, ...]
+
+
+def _group_by_topic(items: Iterable[tuple[TopicPartition, object]]) -> dict[str, list[tuple[int, object]]]:
+    out: dict[str, list[tuple[int, object]]] = {}
+    for (topic, partition), value in items:
+        out.setdefault(topic, []).append((partition, value))
+    return out
+
+
+# --- the calls --------------------------------------------------------------------------
+
+class Admin:
+    """Admin calls over one ``BrokerClient`` (group calls go to the group's
+    coordinator, which may be another connection)."""
+
+    def __init__(self, client: BrokerClient) -> None:
+        self.client = client
+        self._coordinators: dict[str, BrokerClient] = {}
+
+    def supports(self, api_key: int) -> bool:
+        return self.client.supports(api_key)
+
+    def close(self) -> None:
+        for c in self._coordinators.values():
+            if c is not self.client:
+                c.close()
+        self._coordinators.clear()
+
+    # -- metadata ---------------------------------------------------------------
+
+    def metadata(self, topics: Iterable[str] | None = None, *,
+                 allow_auto_topic_creation: bool = False) -> ClusterMetadata:
+        """Every topic (``topics=None``) or the named ones."""
+        version = self.client.version(METADATA)
+        if topics is None:
+            wanted = [] if version == 0 else None
+        else:
+            wanted = [{"name": t} for t in topics]
+        body = self.client.request(METADATA, {"topics": wanted,
+                                              "allow_auto_topic_creation": allow_auto_topic_creation})
+        brokers = tuple(BrokerNode(b.node_id, b.host, b.port, b.get("rack")) for b in body.brokers)
+        out = {}
+        for t in body.topics:
+            tid = t.get("topic_id")
+            out[t.name] = TopicMetadata(
+                t.name, code(t.error_code), tid if tid is not None and tid.int else None,
+                bool(t.get("is_internal", False)),
+                tuple(PartitionMetadata(p.partition_index, p.leader_id, p.get("leader_epoch", -1),
+                                        tuple(p.replica_nodes), tuple(p.isr_nodes),
+                                        tuple(p.get("offline_replicas") or ()), code(p.error_code))
+                      for p in sorted(t.partitions, key=lambda p: p.partition_index)))
+        return ClusterMetadata(body.get("cluster_id"), body.get("controller_id", -1), brokers, out)
+
+    # -- topics -----------------------------------------------------------------
+
+    def create_topics(self, topics: Iterable[NewTopic], *, validate_only: bool = False,
+                      timeout_ms: int = TIMEOUT_MS) -> dict[str, TopicResult]:
+        wanted = [{
+            "name": t.name, "num_partitions": t.num_partitions if not t.assignments else -1,
+            "replication_factor": t.replication_factor if not t.assignments else -1,
+            "assignments": [{"partition_index": p, "broker_ids": list(b)}
+                            for p, b in sorted((t.assignments or {}).items())],
+            "configs": [{"name": k, "value": v} for k, v in t.configs.items()],
+        } for t in topics]
+        body = self.client.request(CREATE_TOPICS, {"topics": wanted, "timeout_ms": timeout_ms,
+                                                   "validate_only": validate_only})
+        return {t.name: TopicResult(t.name, code(t.error_code), t.get("error_message"))
+                for t in body.topics}
+
+    def delete_topics(self, names: Iterable[str], *, timeout_ms: int = TIMEOUT_MS) -> dict[str, TopicResult]:
+        names = list(names)
+        body = self.client.request(DELETE_TOPICS, {
+            "topic_names": names, "topics": [{"name": n} for n in names], "timeout_ms": timeout_ms})
+        return {r.name: TopicResult(r.name, code(r.error_code), r.get("error_message"))
+                for r in body.responses}
+
+    def create_partitions(self, counts: Mapping[str, int], *,
+                          assignments: Mapping[str, list[list[int]]] | None = None,
+                          validate_only: bool = False, timeout_ms: int = TIMEOUT_MS) -> dict[str, TopicResult]:
+        """Grow each topic to ``counts[topic]`` partitions; ``assignments`` are
+        the replica lists of the new partitions only."""
+        wanted = [{"name": n, "count": c,
+                   "assignments": None if not assignments or n not in assignments else
+                   [{"broker_ids": list(b)} for b in assignments[n]]}
+                  for n, c in counts.items()]
+        body = self.client.request(CREATE_PARTITIONS, {"topics": wanted, "timeout_ms": timeout_ms,
+                                                       "validate_only": validate_only})
+        return {r.name: TopicResult(r.name, code(r.error_code), r.get("error_message")) for r in body.results}
+
+    # -- configs ----------------------------------------------------------------
+
+    def describe_configs(self, resources: Iterable[ConfigResource], *,
+                         keys: Iterable[str] | None = None) -> dict[ConfigResource, ConfigsResult]:
+        resources = list(resources)
+        body = self.client.request(DESCRIBE_CONFIGS, {"resources": [
+            {"resource_type": r.type, "resource_name": r.name,
+             "configuration_keys": None if keys is None else list(keys)} for r in resources],
+            "include_synonyms": False, "include_documentation": False})
+        v0 = self.client.version(DESCRIBE_CONFIGS) == 0
+        out = {}
+        for r in body.results:
+            resource = ConfigResource(r.resource_type, r.resource_name)
+            entries = []
+            for c in r.configs:
+                source = -1 if v0 else c.config_source
+                is_default = c.is_default if v0 else source == DEFAULT_CONFIG
+                entries.append(ConfigEntry(c.name, c.value, source, c.read_only, c.is_sensitive,
+                                           bool(is_default)))
+            out[resource] = ConfigsResult(resource, code(r.error_code), r.get("error_message"), tuple(entries))
+        return out
+
+    def incremental_alter_configs(self, changes: Mapping[ConfigResource, Iterable[AlterConfigOp]], *,
+                                  validate_only: bool = False) -> dict[ConfigResource, tuple[ErrorCode, str | None]]:
+        body = self.client.request(INCREMENTAL_ALTER_CONFIGS, {"resources": [
+            {"resource_type": r.type, "resource_name": r.name,
+             "configs": [{"name": op.name, "config_operation": _OPS[op.op], "value": op.value} for op in ops]}
+            for r, ops in changes.items()], "validate_only": validate_only})
+        return self._alter_results(body)
+
+    def alter_configs(self, configs: Mapping[ConfigResource, Mapping[str, str]], *,
+                      validate_only: bool = False) -> dict[ConfigResource, tuple[ErrorCode, str | None]]:
+        """The legacy call: each resource's dynamic configs are **replaced** by ``configs``."""
+        body = self.client.request(ALTER_CONFIGS, {"resources": [
+            {"resource_type": r.type, "resource_name": r.name,
+             "configs": [{"name": k, "value": v} for k, v in values.items()]}
+            for r, values in configs.items()], "validate_only": validate_only})
+        return self._alter_results(body)
+
+    @staticmethod
+    def _alter_results(body) -> dict[ConfigResource, tuple[ErrorCode, str | None]]:
+        return {ConfigResource(r.resource_type, r.resource_name): (code(r.error_code), r.get("error_message"))
+                for r in body.responses}
+
+    # -- offsets ----------------------------------------------------------------
+
+    def list_offsets(self, timestamps: Mapping[TopicPartition, int], *,
+                     isolation_level: int = 0) -> dict[TopicPartition, ListedOffset]:
+        """``timestamps[tp]`` is a time in ms, ``LATEST`` or ``EARLIEST``."""
+        topics = [{"name": t, "partitions": [{"partition_index": p, "timestamp": ts, "current_leader_epoch": -1,
+                                              "max_num_offsets": 1} for p, ts in parts]}
+                  for t, parts in _group_by_topic(timestamps.items()).items()]
+        v0 = self.client.version(LIST_OFFSETS) == 0
+        body = self.client.request(LIST_OFFSETS, {"replica_id": -1, "isolation_level": isolation_level,
+                                                  "topics": topics, "timeout_ms": TIMEOUT_MS})
+        out = {}
+        for t in body.topics:
+            for p in t.partitions:
+                if v0:                                      # v0: a list of offsets
+                    offset = p.old_style_offsets[0] if p.old_style_offsets else -1
+                else:
+                    offset = p.offset
+                out[(t.name, p.partition_index)] = ListedOffset(
+                    code(p.error_code), offset, p.get("timestamp", -1), p.get("leader_epoch", -1))
+        return out
+
+    def find_coordinator(self, key: str, key_type: int = 0) -> Coordinator:
+        body = self.client.request(FIND_COORDINATOR, {"key": key, "key_type": key_type,
+                                                      "coordinator_keys": [key]})
+        c = body.coordinators[0] if self.client.version(FIND_COORDINATOR) >= 4 else body
+        if c.error_code != ErrorCode.NONE:
+            raise error_for(c.error_code, c.get("error_message"))
+        return Coordinator(c.node_id, c.host, c.port)
+
+    def _coordinator(self, group: str) -> BrokerClient:
+        if group not in self._coordinators:
+            c = self.find_coordinator(group)
+            self._coordinators[group] = self.client.connect_to(c.host, c.port)
+        return self._coordinators[group]
+
+    def offset_commit(self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata], *,
+                      generation_id: int = -1, member_id: str = "",
+                      group_instance_id: str | None = None) -> dict[TopicPartition, ErrorCode]:
+        """Commit as a simple (generation -1) committer unless a member is given."""
+        topics = [{"name": t, "partitions": [
+            {"partition_index": p, "committed_offset": o.offset, "committed_leader_epoch": o.leader_epoch,
+             "committed_metadata": o.metadata, "commit_timestamp": -1} for p, o in parts]}
+            for t, parts in _group_by_topic(offsets.items()).items()]
+        body = self._coordinator(group).request(OFFSET_COMMIT, {
+            "group_id": group, "generation_id_or_member_epoch": generation_id, "member_id": member_id,
+            "group_instance_id": group_instance_id, "retention_time_ms": -1, "topics": topics})
+        return {(t.name, p.partition_index): code(p.error_code) for t in body.topics for p in t.partitions}
+
+    def offset_fetch(self, group: str, partitions: Iterable[TopicPartition] | None = None
+                     ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Committed offsets of ``group`` (all of them when ``partitions`` is None).
+        A group-level error raises; -1 offsets (nothing committed) are left out."""
+        client = self._coordinator(group)
+        if partitions is None:
+            topics = None
+        else:
+            topics = [{"name": t, "partition_indexes": [p for p, _ in parts]}
+                      for t, parts in _group_by_topic((tp, None) for tp in partitions).items()]
+        if topics is None and client.version(OFFSET_FETCH) < 2:
+            raise KafkaError("the broker's OffsetFetch cannot list all of a group's offsets (v2+ needed)",
+                             error_code=ErrorCode.UNSUPPORTED_VERSION)
+        body = client.request(OFFSET_FETCH, {
+            "group_id": group, "topics": topics, "require_stable": False,
+            "groups": [{"group_id": group, "topics": topics}]})
+        if client.version(OFFSET_FETCH) >= 8:
+            group_body = body.groups[0]
+            error, answer = group_body.error_code, group_body.topics
+        else:
+            error, answer = body.error_code, body.topics
+        if error != ErrorCode.NONE:
+            raise error_for(error)
+        out = {}
+        for t in answer:
+            for p in t.partitions:
+                if p.committed_offset < 0 and p.error_code == ErrorCode.NONE:
+                    continue
+                out[(t.name, p.partition_index)] = OffsetAndMetadata(
+                    p.committed_offset, p.metadata, p.get("committed_leader_epoch", -1), code(p.error_code))
+        return out
+
+    # -- groups -----------------------------------------------------------------
+
+    def list_groups(self) -> list[ListedGroup]:
+        has_state = self.client.version(LIST_GROUPS) >= 4
+        body = self.client.request(LIST_GROUPS, {"states_filter": [], "types_filter": []})
+        if body.error_code != ErrorCode.NONE:
+            raise error_for(body.error_code)
+        return sorted((ListedGroup(g.group_id, g.protocol_type, g.group_state if has_state else None) for g in body.groups),
+                      key=lambda g: g.group_id)
+
+    def describe_groups(self, groups: Iterable[str]) -> dict[str, GroupDescription]:
+        out = {}
+        for group in groups:
+            body = self._coordinator(group).request(DESCRIBE_GROUPS, {
+                "groups": [group], "include_authorized_operations": False})
+            for g in body.groups:
+                members = tuple(MemberDescription(m.member_id, m.get("group_instance_id"), m.client_id,
+                                                  m.client_host, bytes(m.member_metadata),
+                                                  bytes(m.member_assignment)) for m in g.members)
+                out[g.group_id] = GroupDescription(g.group_id, code(g.error_code), g.group_state,
+                                                   g.protocol_type, g.protocol_data, members)
+        return out
+
+    def delete_groups(self, groups: Iterable[str]) -> dict[str, ErrorCode]:
+        out = {}
+        for group in groups:
+            body = self._coordinator(group).request(DELETE_GROUPS, {"groups_names": [group]})
+            out.update({r.group_id: code(r.error_code) for r in body.results})
+        return out
