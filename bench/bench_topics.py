@@ -3,7 +3,7 @@ script printing the same lines, on one broker with 200 topics x 6 partitions,
 plus the cold start of `kproto --help`.
 
 Every timed run is a fresh subprocess (cold start included), as a user types
-it. Usage: .venv/bin/python bench/bench_topics.py [--broker kproto|tansu] [--runs 7]
+it; both sides run with their bytecode caches written first, as an install has. Usage: .venv/bin/python bench/bench_topics.py [--broker kproto|tansu] [--runs 7]
 """
 
 from __future__ import annotations
@@ -76,6 +76,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
     kproto = str(VENV_BIN / "kproto")
+    # Both sides as installed: with their bytecode caches (pip writes them for
+    # site-packages; an editable kproto and PYTHONDONTWRITEBYTECODE=1 would not).
+    import compileall
+    import kafka
+    for where in (ROOT / "kproto", Path(kafka.__file__).parent):
+        compileall.compile_dir(str(where), quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         start = components.kproto_broker if args.broker == "kproto" else components.tansu
         with start(Path(tmp)) as bootstrap:

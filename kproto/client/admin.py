@@ -274,12 +274,13 @@ class Admin:
         out = {}
         for r in body.results:
             resource = ConfigResource(r.resource_type, r.resource_name)
-            entries = []
-            for c in r.configs:
-                source = -1 if v0 else c.config_source
-                is_default = c.is_default if v0 else source == DEFAULT_CONFIG
-                entries.append(ConfigEntry(c.name, c.value, source, c.read_only, c.is_sensitive,
-                                           bool(is_default)))
+            if v0:
+                entries = [ConfigEntry(c["name"], c["value"], -1, c["read_only"], c["is_sensitive"],
+                                       c["is_default"]) for c in r.configs]
+            else:   # item access: Container attributes cost a Python call each (many entries)
+                entries = [ConfigEntry(c["name"], c["value"], c["config_source"], c["read_only"],
+                                       c["is_sensitive"], c["config_source"] == DEFAULT_CONFIG)
+                           for c in r.configs]
             out[resource] = ConfigsResult(resource, code(r.error_code), r.get("error_message"), tuple(entries))
         return out
 

@@ -102,6 +102,7 @@ class LogManager:
         self.cleaner = cleaner or LogCleaner()
         self._lock = threading.RLock()
         self._logs: dict[TopicPartition, UnifiedLog] = {}
+        self._partition_counts: dict[str, int] = {}     # kept with _logs: Metadata asks per topic
         self._topic_ids: dict[str, uuid.UUID] = {}
         self._init_meta_properties(node_id, cluster_id)
         self._overrides = self._read_topic_configs()
@@ -147,6 +148,7 @@ class LogManager:
                 d, self.topic_config(tp[0]), recovery_point=recovery.get(tp, 0),
                 log_start_offset=starts.get(tp, 0), had_clean_shutdown=self.had_clean_shutdown,
                 clock=self.clock)
+            self._added(tp[0])
 
     # -- topic configs ---------------------------------------------------------------------
 
@@ -192,7 +194,21 @@ class LogManager:
         return dict(self._logs)
 
     def topics(self) -> set[str]:
-        return {t for t, _ in self._logs}
+        return set(self._partition_counts)
+
+    def has_topic(self, topic: str) -> bool:
+        return topic in self._partition_counts
+
+    def partition_count(self, topic: str) -> int:
+        return self._partition_counts.get(topic, 0)
+
+    def _added(self, topic: str) -> None:
+        self._partition_counts[topic] = self._partition_counts.get(topic, 0) + 1
+
+    def _removed(self, topic: str) -> None:
+        left = self._partition_counts.pop(topic, 0) - 1
+        if left > 0:
+            self._partition_counts[topic] = left
 
     def topic_id(self, topic: str) -> uuid.UUID:
         """The topic's id (Kafka's TopicId), kept in each partition's partition.metadata."""
@@ -207,6 +223,7 @@ class LogManager:
                 log = UnifiedLog.open(self.data_dir / f"{topic}-{partition}", self.topic_config(topic),
                                       clock=self.clock)
                 self._logs[(topic, partition)] = log
+                self._added(topic)
             if not (log.dir / PARTITION_METADATA_FILE).exists():
                 ckpt.write_atomically(log.dir / PARTITION_METADATA_FILE,
                                       f"version: 0\ntopic_id: {format_topic_id(self.topic_id(topic))}")   # no newline, as Kafka
@@ -221,7 +238,7 @@ class LogManager:
             raise KafkaError("Number of partitions must be larger than 0.",
                              error_code=ErrorCode.INVALID_PARTITIONS)
         with self._lock:
-            if topic in self.topics():
+            if self.has_topic(topic):
                 raise TopicAlreadyExistsError(f"Topic '{topic}' already exists.")
             self.set_topic_config(topic, overrides or {})
             return [self.get_or_create_log(topic, p) for p in range(partitions)]
@@ -233,6 +250,7 @@ class LogManager:
             log = self._logs.pop((topic, partition), None)
             if log is None:
                 raise UnknownTopicOrPartitionError(f"This server does not host {topic}-{partition}.")
+            self._removed(topic)
             self._cleaner_offsets.pop((topic, partition), None)
         log.close()
         doomed = log.dir.with_name(f"{log.dir.name}.{uuid.uuid4().hex}-delete")

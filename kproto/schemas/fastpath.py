@@ -253,15 +253,25 @@ class _Gen:
         names = self.const(spec.names)
         body = [
             "    if not isinstance(obj, dict):\n        raise _Irregular",
-            f"    for k in obj:\n        if k not in {names} and not (isinstance(k, str) and k[:1] == '_'):"
-            "\n            raise _Irregular",
+            f"    if not {names}.issuperset(obj):",
+            f"        for k in obj:\n            if k not in {names} and not (isinstance(k, str) and k[:1] == '_'):"
+            "\n                raise _Irregular",
         ]
         for f in spec.fields:
             if not f.present(version) or f.tagged_in(version):
                 continue
-            body.append(f"    v = obj[{f.name!r}] if {f.name!r} in obj else {self.default(f)}")
+            default = self.default(f)
+            if default.endswith("()"):      # a fresh list or struct, only when absent
+                body.append(f"    v = obj.get({f.name!r}, _Irregular)")
+                body.append(f"    if v is _Irregular:\n        v = {default}")
+            else:
+                body.append(f"    v = obj.get({f.name!r}, {default})")
             self.build_value(body, "v", f, version, flexible, 1)
-        if flexible:
+        has_tagged = any(f.present(version) and f.tagged_in(version) for f in spec.fields)
+        if flexible and not has_tagged:
+            body.append("    raw = obj.get('_unknown')")
+            body.append("    if raw:\n        _write_tags(out, raw)\n    else:\n        out.append(0)")
+        elif flexible:
             body.append("    raw = dict(obj.get('_unknown') or {})")
             for f in spec.fields:
                 if not (f.present(version) and f.tagged_in(version)):
@@ -291,11 +301,12 @@ class _Gen:
         if isinstance(t, M.ArrayOf):
             null = "b'\\x00'" if compact else "b'\\xff\\xff\\xff\\xff'"
             body.append(f"{pad}if {var} is None:")
-            body.append(f"{pad}    if {not nullable}:\n{pad}        raise _Irregular")
-            body.append(f"{pad}    out += {null}")
+            body.append(f"{pad}    out += {null}" if nullable else f"{pad}    raise _Irregular")
             body.append(f"{pad}else:")
-            count = f"_uvarint_bytes(len({var}) + 1)" if compact else f"_p_int32(len({var}))"
-            body.append(f"{pad}    out += {count}")
+            if compact:
+                self._put_uvarint(body, f"len({var}) + 1", pad + "    ")
+            else:
+                body.append(f"{pad}    out += _p_int32(len({var}))")
             e = t.elem
             item = self.name("i")
             body.append(f"{pad}    for {item} in {var}:")
@@ -329,13 +340,24 @@ class _Gen:
         else:
             null, prefix = "b'\\xff\\xff\\xff\\xff'", "_p_int32({})"
         body.append(f"{pad}if {var} is None:")
-        body.append(f"{pad}    if {not nullable}:\n{pad}        raise _Irregular")
-        body.append(f"{pad}    out += {null}")
-        body.append(f"{pad}elif type({var}) is Deferred:")
-        body.append(f"{pad}    out += {prefix.format(var + '.length')}\n{pad}    {var}.at = len(out)")
+        body.append(f"{pad}    out += {null}" if nullable else f"{pad}    raise _Irregular")
+        if not t.text:      # only bytes/records are ever Deferred (a text one falls back)
+            body.append(f"{pad}elif type({var}) is Deferred:")
+            body.append(f"{pad}    out += {prefix.format(var + '.length')}\n{pad}    {var}.at = len(out)")
         body.append(f"{pad}else:")
         data = f"{var}.encode('utf-8')" if t.text else f"bytes({var})"
-        body.append(f"{pad}    d = {data}\n{pad}    out += {prefix.format('len(d)')}\n{pad}    out += d")
+        body.append(f"{pad}    d = {data}")
+        if compact:
+            self._put_uvarint(body, "len(d) + 1", pad + "    ")
+        else:
+            body.append(f"{pad}    out += {prefix.format('len(d)')}")
+        body.append(f"{pad}    out += d")
+
+    @staticmethod
+    def _put_uvarint(body: list[str], expr: str, pad: str) -> None:
+        """A length prefix: one byte for the usual short string or array."""
+        body.append(f"{pad}n = {expr}")
+        body.append(f"{pad}if n < 0x80:\n{pad}    out.append(n)\n{pad}else:\n{pad}    out += _uvarint_bytes(n)")
 
 
 @lru_cache(maxsize=None)

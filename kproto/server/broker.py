@@ -8,8 +8,9 @@ input: an unknown API key or a body that does not parse closes the
 connection; ApiVersions at a version we do not speak gets error 35 (KIP-511);
 other APIs outside their advertised range close the connection.
 
-Everything runs on the event-loop thread, so a handler's log appends and the
-group coordinator's appends never interleave.
+Handlers run on the event-loop thread; Produce's appends run in a worker
+thread under ``append_lock``, which every other appender (the group
+coordinator) takes too, so appends never interleave.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo,
 from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
 
 log = logging.getLogger("kproto.server")
+
+FETCH = 1
 
 Handler = Callable[["Broker", Container, Container], Awaitable[Any]]
 
@@ -156,7 +159,8 @@ class Broker:
 
     def encode(self, key: int, version: int, correlation_id: int, body: Any) -> list[ResponsePart]:
         regions: list[RecordsRegion] = []
-        _collect_regions(body, regions)
+        if key == FETCH:        # the only answer that carries segment file regions
+            _collect_regions(body, regions)
         frame = protocol.encode_response(key, version, correlation_id, body)
         if not regions:
             return [frame]
@@ -204,18 +208,18 @@ class Broker:
 
     def auto_create(self, topic: str) -> bool:
         """Metadata/Produce auto-creation (auto.create.topics.enable); True if it exists now."""
-        if topic in self.logs.topics():
+        if self.logs.has_topic(topic):
             return True
         if not self.config["auto.create.topics.enable"]:
             return False
         try:
             self.logs.create_topic(topic, self.config["num.partitions"])
         except KafkaError:
-            return topic in self.logs.topics()
+            return self.logs.has_topic(topic)
         return True
 
     def partition_count(self, topic: str) -> int:
-        return sum(1 for t, _ in self.logs.logs() if t == topic)
+        return self.logs.partition_count(topic)
 
 
 def _collect_regions(value: Any, out: list[RecordsRegion]) -> None:

@@ -17,13 +17,20 @@ CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOU
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
-def topic_config_entries(broker, topic: str, keys=None, *, synonyms: bool = False) -> list[dict]:
-    """Every topic config with its value and source (also CreateTopics v5+'s answer)."""
-    overrides = broker.logs.topic_overrides(topic)
-    effective = broker.logs.topic_config(topic).to_props()
-    broker_defaults = broker.config.log_defaults.to_props()
+def _static_defaults(broker) -> tuple[dict, dict]:
+    """(the broker's topic defaults as strings, topic name -> the ``log.*`` name it was given as)."""
     static = {topic_name: broker_name for broker_name, topic_name in LOG_SYNONYMS.items()
               if broker_name in broker.config.overrides}
+    return broker.config.log_defaults.to_props(), static
+
+
+def topic_config_entries(broker, topic: str, keys=None, *, synonyms: bool = False,
+                         defaults: tuple[dict, dict] | None = None) -> list[dict]:
+    """Every topic config with its value and source (also CreateTopics v5+'s answer).
+    ``defaults``: ``_static_defaults(broker)``, computed once for many topics."""
+    overrides = broker.logs.topic_overrides(topic)
+    broker_defaults, static = defaults or _static_defaults(broker)
+    effective = broker.logs.topic_config(topic).to_props() if overrides else broker_defaults
     out = []
     for name in LogConfig.names():
         if keys is not None and name not in keys:
@@ -58,7 +65,7 @@ def _result(resource, error: KafkaError | None = None, **extra) -> dict:
 
 def _check_resource(broker, resource) -> None:
     if resource.resource_type == TOPIC:
-        if resource.resource_name not in broker.logs.topics():
+        if not broker.logs.has_topic(resource.resource_name):
             raise KafkaError(f"Topic '{resource.resource_name}' does not exist.",
                              error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     elif resource.resource_type == BROKER:
@@ -72,6 +79,7 @@ def _check_resource(broker, resource) -> None:
 
 async def describe_configs(broker, header, body) -> dict:
     results = []
+    defaults = _static_defaults(broker)
     for r in body.resources:
         keys = set(r.configuration_keys) if r.configuration_keys is not None else None
         try:
@@ -79,7 +87,8 @@ async def describe_configs(broker, header, body) -> dict:
         except KafkaError as e:
             results.append(_result(r, e, configs=[]))
             continue
-        configs = (topic_config_entries(broker, r.resource_name, keys, synonyms=body.include_synonyms)
+        configs = (topic_config_entries(broker, r.resource_name, keys, synonyms=body.include_synonyms,
+                                        defaults=defaults)
                    if r.resource_type == TOPIC else _broker_entries(broker, keys))
         results.append(_result(r, configs=configs))
     return {"throttle_time_ms": 0, "results": results}

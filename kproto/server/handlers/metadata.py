@@ -27,7 +27,7 @@ def topic_metadata(broker, topic: str, *, auto_create: bool) -> dict:
         validate_topic_name(topic)
     except KafkaError as e:
         return {"error_code": e.error_code, "name": topic, "topic_id": ZERO_UUID, "partitions": []}
-    exists = topic in broker.logs.topics() or (auto_create and broker.auto_create(topic))
+    exists = broker.logs.has_topic(topic) or (auto_create and broker.auto_create(topic))
     if not exists:
         return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": topic, "topic_id": ZERO_UUID,
                 "partitions": []}

@@ -36,7 +36,7 @@ def _create(broker, t, validate_only: bool, version: int) -> dict:
            "num_partitions": -1, "replication_factor": -1, "configs": None}
     try:
         validate_topic_name(t.name)
-        if t.name in broker.logs.topics():
+        if broker.logs.has_topic(t.name):
             raise KafkaError(f"Topic '{t.name}' already exists.", error_code=ErrorCode.TOPIC_ALREADY_EXISTS)
         if t.assignments:
             if t.num_partitions != -1 or t.replication_factor != -1:
@@ -79,7 +79,7 @@ def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
             if name is None:
                 raise KafkaError("This server does not host this topic ID.", error_code=ErrorCode.UNKNOWN_TOPIC_ID)
             out["name"] = name
-        if name not in broker.logs.topics():
+        if not broker.logs.has_topic(name):
             raise UnknownTopicOrPartitionError("This server does not host this topic-partition.")
         out["topic_id"] = broker.logs.topic_id(name)
         parts = broker.partition_count(name)
@@ -102,7 +102,7 @@ async def delete_topics(broker, header, body) -> dict:
 def _grow(broker, t, validate_only: bool) -> dict:
     out = {"name": t.name, "error_code": 0, "error_message": None}
     try:
-        if t.name not in broker.logs.topics():
+        if not broker.logs.has_topic(t.name):
             raise UnknownTopicOrPartitionError(f"The topic '{t.name}' does not exist.")
         current = broker.partition_count(t.name)
         if t.count < current:
