@@ -28,6 +28,7 @@ from kproto.errors import DecodeError, KafkaError, UnsupportedVersionError
 from kproto.log import LogManager
 from kproto.schemas import protocol
 from kproto.schemas.primitives import Deferred
+from kproto.server import group_service
 from kproto.server.config import BrokerConfig
 from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, FileRegion, ResponsePart
 from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
@@ -86,12 +87,9 @@ class Broker:
         return host, port
 
     async def _start_groups(self) -> None:
-        try:
-            from kproto.server import group_service
-        except ImportError:
-            return
         self.groups = group_service.GroupService(self.logs, self.config.values,
-                                                 node=(self.node_id, self.host, self.port))
+                                                 node=(self.node_id, self.host, self.port),
+                                                 append_lock=self.append_lock)
         await self.groups.start()
         for key in group_service.API_KEYS:
             spec = protocol.API_KEYS[key]
@@ -139,6 +137,7 @@ class Broker:
             raise CloseConnection(f"unreadable request header: {e}") from None
         key, version = header.request_api_key, header.request_api_version
         conn.client_id = header.client_id
+        group_service.CLIENT_HOST.set(_client_host(conn.peer))
         entry = self.handlers.get(key)
         if entry is None:
             raise CloseConnection(f"unsupported API key {key}")
@@ -235,6 +234,11 @@ def _collect_regions(value: Any, out: list[RecordsRegion]) -> None:
 
 async def _group_handler(broker: Broker, header: Container, body: Container):
     return await broker.groups.handle(header, body)
+
+
+def _client_host(peer: str) -> str:
+    """"127.0.0.1:5000" -> "/127.0.0.1", the way Kafka prints a member's host."""
+    return "/" + peer.rsplit(":", 1)[0].strip("[]")
 
 
 async def serve(data_dir: str | Path, config: BrokerConfig, host: str, port: int,

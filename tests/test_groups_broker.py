@@ -1,0 +1,275 @@
+"""Consumer groups on the reference broker with real clients: librdkafka
+(confluent-kafka, kcat -G), kafka-python and aiokafka. No mocks.
+
+The invariant checked after every rebalance is the coordinator's own record
+of the generation (DescribeGroups): each partition assigned to exactly one
+member. Commits are read back through kproto's admin client and survive a
+broker restart (they live in __consumer_offsets).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from kproto.client.admin import Admin, NewTopic, OffsetAndMetadata
+from kproto.client.transport import BrokerClient
+from kproto.schemas.consumer_offsets import ConsumerProtocolAssignment
+from tests.components import kproto_broker, require_executable
+
+FAST = ("group.initial.rebalance.delay.ms=0",)
+
+
+def admin_call(bootstrap: str, fn):
+    with BrokerClient(bootstrap) as client:
+        admin = Admin(client)
+        try:
+            return fn(admin)
+        finally:
+            admin.close()
+
+
+def create(bootstrap: str, topic: str, partitions: int) -> None:
+    result = admin_call(bootstrap, lambda a: a.create_topics([NewTopic(topic, partitions, 1)]))
+    assert result[topic].error == 0, result
+
+
+def produce(bootstrap: str, topic: str, n: int, tag: str) -> set[bytes]:
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    values = {f"{tag}-{i}".encode() for i in range(n)}
+    for v in sorted(values):
+        p.produce(topic, key=v, value=v)
+    assert p.flush(20) == 0
+    return values
+
+
+def assignments(bootstrap: str, group: str) -> tuple[str, dict[str, set[tuple[str, int]]]]:
+    """(state, member id -> its partitions) as the coordinator holds them."""
+    described = admin_call(bootstrap, lambda a: a.describe_groups([group]))[group]
+    out = {}
+    for m in described.members:
+        parts = set()
+        if m.assignment:
+            for tp in ConsumerProtocolAssignment.parse(m.assignment).data.assigned_partitions:
+                parts |= {(tp.topic, p) for p in tp.partitions}
+        out[m.member_id] = parts
+    return described.state, out
+
+
+def wait_stable(bootstrap: str, group: str, members: int, partitions: set, consumers=(),
+                timeout: float = 40) -> dict:
+    """Poll ``consumers`` until the group is Stable with ``members`` members
+    whose assignments are disjoint and cover ``partitions``."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        for c in consumers:
+            c.poll(0.05)
+        state, owned = assignments(bootstrap, group)
+        last = (state, owned)
+        if state == "Stable" and len(owned) == members:
+            every = [tp for parts in owned.values() for tp in parts]
+            assert len(every) == len(set(every)), f"a partition has two owners: {owned}"
+            if set(every) == partitions:
+                return owned
+    raise AssertionError(f"group {group} not stable with {members} members: {last}")
+
+
+def ck_consumer(bootstrap: str, group: str, **conf) -> Consumer:
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                     "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+                     "enable.auto.commit": False, **conf})
+
+
+MEMBER_SCRIPT = textwrap.dedent("""
+    import sys
+    from confluent_kafka import Consumer
+    bootstrap, group, topic, out = sys.argv[1:5]
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                  "session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "enable.auto.commit": False})
+    c.subscribe([topic])
+    with open(out, "a", buffering=1) as f:
+        while True:
+            m = c.poll(0.2)
+            if m is not None and m.error() is None:
+                f.write(m.value().decode() + "\\n")
+                c.commit(m, asynchronous=False)
+""")
+
+
+def test_three_members_six_partitions_leave_kill_and_restart(tmp_path):
+    topic, group = "orders", "g3"
+    partitions = {(topic, p) for p in range(6)}
+    data = tmp_path / "data"
+    with kproto_broker(tmp_path, *FAST, data_dir=data) as bs:
+        create(bs, topic, 6)
+        script = tmp_path / "member.py"
+        script.write_text(MEMBER_SCRIPT)
+        seen_by_child = tmp_path / "child.txt"
+        child = subprocess.Popen([sys.executable, str(script), bs, group, topic, str(seen_by_child)],
+                                 start_new_session=True)
+        try:
+            c1, c2 = ck_consumer(bs, group), ck_consumer(bs, group)
+            for c in (c1, c2):
+                c.subscribe([topic])
+            owned = wait_stable(bs, group, 3, partitions, (c1, c2))
+            assert sorted(len(p) for p in owned.values()) == [2, 2, 2]
+
+            # Steady state: every message consumed exactly once across the three.
+            sent = produce(bs, topic, 600, "steady")
+            got: list[bytes] = []
+            deadline = time.monotonic() + 40
+            while time.monotonic() < deadline:
+                for c in (c1, c2):
+                    m = c.poll(0.05)
+                    if m is not None and m.error() is None:
+                        got.append(m.value())
+                        c.commit(m, asynchronous=False)
+                child_got = seen_by_child.read_text().split() if seen_by_child.exists() else []
+                if len(got) + len(child_got) >= 600:
+                    break
+            child_got = [v.encode() for v in seen_by_child.read_text().split()]
+            everything = got + child_got
+            assert len(everything) == len(set(everything)) == 600
+            assert set(everything) == sent
+
+            # A member leaves: the other two take its partitions, nobody twice.
+            c2.close()
+            owned = wait_stable(bs, group, 2, partitions, (c1,))
+            # A member is killed: its session expires, the survivor owns everything.
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            owned = wait_stable(bs, group, 1, partitions, (c1,), timeout=60)
+            assert list(owned.values()) == [partitions]
+            committed = admin_call(bs, lambda a: a.offset_fetch(group))
+            assert sum(o.offset for o in committed.values()) == 600
+            c1.close()
+        finally:
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+    # Commits live in __consumer_offsets: a restart reads them back.
+    with kproto_broker(tmp_path, *FAST, data_dir=data) as bs:
+        again = admin_call(bs, lambda a: a.offset_fetch(group))
+        assert again == committed
+        state, _ = assignments(bs, group)
+        assert state == "Empty"
+
+
+@pytest.fixture(scope="module")
+def broker_dir(tmp_path_factory):
+    """(bootstrap, data dir) of one broker shared by the tests below."""
+    tmp = tmp_path_factory.mktemp("groups")
+    with kproto_broker(tmp, *FAST, data_dir=tmp / "data") as bootstrap:
+        yield bootstrap, tmp / "data"
+
+
+@pytest.fixture
+def broker(broker_dir):
+    return broker_dir[0]
+
+
+def committed(bootstrap: str, group: str) -> dict:
+    return {tp: o.offset for tp, o in admin_call(bootstrap, lambda a: a.offset_fetch(group)).items()}
+
+
+def test_kafka_python_group_consumes_and_commits(broker):
+    from kafka import KafkaConsumer
+    create(broker, "kp-topic", 2)
+    sent = produce(broker, "kp-topic", 50, "kp")
+    consumer = KafkaConsumer("kp-topic", bootstrap_servers=broker, group_id="kp-group",
+                             auto_offset_reset="earliest", enable_auto_commit=False,
+                             consumer_timeout_ms=15000)
+    got = set()
+    for m in consumer:
+        got.add(m.value)
+        if len(got) == 50:
+            break
+    consumer.commit()
+    consumer.close()
+    assert got == sent
+    assert sum(committed(broker, "kp-group").values()) == 50
+
+
+def test_aiokafka_group_consumes_and_commits(broker):
+    from aiokafka import AIOKafkaConsumer
+    create(broker, "aio-topic", 3)
+    sent = produce(broker, "aio-topic", 60, "aio")
+
+    async def run() -> set:
+        consumer = AIOKafkaConsumer("aio-topic", bootstrap_servers=broker, group_id="aio-group",
+                                    auto_offset_reset="earliest", enable_auto_commit=False)
+        await consumer.start()
+        got = set()
+        try:
+            async with asyncio.timeout(30):
+                async for m in consumer:
+                    got.add(m.value)
+                    if len(got) == 60:
+                        break
+            await consumer.commit()
+        finally:
+            await consumer.stop()
+        return got
+
+    assert asyncio.run(run()) == sent
+    assert sum(committed(broker, "aio-group").values()) == 60
+
+
+def test_kcat_balanced_consumer_commits(broker, tmp_path):
+    kcat = require_executable("kcat", "apt-get install kcat")
+    create(broker, "kcat-topic", 2)
+    sent = produce(broker, "kcat-topic", 20, "kc")
+    out = tmp_path / "kcat.out"
+    with open(out, "w") as sink:
+        proc = subprocess.Popen([kcat, "-b", broker, "-G", "kcat-group", "kcat-topic", "-u", "-f", "%s\\n",
+                                 "-X", "auto.offset.reset=earliest", "-X", "enable.auto.commit=true",
+                                 "-X", "auto.commit.interval.ms=200"],
+                                stdout=sink, stderr=subprocess.DEVNULL)
+    got: set[bytes] = set()
+    try:
+        deadline = time.monotonic() + 30
+        while len(got) < 20 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            got = {line.encode() for line in out.read_text().split()}
+        deadline = time.monotonic() + 10
+        while sum(committed(broker, "kcat-group").values()) < 20 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGINT)     # kcat leaves the group and commits on SIGINT
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert got == sent
+    assert sum(committed(broker, "kcat-group").values()) == 20
+
+
+def test_offsets_topic_is_readable_by_dump_log(broker_dir):
+    """The coordinator's records are ordinary batches in __consumer_offsets that
+    dump-log's --offsets-decoder renders (the same as Kafka's tool would)."""
+    broker, data_dir = broker_dir
+    create(broker, "dumped", 1)
+    admin_call(broker, lambda a: a.offset_commit("dump-me", {("dumped", 0): OffsetAndMetadata(7, "note")}))
+    md = admin_call(broker, lambda a: a.metadata(["__consumer_offsets"]))
+    topic = md.topics["__consumer_offsets"]
+    assert topic.is_internal and len(topic.partitions) == 50
+    from kproto.server.coordinator import partition_for
+    part = partition_for("dump-me", 50)
+    seg = sorted((data_dir / f"__consumer_offsets-{part}").glob("*.log"))[0]
+    out = subprocess.run([str(Path(sys.executable).parent / "kproto"), "dump-log", "--files", str(seg),
+                          "--offsets-decoder"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert ('key: {"type":"1","data":{"group":"dump-me","topic":"dumped","partition":0}} '
+            'payload: {"version":"3","data":{"offset":7,"leaderEpoch":-1,"metadata":"note",'
+            in out.stdout), out.stdout
