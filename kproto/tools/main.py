@@ -31,6 +31,7 @@ COMMANDS = {
     "serve": ("kproto.tools.serve:serve", "Run the reference broker."),
     "dump-log": ("kproto.tools.dump_log:dump_log", "Dump log segments and index files like kafka-dump-log.sh."),
     "topics": ("kproto.tools.topics:topics", "Create, delete, describe, or change a topic like kafka-topics.sh."),
+    "offsets": ("kproto.tools.offsets:offsets", "Migrate, export and import ZooKeeper-stored consumer offsets."),
 }
 
 

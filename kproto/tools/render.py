@@ -806,3 +806,25 @@ def topics_table(kind: str, data) -> None:
         console.print(topics)
     if parts.row_count:
         console.print(parts)
+
+
+# --- kproto offsets (ZooKeeper offsets migration plan) -----------------------------------
+#
+# A plan row is a dict with group, topic, partition, zookeeper_offset,
+# kafka_offset, action and (after commits) result. Plain aligned columns in
+# the manner of kafka-consumer-groups --describe: each column as wide as its
+# longest cell, "-" where there is no value, no trailing blanks.
+
+OFFSETS_COLUMNS = (("group", "GROUP"), ("topic", "TOPIC"), ("partition", "PARTITION"),
+                   ("zookeeper_offset", "ZOOKEEPER-OFFSET"), ("kafka_offset", "KAFKA-OFFSET"))
+
+
+def offsets_plan_lines(rows: Iterable[dict], *, executed: bool = False, dual: bool = False) -> list[str]:
+    """The plan (or dual check) table; the header alone when there are no rows."""
+    columns = list(OFFSETS_COLUMNS) + [("action", "STATUS" if dual else "ACTION")]
+    if executed:
+        columns.append(("result", "RESULT"))
+    cells = [[h for _, h in columns]]
+    cells += [["-" if r[k] is None else str(r[k]) for k, _ in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells]
