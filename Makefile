@@ -35,8 +35,11 @@ serve: venv
 test: deps
 	$(BIN)/python -m pytest -q
 
-bench: venv
-	$(BIN)/python bench/bench_records.py
+# Each benchmark runs kproto and its named peer side by side and prints ratios.
+BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups
+
+bench: venv debs
+	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
