@@ -32,6 +32,7 @@ COMMANDS = {
     "dump-log": ("kproto.tools.dump_log:dump_log", "Dump log segments and index files like kafka-dump-log.sh."),
     "topics": ("kproto.tools.topics:topics", "Create, delete, describe, or change a topic like kafka-topics.sh."),
     "offsets": ("kproto.tools.offsets:offsets", "Migrate, export and import ZooKeeper-stored consumer offsets."),
+    "groups": ("kproto.tools.groups:groups", "List, describe, delete consumer groups and reset their offsets like kafka-consumer-groups.sh."),
 }
 
 

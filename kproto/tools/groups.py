@@ -1,0 +1,733 @@
+"""``kproto groups``: kafka-consumer-groups.sh (ConsumerGroupCommand, Kafka 3.9 /
+trunk 1eb76443) over kproto's admin client.
+
+Flags, output and messages are Kafka's: the column layouts and widths, the
+``-`` for a missing value, the CSV of ``--export``, and the order Kafka prints
+rows in (several of its maps are ``java.util.HashMap``s keyed by
+TopicPartition or group id; ``render.java_hashmap_order`` reproduces that).
+stdout carries what Kafka prints on stdout minus its ``\\nError: ...`` lines
+and warnings: those, and Kafka's stderr notices, are one line each on stderr.
+
+Differences, all on purpose:
+- Errors exit 1 (Kafka exits 0 after most of them); bad flags exit 2 with
+  one line (Kafka prints its usage and exits 1). Flag values Kafka only
+  checks once connected (scope, scenario, ``--to-datetime``, ``--by-duration``,
+  ``topic:partitions``) are checked before connecting.
+- Log end offsets the broker cannot give print ``-`` (Kafka aborts).
+- ``--delete-offsets`` and ``--list --type`` are not implemented.
+- ``--output table|json|yaml`` and ``KPROTO_BOOTSTRAP_SERVER`` are kproto's.
+
+The consumer protocol's assignment bytes are read with
+``kproto.schemas.consumer_offsets.ConsumerProtocolAssignment``.
+"""
+
+from __future__ import annotations
+
+import calendar
+import csv
+import re
+import sys
+import time
+from typing import Iterable
+
+import click
+
+from kproto.tools.topics import TopicsCommand as OneLineErrorsCommand, UsageProblem
+
+TopicPartition = tuple[str, int]
+Plan = dict[TopicPartition, int]
+
+EXIT_OK, EXIT_ERROR = 0, 1          # bad flags: UsageProblem, exit status 2
+ACTIONS = ("list", "describe", "delete", "reset_offsets")
+#: allResetOffsetScenarioOpts, by flag name, in the order checkArgs checks them.
+SCENARIOS = ("to-offset", "to-datetime", "by-duration", "to-earliest", "to-latest", "to-current", "shift-by",
+             "from-file")
+#: ConsumerGroupState names (parse is case-insensitive), Unknown left out as Kafka's message does.
+STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty", "Assigning", "Reconciling")
+REBALANCING = frozenset({"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"})
+INACTIVE = frozenset({"Empty", "Dead"})
+CONSUMER_PROTOCOL = "consumer"
+DRY_RUN_WARNING = (
+    "WARN: No action will be performed as the --execute option is missing.In a future major release, the "
+    "default behavior of this command will be to prompt the user before executing the reset rather than "
+    "doing a dry run. You should add the --dry-run option explicitly if you are scripting this command and "
+    "want to keep the current default behavior without prompting.")
+
+#: The Java exception Kafka's Admin raises for an error code, where the
+#: class name is not the code's name in CamelCase + "Exception".
+_JAVA_EXCEPTIONS = {
+    "NON_EMPTY_GROUP": "GroupNotEmptyException", "GROUP_AUTHORIZATION_FAILED": "GroupAuthorizationException",
+    "TOPIC_AUTHORIZATION_FAILED": "TopicAuthorizationException", "UNKNOWN_SERVER_ERROR": "UnknownServerException",
+    "NOT_LEADER_OR_FOLLOWER": "NotLeaderOrFollowerException", "INVALID_TOPIC_EXCEPTION": "InvalidTopicException",
+}
+
+
+class GroupCommandFailed(Exception):
+    """Kafka's ``Error: Executing consumer group command failed due to <message>``; the run stops."""
+
+
+class ResetAborted(Exception):
+    """A reset Kafka abandons with its usage message (printUsageAndExit): the
+    message alone, exit status 1 (the flags were fine; the data was not)."""
+
+
+# --- pure parts ----------------------------------------------------------------------
+
+def java_exception(code: int, message: str | None = None) -> str:
+    """``Throwable.toString()`` of the exception Kafka's Admin raises for ``code``."""
+    from kproto.errors import ErrorCode
+    error = ErrorCode(code)
+    name = _JAVA_EXCEPTIONS.get(error.name) or (
+        "".join(w.capitalize() for w in re.sub(r"_(EXCEPTION|ERROR)$", "", error.name).split("_")) + "Exception")
+    return f"org.apache.kafka.common.errors.{name}: {message or error.description}"
+
+
+def spec_order(names: Iterable[str]) -> list[str]:
+    """The iteration order of a ``HashSet<OptionSpec>``: joptsimple hashes a
+    spec as ``List.hashCode`` of its one name, ``31 + name.hashCode()``."""
+    from kproto.tools.render import java_hashmap_order, java_string_hash
+    return java_hashmap_order(list(names), lambda n: 31 + java_string_hash(n))
+
+
+def parse_states(text: str) -> set[str]:
+    """consumerGroupStatesFromString: comma-separated, trimmed, case-insensitive."""
+    by_upper = {s.upper(): s for s in STATES}
+    parsed = {by_upper.get(s.strip().upper()) for s in text.split(",")}
+    if None in parsed:
+        raise UsageProblem(f"Invalid state list '{text}'. Valid states are: {', '.join(STATES)}")
+    return parsed
+
+
+def _java_split(text: str, sep: str) -> list[str]:
+    """``String.split``: trailing empty strings removed."""
+    parts = text.split(sep)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def parse_topic_arg(arg: str) -> list[TopicPartition]:
+    """``topic:0,1,2`` as parseTopicsWithPartitions reads it (Kafka's messages,
+    its doubled quote included)."""
+    parts = _java_split(arg, ":")
+    if len(parts) != 2:
+        raise UsageProblem(f"Invalid topic arg '{arg}', expected topic name and partitions")
+    out = []
+    for p in _java_split(parts[1], ","):
+        if not re.fullmatch(r"[+-]?\d+", p) or not -2**31 <= int(p) < 2**31:
+            raise UsageProblem(f"Invalid partition '{p}' specified in topic arg '{arg}''")
+        out.append((parts[0], int(p)))
+    return out
+
+
+_DATETIME = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})\.(\d+)"
+                       r"(Z|[+-]\d{2}(?::?\d{2})?)")
+
+
+def parse_datetime(text: str) -> int:
+    """Utils.getDateTime: ``YYYY-MM-DDTHH:mm:SS.sss`` with an optional zone
+    (UTC without one), strictly (SimpleDateFormat not lenient) -> epoch ms."""
+    if len(_java_split(text, "T")) < 2:
+        raise UsageProblem("Error: Executing consumer group command failed due to java.text.ParseException: "
+                           "Error parsing timestamp. It does not contain a 'T' according to ISO8601 format")
+    stamp = text if any(c in text.split("T", 1)[1] for c in "+-Z") else text + "Z"
+    m = _DATETIME.fullmatch(stamp)
+    bad = UsageProblem("Error: Executing consumer group command failed due to java.text.ParseException: "
+                       f'Unparseable date: "{stamp}"')
+    if not m:
+        raise bad
+    year, month, day, hour, minute, second, millis = (int(g) for g in m.groups()[:7])
+    if not (1 <= month <= 12 and 1 <= day <= calendar.monthrange(year, month)[1] and hour < 24
+            and minute < 60 and second < 60 and millis < 1000):
+        raise bad
+    zone = m.group(8)
+    offset_s = 0
+    if zone != "Z":
+        digits = zone[1:].replace(":", "")
+        offset_s = (int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60) * (1 if zone[0] == "+" else -1)
+    seconds = calendar.timegm((year, month, day, hour, minute, second)) - offset_s
+    return seconds * 1000 + millis
+
+
+_DURATION = re.compile(r"([-+]?)P(?:([-+]?\d+)D)?(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?"
+                       r"(?:([-+]?\d+)(?:[.,](\d{0,9}))?S)?)?", re.IGNORECASE)
+
+
+def parse_duration_ns(text: str) -> int:
+    """``java.time.Duration.parse`` (``PnDTnHnMn.nS``) in nanoseconds."""
+    m = _DURATION.fullmatch(text)
+    if not m or m.group(3) in ("T", "t") or not any(m.group(i) for i in (2, 4, 5, 6)):
+        raise UsageProblem("Error: Executing consumer group command failed due to "
+                           "Text cannot be parsed to a Duration")
+    days, hours, minutes, seconds = (int(m.group(i) or 0) for i in (2, 4, 5, 6))
+    nanos = int((m.group(7) or "").ljust(9, "0"))
+    if (m.group(6) or "").startswith("-"):
+        nanos = -nanos
+    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    total_ns = total * 1_000_000_000 + nanos
+    return -total_ns if m.group(1) == "-" else total_ns
+
+
+def decode_assignment(data: bytes) -> list[TopicPartition]:
+    """ConsumerProtocol.deserializeAssignment's partitions, deduplicated (Kafka
+    keeps a Set). A version newer than kproto's schema is read as the newest,
+    as Kafka does; empty bytes (a member awaiting SyncGroup) assign nothing."""
+    if not data:
+        return []
+    from kproto import schemas
+    from kproto.schemas.consumer_offsets import ConsumerProtocolAssignment
+    if int.from_bytes(data[:2], "big", signed=True) > 3:
+        data = b"\x00\x03" + bytes(data[2:])
+    parsed = schemas.parse(ConsumerProtocolAssignment, data).data
+    return list(dict.fromkeys((t.topic, p) for t in parsed.assigned_partitions for p in t.partitions))
+
+
+def parse_reset_plan(text: str, groups: list[str]) -> dict[str, Plan]:
+    """parseResetPlan: ``topic,partition,offset`` lines when one --group is
+    given and the first line reads that way, else ``group,topic,partition,offset``."""
+    lines = [l.rstrip("\r") for l in _java_split(text, "\n")]
+    rows = [(i, r) for i, r in enumerate(csv.reader(lines), 1) if r]
+
+    def typed(fields: list[str], n: int) -> tuple | None:
+        numbers = fields[-2:]           # partition (int) and offset (long), as Jackson binds them
+        if len(fields) != n or not all(re.fullmatch(r"[+-]?\d+", f) for f in numbers):
+            return None
+        return (*fields[:-2], int(numbers[0]), int(numbers[1]))
+
+    three = len(groups) == 1 and bool(rows) and typed(rows[0][1], 3) is not None
+    out: dict[str, Plan] = {}
+    for number, fields in rows:
+        record = typed(fields, 3 if three else 4)
+        if record is None:
+            raise GroupCommandFailed(f"Cannot read line {number} of the reset plan: {lines[number - 1]!r} "
+                                     f"(expected {'topic,partition,offset' if three else 'group,topic,partition,offset'})")
+        group, topic, partition, offset = (groups[0], *record) if three else record
+        out.setdefault(group, {})[(topic, partition)] = offset
+    return out
+
+
+def topic_partition(tp: TopicPartition) -> str:
+    """``TopicPartition.toString``."""
+    return f"{tp[0]}-{tp[1]}"
+
+
+# --- the command ---------------------------------------------------------------------
+
+EPILOG = """\b
+Exit status: 0 ok; 1 the command failed or a group could not be acted on
+(one line "Error: ..." on stderr per problem); 2 bad flags (one line on stderr).
+
+\b
+Reset offsets: scope --all-topics or --topic T[:P,P] (repeatable); scenario
+--to-earliest, --to-latest, --to-current, --to-offset N, --shift-by N,
+--to-datetime YYYY-MM-DDTHH:mm:SS.sss, --by-duration PnDTnHnMnS or
+--from-file CSV; a dry run (the plan) unless --execute; --export prints the
+plan as CSV. Only groups that are Empty or Dead can be reset.
+
+\b
+Extensions to kafka-consumer-groups.sh: --output table|json|yaml;
+KPROTO_BOOTSTRAP_SERVER."""
+
+
+@click.command("groups", cls=OneLineErrorsCommand, epilog=EPILOG,
+               context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", metavar="HOST:PORT",
+              help="REQUIRED: The server(s) to connect to (or KPROTO_BOOTSTRAP_SERVER).")
+@click.option("--command-config", type=click.Path(dir_okay=False),
+              help="Property file containing configs to be passed to Admin Client.")
+@click.option("--list", "list_", is_flag=True, help="List all consumer groups.")
+@click.option("--describe", is_flag=True,
+              help="Describe consumer group and list offset lag (number of messages not yet processed).")
+@click.option("--delete", is_flag=True, help="Pass in groups to delete topic partition offsets and ownership "
+              "information over the entire consumer group.")
+@click.option("--reset-offsets", is_flag=True, help="Reset offsets of consumer group (inactive groups only).")
+@click.option("--group", "groups_", multiple=True, metavar="GROUP", help="The consumer group we wish to act on.")
+@click.option("--all-groups", is_flag=True, help="Apply to all consumer groups.")
+@click.option("--topic", "topics", multiple=True, metavar="TOPIC[:P,...]",
+              help="With --reset-offsets: a topic, or topic:0,1,2 for some of its partitions (repeatable).")
+@click.option("--all-topics", is_flag=True, help="Consider all topics assigned to a group in the reset-offsets process.")
+@click.option("--members", is_flag=True, help="Describe members of the group.")
+@click.option("--verbose", is_flag=True, help="With --members: show each member's assignment.")
+@click.option("--offsets", is_flag=True, help="Describe the group's partitions with their offset lag (the default).")
+@click.option("--state", is_flag=False, flag_value="", default=None, metavar="[STATES]",
+              help="With --describe: the group's state. With --list: the states of all groups, "
+                   "or only those in STATES (e.g. stable,empty).")
+@click.option("--dry-run", is_flag=True, help="Only show results without executing changes (the default).")
+@click.option("--execute", is_flag=True, help="Execute operation. Supported operations: reset-offsets.")
+@click.option("--export", is_flag=True, help="Export operation execution to a CSV format.")
+@click.option("--to-offset", type=int, help="Reset offsets to a specific offset.")
+@click.option("--to-earliest", is_flag=True, help="Reset offsets to earliest offset.")
+@click.option("--to-latest", is_flag=True, help="Reset offsets to latest offset.")
+@click.option("--to-current", is_flag=True, help="Reset offsets to current offset.")
+@click.option("--shift-by", type=int, help="Reset offsets shifting current offset by 'n' (positive or negative).")
+@click.option("--to-datetime", metavar="DATETIME", help="Reset offsets to offset from datetime. "
+              "Format: 'YYYY-MM-DDTHH:mm:SS.sss'")
+@click.option("--by-duration", metavar="DURATION", help="Reset offsets to offset by duration from current "
+              "timestamp. Format: 'PnDTnHnMnS'")
+@click.option("--from-file", type=click.Path(dir_okay=False), help="Reset offsets to values defined in CSV file.")
+@click.option("--timeout", type=int, metavar="MS", help="Request timeout in milliseconds.")
+@click.option("--output", "output", type=click.Choice(["text", "table", "json", "yaml"]), default="text",
+              show_default=True, help="text is kafka-consumer-groups.sh's output.")
+def groups(**opts) -> None:
+    """List, describe, delete consumer groups and reset their offsets (kafka-consumer-groups.sh)."""
+    opts["list"] = opts.pop("list_")
+    opts["group"] = list(dict.fromkeys(opts.pop("groups_")))
+    check_args(opts)
+    from kproto.errors import KafkaError, KprotoError
+    try:
+        failed = run(opts)
+    except GroupCommandFailed as e:
+        _fail(str(e))
+    except ResetAborted as e:
+        notice(str(e))
+        sys.exit(EXIT_ERROR)
+    except KafkaError as e:   # a request-level error: Kafka's Admin raises the matching exception
+        _fail(java_exception(e.error_code, str(e)))
+    except (KprotoError, OSError) as e:   # connection and protocol errors
+        _fail(str(e))
+    sys.stdout.flush()
+    sys.exit(EXIT_ERROR if failed else EXIT_OK)
+
+
+def _fail(message: str) -> None:
+    error(f"Executing consumer group command failed due to {message}")
+    sys.exit(EXIT_ERROR)
+
+
+def error(message: str) -> None:
+    """Kafka's printError line (``\\nError: ...`` on its stdout), one line on stderr."""
+    notice(f"Error: {message}")
+
+
+def notice(message: str) -> None:
+    sys.stdout.flush()
+    click.echo(message, err=True)
+
+
+def _option(name: str) -> str:
+    return f"[{name}]"
+
+
+def _one_of(option: str, names: Iterable[str]) -> UsageProblem:
+    return UsageProblem(f"Option {_option(option)} takes one of these options: "
+                        + ", ".join(_option(n) for n in spec_order(names)))
+
+
+def _check_invalid(o: dict, used: str, others: Iterable[str]) -> None:
+    """CommandLineUtils.checkInvalidArgs, over a HashSet of other options."""
+    if not _given(o, used):
+        return
+    for other in spec_order(others):
+        if _given(o, other):
+            raise UsageProblem(f'Option "{_option(used)}" can\'t be used with option "{_option(other)}"')
+
+
+def _given(o: dict, flag: str) -> bool:
+    value = o["topics" if flag == "topic" else flag.replace("-", "_")]
+    return value not in (None, False, [], ())
+
+
+def check_args(o: dict) -> None:
+    """ConsumerGroupCommandOptions.checkArgs, then main's one-action check,
+    in Kafka's order and words; plus the checks Kafka makes once connected."""
+    if not o["bootstrap_server"]:
+        raise UsageProblem('Missing required argument "[bootstrap-server]"')
+    for flag, allowed in (("members", ("describe",)), ("verbose", ("describe",)), ("offsets", ("describe",)),
+                          ("state", ("describe", "list"))):
+        if _given(o, flag) and not any(o[a] for a in allowed):   # joptsimple availableIf
+            raise UsageProblem(f"Option(s) {_option(flag)} are unavailable given other options on the command line")
+    selection = ("group", "all-groups")
+    if o["describe"]:
+        if not o["group"] and not o["all_groups"]:
+            raise _one_of("describe", selection)
+        if sum(_given(o, f) for f in ("members", "offsets", "state")) > 1:
+            raise UsageProblem("Option [describe] takes at most one of these options: [members], [offsets], [state]")
+        if o["state"]:
+            raise UsageProblem("Option [describe] does not take a value for [state]")
+    if o["delete"]:
+        if not o["group"] and not o["all_groups"]:
+            raise _one_of("delete", selection)
+        if o["topics"]:
+            raise UsageProblem("The consumer does not support topic-specific offset deletion from a consumer group.")
+    if o["reset_offsets"]:
+        if o["dry_run"] and o["execute"]:
+            raise UsageProblem("Option [reset-offsets] only accepts one of [execute] and [dry-run]")
+        if not o["dry_run"] and not o["execute"]:
+            notice(DRY_RUN_WARNING)
+        if not o["group"] and not o["all_groups"]:
+            raise _one_of("reset-offsets", selection)
+        for scenario in SCENARIOS:
+            _check_invalid(o, scenario, [s for s in SCENARIOS if s != scenario])
+    _check_invalid(o, "group", ["all-groups"])
+    _check_invalid(o, "group", ["list"])
+    _check_invalid(o, "topic", ["list", "describe"])
+    if sum(bool(o[a]) for a in ACTIONS) != 1:
+        raise UsageProblem("Command must include exactly one action: --list, --describe, --delete, --reset-offsets")
+    if o["list"] and o["state"]:
+        parse_states(o["state"])
+    if o["reset_offsets"]:
+        if not any(_given(o, s) for s in SCENARIOS):
+            raise UsageProblem("Option '[reset-offsets]' requires one of the following scenarios: ["
+                               + ", ".join(_option(s) for s in spec_order(SCENARIOS)) + "]")
+        if not o["all_topics"] and not o["topics"] and not o["from_file"]:
+            raise UsageProblem("One of the reset scopes should be defined: --all-topics, --topic.")
+        for arg in o["topics"]:
+            if ":" in arg:
+                parse_topic_arg(arg)
+        if o["to_datetime"] is not None:
+            parse_datetime(o["to_datetime"])
+        if o["by_duration"] is not None:
+            parse_duration_ns(o["by_duration"])
+
+
+def run(o: dict) -> bool:
+    """Carry out the action; True when some group could not be acted on."""
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient, load_client_properties
+    config = load_client_properties(o["command_config"]) if o["command_config"] else None
+    plan_file = None
+    if o["reset_offsets"] and o["from_file"]:
+        try:
+            with open(o["from_file"], encoding="utf-8") as f:
+                plan_file = f.read()
+        except OSError as e:
+            raise GroupCommandFailed(f"java.nio.file.NoSuchFileException: {o['from_file']}"
+                                     if isinstance(e, FileNotFoundError) else f"{o['from_file']}: {e.strerror}")
+    timeout = o["timeout"] / 1000 if o["timeout"] else None
+    with BrokerClient(o["bootstrap_server"], config=config, timeout_s=timeout) as client:
+        admin = Admin(client)
+        try:
+            service = GroupService(admin, o, plan_file)
+            if o["list"]:
+                service.list_groups()
+            elif o["describe"]:
+                service.describe_groups()
+            elif o["delete"]:
+                service.delete_groups()
+            else:
+                service.reset_offsets()
+            return service.failed
+        finally:
+            admin.close()
+
+
+class GroupService:
+    """ConsumerGroupService: one action over an ``Admin``. Per-group problems
+    print an ``Error:`` line and set ``failed``; others raise."""
+
+    def __init__(self, admin, opts: dict, plan_file: str | None = None) -> None:
+        self.admin = admin
+        self.o = opts
+        self.plan_file = plan_file
+        self.failed = False
+
+    def error(self, message: str) -> None:
+        self.failed = True
+        error(message)
+
+    def committed(self, group: str) -> dict:
+        """listConsumerGroupOffsets: partitions with an error are left out, as Kafka's Admin does."""
+        from kproto.errors import ErrorCode
+        return {tp: o for tp, o in self.admin.offset_fetch(group).items() if o.error == ErrorCode.NONE}
+
+    # -- listing ------------------------------------------------------------------
+
+    def consumer_groups(self) -> list:
+        """listConsumerGroups: groups of the consumer protocol, or of none (a
+        group that only ever committed offsets)."""
+        return [g for g in self.admin.list_groups() if g.protocol_type in (CONSUMER_PROTOCOL, "")]
+
+    def group_ids(self) -> list[str]:
+        return [g.group_id for g in self.consumer_groups()] if self.o["all_groups"] else list(self.o["group"])
+
+    def list_groups(self) -> None:
+        from kproto.tools import render
+        listed = self.consumer_groups()
+        if self.o["state"] is None:
+            names = [g.group_id for g in listed]
+            emit("list", names, self.o, render.groups_list_text(names))
+            return
+        wanted = parse_states(self.o["state"]) if self.o["state"] else None
+        rows = [{"group": g.group_id, "state": g.state or "Unknown"} for g in listed]
+        rows = [r for r in rows if wanted is None or r["state"] in wanted]
+        emit("list_state", rows, self.o, render.groups_list_text(rows, with_state=True))
+
+    # -- describe -------------------------------------------------------------------
+
+    def describe(self, ids: list[str]) -> dict:
+        """describeConsumerGroups: group id -> GroupDescription, a group the
+        coordinator does not know (GROUP_ID_NOT_FOUND, DescribeGroups v6+)
+        reported Dead as older versions do."""
+        from dataclasses import replace
+
+        from kproto.client.admin import GroupDescription
+        from kproto.errors import ErrorCode
+        out = {}
+        for gid, d in self.admin.describe_groups(ids).items():
+            if d.error == ErrorCode.GROUP_ID_NOT_FOUND:
+                d = replace(d, state="Dead", error=ErrorCode.NONE)
+            if d.error != ErrorCode.NONE:
+                raise GroupCommandFailed(java_exception(d.error))
+            if d.protocol_type not in (CONSUMER_PROTOCOL, ""):
+                raise GroupCommandFailed(f"java.lang.IllegalArgumentException: GroupId {gid} is not a consumer "
+                                         f"group ({d.protocol_type}).")
+            out[gid] = d
+        for gid in ids:     # a group the broker did not answer for is one it does not know
+            out.setdefault(gid, GroupDescription(gid, ErrorCode.NONE, "Dead", "", "", ()))
+        return out
+
+    def should_print(self, group: str, state: str, rows: int) -> bool:
+        """shouldPrintMemberState: the state's notice; whether there is a table."""
+        if state == "Dead":
+            self.error(f"Consumer group '{group}' does not exist.")
+        elif state == "Empty":
+            notice(f"Consumer group '{group}' has no active members.")
+        elif state in REBALANCING:
+            notice(f"Warning: Consumer group '{group}' is rebalancing.")
+        elif state != "Stable":
+            raise GroupCommandFailed(f"org.apache.kafka.common.KafkaException: Expected a valid consumer group "
+                                     f"state, but found '{state}'.")
+        return state != "Dead" and rows > 0
+
+    def describe_groups(self) -> None:
+        from kproto.tools import render
+        ids = sorted(self.group_ids())                       # Kafka collects into a TreeMap
+        described = self.describe(ids) if ids else {}
+        kind = "members" if self.o["members"] else "state" if self.o["state"] is not None else "offsets"
+        rows_all, text = [], []
+        for gid in ids:
+            d = described[gid]
+            if kind == "offsets":
+                rows = self.offset_rows(gid, d)
+                if self.should_print(gid, d.state, len(rows)):
+                    text.append(render.groups_offsets_text(rows))
+                    rows_all += rows
+            elif kind == "members":
+                rows = [member_row(gid, m) for m in d.members]
+                if not self.should_print(gid, d.state, len(rows)):
+                    rows = []
+                text.append(render.groups_members_text(rows, verbose=self.o["verbose"]))   # Kafka prints the header regardless
+                rows_all += rows
+            elif self.should_print(gid, d.state, 1):
+                c = self.admin.find_coordinator(gid)
+                row = {"group": gid, "coordinator": {"id": c.node_id, "host": c.host, "port": c.port},
+                       "assignment_strategy": d.protocol, "state": d.state, "members": len(d.members)}
+                text.append(render.groups_state_text(row))
+                rows_all.append(row)
+        emit(kind, rows_all, self.o, "".join(text))
+
+    def offset_rows(self, group: str, d) -> list[dict]:
+        """collectGroupOffsets: members with partitions (most partitions first),
+        then committed partitions no member owns; each block in the order of
+        Kafka's HashMap of TopicPartition."""
+        from kproto.client.admin import LATEST
+        from kproto.errors import ErrorCode
+        committed = self.committed(group)
+        members = [(m, decode_assignment(m.assignment)) for m in d.members]
+        members = sorted([x for x in members if x[1]], key=lambda x: -len(x[1]))
+        assigned = {tp for _, tps in members for tp in tps}
+        unassigned = [tp for tp in committed if tp not in assigned]
+        wanted = list(assigned) + unassigned
+        listed = self.admin.list_offsets({tp: LATEST for tp in wanted}) if wanted else {}
+        ends = {tp: r.offset for tp, r in listed.items() if r.error == ErrorCode.NONE}
+        blocks = [(tps, m.member_id, m.client_host, m.client_id) for m, tps in members]
+        if unassigned:
+            blocks.append((unassigned, None, None, None))
+        rows = []
+        for tps, member, host, client in blocks:
+            for tp in _hash_order(tps):
+                current = committed[tp].offset if tp in committed else None
+                end = ends.get(tp)
+                rows.append({"group": group, "topic": tp[0], "partition": tp[1], "current_offset": current,
+                             "log_end_offset": end,
+                             "lag": end - current if end is not None and current not in (None, -1) else None,
+                             "consumer_id": member, "host": host, "client_id": client})
+        return rows
+
+    # -- delete -----------------------------------------------------------------------
+
+    def delete_groups(self) -> None:
+        from kproto.errors import ErrorCode
+        from kproto.tools.render import java_hashmap_order, java_string_hash
+        ids = self.group_ids()
+        results = self.admin.delete_groups(ids) if ids else {}
+        order = java_hashmap_order(list(results), java_string_hash)      # Kafka's HashMaps of group id
+        done = [g for g in order if results[g] == ErrorCode.NONE]
+        failed = [g for g in order if results[g] != ErrorCode.NONE]
+        rows = [{"group": g, "error": None if results[g] == ErrorCode.NONE else java_exception(results[g])}
+                for g in order]
+        if not failed:
+            text = f"Deletion of requested consumer groups ('{', '.join(done)}') was successful.\n"
+        else:
+            self.error("Deletion of some consumer groups failed:")
+            for g in failed:
+                notice(f"* Group '{g}' could not be deleted due to: java.util.concurrent.ExecutionException: "
+                       f"{java_exception(results[g])}")
+            # Kafka's own quoting of this list ("'a'b', '"), kept for scripts that read it.
+            text = f"\nThese consumer groups were deleted successfully: '{chr(39).join(done)}', '\n" if done else ""
+        emit("delete", rows, self.o, text)
+
+    # -- reset offsets --------------------------------------------------------------
+
+    def reset_offsets(self) -> None:
+        from kproto.client.admin import OffsetAndMetadata
+        from kproto.errors import ErrorCode
+        from kproto.tools import render
+        from kproto.tools.render import java_hashmap_order, java_string_hash
+        ids = self.group_ids()
+        described = self.describe(ids) if ids else {}
+        plans: dict[str, Plan] = {}
+        for gid in java_hashmap_order(ids, java_string_hash):   # Kafka's HashMap of group id
+            state = described[gid].state
+            if state not in INACTIVE:
+                self.error(f"Assignments can only be reset if the group '{gid}' is inactive, "
+                           f"but the current state is {state}.")
+                plans[gid] = {}
+                continue
+            plan = self.prepare(gid, self.partitions_to_reset(gid))
+            if self.o["execute"] and plan:
+                results = self.admin.offset_commit(gid, {tp: OffsetAndMetadata(o) for tp, o in plan.items()})
+                for code in results.values():
+                    if code != ErrorCode.NONE:
+                        raise GroupCommandFailed(f"java.util.concurrent.ExecutionException: {java_exception(code)}")
+            plans[gid] = plan
+        ordered = {g: [(tp, plans[g][tp]) for tp in _hash_order(plans[g])]
+                   for g in java_hashmap_order(list(plans), java_string_hash)}
+        if self.o["export"]:
+            sys.stdout.write(render.groups_export_csv(ordered, with_group=len(self.o["group"]) != 1))
+            return
+        rows = [{"group": g, "topic": t, "partition": p, "new_offset": o}
+                for g, entries in ordered.items() for (t, p), o in entries]
+        emit("reset", rows, self.o, render.groups_reset_text(ordered))
+
+    def partitions_to_reset(self, group: str) -> list[TopicPartition]:
+        from kproto.errors import ErrorCode
+        if self.o["all_topics"]:
+            return list(self.committed(group))
+        if not self.o["topics"]:
+            return []                                          # --from-file: the file's partitions
+        named = [tp for arg in self.o["topics"] if ":" in arg for tp in parse_topic_arg(arg)]
+        whole = [arg for arg in self.o["topics"] if ":" not in arg]
+        if whole:
+            md = self.admin.metadata(whole)
+            for topic in whole:
+                t = md.topics.get(topic)
+                if t is None or t.error != ErrorCode.NONE:
+                    raise GroupCommandFailed(java_exception(t.error if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                named += [(topic, p.partition) for p in t.partitions]
+        return named
+
+    def log_offsets(self, tps: Iterable[TopicPartition], spec: int) -> dict[TopicPartition, int]:
+        """ListOffsets; partitions without an answer are left out (Kafka's Unknown)."""
+        from kproto.errors import ErrorCode
+        tps = list(tps)
+        if not tps:
+            return {}
+        return {tp: r.offset for tp, r in self.admin.list_offsets({tp: spec for tp in tps}).items()
+                if r.error == ErrorCode.NONE}
+
+    def prepare(self, group: str, partitions: list[TopicPartition]) -> Plan:
+        """prepareOffsetsToReset for one scenario."""
+        from kproto.client.admin import EARLIEST, LATEST
+        o = self.o
+        if o["to_offset"] is not None:
+            return self.check_range({tp: o["to_offset"] for tp in partitions})
+        if o["to_earliest"] or o["to_latest"]:
+            found = self.log_offsets(partitions, EARLIEST if o["to_earliest"] else LATEST)
+            for tp in partitions:
+                if tp not in found:
+                    raise ResetAborted(f"Error getting {'starting' if o['to_earliest'] else 'ending'} "
+                                             f"offset of topic partition: {topic_partition(tp)}")
+            return {tp: found[tp] for tp in partitions}
+        if o["shift_by"] is not None:
+            committed = self.committed(group)
+            for tp in partitions:
+                if tp not in committed:
+                    raise ResetAborted(f"Cannot shift offset for partition {topic_partition(tp)} "
+                                             "since there is no current committed offset")
+            return self.check_range({tp: committed[tp].offset + o["shift_by"] for tp in partitions})
+        if o["to_datetime"] is not None or o["by_duration"] is not None:
+            if o["to_datetime"] is not None:
+                stamp = parse_datetime(o["to_datetime"])
+            else:
+                stamp = (time.time_ns() - parse_duration_ns(o["by_duration"])) // 1_000_000
+            return self.timestamp_offsets(partitions, stamp)
+        if o["from_file"]:
+            plan = parse_reset_plan(self.plan_file or "", o["group"]).get(group)
+            if plan is None:
+                self.error(f"No reset plan for group {group} found")
+                return {}
+            return self.check_range(plan)
+        # --to-current: the committed offset, or the log end where there is none
+        committed = self.committed(group)
+        rest = [tp for tp in partitions if tp not in committed]
+        ends = self.log_offsets(rest, LATEST)
+        for tp in rest:
+            if tp not in ends:
+                raise ResetAborted(f"Error getting ending offset of topic partition: {topic_partition(tp)}")
+        return {tp: committed[tp].offset if tp in committed else ends[tp] for tp in partitions}
+
+    def timestamp_offsets(self, partitions: list[TopicPartition], stamp: int) -> Plan:
+        """getLogTimestampOffsets: the first offset at or after ``stamp``; the
+        log end where no record is that recent (Kafka warns about each)."""
+        from kproto.client.admin import LATEST
+        found = self.log_offsets(partitions, stamp)
+        plan = {tp: off for tp, off in found.items() if off != -1}
+        late = [tp for tp in partitions if tp not in plan]
+        for t, p in _hash_order(late):
+            notice(f"Warn: Partition {p} from topic {t} is empty. Falling back to latest known offset.")
+        ends = self.log_offsets(late, LATEST)
+        for tp in late:
+            if tp not in ends:
+                raise ResetAborted(f"Error getting offset by timestamp of topic partition: {topic_partition(tp)}")
+            plan[tp] = ends[tp]
+        return {tp: plan[tp] for tp in partitions}
+
+    def check_range(self, requested: Plan) -> Plan:
+        """checkOffsetsRange: clamp into [log start, log end], with Kafka's warnings."""
+        from kproto.client.admin import EARLIEST, LATEST
+        starts = self.log_offsets(requested, EARLIEST)
+        ends = self.log_offsets(requested, LATEST)
+        out = {}
+        for tp in _hash_order(requested):                   # Kafka walks a HashMap
+            offset = requested[tp]
+            if tp in ends and offset > ends[tp]:
+                notice(f"WARN New offset ({offset}) is higher than latest offset for topic partition "
+                       f"{topic_partition(tp)}. Value will be set to {ends[tp]}")
+                offset = ends[tp]
+            elif tp in starts and offset < starts[tp]:
+                notice(f"WARN New offset ({offset}) is lower than earliest offset for topic partition "
+                       f"{topic_partition(tp)}. Value will be set to {starts[tp]}")
+                offset = starts[tp]
+            out[tp] = offset
+        return out
+
+
+def _hash_order(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
+    """The iteration order of a Java HashMap keyed by these TopicPartitions."""
+    from kproto.tools.render import java_hashmap_order, java_topic_partition_hash
+    return java_hashmap_order(list(tps), java_topic_partition_hash)
+
+
+def member_row(group: str, m) -> dict:
+    """One member for --members: its partitions as topic -> sorted partitions."""
+    assignment: dict[str, list[int]] = {}
+    for t, p in decode_assignment(m.assignment):
+        assignment.setdefault(t, []).append(p)
+    return {"group": group, "consumer_id": m.member_id, "group_instance_id": m.group_instance_id,
+            "host": m.client_host, "client_id": m.client_id,
+            "partitions": sum(len(v) for v in assignment.values()),
+            "assignment": {t: sorted(v) for t, v in sorted(assignment.items())}}
+
+
+def emit(kind: str, rows: list, o: dict, text: str) -> None:
+    """``text`` (Kafka's exact output) or ``rows`` as a table, JSON or YAML."""
+    from kproto.tools import render
+    fmt = o["output"]
+    if fmt == "table":
+        render.groups_table(kind, rows)
+    elif fmt == "text":
+        sys.stdout.write(text)
+    else:
+        sys.stdout.write(render.groups_output(rows, fmt) + "\n")
+    sys.stdout.flush()
