@@ -1,0 +1,144 @@
+"""kproto's client: the sans-I/O connection alone, then the blocking
+transport and admin layer against the kproto broker and tansu (real brokers)."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import Producer
+
+from kproto.client.admin import EARLIEST, LATEST, Admin, ConfigResource, NewTopic, OffsetAndMetadata
+from kproto.client.connection import ClientConnection
+from kproto.client.transport import BrokerClient, BrokerConnectionError, load_client_properties
+from kproto.errors import ErrorCode, MalformedMessageError, UnsupportedVersionError, UsageError
+from kproto.framing import NEED_DATA, frame
+from kproto.schemas import protocol
+from tests import components
+
+METADATA, API_VERSIONS = 3, 18
+
+
+def api_versions_answer(correlation_id: int, version: int, *, error: int = 0) -> bytes:
+    body = {"error_code": error, "throttle_time_ms": 0,
+            "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 2},
+                         {"api_key": 3, "min_version": 0, "max_version": 20}]}
+    return frame(protocol.encode_response(API_VERSIONS, version, correlation_id, body))
+
+
+# --- sans-I/O ----------------------------------------------------------------------------
+
+def test_responses_come_back_whole_and_in_order():
+    conn = ClientConnection("me")
+    cid, data = conn.api_versions_request()
+    assert protocol.decode_request(data[4:])[0].client_id == "me"
+    answer = api_versions_answer(cid, 3)
+    conn.receive_data(answer[:7])
+    assert conn.next_response() is NEED_DATA
+    conn.receive_data(answer[7:])
+    response = conn.next_response()
+    assert (response.api_key, response.api_version, response.correlation_id) == (18, 3, cid)
+    conn.negotiate(response.body)
+    # Metadata: the broker says v0-20, kproto speaks up to 13: 13 it is.
+    assert conn.version_for(METADATA) == protocol.api(METADATA).max_version
+    assert conn.supports(METADATA) and not conn.supports(19)
+    with pytest.raises(UnsupportedVersionError, match="does not support CreateTopics"):
+        conn.version_for(19)
+
+
+def test_a_response_out_of_order_is_an_error():
+    conn = ClientConnection()
+    first, _ = conn.api_versions_request()
+    conn.api_versions_request()
+    conn.receive_data(api_versions_answer(first + 1, 3))
+    with pytest.raises(MalformedMessageError, match=f"correlation id {first + 1}, expected {first}"):
+        conn.next_response()
+
+
+def test_versions_before_negotiation_and_the_kip511_retry():
+    conn = ClientConnection()
+    with pytest.raises(UnsupportedVersionError, match="not negotiated"):
+        conn.version_for(METADATA)
+    cid, _ = conn.api_versions_request(3)
+    conn.receive_data(api_versions_answer(cid, 3, error=ErrorCode.UNSUPPORTED_VERSION))
+    body = conn.next_response().body            # read as v0, whatever was asked
+    assert ClientConnection.retry_version(body) == 2
+    with pytest.raises(Exception, match="version of API is not supported"):
+        conn.negotiate(body)
+
+
+def test_client_properties(tmp_path):
+    props = tmp_path / "client.properties"
+    props.write_text("# comment\n! also\nclient.id = tools\nrequest.timeout.ms: 5000\nsasl.mechanism PLAIN\n")
+    assert load_client_properties(props) == {"client.id": "tools", "request.timeout.ms": "5000",
+                                             "sasl.mechanism": "PLAIN"}
+    props.write_text("security.protocol=SSL\n")
+    with pytest.raises(UsageError, match="security.protocol=SSL is not supported"):
+        load_client_properties(props)
+
+
+def test_unreachable_bootstrap_names_every_address():
+    a, b = components.free_port(), components.free_port()
+    with pytest.raises(BrokerConnectionError) as e:
+        BrokerClient(f"127.0.0.1:{a},127.0.0.1:{b}", timeout_s=2)
+    assert str(e.value).startswith(f"cannot connect to 127.0.0.1:{a}: ")
+    assert f"; cannot connect to 127.0.0.1:{b}: " in str(e.value)
+
+
+# --- against real brokers ------------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=["kproto", "tansu"])
+def broker(request, tmp_path_factory):
+    start = components.kproto_broker if request.param == "kproto" else components.tansu
+    with start(tmp_path_factory.mktemp(request.param)) as bootstrap:
+        yield request.param, bootstrap
+
+
+def test_admin_round_trip(broker):
+    kind, bs = broker
+    with BrokerClient(bs, config={"client.id": "kproto-test"}) as client:
+        admin = Admin(client)
+        assert client.supports(METADATA) and client.version(METADATA) >= 1
+        created = admin.create_topics([NewTopic("client-t", 2, 1, configs={"retention.ms": "60000"})])
+        assert created["client-t"].error == ErrorCode.NONE
+        again = admin.create_topics([NewTopic("client-t", 2, 1)])
+        assert again["client-t"].error == ErrorCode.TOPIC_ALREADY_EXISTS
+        md = admin.metadata(["client-t"])
+        topic = md.topics["client-t"]
+        assert [p.partition for p in topic.partitions] == [0, 1] and topic.topic_id is not None
+        assert {b.node_id for b in md.brokers} == {topic.partitions[0].leader}
+
+        p = Producer({"bootstrap.servers": bs})
+        for i in range(5):
+            p.produce("client-t", value=b"v%d" % i, partition=0)
+            p.flush(10)             # one batch per record (tansu counts a batch as one offset)
+        ends = admin.list_offsets({("client-t", 0): LATEST, ("client-t", 1): LATEST})
+        starts = admin.list_offsets({("client-t", 0): EARLIEST})
+        assert ends[("client-t", 0)].offset == 5 and ends[("client-t", 1)].offset == 0
+        assert starts[("client-t", 0)].offset == 0
+
+        res = ConfigResource(2, "client-t")
+        entries = {e.name: e for e in admin.describe_configs([res])[res].entries}
+        assert entries["retention.ms"].value == "60000"
+
+        assert admin.offset_commit("client-g", {("client-t", 0): OffsetAndMetadata(3, "note")}) == {
+            ("client-t", 0): ErrorCode.NONE}
+        fetched = admin.offset_fetch("client-g")
+        assert fetched[("client-t", 0)].offset == 3
+        # tansu 0.6 drops the commit metadata; kproto keeps it, as Kafka does.
+        assert fetched[("client-t", 0)].metadata == ("note" if kind == "kproto" else None)
+
+        deleted = admin.delete_topics(["client-t"])
+        assert deleted["client-t"].error == ErrorCode.NONE
+        assert "client-t" not in admin.metadata().topics
+        admin.close()
+
+
+def test_create_partitions_and_coordinator_on_kproto(tmp_path):
+    """tansu 0.6 has no CreatePartitions (test_topics_tool asserts its error)."""
+    with components.kproto_broker(tmp_path) as bs, BrokerClient(bs) as client:
+        admin = Admin(client)
+        admin.create_topics([NewTopic("grow-me", 1, 1)])
+        assert admin.create_partitions({"grow-me": 3})["grow-me"].error == ErrorCode.NONE
+        assert len(admin.metadata(["grow-me"]).topics["grow-me"].partitions) == 3
+        shrink = admin.create_partitions({"grow-me": 2})["grow-me"]
+        assert shrink.error == ErrorCode.INVALID_PARTITIONS
+        assert admin.find_coordinator("any-group").node_id == 1
