@@ -50,10 +50,7 @@ class FrameReader:
         buf, start = self._buf, self._start
         if len(buf) - start < 4:
             return NEED_DATA
-        size = int.from_bytes(buf[start:start + 4], "big", signed=True)
-        if size < 0 or size > self.max_frame:
-            raise FrameError(f"frame size {size} outside 0..{self.max_frame}",
-                             position=self.position, path="size")
+        size = frame_size(buf[start:start + 4], self.max_frame, self.position)
         if len(buf) - start - 4 < size:
             return NEED_DATA
         frame = bytes(buf[start + 4:start + 4 + size])
@@ -72,9 +69,17 @@ class FrameReader:
         return out
 
 
+def frame_size(prefix: bytes | bytearray, max_frame: int = DEFAULT_MAX_FRAME, position: int = 0) -> int:
+    """The size a 4-byte prefix announces; ``FrameError`` if it cannot be honoured."""
+    size = int.from_bytes(prefix, "big", signed=True)
+    if size < 0 or size > max_frame:
+        raise FrameError(f"frame size {size} outside 0..{max_frame}", position=position, path="size")
+    return size
+
+
 def frame(payload: bytes | bytearray) -> bytes:
     """Prefix ``payload`` with its int32 size."""
     return len(payload).to_bytes(4, "big") + bytes(payload)
 
 
-__all__ = ["NEED_DATA", "FrameReader", "FrameError", "frame", "DEFAULT_MAX_FRAME"]
+__all__ = ["NEED_DATA", "FrameReader", "FrameError", "frame", "frame_size", "DEFAULT_MAX_FRAME"]

@@ -22,9 +22,13 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable, Sequence
 
 from kproto.errors import DecodeError, KprotoError
-from kproto.framing import DEFAULT_MAX_FRAME, NEED_DATA, FrameError, FrameReader
+from kproto.framing import DEFAULT_MAX_FRAME, FrameError, frame_size
 
 log = logging.getLogger("kproto.server")
+
+# How much a connection reads ahead before asyncio pauses the socket: enough
+# for a producer's next request to arrive while this one is appended.
+READ_AHEAD = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +74,8 @@ class BrokerServer:
         self._connections: set[asyncio.Task] = set()
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
-        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
+        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True,
+                                                  limit=READ_AHEAD)
         sock = self._server.sockets[0].getsockname()
         return sock[0], sock[1]
 
@@ -88,17 +93,22 @@ class BrokerServer:
         self._connections.add(task)
         peer = writer.get_extra_info("peername")
         info = ConnectionInfo(peer=f"{peer[0]}:{peer[1]}" if peer else "?")
-        frames = FrameReader(self.max_request_size)
+        position = 0
         try:
             while True:
-                data = await reader.read(256 * 1024)
-                if not data:
+                # readexactly hands over each frame with one copy (no reassembly buffer of our own).
+                try:
+                    prefix = await reader.readexactly(4)
+                except asyncio.IncompleteReadError as e:
+                    if e.partial:
+                        log.warning("closing %s: connection closed inside a frame size", info.peer)
                     return
-                frames.feed(data)
-                while (frame := frames.next_frame()) is not NEED_DATA:
-                    parts = await self.handler(frame, info)
-                    if parts is not None:
-                        await self._write(writer, parts)
+                size = frame_size(prefix, self.max_request_size, position)
+                frame = await reader.readexactly(size)
+                position += 4 + size
+                parts = await self.handler(frame, info)
+                if parts is not None:
+                    await self._write(writer, parts)
         except FrameError as e:
             log.warning("closing %s: %s", info.peer, e)
         except (CloseConnection, DecodeError) as e:
