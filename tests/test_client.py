@@ -85,11 +85,6 @@ def test_unreachable_bootstrap_names_every_address():
 
 # --- against real brokers ------------------------------------------------------------------
 
-@pytest.fixture(scope="module", params=["kproto", "tansu"])
-def broker(request, tmp_path_factory):
-    start = components.kproto_broker if request.param == "kproto" else components.tansu
-    with start(tmp_path_factory.mktemp(request.param)) as bootstrap:
-        yield request.param, bootstrap
 
 
 def test_admin_round_trip(broker):

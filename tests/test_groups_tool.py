@@ -47,12 +47,6 @@ RESET_LINE = "%-30s %-30s %-10s %-15s"
 T0 = 1_000_000_000_000          # 2001-09-09T01:46:40Z
 
 
-@pytest.fixture(scope="module", params=["kproto", "tansu"])
-def broker(request, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp(request.param)
-    start = components.kproto_broker if request.param == "kproto" else components.tansu
-    with start(tmp) as bootstrap:
-        yield request.param, bootstrap
 
 
 # --- helpers ---------------------------------------------------------------------------

@@ -41,12 +41,6 @@ def zk(zookeeper):
     client.close()
 
 
-@pytest.fixture(scope="module", params=["kproto", "tansu"])
-def broker(request, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp(request.param)
-    start = components.kproto_broker if request.param == "kproto" else components.tansu
-    with start(tmp) as bootstrap:
-        yield request.param, bootstrap
 
 
 def run(*args: str):

@@ -30,12 +30,6 @@ KPROTO = str(Path(sys.executable).parent / "kproto")
 TOPIC_ID = re.compile(r"\tTopicId: [A-Za-z0-9_-]{22}\t")
 
 
-@pytest.fixture(scope="module", params=["kproto", "tansu"])
-def broker(request, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp(request.param)
-    start = components.kproto_broker if request.param == "kproto" else components.tansu
-    with start(tmp) as bootstrap:
-        yield request.param, bootstrap
 
 
 def kt(bootstrap: str | None, *args: str):

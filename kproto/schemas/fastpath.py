@@ -25,7 +25,7 @@ from typing import Callable
 from construct import Container
 
 from kproto.schemas import message as M
-from kproto.schemas.primitives import Deferred
+from kproto.schemas.primitives import Deferred, encode_uvarint
 
 __all__ = ["fast_parser", "fast_builder"]
 
@@ -51,14 +51,7 @@ def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
 def _uvarint_bytes(value: int) -> bytes:
     if not isinstance(value, int) or value < 0 or value > 0xFFFFFFFF:
         raise _Irregular
-    if value < 0x80:
-        return _SMALL[value]
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return _SMALL[value] if value < 0x80 else encode_uvarint(value)
 
 
 _SMALL = [bytes([i]) for i in range(0x80)]

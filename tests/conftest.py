@@ -1,0 +1,16 @@
+"""Fixtures shared by the tool and client tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import components
+
+
+@pytest.fixture(scope="module", params=["kproto", "tansu"])
+def broker(request, tmp_path_factory):
+    """(kind, "127.0.0.1:PORT"): the kproto broker, then tansu, each started
+    once per test module; tests that need only kproto define their own."""
+    start = components.kproto_broker if request.param == "kproto" else components.tansu
+    with start(tmp_path_factory.mktemp(request.param)) as bootstrap:
+        yield request.param, bootstrap
