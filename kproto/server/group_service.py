@@ -11,7 +11,8 @@ that ``kproto dump-log --offsets-decoder`` and Kafka's tools read.
 
 Startup: every ``__consumer_offsets`` partition is replayed before the
 listener answers group requests (COORDINATOR_LOAD_IN_PROGRESS meanwhile is
-the coordinator's own answer).
+the coordinator's own answer). As in Kafka, the topic itself is created by
+the first request that needs it.
 """
 
 from __future__ import annotations
@@ -89,18 +90,23 @@ class GroupService:
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
+        if self.logs.has_topic(OFFSETS_TOPIC):
+            t = now_ms()
+            for p in range(self.partitions):
+                self.coordinator.begin_load(p, t)
+            for p in range(self.partitions):
+                loaded = self.coordinator.load_partition(p, records_from_log(self._read_all(p)), now_ms())
+                if loaded:
+                    log.info("loaded %d group(s) from %s-%d", len(loaded), OFFSETS_TOPIC, p)
+        self._timer = asyncio.create_task(self._timers())
+
+    def _ensure_offsets_topic(self) -> None:
+        """Kafka creates __consumer_offsets on the first group request, not at
+        startup (a fresh cluster lists no internal topic)."""
         if not self.logs.has_topic(OFFSETS_TOPIC):
             self.logs.create_topic(OFFSETS_TOPIC, self.partitions, {
                 "cleanup.policy": "compact", "compression.type": "producer",
                 "segment.bytes": self.values["offsets.topic.segment.bytes"]})
-        t = now_ms()
-        for p in range(self.partitions):
-            self.coordinator.begin_load(p, t)
-        for p in range(self.partitions):
-            loaded = self.coordinator.load_partition(p, records_from_log(self._read_all(p)), now_ms())
-            if loaded:
-                log.info("loaded %d group(s) from %s-%d", len(loaded), OFFSETS_TOPIC, p)
-        self._timer = asyncio.create_task(self._timers())
 
     async def close(self) -> None:
         if self._timer is not None:
@@ -176,6 +182,8 @@ class GroupService:
 
     async def handle(self, header, body) -> dict:
         key, version = header.request_api_key, header.request_api_version
+        if key not in (LIST_GROUPS, DESCRIBE_GROUPS) and not (key == FIND_COORDINATOR and body.key_type != 0):
+            self._ensure_offsets_topic()
         if key == FIND_COORDINATOR:
             return self._find_coordinator(version, body)
         if key == JOIN_GROUP:
