@@ -127,7 +127,9 @@ class _Gen:
         for f in wire:
             self.parse_value(body, f"v_{f.name}", f, version, flexible, 1)
         if flexible:
-            body.append("    raw, pos = _tags(buf, pos)")
+            # Almost every struct ends with an empty tag section: one byte, 0.
+            body.append("    if buf[pos] == 0:\n        raw = {}\n        pos += 1")
+            body.append("    else:\n        raw, pos = _tags(buf, pos)")
         args = []
         for f in spec.fields:
             if f in wire:

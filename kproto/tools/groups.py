@@ -458,14 +458,12 @@ class GroupService:
         """describeConsumerGroups: group id -> GroupDescription, a group the
         coordinator does not know (GROUP_ID_NOT_FOUND, DescribeGroups v6+)
         reported Dead as older versions do."""
-        from dataclasses import replace
-
         from kproto.client.admin import GroupDescription
         from kproto.errors import ErrorCode
         out = {}
         for gid, d in self.admin.describe_groups(ids).items():
             if d.error == ErrorCode.GROUP_ID_NOT_FOUND:
-                d = replace(d, state="Dead", error=ErrorCode.NONE)
+                d = d._replace(state="Dead", error=ErrorCode.NONE)
             if d.error != ErrorCode.NONE:
                 raise GroupCommandFailed(java_exception(d.error))
             if d.protocol_type not in (CONSUMER_PROTOCOL, ""):

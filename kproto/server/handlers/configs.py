@@ -25,10 +25,17 @@ def _static_defaults(broker) -> tuple[dict, dict]:
 
 
 def topic_config_entries(broker, topic: str, keys=None, *, synonyms: bool = False,
-                         defaults: tuple[dict, dict] | None = None) -> list[dict]:
+                         defaults: tuple[dict, dict] | None = None, cache: dict | None = None) -> list[dict]:
     """Every topic config with its value and source (also CreateTopics v5+'s answer).
-    ``defaults``: ``_static_defaults(broker)``, computed once for many topics."""
+    ``defaults``: ``_static_defaults(broker)``, and ``cache``: a dict, both kept
+    for one request over many topics (topics with the same overrides share
+    their entries; the encoder only reads them)."""
     overrides = broker.logs.topic_overrides(topic)
+    if cache is not None:
+        key = (frozenset(overrides.items()), None if keys is None else frozenset(keys), synonyms)
+        if key not in cache:
+            cache[key] = topic_config_entries(broker, topic, keys, synonyms=synonyms, defaults=defaults)
+        return cache[key]
     broker_defaults, static = defaults or _static_defaults(broker)
     effective = broker.logs.topic_config(topic).to_props() if overrides else broker_defaults
     out = []
@@ -79,7 +86,7 @@ def _check_resource(broker, resource) -> None:
 
 async def describe_configs(broker, header, body) -> dict:
     results = []
-    defaults = _static_defaults(broker)
+    defaults, cache = _static_defaults(broker), {}
     for r in body.resources:
         keys = set(r.configuration_keys) if r.configuration_keys is not None else None
         try:
@@ -88,7 +95,7 @@ async def describe_configs(broker, header, body) -> dict:
             results.append(_result(r, e, configs=[]))
             continue
         configs = (topic_config_entries(broker, r.resource_name, keys, synonyms=body.include_synonyms,
-                                        defaults=defaults)
+                                        defaults=defaults, cache=cache)
                    if r.resource_type == TOPIC else _broker_entries(broker, keys))
         results.append(_result(r, configs=configs))
     return {"throttle_time_ms": 0, "results": results}
