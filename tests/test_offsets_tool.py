@@ -155,6 +155,23 @@ def test_dual_check(zookeeper, zk, broker):
         (0, 10, 10, "equal"), (1, 25, 20, "differs")]
 
 
+def test_kafka_ahead_is_not_rewound_unless_asked(zookeeper, zk, broker):
+    kind, bs = broker
+    root, topic = f"/ahead-{kind}", f"ahead-{kind}"
+    create_topics(bs, **{topic: 1})
+    put(zk, root, {f"g/{topic}/0": 10})
+    base = ["migrate-zk", "--zookeeper", zookeeper, "--chroot", root, "--bootstrap-server", bs]
+    assert run(*base)[0] == 0
+    zk.set(f"{root}/consumers/g/offsets/{topic}/0", b"4")      # ZooKeeper is behind Kafka now
+    status, out, err = run(*base)
+    assert status == 3 and err == "kproto: warning: 1 of 1 partitions skipped (see ACTION)\n"
+    assert rows(out)[1][3:] == ["4", "10", "skip:", "kafka", "is", "ahead", "(--allow-rewind", "moves",
+                                "it", "back)", "-"]   # RESULT: nothing committed
+    assert committed(bs, "g", [(topic, 0)]) == {(topic, 0): 10}
+    assert run(*base, "--allow-rewind")[0] == 0
+    assert committed(bs, "g", [(topic, 0)]) == {(topic, 0): 4}
+
+
 def test_missing_topic_and_partition_reported_and_skipped(zookeeper, zk, broker):
     kind, bs = broker
     root = f"/skip-{kind}"

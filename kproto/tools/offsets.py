@@ -343,6 +343,9 @@ def _warn(message: str) -> None:
 @click.option("--dry-run", is_flag=True, help="Show the plan; commit nothing.")
 @click.option("--dual-check", is_flag=True,
               help="Only compare ZooKeeper and Kafka offsets; exit 1 if any partition differs.")
+@click.option("--allow-rewind", is_flag=True,
+              help="Also commit where Kafka's committed offset is ahead of ZooKeeper's "
+                   "(moves the group back; skipped by default).")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def migrate_zk(**o) -> None:
     """Commit ZooKeeper offsets into Kafka, or compare the two.
@@ -372,7 +375,7 @@ def migrate(o: dict) -> int:
             for r in rows:
                 by_group.setdefault(r.group, []).append(r)
             execute = not (o["dry_run"] or o["dual_check"])
-            problems = [migrate_group(admin, group, group_rows, execute, o["dual_check"])
+            problems = [migrate_group(admin, group, group_rows, execute, o["dual_check"], o["allow_rewind"])
                         for group, group_rows in by_group.items()]
         finally:
             admin.close()
@@ -382,12 +385,13 @@ def migrate(o: dict) -> int:
     return outcome(rows, dual=o["dual_check"]) if not any(problems) else EXIT_ERROR
 
 
-def migrate_group(admin, group: str, rows: list[Row], execute: bool, dual: bool) -> str | None:
+def migrate_group(admin, group: str, rows: list[Row], execute: bool, dual: bool,
+                  allow_rewind: bool = False) -> str | None:
     """Compare (and commit) one group; a group-level broker error (say, no
     coordinator) marks that group's rows and the other groups go on."""
     from kproto.errors import KafkaError
     try:
-        compare(admin, group, rows, dual)
+        compare(admin, group, rows, dual, allow_rewind)
         if execute:
             commit(admin, group, rows)
     except KafkaError as e:
@@ -421,9 +425,11 @@ def outcome(rows: list[Row], *, dual: bool) -> int:
     return EXIT_OK
 
 
-def compare(admin, group: str, rows: list[Row], dual: bool) -> None:
+def compare(admin, group: str, rows: list[Row], dual: bool, allow_rewind: bool = False) -> None:
     """Fill in Kafka's committed offsets and the action (or, for a dual
-    check, whether the two stores agree)."""
+    check, whether the two stores agree). Where Kafka is already ahead (the
+    consumers moved on after a dual-commit phase), committing ZooKeeper's
+    offset would replay messages: that row is skipped unless ``allow_rewind``."""
     from kproto.errors import ErrorCode
     wanted = [(r.topic, r.partition) for r in rows if not r.action.startswith("skip")]
     committed = admin.offset_fetch(group, wanted) if wanted else {}
@@ -439,6 +445,9 @@ def compare(admin, group: str, rows: list[Row], dual: bool) -> None:
         r.kafka_offset = got.offset if got is not None else None
         same = r.kafka_offset == r.zookeeper_offset
         r.action = ("equal" if same else "differs") if dual else ("unchanged" if same else "commit")
+        if (r.action == "commit" and not allow_rewind and r.kafka_offset is not None
+                and r.kafka_offset > r.zookeeper_offset):
+            r.action = "skip: kafka is ahead (--allow-rewind moves it back)"
 
 
 def commit(admin, group: str, rows: list[Row]) -> None:
