@@ -29,8 +29,11 @@ debs:
 
 deps: venv debs
 
+# As Kafka's shipped config/server.properties: no initial rebalance delay for
+# development (the code default, 3 s, suits production).
 serve: venv
-	$(BIN)/kproto serve --listen 127.0.0.1:9092 --data-dir ./kproto-data
+	$(BIN)/kproto serve --listen 127.0.0.1:9092 --data-dir ./kproto-data \
+	  --config group.initial.rebalance.delay.ms=0
 
 test: deps
 	$(BIN)/python -m pytest -q

@@ -6,8 +6,8 @@ kproto vs tansu, in one run.
 Each trial is a fresh group on a topic that already holds records, so the
 time is FindCoordinator + JoinGroup + SyncGroup + OffsetFetch + the first
 Fetch. kproto runs twice: with Kafka's default group.initial.rebalance.delay.ms
-(3 s: a new group waits that long for more members, by design) and with 0
-(what Kafka's docs suggest for development and tests). tansu runs with its
+(3 s: a new group waits that long for more members, by design) and with 0,
+as Kafka's shipped config/server.properties and `make serve` set it. tansu runs with its
 defaults.
 """
 
@@ -63,7 +63,7 @@ def main() -> None:
     args = ap.parse_args()
     brokers = {
         "kproto (Kafka's default group.initial.rebalance.delay.ms=3000)": lambda tmp: components.kproto_broker(tmp),
-        "kproto (group.initial.rebalance.delay.ms=0)":
+        "kproto as `make serve` runs it (group.initial.rebalance.delay.ms=0)":
             lambda tmp: components.kproto_broker(tmp, "group.initial.rebalance.delay.ms=0"),
         "tansu": components.tansu,
     }
