@@ -44,20 +44,8 @@ def load_client_properties(path: str | Path) -> dict[str, str]:
         text = Path(path).read_text()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
-    props: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        for i, ch in enumerate(line):
-            if ch in "=: \t":
-                key, value = line[:i], line[i + 1:].strip()
-                if ch in " \t" and value[:1] in ("=", ":"):
-                    value = value[1:].strip()
-                break
-        else:
-            key, value = line, ""
-        props[key] = value
+    from kproto.log.checkpoint import parse_properties   # the log package is heavy to import
+    props = parse_properties(text, str(path), strict=False)
     protocol = props.get("security.protocol", "PLAINTEXT").upper()
     if protocol != "PLAINTEXT":
         raise UsageError(f"security.protocol={protocol} is not supported by kproto (PLAINTEXT only)")

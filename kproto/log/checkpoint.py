@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import time
 import uuid
 from pathlib import Path
@@ -142,16 +143,26 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
 
 
-def parse_properties(text: str, path: str = "") -> dict[str, str]:
+_PROPERTY = re.compile(r"((?:[^\\=:\s]|\\.)*)\s*([=:]?)\s*(.*)")
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def parse_properties(text: str, path: str = "", *, strict: bool = True) -> dict[str, str]:
+    """java.util.Properties lines: the key ends at the first unescaped ``=``,
+    ``:`` or blank; ``#``/``!`` comments. ``strict`` (meta.properties): a
+    line must have a separator; otherwise a lone key means an empty value."""
     out: dict[str, str] = {}
     pos = 0
     for line in text.split("\n"):
         stripped = line.strip()
         if stripped and stripped[0] not in "#!":
-            key, sep, value = stripped.partition("=")
-            if not sep:
+            key, sep, value = _PROPERTY.fullmatch(stripped).groups()
+            if strict and not sep and not value:
                 raise CorruptCheckpointError(f"malformed property line: {line}", file=path, position=pos)
-            out[key.strip()] = value.strip().replace("\\:", ":").replace("\\=", "=").replace("\\\\", "\\")
+            out[_unescape(key)] = _unescape(value.strip())
         pos += len(line) + 1
     return out
 

@@ -84,6 +84,17 @@ def _write_tags(out: bytearray, raw: dict) -> None:
         out += data
 
 
+def _layout(spec: M.Struct, version: int, flexible: bool) -> tuple[tuple[M.Field, ...], tuple[M.Field, ...]]:
+    """(fields on the wire in order, tagged fields): the schema codec's own split."""
+    c = M.codec(spec, version, flexible)
+    return c.wire, tuple(f for f, _ in c.tagged.values())
+
+
+def _element(t, compact: bool) -> M.Field:
+    """An array element as a field of its own: never null, compact with the array."""
+    return M.Field("elem", t, flexible=None if compact else "none")
+
+
 _FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q"}
 _SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8}
 
@@ -122,8 +133,7 @@ class _Gen:
         fn = self.name("_parse_")
         self._done[key] = fn
         body: list[str] = []
-        wire = [f for f in spec.fields if f.present(version) and not f.tagged_in(version)]
-        tagged = [f for f in spec.fields if f.present(version) and f.tagged_in(version)]
+        wire, tagged = _layout(spec, version, flexible)
         for f in wire:
             self.parse_value(body, f"v_{f.name}", f, version, flexible, 1)
         if flexible:
@@ -138,10 +148,10 @@ class _Gen:
                 sub = self.name("_tag_")
                 self._tag_parser(sub, f, version, flexible)
                 body.append(f"    t_{f.name} = {sub}(raw.pop({f.tag})) if {f.tag} in raw else "
-                            f"{self.default(f)}")
+                            f"{self.default(f)[0]}")
                 args.append(f"{f.name}=t_{f.name}")
             else:
-                args.append(f"{f.name}={self.default(f)}")
+                args.append(f"{f.name}={self.default(f)[0]}")
         body.append(f"    out = Container({', '.join(args)})")
         if flexible:
             body.append("    if raw:\n        out['_unknown'] = raw")
@@ -156,13 +166,15 @@ class _Gen:
         body.append("    return v")
         self.lines.append(f"def {fn}(buf):\n" + "\n".join(body) + "\n")
 
-    def default(self, f: M.Field) -> str:
+    def default(self, f: M.Field) -> tuple[str, bool]:
+        """(expression, fresh): a literal for an immutable default, else a call
+        that makes a new list or struct each time (values are never shared)."""
         value = f.default_value()
-        if isinstance(value, (int, str, bytes, type(None), _uuid.UUID)) and not isinstance(value, bool):
-            return repr(value) if not isinstance(value, _uuid.UUID) else self.const(value)
-        if isinstance(value, bool):
-            return repr(value)
-        return f"{self.const(f.default_value)}()"
+        if isinstance(value, _uuid.UUID):
+            return self.const(value), False
+        if isinstance(value, M._IMMUTABLE):
+            return repr(value), False
+        return f"{self.const(f.default_value)}()", True
 
     def parse_value(self, body: list[str], var: str, f: M.Field, version: int, flexible: bool,
                     depth: int) -> None:
@@ -189,8 +201,7 @@ class _Gen:
                 fn = self.parse_struct(e, version, flexible)
                 body.append(f"{pad}        x, pos = {fn}(buf, pos)")
             else:
-                elem_field = M.Field("elem", e, flexible=None if compact else "none")
-                self.parse_value(body, "x", elem_field, version, flexible, depth + 2)
+                self.parse_value(body, "x", _element(e, compact), version, flexible, depth + 2)
             body.append(f"{pad}        {var}.append(x)")
             return
         if isinstance(t, M.Struct):
@@ -252,30 +263,26 @@ class _Gen:
             f"        for k in obj:\n            if k not in {names} and not (isinstance(k, str) and k[:1] == '_'):"
             "\n                raise _Irregular",
         ]
-        for f in spec.fields:
-            if not f.present(version) or f.tagged_in(version):
-                continue
-            default = self.default(f)
-            if default.endswith("()"):      # a fresh list or struct, only when absent
+        wire, tagged = _layout(spec, version, flexible)
+        for f in wire:
+            default, fresh = self.default(f)
+            if fresh:                       # made only when the field is absent
                 body.append(f"    v = obj.get({f.name!r}, _Irregular)")
                 body.append(f"    if v is _Irregular:\n        v = {default}")
             else:
                 body.append(f"    v = obj.get({f.name!r}, {default})")
             self.build_value(body, "v", f, version, flexible, 1)
-        has_tagged = any(f.present(version) and f.tagged_in(version) for f in spec.fields)
-        if flexible and not has_tagged:
+        if flexible and not tagged:
             body.append("    raw = obj.get('_unknown')")
             body.append("    if raw:\n        _write_tags(out, raw)\n    else:\n        out.append(0)")
         elif flexible:
             body.append("    raw = dict(obj.get('_unknown') or {})")
-            for f in spec.fields:
-                if not (f.present(version) and f.tagged_in(version)):
-                    continue
+            for f in tagged:
                 sub = self.name("_tagb_")
                 self._tag_builder(sub, f, version, flexible)
                 d = self.const(f.default_value)
                 body.append(f"    if {f.tag} in raw:\n        raise _Irregular")
-                body.append(f"    v = obj.get({f.name!r}, None) if {f.name!r} in obj else {d}()")
+                body.append(f"    v = obj[{f.name!r}] if {f.name!r} in obj else {d}()")
                 body.append(f"    if not _is_default(v, {d}()):\n        raw[{f.tag}] = {sub}(v)")
             body.append("    _write_tags(out, raw)")
         self.lines.append(f"def {fn}(obj, out):\n" + "\n".join(body) + "\n")
@@ -309,8 +316,7 @@ class _Gen:
                 fn = self.build_struct(e, version, flexible)
                 body.append(f"{pad}        {fn}({item}, out)")
             else:
-                elem_field = M.Field("elem", e, flexible=None if compact else "none")
-                self.build_value(body, item, elem_field, version, flexible, depth + 2)
+                self.build_value(body, item, _element(e, compact), version, flexible, depth + 2)
             return
         if isinstance(t, M.Struct):
             fn = self.build_struct(t, version, flexible)

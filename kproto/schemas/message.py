@@ -53,7 +53,7 @@ from kproto.schemas import primitives as P
 __all__ = [
     "INT8", "INT16", "INT32", "INT64", "BOOL", "UUID", "STRING", "BYTES", "RECORDS",
     "ArrayOf", "Struct", "Field", "ApiSpec", "codec", "parse_versions", "MalformedMessageError",
-    "MAX_VERSION", "Message", "versioned", "present_only",
+    "MAX_VERSION", "Message", "versioned", "present_only", "carries",
 ]
 
 MAX_VERSION = 0x7FFF  # "3+" is open-ended; versions are int16 on the wire
@@ -345,6 +345,16 @@ def _parse_whole(con: Construct, raw: bytes, context, path: str):
 def codec(spec: Struct, version: int, flexible: bool) -> StructCodec:
     """The construct for ``spec`` at ``version`` (cached; specs are immutable)."""
     return StructCodec(spec, version, flexible)
+
+
+def carries(spec: Struct, kind: "Scalar | Sized") -> bool:
+    """Whether a field of type ``kind`` appears anywhere in ``spec``, in any version
+    (the broker asks which responses can hold RECORDS)."""
+    for f in spec.fields:
+        t = f.type.elem if isinstance(f.type, ArrayOf) else f.type
+        if t is kind or (isinstance(t, Struct) and carries(t, kind)):
+            return True
+    return False
 
 
 # --- grammar (for module docstrings, checked by the tests) ----------------------------

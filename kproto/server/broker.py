@@ -27,6 +27,7 @@ from construct import Container
 from kproto.errors import DecodeError, KafkaError, UnsupportedVersionError
 from kproto.log import LogManager
 from kproto.schemas import protocol
+from kproto.schemas.message import RECORDS, carries
 from kproto.schemas.primitives import Deferred
 from kproto.server import group_service
 from kproto.server.config import BrokerConfig
@@ -35,7 +36,10 @@ from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
 
 log = logging.getLogger("kproto.server")
 
-FETCH = 1
+# The APIs whose responses can hold records, which handlers may leave in the
+# segment files (RecordsRegion): only their answers are searched for regions.
+RECORDS_RESPONSES = frozenset(k for k, spec in protocol.API_KEYS.items()
+                              if carries(spec.response_schema, RECORDS))
 
 Handler = Callable[["Broker", Container, Container], Awaitable[Any]]
 
@@ -137,7 +141,8 @@ class Broker:
             raise CloseConnection(f"unreadable request header: {e}") from None
         key, version = header.request_api_key, header.request_api_version
         conn.client_id = header.client_id
-        group_service.CLIENT_HOST.set(_client_host(conn.peer))
+        if key == group_service.JOIN_GROUP:     # the member's host, as DescribeGroups shows it
+            group_service.CLIENT_HOST.set(_client_host(conn.peer))
         entry = self.handlers.get(key)
         if entry is None:
             raise CloseConnection(f"unsupported API key {key}")
@@ -158,7 +163,7 @@ class Broker:
 
     def encode(self, key: int, version: int, correlation_id: int, body: Any) -> list[ResponsePart]:
         regions: list[RecordsRegion] = []
-        if key == FETCH:        # the only answer that carries segment file regions
+        if key in RECORDS_RESPONSES:
             _collect_regions(body, regions)
         frame = protocol.encode_response(key, version, correlation_id, body)
         if not regions:

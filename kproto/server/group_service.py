@@ -32,7 +32,7 @@ from kproto.server.coordinator import (
     JoinGroupRequest, JoinGroupRequestProtocol, LeaveGroupRequest, ListGroupsRequest, MemberIdentity,
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest,
     OffsetFetchRequestTopic, Pending, SyncGroupRequest, SyncGroupRequestAssignment, append_batch,
-    records_from_log,
+    records_from_batches,
 )
 
 log = logging.getLogger("kproto.server.groups")
@@ -95,7 +95,7 @@ class GroupService:
             for p in range(self.partitions):
                 self.coordinator.begin_load(p, t)
             for p in range(self.partitions):
-                loaded = self.coordinator.load_partition(p, records_from_log(self._read_all(p)), now_ms())
+                loaded = self.coordinator.load_partition(p, records_from_batches(self._batches(p)), now_ms())
                 if loaded:
                     log.info("loaded %d group(s) from %s-%d", len(loaded), OFFSETS_TOPIC, p)
         self._timer = asyncio.create_task(self._timers())
@@ -115,19 +115,13 @@ class GroupService:
         for future in self._waiting.values():
             future.cancel()
 
-    def _read_all(self, partition: int) -> bytes:
-        """The partition's batches, from the log start (compaction keeps it small)."""
-        plog = self.logs.get_or_create_log(OFFSETS_TOPIC, partition)
-        out = bytearray()
-        offset = plog.log_start_offset
-        while offset < plog.log_end_offset:
-            found = plog.read(offset, 1 << 20)
-            if found.length == 0:
-                break
-            data = found.read()
-            out += data
-            offset = _next_offset(data, offset)
-        return bytes(out)
+    def _batches(self, partition: int):
+        """The partition's batches from its log start, streamed segment by segment."""
+        plog = self.logs.get_log(OFFSETS_TOPIC, partition)
+        for segment in plog.segments:
+            for batch in segment.batches():
+                if batch.next_offset > plog.log_start_offset:
+                    yield batch
 
     # -- driving the coordinator ------------------------------------------------------------
 
@@ -290,12 +284,3 @@ def _join_response(version: int, response) -> dict:
     if version < 7 and out["protocol_name"] is None:
         out["protocol_name"] = ""       # not nullable before v7
     return out
-
-
-def _next_offset(data: bytes, offset: int) -> int:
-    """The offset after the last whole batch in ``data``."""
-    from kproto.records import iter_batches
-    last = offset
-    for batch in iter_batches(data, verify_crc=False):
-        last = batch.last_offset + 1
-    return max(last, offset + 1)

@@ -32,7 +32,7 @@ from typing import Iterable
 
 import click
 
-from kproto.tools.topics import TopicsCommand as OneLineErrorsCommand, UsageProblem
+from kproto.tools.main import OneLineCommand, UsageProblem
 
 TopicPartition = tuple[str, int]
 Plan = dict[TopicPartition, int]
@@ -229,7 +229,7 @@ Extensions to kafka-consumer-groups.sh: --output table|json|yaml;
 KPROTO_BOOTSTRAP_SERVER."""
 
 
-@click.command("groups", cls=OneLineErrorsCommand, epilog=EPILOG,
+@click.command("groups", cls=OneLineCommand, epilog=EPILOG,
                context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", metavar="HOST:PORT",
               help="REQUIRED: The server(s) to connect to (or KPROTO_BOOTSTRAP_SERVER).")

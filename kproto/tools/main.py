@@ -25,6 +25,29 @@ class ExitStatus(IntEnum):
     INTERRUPTED = 130
 
 
+class UsageProblem(click.ClickException):
+    """Bad flags: one line on stderr (``prefix`` is the command's house style:
+    Kafka's tools print the bare message), exit status 2."""
+
+    exit_code = ExitStatus.USAGE
+    prefix = ""
+
+    def show(self, file=None) -> None:
+        click.echo(self.prefix + self.message, err=True)
+
+
+class OneLineCommand(click.Command):
+    """click's own parse errors as one line too (no usage block)."""
+
+    usage_problem: type[UsageProblem] = UsageProblem
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as e:
+            raise self.usage_problem(e.format_message()) from None
+
+
 # Commands load on use, so `kproto --help` stays fast (no construct, rich or
 # client imports). name -> ("module:attribute", one-line help for the listing).
 COMMANDS = {

@@ -26,8 +26,10 @@ from typing import Iterable, Sequence
 
 import click
 
+from kproto.tools import main
+
 ZK_TIMEOUT_S = 5.0
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 3     # bad flags: UsageProblem, exit status 2
 CONSUMERS = "/consumers"
 OFFSET_PATH = re.compile(r"/consumers/([^/]+)/offsets/([^/]+)/([^/]+)")
 DECIMAL = re.compile(r"[0-9]+")
@@ -43,23 +45,14 @@ class OffsetsError(Exception):
     """A failure reported as one line on stderr, exit status 1."""
 
 
-class UsageProblem(click.ClickException):
-    """Bad flags: one line on stderr, exit status 2."""
+class UsageProblem(main.UsageProblem):
+    """Bad flags: ``kproto: error: ...``, exit status 2."""
 
-    exit_code = EXIT_USAGE
-
-    def show(self, file=None) -> None:
-        click.echo(f"kproto: error: {self.message}", err=True)
+    prefix = "kproto: error: "
 
 
-class OneLineCommand(click.Command):
-    """click's own parse errors as one line too (no usage block)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as e:
-            raise UsageProblem(e.format_message()) from None
+class OneLineCommand(main.OneLineCommand):
+    usage_problem = UsageProblem
 
 
 # --- pure parts ----------------------------------------------------------------------

@@ -23,6 +23,8 @@ import sys
 
 import click
 
+from kproto.tools.main import OneLineCommand, UsageProblem
+
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 ACTIONS = ("create", "list", "alter", "describe", "delete")
 REPORT_OPTIONS = ("under_replicated_partitions", "under_min_isr_partitions",
@@ -31,30 +33,12 @@ CONFIGS_HINT = " (To alter topic configurations, the kafka-configs tool can be u
 TOPIC_RESOURCE = 2              # ConfigResource.Type.TOPIC
 DYNAMIC_TOPIC_CONFIG = 1        # ConfigEntry.ConfigSource
 INCREMENTAL_ALTER_CONFIGS = 44
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERROR = 0, 1        # bad flags: UsageProblem, exit status 2
 
 
 class TopicCommandError(Exception):
     """A failure Kafka reports as ``Error while executing topic command : ...``."""
 
-
-class UsageProblem(click.ClickException):
-    """Bad flags: one line on stderr (Kafka's text), exit status 2."""
-
-    exit_code = EXIT_USAGE
-
-    def show(self, file=None) -> None:
-        click.echo(self.message, err=True)
-
-
-class TopicsCommand(click.Command):
-    """click's own parse errors as one line too."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as e:
-            raise UsageProblem(e.format_message()) from None
 
 
 # --- pure parts ----------------------------------------------------------------------
@@ -249,7 +233,7 @@ topic configs (IncrementalAlterConfigs, else AlterConfigs); --output
 table|json|yaml; KPROTO_BOOTSTRAP_SERVER; shell completion of topic names."""
 
 
-@click.command("topics", cls=TopicsCommand, epilog=EPILOG,
+@click.command("topics", cls=OneLineCommand, epilog=EPILOG,
                context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", metavar="HOST:PORT",
               help="REQUIRED: The Kafka server to connect to (or KPROTO_BOOTSTRAP_SERVER).")

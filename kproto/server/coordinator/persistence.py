@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from kproto import schemas
 from kproto.errors import CorruptRecordError
-from kproto.records import NewRecord, Record, build_record_batch, control_record, iter_batches
+from kproto.records import Batch, NewRecord, Record, build_record_batch, control_record, iter_batches
 from kproto.schemas import consumer_offsets as CO
 from kproto.server.coordinator.events import Append
 from kproto.server.coordinator.group import GroupMetadata, MemberMetadata
@@ -228,13 +228,18 @@ def replay(records: Iterable[LogRecord]) -> Replay:
 
 
 def records_from_log(buf: bytes | bytearray | memoryview) -> Iterator[tuple[bytes | None, bytes | None]]:
+    """``records_from_batches`` over the batches in ``buf``."""
+    return records_from_batches(iter_batches(buf))
+
+
+def records_from_batches(batches: Iterable[Batch]) -> Iterator[tuple[bytes | None, bytes | None]]:
     """The records of a ``__consumer_offsets`` log (any batch magic) in the
     order loading applies them: transactional records (TxnOffsetCommit) only
     when their COMMIT marker is reached, aborted ones never. (Kafka also keeps
     a regular commit appended between a transactional one and its marker; that
     refinement is not made here.)"""
     pending: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
-    for batch in iter_batches(buf):
+    for batch in batches:
         if getattr(batch, "is_control", False):
             for record in batch:
                 marker = control_record(record)
