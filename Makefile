@@ -35,7 +35,14 @@ serve: venv
 	$(BIN)/kproto serve --listen 127.0.0.1:9092 --data-dir ./kproto-data \
 	  --config group.initial.rebalance.delay.ms=0
 
+# The fixtures' own checks first: third-party readers agree with each fixture's
+# JSON (check_fixtures.py), and regenerating them changes no byte (--verify).
+FIXTURE_CHECKS = $(wildcard tests/fixtures/check_fixtures.py tests/fixtures/*/check_fixtures.py)
+FIXTURE_MAKERS = $(wildcard tests/fixtures/make_fixtures.py tests/fixtures/*/make_fixtures.py)
+
 test: deps
+	@for f in $(FIXTURE_CHECKS); do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in $(FIXTURE_MAKERS); do echo "== $$f --verify"; $(BIN)/python $$f --verify || exit 1; done
 	$(BIN)/python -m pytest -q
 
 # Each benchmark runs kproto and its named peer side by side and prints ratios.
