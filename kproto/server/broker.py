@@ -31,7 +31,9 @@ from kproto.schemas.message import RECORDS, carries
 from kproto.schemas.primitives import Deferred
 from kproto.server import group_service
 from kproto.server.config import BrokerConfig
-from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, FileRegion, ResponsePart
+from kproto.server.network import (
+    BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, ResponsePart,
+)
 from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
 
 log = logging.getLogger("kproto.server")
@@ -79,7 +81,7 @@ class Broker:
         self.handlers: dict[int, tuple[Handler, int, int]] = dict(handlers.table())
         self.groups = None
         self._tasks: list[asyncio.Task] = []
-        self.server = BrokerServer(self.handle, max_request_size=self.config["socket.request.max.bytes"])
+        self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config))
 
     # -- lifecycle -------------------------------------------------------------------------
 
