@@ -17,7 +17,7 @@ Every decompression is capped (``max_size``) and stops as soon as the output
 would pass the cap, so a compression bomb is a ``DecompressionError``, not an
 out-of-memory. Output goes into one buffer, never a list joined at the end:
 streams (gzip, zstd without a declared size, lz4 blocks) are decoded in steps
-of at most ``_STEP`` bytes appended to a bytearray, and a size declared in a
+of at most ``_STEP`` bytes (zstd: ``_ZSTD_STEP``) appended to a bytearray, and a size declared in a
 header (snappy blocks, lz4 content size, a zstd frame's) is checked against the
 cap before anything is allocated; peak memory is the output plus one step. No
 codec library's exception escapes as anything else.
@@ -307,6 +307,7 @@ _ZSTD_LEVEL = 3             # Java's (zstd-jni) default
 # input bytes give at most n * 32768 bytes: feeding budget >> 15 at a time
 # keeps output within about a block of the cap.
 _ZSTD_MIN_FEED = 32
+_ZSTD_STEP = _STEP << 3     # output bound per feed: decompressobj cannot stop mid-feed
 
 
 def _zstd_c() -> zstandard.ZstdCompressor:
@@ -343,7 +344,7 @@ def _zstd_decompress(data: bytes, max_size: int) -> bytes:
             while not d.eof:
                 if pos >= end:
                     raise DecompressionError("zstd: truncated frame")
-                feed = view[pos:pos + max(_ZSTD_MIN_FEED, min(_STEP << 3, max_size - len(out)) >> 15)]
+                feed = view[pos:pos + max(_ZSTD_MIN_FEED, min(_ZSTD_STEP, max_size - len(out)) >> 15)]
                 pos += len(feed)
                 out += d.decompress(feed)
                 if len(out) > max_size:
