@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests import components
-from kproto.tools import render
+from kproto import jvm
 from kproto.tools.main import cli
 from kproto.tools.topics import (
     TopicCommandError, describe_order, parse_configs, parse_replica_assignment, select_topics,
@@ -290,7 +290,7 @@ def test_java_hashmap_order_matches_java_17():
     # Printed by a Java 17 HashMap (new HashMap<>() and the describeTopics chain).
     names = ["cleanup.policy", "compression.type", "min.insync.replicas", "retention.ms", "segment.bytes",
              "segment.ms", "max.message.bytes", "unclean.leader.election.enable"]
-    assert render.java_hashmap_order(names, render.java_string_hash) == JAVA_CONFIG_ORDER
+    assert jvm.java_hashmap_order(names, jvm.java_string_hash) == JAVA_CONFIG_ORDER
     assert describe_order(["audit-log", "bar", "baz", "foo", "orders", "payments"]) == \
         ["bar", "baz", "orders", "audit-log", "foo", "payments"]
     assert describe_order([f"t{i}" for i in range(200)])[:12] == \
