@@ -95,9 +95,8 @@ class Broker:
                                                  node=(self.node_id, self.host, self.port),
                                                  append_lock=self.append_lock)
         await self.groups.start()
-        for key in group_service.API_KEYS:
-            spec = protocol.API_KEYS[key]
-            self.handlers[key] = (_group_handler, spec.min_version, spec.max_version)
+        for key in group_service.API_KEYS:    # the versions the registry says the broker serves
+            self.handlers[key] = (_group_handler, *protocol.API_KEYS[key].served)
 
     async def close(self) -> None:
         for t in self._tasks:
