@@ -269,3 +269,22 @@ def transactions(fs, segments: list[SegmentFile]) -> tuple[list[tuple[int, int, 
             if marker.type == _ABORT and first is not None:
                 aborted.append((batch.producer_id, first, batch.base_offset))
     return aborted, min(open_txns.values()) if open_txns else None
+
+
+def log_end_offsets(uri: str) -> dict[TopicPartition, int]:
+    """Each partition's log end offset: the next offset after the last batch
+    of its last segment, walked from that segment's last .index entry."""
+    fs, segments = find_segments(uri)
+    last: dict[TopicPartition, SegmentFile] = {}
+    for seg in segments:
+        tp = (seg.topic, seg.partition)
+        if tp not in last or seg.base_offset > last[tp].base_offset:
+            last[tp] = seg
+    ends = {}
+    for tp, seg in last.items():
+        start = SegmentIndexes.load(fs, seg).position_of(seg.base_offset, 2**63 - 1)
+        end = seg.base_offset
+        for batch in _batches(fs, seg, start if start < seg.size else 0):
+            end = batch.next_offset
+        ends[tp] = end
+    return ends

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import kproto
 
+LOG4J2 = Path(__file__).with_name("log4j2.properties").as_uri()
 KPROTO_ROOT = str(Path(kproto.__file__).resolve().parent.parent)
 
 
@@ -28,7 +29,7 @@ def _pythonpath() -> str:
 
 
 def spark_session(master: str = "local[2]", *, app: str = "kproto", driver_memory: str | None = None,
-                  conf: dict[str, str] | None = None):
+                  conf: dict[str, str] | None = None, log_level: str = "ERROR"):
     """A session on ``master`` with kproto's sources registered."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -45,12 +46,13 @@ def spark_session(master: str = "local[2]", *, app: str = "kproto", driver_memor
          .config("spark.executorEnv.PYTHONPATH", _pythonpath())
          .config("spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1")
          .config("spark.sql.session.timeZone", "UTC")
-         .config("spark.sql.python.filterPushdown.enabled", "true"))
+         .config("spark.sql.python.filterPushdown.enabled", "true")
+         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2}"))
     if driver_memory:
         b = b.config("spark.driver.memory", driver_memory)
     for k, v in (conf or {}).items():
         b = b.config(k, v)
     spark = b.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel(log_level)
     register(spark)
     return spark

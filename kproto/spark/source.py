@@ -35,6 +35,11 @@ class KafkaLogDataSource(DataSource):
         return "kafka-log"
 
     def schema(self) -> str:
+        """All columns, or those of the ``columns`` option (the others are
+        then never computed: Python data sources get no column pruning)."""
+        picked = self.options.get("columns")
+        if picked:
+            return C.ddl([c.strip() for c in picked.split(",") if c.strip()])
         return C.DDL
 
     def reader(self, schema: StructType) -> DataSourceReader:
