@@ -219,12 +219,12 @@ def walk(f, start: int, end: int, *, chunk: int = CHUNK) -> Iterator[Batch | Cor
             chunk = need                  # one batch bigger than the chunk
             continue
         what = f"{end - pos} bytes left" + (f", the batch needs {need}" if need and need > 0 else "")
-        if end == f.size():
+        nxt = resync(f, pos + 1, end)
+        if nxt >= end:                    # nothing valid after it: a cut tail
             yield Corrupt(pos, IncompleteBatchError(f"incomplete batch: {what}", position=pos), end - pos)
             return
-        nxt = resync(f, pos + 1, end)
-        yield Corrupt(pos, CorruptRecordError(f"batch runs past the split end: {what}", position=pos),
-                      nxt - pos)
+        yield Corrupt(pos, CorruptRecordError(f"batch size runs past the valid data: {what}; "
+                                              f"next valid batch at byte {nxt}", position=pos), nxt - pos)
         pos = nxt
 
 

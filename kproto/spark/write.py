@@ -211,10 +211,12 @@ def _append(log, files: list[Staged]) -> int:
         data = Path(s.path).read_bytes()
         for batch in iter_batches(data):
             keep = s.first_offset is not None
-            if keep and batch.base_offset > log.log_end_offset and log.size == 0:
+            starts_late = keep and batch.base_offset > log.log_end_offset and log.size == 0
+            if starts_late:
                 log.roll(batch.base_offset)            # a log that starts past 0
-                log.maybe_increment_log_start_offset(batch.base_offset)
             log.append(batch.data, assign_offsets=not keep)
+            if starts_late:
+                log.maybe_increment_log_start_offset(batch.base_offset)
             count += 1
     return count
 
