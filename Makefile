@@ -36,8 +36,11 @@ serve: venv
 	$(BIN)/kproto serve --listen 127.0.0.1:9092 --data-dir ./kproto-data \
 	  --config group.initial.rebalance.delay.ms=0
 
+# The Spark tests run twice: local[2] with the rest, then against a standalone
+# Master + Worker on loopback (tasks in executors of their own).
 test: deps
 	$(BIN)/python -m pytest -q
+	KPROTO_TEST_SPARK_MASTER=standalone $(BIN)/python -m pytest -q tests/test_spark.py
 
 # Each benchmark runs kproto and its named peer side by side and prints ratios.
 BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups

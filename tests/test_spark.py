@@ -85,6 +85,28 @@ def test_arrow_types_are_what_spark_accepts():
     assert to_arrow_schema(StructType(fields), timezone="UTC").equals(C.arrow_schema(C.NAMES))
 
 
+def test_tasks_run_on_the_chosen_master(spark):
+    """Tasks import this kproto; on a standalone cluster their Python runs
+    under an executor JVM of its own, not the driver's."""
+    import os
+    import kproto
+
+    def where(_):
+        import os
+        import kproto
+        pid, jvm = os.getpid(), ""
+        for _ in range(6):                      # worker -> pyspark daemon -> the JVM
+            pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+            if "java" in cmd.split(" ")[0]:
+                jvm = cmd
+                break
+        yield kproto.__file__, "CoarseGrainedExecutorBackend" in jvm
+    got = set(spark.sparkContext.parallelize(range(2), 2).mapPartitions(where).collect())
+    standalone = os.environ.get("KPROTO_TEST_SPARK_MASTER") == "standalone"
+    assert got == {(kproto.__file__, standalone)}
+
+
 # --- reading --------------------------------------------------------------------------
 
 def test_every_codec_and_segment_read_back_as_written(spark, data):
