@@ -23,12 +23,19 @@ from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
 KIND = click.Choice(["records", "frames", "request", "response"])
 
 
+class Problem(UsageProblem):
+    prefix = "kproto conformance: "
+
+
+class Command(OneLineCommand):
+    usage_problem = Problem
+
+
 def _select(kinds: tuple[str, ...], patterns: tuple[str, ...]):
     from kproto.conformance import fixtures
     chosen = fixtures(kinds or None, patterns)
     if not chosen:
-        raise UsageProblem("kproto conformance: "
-                           f"no fixture matches {' '.join(patterns) or '(all)'}"
+        raise Problem(f"no fixture matches {' '.join(patterns) or '(all)'}"
                          + (f" of kind {', '.join(kinds)}" if kinds else ""))
     return chosen
 
@@ -44,7 +51,7 @@ def conformance() -> None:
     """Kafka bytes from third-party writers, with their decoded values, to check a decoder."""
 
 
-@conformance.command("list", cls=OneLineCommand)
+@conformance.command("list", cls=Command)
 @click.option("--kind", "kinds", type=KIND, multiple=True, help="Only this kind (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per fixture.")
 @click.argument("patterns", nargs=-1)
@@ -59,7 +66,7 @@ def list_(kinds: tuple[str, ...], as_json: bool, patterns: tuple[str, ...]) -> N
             click.echo(f"{f.id:<62} {_what(f):<34} {f.written_by}")
 
 
-@conformance.command(cls=OneLineCommand)
+@conformance.command(cls=Command)
 @click.option("--decoder", required=True, metavar='"CMD {file}"',
               help="Command run once per fixture; {file} {kind} {name} {api_key} {api_version} are filled in.")
 @click.option("--kind", "kinds", type=KIND, multiple=True, help="Only this kind (repeatable).")
@@ -81,7 +88,7 @@ def run(decoder: str, kinds: tuple[str, ...], as_json: bool, jobs: int | None, t
     try:
         words = runner.parse_template(decoder)
     except UsageError as e:
-        raise UsageProblem(f"kproto conformance: {e}") from None
+        raise Problem(str(e)) from None
     for o in runner.run(words, chosen, jobs=jobs, timeout=timeout):
         counts[o.status] += 1
         if as_json:
@@ -103,7 +110,7 @@ def run(decoder: str, kinds: tuple[str, ...], as_json: bool, jobs: int | None, t
         sys.exit(ExitStatus.ERROR)
 
 
-@conformance.command(cls=OneLineCommand)
+@conformance.command(cls=Command)
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 def export(directory: Path) -> None:
     """Write the corpus to DIRECTORY as plain files, with index.json and expected/ answers."""
