@@ -25,6 +25,9 @@ KAFKA_PYTHON_DECODER = f"{PY} {ROOT / 'tests' / 'conformance_kafka_python.py'} {
 
 def kproto(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    # Decoders start once per fixture: let them keep bytecode caches, as an installed
+    # package has, instead of compiling kproto's sources in every process.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return subprocess.run([PY, "-m", "kproto.tools.main", "conformance", *args], capture_output=True,
                           text=True, timeout=timeout, env=env, cwd=ROOT)
 

@@ -20,6 +20,7 @@ hold the address.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -45,6 +46,12 @@ FIXTURE_DEFAULTS: Mapping[str, str] = {
 }
 
 _READY = re.compile(rb"^kproto broker ready on (\S+):(\d+) ")
+
+# Brokers still running when the interpreter exits (a test run interrupted before
+# its teardown, a script that never left its ``with``) are stopped then: each runs
+# in its own session, so nothing else would.
+_running: "set[Broker]" = set()
+atexit.register(lambda: [b.stop(timeout=5) for b in list(_running)])
 
 
 class BrokerStartError(KprotoError):
@@ -118,6 +125,7 @@ class Broker:
             raise
         self.host, self.port = host, port
         self.starts += 1
+        _running.add(self)
         return self
 
     def _await_ready(self, out: IO[bytes]) -> tuple[str, int]:
@@ -172,6 +180,7 @@ class Broker:
         if proc.stdout:
             proc.stdout.close()
         self._proc = None
+        _running.discard(self)
 
     def restart(self, timeout: float = 10.0) -> "Broker":
         """Stop and start again on the same port over the same data directory."""
