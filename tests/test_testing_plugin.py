@@ -150,6 +150,10 @@ def test_two_brokers(kafka_broker_factory):
             counts.append(len(Admin(client).metadata(["auto"]).topics["auto"].partitions))
     assert counts == [2, 5]
 
+@pytest.mark.kafka_topic(partition=2)
+def test_misspelt_topic_parameter(kafka_topic):
+    pass
+
 def test_fails_with_the_log(kafka_broker):
     with socket.create_connection(("127.0.0.1", kafka_broker.port), timeout=5) as s:
         s.sendall(b"\\x00\\x00\\x00\\x08garbage!")    # not a request: the broker logs and closes
@@ -161,15 +165,18 @@ def test_fails_with_the_log(kafka_broker):
 def test_fixtures_with_three_clients(project: pytest.Pytester):
     project.makepyfile(test_app=CLIENTS)
     result = run(project, "-v")
-    result.assert_outcomes(passed=8, failed=1)
+    result.assert_outcomes(passed=8, failed=1, errors=1)
     out = result.stdout.str()
+    assert "kafka_topic: unknown parameter(s) partition; takes partitions, config, name" in out
     # the failing test's report carries what the broker logged during it
-    section = out.split("kproto broker log (127.0.0.1:", 1)[1]
+    report = out.split("_ test_fails_with_the_log _", 1)[1]
+    section = report.split("kproto broker log (127.0.0.1:", 1)[1]
     assert "call) ---" in section.splitlines()[0]
     assert "closing 127.0.0.1:" in section and "WARNING" in section
     assert "(whole log: " in section
-    # and only that test's report has one
-    assert out.count("kproto broker log (") == 1
+    # so does the test whose setup failed, and no passing test's report has one
+    assert out.count("kproto broker log (") == 2
+    assert "setup) ---" in out.split("_ ERROR at setup of test_misspelt_topic_parameter _", 1)[1]
 
 
 def test_config_from_ini_and_command_line(project: pytest.Pytester):

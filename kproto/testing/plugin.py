@@ -178,8 +178,8 @@ def kafka_topic(request: pytest.FixtureRequest, kafka_broker: Broker) -> Topic:
         spec["partitions"] = int(request.param)
     unknown = set(spec) - {"partitions", "config", "name"}
     if unknown:
-        raise pytest.UsageError(f"kafka_topic: unknown parameter(s) {', '.join(sorted(unknown))}; "
-                                "takes partitions, config, name")
+        pytest.fail(f"kafka_topic: unknown parameter(s) {', '.join(sorted(unknown))}; "
+                    "takes partitions, config, name", pytrace=False)
     partitions = int(spec.get("partitions", 1))
     config = {k: _setting(v) for k, v in (spec.get("config") or {}).items()}
     name = spec.get("name") or _topic_name(request.node.name)
