@@ -35,8 +35,14 @@ serve: venv
 	$(BIN)/kproto serve --listen 127.0.0.1:9092 --data-dir ./kproto-data \
 	  --config group.initial.rebalance.delay.ms=0
 
+# The record and protocol modules run a second time on the pure-Python path
+# (KPROTO_NO_EXTENSIONS=1), as on a machine that installed kproto without a C compiler.
+PURE_TESTS := tests/test_records.py tests/test_records_bad_input.py tests/test_codegen_c.py \
+	tests/test_compression.py tests/test_protocol_*.py
+
 test: deps
 	$(BIN)/python -m pytest -q
+	KPROTO_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
 
 # Each benchmark runs kproto and its named peer side by side and prints ratios.
 BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups
