@@ -188,3 +188,15 @@ def test_a_missing_decoder_program_is_an_error_per_fixture():
     assert result.returncode == 1
     assert result.stdout.splitlines()[0] == \
         "ERROR records/kp_v2_none: cannot run /nonexistent/decoder: No such file or directory"
+
+
+def test_the_package_data_globs_ship_every_corpus_file():
+    """pyproject.toml's package-data for kproto.conformance names every corpus file,
+    so a wheel or sdist carries the whole corpus (and nothing is left behind)."""
+    import tomllib
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "kproto.conformance"]
+    base = CORPUS.parent
+    shipped = {p for g in globs for p in base.glob(g) if p.is_file()}
+    present = {p for p in CORPUS.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert present - shipped == set()
