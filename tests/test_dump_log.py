@@ -526,9 +526,9 @@ def test_sequence_wrap_log_append_time_and_delete_horizon(tmp_path):
     assert lines[8] == "| offset: 3 CreateTime: 7000 keySize: 1 valueSize: -1 sequence: -1 headerKeys: [] key: d"
 
 
-# --- the shared third-party fixtures (tests/fixtures/records), when present --------------------
+# --- the shared third-party fixtures (kproto/conformance/corpus/records), when present --------------------
 
-FIXTURES = Path(__file__).parent / "fixtures" / "records"
+from kproto.conformance import RECORDS_DIR as FIXTURES  # noqa: E402  the corpus ships in the package
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.bin")))
