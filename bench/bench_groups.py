@@ -165,7 +165,7 @@ class Member:
                 return response.body
             chunk = await self.reader.read(1 << 16)
             if not chunk:
-                raise SystemExit("broker closed a member connection")
+                raise ConnectionError("broker closed a member connection")
             self.conn.receive_data(chunk)
 
     async def request(self, key: int, body: dict):
@@ -182,7 +182,7 @@ class Member:
     async def get_member_id(self) -> None:
         r = await self.join()
         if r.error_code != ErrorCode.MEMBER_ID_REQUIRED:
-            raise SystemExit(f"expected MEMBER_ID_REQUIRED, got {r.error_code}")
+            raise RuntimeError(f"expected MEMBER_ID_REQUIRED, got {r.error_code}")
         self.member_id = r.member_id
 
     async def run(self, partitions: int, done: asyncio.Event) -> None:
@@ -190,7 +190,7 @@ class Member:
         while not done.is_set():
             r = await self.join()
             if r.error_code != ErrorCode.NONE:
-                raise SystemExit(f"JoinGroup error {r.error_code}")
+                raise RuntimeError(f"JoinGroup error {r.error_code}")
             assignments = []
             if r.leader == self.member_id:
                 ids = sorted(m.member_id for m in r.members)
@@ -207,7 +207,7 @@ class Member:
             if s.error_code == ErrorCode.REBALANCE_IN_PROGRESS:
                 continue
             if s.error_code != ErrorCode.NONE:
-                raise SystemExit(f"SyncGroup error {s.error_code}")
+                raise RuntimeError(f"SyncGroup error {s.error_code}")
             self.generation, self.assignment = r.generation_id, s.assignment
             self.synced.set()
             while not done.is_set():
@@ -233,12 +233,13 @@ async def rebalance_once(bootstrap: str, group: str, n: int, partitions: int, pi
                          timeout: float = 120) -> tuple[float, float]:
     sub = ConsumerProtocolSubscription.build({"version": 0, "data": {"topics": [TOPIC_B], "user_data": None}})
     members = [Member(bootstrap, group, sub) for _ in range(n)]
+    tasks: list[asyncio.Future] = []
+    done = asyncio.Event()
     try:
         await asyncio.gather(*(m.connect() for m in members))
         await asyncio.gather(*(m.get_member_id() for m in members))
         for m in members:
             m.synced = asyncio.Event()
-        done = asyncio.Event()
         cpu0, t0 = cpu_seconds(pid), time.perf_counter()
         tasks = [asyncio.ensure_future(m.run(partitions, done)) for m in members]
 
@@ -255,20 +256,21 @@ async def rebalance_once(bootstrap: str, group: str, n: int, partitions: int, pi
 
         await asyncio.wait_for(all_in_one_generation(), timeout)
         elapsed, cpu = time.perf_counter() - t0, cpu_seconds(pid) - cpu0
-        done.set()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        # every partition owned once
-        owned = []
+        owned = []          # every partition owned exactly once
         for m in members:
             a = ConsumerProtocolAssignment.parse(m.assignment).data
             owned += [p for tp in a.assigned_partitions for p in tp.partitions]
         assert sorted(owned) == list(range(partitions)), "assignment does not cover the topic once"
         return elapsed, cpu
     finally:
+        done.set()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(m.close() for m in members if hasattr(m, "writer")), return_exceptions=True)
 
 
-def bench_rebalance(runs: int, sizes: list[int], partitions: int, report: Report) -> None:
+def bench_rebalance(runs: int, sizes: list[int], partitions: int, report: Report, timeout: float) -> None:
     rows = []
     with contextlib.ExitStack() as stack:
         bootstraps, pids = {}, {}
@@ -279,14 +281,34 @@ def bench_rebalance(runs: int, sizes: list[int], partitions: int, report: Report
             pids[kind] = broker_pid(bootstraps[kind])
         counter = iter(range(10**6))
         for n in sizes:
-            runs_n = alternate({kind: (lambda k=kind: asyncio.run(rebalance_once(
-                bootstraps[k], f"rb-{n}-{next(counter)}", n, partitions, pids[k])))
-                for kind in ("tansu", "kproto")}, runs)
-            t = {k: [e for e, _ in v] for k, v in runs_n.items()}
-            c = {k: [x for _, x in v] for k, v in runs_n.items()}
-            rows.append([str(n), cell(t["tansu"], "{:.3f}"), cell([x - HOLD_S for x in t["tansu"]], "{:.3f}"),
-                         cell(t["kproto"], "{:.3f}"), cell(c["tansu"], "{:.3f}"), cell(c["kproto"], "{:.3f}"),
-                         "yes" if n == 500 and statistics.median(t["kproto"]) < 1.0 else ("no" if n == 500 else "")])
+            failed: dict[str, str] = {}
+
+            def one(kind: str, n: int = n):
+                if kind in failed:          # do not wait out the timeout again for this size
+                    return None
+                try:
+                    return asyncio.run(rebalance_once(bootstraps[kind], f"rb-{n}-{next(counter)}", n,
+                                                      partitions, pids[kind], timeout))
+                except (asyncio.TimeoutError, TimeoutError) as e:
+                    failed[kind] = f"no single generation of {n} members within {timeout:.0f} s"
+                    return None
+                except (RuntimeError, OSError) as e:
+                    failed[kind] = f"failed: {e}"
+                    return None
+
+            runs_n = alternate({kind: (lambda k=kind: one(k)) for kind in ("tansu", "kproto")}, runs)
+            t = {k: [r[0] for r in v if r] for k, v in runs_n.items()}
+            c = {k: [r[1] for r in v if r] for k, v in runs_n.items()}
+
+            def show(kind: str, values: list[float], shift: float = 0.0) -> str:
+                if kind in failed:
+                    return failed[kind]
+                return cell([x - shift for x in values], "{:.3f}")
+
+            rows.append([str(n), show("tansu", t["tansu"]), show("tansu", t["tansu"], HOLD_S),
+                         show("kproto", t["kproto"]), show("tansu", c["tansu"]), show("kproto", c["kproto"]),
+                         ("yes" if statistics.median(t["kproto"]) < 1.0 else "no") if n == 500 and t["kproto"]
+                         else ""])
             print(f"members {n}: done", file=sys.stderr, flush=True)
     report.add(f"## (b) one new group, {partitions} partitions, N members joining at once (raw protocol)\n\n"
                "Seconds from the first JoinGroup to every member synced in one generation of N members, and "
@@ -304,6 +326,8 @@ def main() -> None:
     ap.add_argument("--members", default="1,10,100,500")
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--skip-join", action="store_true", help="only (b)")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="give up on a broker for a group size after this many seconds (then not retried)")
     ap.add_argument("--quick", action="store_true", help="members 1,10: check the script works")
     args = ap.parse_args()
     check_runs(args.runs)
@@ -312,7 +336,7 @@ def main() -> None:
     report = Report("bench_groups", "Group coordinator: kproto vs tansu", args.quick)
     if not args.skip_join:
         bench_join(args.runs, report)
-    bench_rebalance(args.runs, [int(x) for x in args.members.split(",")], args.partitions, report)
+    bench_rebalance(args.runs, [int(x) for x in args.members.split(",")], args.partitions, report, args.timeout)
     report.write()
 
 
