@@ -39,10 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import psutil  # noqa: E402
 from confluent_kafka import Consumer, Producer  # noqa: E402
 
-from bench.common import Report, alternate, cell, check_runs, ratio, table  # noqa: E402
+from bench.common import Report, alternate, broker_pid, cell, check_runs, cpu_seconds, ratio, table  # noqa: E402
 from kproto.client.admin import Admin, NewTopic  # noqa: E402
 from kproto.client.connection import ClientConnection  # noqa: E402
 from kproto.client.transport import BrokerClient  # noqa: E402
@@ -55,19 +54,6 @@ TOPIC = "join-latency"
 SESSION_MS = 6000          # Kafka's group.min.session.timeout.ms default: the smallest allowed
 HOLD_S = SESSION_MS / 2 / 1000
 JOIN, SYNC, HEARTBEAT = 11, 14, 12
-
-
-def broker_pid(bootstrap: str) -> int:
-    port = int(bootstrap.rsplit(":", 1)[1])
-    for c in psutil.net_connections("tcp"):
-        if c.status == psutil.CONN_LISTEN and c.laddr.port == port and c.pid:
-            return c.pid
-    raise SystemExit(f"no process listens on {bootstrap}")
-
-
-def cpu_seconds(pid: int) -> float:
-    t = psutil.Process(pid).cpu_times()
-    return t.user + t.system
 
 
 @contextlib.contextmanager
@@ -289,7 +275,7 @@ def bench_rebalance(runs: int, sizes: list[int], partitions: int, report: Report
                 try:
                     return asyncio.run(rebalance_once(bootstraps[kind], f"rb-{n}-{next(counter)}", n,
                                                       partitions, pids[kind], timeout))
-                except (asyncio.TimeoutError, TimeoutError) as e:
+                except (asyncio.TimeoutError, TimeoutError):
                     failed[kind] = f"no single generation of {n} members within {timeout:.0f} s"
                     return None
                 except (RuntimeError, OSError) as e:
