@@ -105,6 +105,21 @@ def test_alter_partition_count(broker):
     assert "\tPartitionCount: 3\t" in ok(bs, "--describe", "--topic", topic).splitlines()[0]
 
 
+def test_config_preservation_across_partition_alteration(tmp_path):
+    """TCT.java testConfigPreservationAcrossPartitionAlteration: cleanup.policy=compact
+    set at creation is still there after --alter --partitions 3 (kproto's broker:
+    tansu 0.6 has no CreatePartitions)."""
+    from tests import components
+    from tests.test_topics_tool import topic_configs
+    with components.kproto_broker(tmp_path) as bs:
+        topic = name()
+        ok(bs, "--create", "--topic", topic, "--partitions", "1", "--config", "cleanup.policy=compact")
+        assert topic_configs("kproto", bs, topic)["cleanup.policy"] == "compact"
+        assert ok(bs, "--alter", "--partitions", "3", "--topic", topic) == ""
+        assert "\tPartitionCount: 3\t" in ok(bs, "--describe", "--topic", topic).splitlines()[0]
+        assert topic_configs("kproto", bs, topic)["cleanup.policy"] == "compact"
+
+
 def test_alter_when_topic_doesnt_exist(broker):
     """TCT.java testAlterWhenTopicDoesntExist (IllegalArgumentException, TC.java:218:
     "Topic '%s' does not exist as expected" formatted with the Optional the option
