@@ -285,7 +285,16 @@ class _Validator:
         span = batch.last_offset_delta + 1           # offsets the batch takes
         lat = self.config.log_append_time
         # Every record is read, whatever the topic asks (Kafka's LogValidator):
-        # a batch with a valid CRC can still hold garbage.
+        # a batch with a valid CRC can still hold garbage. In place, the C walk
+        # reads them without building any; the full decode runs only to
+        # recompress or to word the error for a record the walk flagged.
+        in_place = self.target is None or self.target == batch.compression or batch.is_control
+        walk = self._walk(batch) if in_place else None
+        if walk is not None and self._walk_is_clean(batch, walk):
+            max_ts = batch.max_timestamp
+            if batch.compression and not lat:
+                max_ts = walk.max_timestamp
+            return self._stamp_v2(batch, offset, max_ts, lat), span, self.now if lat else max_ts
         records = self._records(batch)
         if self.origin == AppendOrigin.CLIENT:
             base = batch.base_offset
@@ -294,7 +303,7 @@ class _Validator:
                     raise InvalidRecordError(f"Inner record offset delta {r.offset - base} doesn't match "
                                              f"expected {i} in topic partition {self.tp}.")
         self._check_records(batch, records)
-        if self.target is not None and self.target != batch.compression and records and not batch.is_control:
+        if not in_place and records:
             data = build_record_batch(
                 records, base_offset=offset, compression=self.target,
                 timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
@@ -310,6 +319,29 @@ class _Validator:
         if batch.compression and records and not lat:
             max_ts = max(r.timestamp for r in records)
         return self._stamp_v2(batch, offset, max_ts, lat), span, self.now if lat else max_ts
+
+    def _walk(self, batch: RecordBatch):
+        try:
+            return batch.walk()
+        except DecompressionError as e:
+            raise CorruptMessageError(f"Record is corrupt in the append to {self.tp}: {e}") from e
+        except DecodeError as e:
+            raise InvalidRecordError(f"Found invalid record structure in topic partition {self.tp}: {e}") from e
+
+    def _walk_is_clean(self, batch: RecordBatch, walk) -> bool:
+        """Whether the walk shows nothing _check_records or the offset check would refuse."""
+        if walk.first_bad_offset_delta >= 0 and self.origin == AppendOrigin.CLIENT:
+            return False
+        if self.config.compact and walk.null_keys and not batch.is_control:
+            return False
+        if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+            return False
+        if (self.before != LONG_MAX or self.after != LONG_MAX) and batch.records_count and \
+                not self.config.log_append_time and (walk.min_timestamp == NO_TIMESTAMP or
+                                                     self.now - walk.min_timestamp > self.before or
+                                                     walk.max_timestamp - self.now > self.after):
+            return False
+        return True
 
     def _stamp_v2(self, batch: RecordBatch, offset: int, max_ts: int, lat: bool) -> bytes:
         """The batch with its base offset (and leader epoch) set; for LogAppendTime
