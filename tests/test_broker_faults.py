@@ -84,3 +84,41 @@ def test_disk_full(tmpfs, tmp_path):
         assert (reply.error_code, reply.base_offset) == (0, len(acked))
         assert [o for o, _ in consume(bs, "filling", len(acked) + 1)] == list(range(len(acked) + 1))
         assert produce_raw(bs, "other", 0, batch_of(1)).error_code == 0
+
+
+@pytest.mark.parametrize("damage", ["zero-filled", "truncated"])
+def test_a_segment_damaged_while_stopped_is_recovered(tmp_path, damage):
+    """kill -9, then the segment's tail zero-filled (a power cut on some file
+    systems) or cut mid-batch: the next start truncates at the first invalid
+    batch, rebuilds the indexes, logs the bytes dropped and serves the rest."""
+    import signal
+    from tests.components import VENV_BIN, free_port, wait_for_port
+    data = tmp_path / "data"
+    port = free_port()
+    cmd = [str(VENV_BIN / "kproto"), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for_port(port, timeout=30, proc=proc)
+        bs = f"127.0.0.1:{port}"
+        create(bs, "t")
+        sizes = [len(batch_of(0))] * 10
+        for i in range(10):
+            assert produce_raw(bs, "t", 0, batch_of(i)).error_code == 0
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    segment = data / "t-0" / "00000000000000000000.log"
+    assert segment.stat().st_size == sum(sizes)
+    keep = sum(sizes[:7])
+    with open(segment, "r+b") as f:
+        if damage == "zero-filled":
+            f.seek(keep)
+            f.write(b"\0" * (sum(sizes) - keep))
+        else:
+            f.truncate(keep + 500)
+    with kproto_broker(tmp_path, data_dir=data) as bs:
+        assert [o for o, _ in consume(bs, "t", 7)] == list(range(7))
+        assert produce_raw(bs, "t", 0, batch_of(99)).base_offset == 7
+    log_text = "".join(f.read_text() for f in tmp_path.glob("kproto-*.log"))
+    dropped = (sum(sizes) if damage == "zero-filled" else keep + 500) - keep
+    assert f"Truncated {dropped} invalid bytes at the end of segment {segment} during recovery" in log_text
