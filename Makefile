@@ -44,5 +44,10 @@ BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups
 bench: venv debs
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; done
 
+# Hostile and careless clients for as long as you like (figures printed and kept
+# in soak-figures.json); bench/soak.py --help sizes each part. Default: ~40 min.
+soak: venv
+	nice -n 10 $(BIN)/python bench/soak.py --out soak-figures.json
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

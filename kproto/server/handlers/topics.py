@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 
 from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
+from kproto.log.manager import EXCESSIVE_BATCH, MAX_RECORDS_PER_USER_OP
 from kproto.server.handlers.configs import topic_config_entries
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -119,9 +120,15 @@ def _grow(broker, t, validate_only: bool) -> dict:
                                  error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
             for a in t.assignments:
                 _check_assignment(broker, a.broker_ids)
+        if t.count - current > MAX_RECORDS_PER_USER_OP:
+            raise KafkaError(EXCESSIVE_BATCH, error_code=ErrorCode.POLICY_VIOLATION)
         if not validate_only:
-            for p in range(current, t.count):
-                broker.logs.get_or_create_log(t.name, p)
+            try:
+                for p in range(current, t.count):
+                    broker.logs.get_or_create_log(t.name, p)
+            except OSError as e:
+                raise KafkaError(f"Error while creating partition {p} of {t.name}: {e}",
+                                 error_code=ErrorCode.KAFKA_STORAGE_ERROR) from e
     except KafkaError as e:
         out.update(error_code=e.error_code, error_message=str(e))
     return out
