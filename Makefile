@@ -1,6 +1,7 @@
 # kproto: two commands do all set-up on a fresh Debian machine.
 #   make serve   the reference broker on 127.0.0.1:9092, data in ./kproto-data
 #   make test    installs what the tests need (Debian packages included), runs pytest
+#   make soak    bench/soak.py: kill -9, mutated frames, fuzzing, group churn; figures in soak-figures.json
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
