@@ -234,29 +234,36 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
 PROBE = bytes.fromhex("00120000") + (0x7EAD).to_bytes(4, "big") + b"\x00\x05probe"   # ApiVersions v0
 
 
-def _exchange(port: int, frame: bytes, timeout: float) -> str:
-    """'answered', 'closed' or 'wedged' for one mutated frame followed by the probe."""
+def _exchange(port: int, frame: bytes, timeout: float, patience: float = 120) -> str:
+    """'answered' or 'closed' within ``timeout``; 'slow' if only within
+    ``patience`` (e.g. thousands of partitions being created); else 'wedged'."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(len(frame).to_bytes(4, "big") + frame + len(PROBE).to_bytes(4, "big") + PROBE)
-        buf = b""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                chunk = s.recv(65536)
-            except socket.timeout:
+        start, buf = time.monotonic(), bytearray()
+        result = _await_probe(s, buf, start + timeout)
+        if result == "wedged" and _await_probe(s, buf, start + patience) != "wedged":
+            result = "slow"
+        return result
+
+
+def _await_probe(s: socket.socket, buf: bytearray, deadline: float) -> str:
+    while time.monotonic() < deadline:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            continue
+        except ConnectionError:
+            return "closed"
+        if not chunk:
+            return "closed"
+        buf += chunk
+        while len(buf) >= 8:
+            n = int.from_bytes(buf[:4], "big")
+            if len(buf) < 4 + n:
                 break
-            except ConnectionError:
-                return "closed"
-            if not chunk:
-                return "closed"
-            buf += chunk
-            while len(buf) >= 8:
-                n = int.from_bytes(buf[:4], "big")
-                if len(buf) < 4 + n:
-                    break
-                if buf[4:8] == (0x7EAD).to_bytes(4, "big"):
-                    return "answered"
-                buf = buf[4 + n:]
+            if buf[4:8] == (0x7EAD).to_bytes(4, "big"):
+                return "answered"
+            del buf[:4 + n]
     return "wedged"
 
 

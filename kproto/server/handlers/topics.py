@@ -9,6 +9,7 @@ deleted nor grown by clients. Topics, their ids and overrides persist.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
@@ -68,8 +69,11 @@ def _create(broker, t, validate_only: bool, version: int) -> dict:
 
 
 async def create_topics(broker, header, body) -> dict:
-    return {"throttle_time_ms": 0, "topics": [_create(broker, t, body.validate_only, header.request_api_version)
-                                              for t in body.topics]}
+    # Files are created off the event loop: thousands of partitions take seconds,
+    # and every other connection must keep being served meanwhile.
+    topics = await asyncio.to_thread(
+        lambda: [_create(broker, t, body.validate_only, header.request_api_version) for t in body.topics])
+    return {"throttle_time_ms": 0, "topics": topics}
 
 
 def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
@@ -98,7 +102,8 @@ async def delete_topics(broker, header, body) -> dict:
         wanted = [(t.name, t.topic_id) for t in body.topics]
     else:
         wanted = [(n, ZERO_UUID) for n in body.topic_names]
-    return {"throttle_time_ms": 0, "responses": [_delete(broker, n, i) for n, i in wanted]}
+    responses = await asyncio.to_thread(lambda: [_delete(broker, n, i) for n, i in wanted])
+    return {"throttle_time_ms": 0, "responses": responses}
 
 
 def _grow(broker, t, validate_only: bool) -> dict:
@@ -135,7 +140,8 @@ def _grow(broker, t, validate_only: bool) -> dict:
 
 
 async def create_partitions(broker, header, body) -> dict:
-    return {"throttle_time_ms": 0, "results": [_grow(broker, t, body.validate_only) for t in body.topics]}
+    results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only) for t in body.topics])
+    return {"throttle_time_ms": 0, "results": results}
 
 
 HANDLERS = {19: (create_topics, 0, 7), 20: (delete_topics, 0, 6), 37: (create_partitions, 0, 3)}
