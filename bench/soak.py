@@ -144,11 +144,9 @@ def kill_trials(work: Path, trials: int, rng: random.Random) -> dict:
 
 def _kill_mode(work: Path, trials: int, configs: tuple, rng: random.Random) -> dict:
     from confluent_kafka import Producer
-    work.mkdir(parents=True)
-    broker = Broker(work / "data", *configs)
-    if not broker.start():
+    broker = fresh_broker(work, "soak", 3, *configs)
+    if broker is None:
         return {"error": "broker did not start"}
-    create_topic(broker.bootstrap, "soak", 3)
     acked: set[int] = set()
     failures = Counter()
     stop = threading.Event()
@@ -267,12 +265,20 @@ def _await_probe(s: socket.socket, buf: bytearray, deadline: float) -> str:
     return "wedged"
 
 
-def frame_trials(work: Path, count: int, rng: random.Random, workers: int = 4) -> dict:
+def fresh_broker(work: Path, topic: str, partitions: int, *configs: str) -> Broker | None:
+    """A broker on a new data dir under ``work``, with ``topic`` created; None if it did not start."""
     work.mkdir(parents=True)
-    broker = Broker(work / "data")
+    broker = Broker(work / "data", *configs)
     if not broker.start():
+        return None
+    create_topic(broker.bootstrap, topic, partitions)
+    return broker
+
+
+def frame_trials(work: Path, count: int, rng: random.Random, workers: int = 4) -> dict:
+    broker = fresh_broker(work, "frames", 1)
+    if broker is None:
         return {"error": "broker did not start"}
-    create_topic(broker.bootstrap, "frames", 1)
     seeds = seed_frames()
     outcomes, crashes, wedged_by_api = Counter(), 0, Counter()
     lock = threading.Lock()
@@ -455,11 +461,9 @@ def group_churn(work: Path, seconds: float, rng: random.Random, members: int = 3
     from confluent_kafka import Producer
     from kproto.client.admin import Admin
     from kproto.client.transport import BrokerClient
-    work.mkdir(parents=True)
-    broker = Broker(work / "data")
-    if not broker.start():
+    broker = fresh_broker(work, "churn", 6)
+    if broker is None:
         return {"error": "broker did not start"}
-    create_topic(broker.bootstrap, "churn", 6)
     procs: list[subprocess.Popen] = []
 
     def spawn():

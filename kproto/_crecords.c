@@ -52,6 +52,19 @@ put_be(Buf *b, uint64_t v, int size)
     return 0;
 }
 
+/* Raise CorruptRecordError(reason, position=pos, path=path). */
+static void
+set_corrupt(const char *reason, const char *path, int64_t pos)
+{
+    PyObject *kw = Py_BuildValue("{s:L,s:s}", "position", (long long)pos, "path", path);
+    PyObject *a = Py_BuildValue("(s)", reason);
+    if (kw && a) {
+        PyObject *exc = PyObject_Call(corrupt_error, a, kw);
+        if (exc) { PyErr_SetObject(corrupt_error, exc); Py_DECREF(exc); }
+    }
+    Py_XDECREF(kw); Py_XDECREF(a);
+}
+
 /* A record's timestamp, or `now` when it is None; -1 with an exception set on error. */
 static int64_t
 record_timestamp(PyObject *item, int64_t now)
@@ -329,15 +342,7 @@ truncated:
     fail_reason = "truncated or invalid data (IndexError)";
     fail_path = NULL;
 fail:
-    {
-        PyObject *kw = Py_BuildValue("{s:L,s:s}", "position", (long long)pos, "path", fail_path);
-        PyObject *a = Py_BuildValue("(s)", fail_reason);
-        if (kw && a) {
-            PyObject *exc = PyObject_Call(corrupt_error, a, kw);
-            if (exc) { PyErr_SetObject(corrupt_error, exc); Py_DECREF(exc); }
-        }
-        Py_XDECREF(kw); Py_XDECREF(a);
-    }
+    set_corrupt(fail_reason, fail_path, pos);
 error:
     Py_XDECREF(item2);
     Py_XDECREF(key11);
@@ -592,15 +597,7 @@ truncated:
     fail_reason = "truncated or invalid data (IndexError)";
     fail_path = NULL;
 fail:
-    {
-        PyObject *kw = Py_BuildValue("{s:L,s:s}", "position", (long long)pos, "path", fail_path);
-        PyObject *a = Py_BuildValue("(s)", fail_reason);
-        if (kw && a) {
-            PyObject *exc = PyObject_Call(corrupt_error, a, kw);
-            if (exc) { PyErr_SetObject(corrupt_error, exc); Py_DECREF(exc); }
-        }
-        Py_XDECREF(kw); Py_XDECREF(a);
-    }
+    set_corrupt(fail_reason, fail_path, pos);
 error:
     PyBuffer_Release(&view);
     return NULL;

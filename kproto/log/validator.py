@@ -25,7 +25,7 @@ import enum
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from crc32c import crc32c
 
@@ -220,8 +220,11 @@ class _Validator:
         checked on the way. A codec that fails is CORRUPT_MESSAGE; records that
         do not fit their structure are INVALID_RECORD, as Kafka's DefaultRecord
         reader answers."""
+        return self._read(batch.records)
+
+    def _read(self, reader: Callable[[], Any]) -> Any:
         try:
-            return batch.records()
+            return reader()
         except DecompressionError as e:
             raise CorruptMessageError(f"Record is corrupt in the append to {self.tp}: {e}") from e
         except DecodeError as e:
@@ -289,7 +292,7 @@ class _Validator:
         # reads them without building any; the full decode runs only to
         # recompress or to word the error for a record the walk flagged.
         in_place = self.target is None or self.target == batch.compression or batch.is_control
-        walk = self._walk(batch) if in_place else None
+        walk = self._read(batch.walk) if in_place else None
         if walk is not None and self._walk_is_clean(batch, walk):
             max_ts = batch.max_timestamp
             if batch.compression and not lat:
@@ -319,14 +322,6 @@ class _Validator:
         if batch.compression and records and not lat:
             max_ts = max(r.timestamp for r in records)
         return self._stamp_v2(batch, offset, max_ts, lat), span, self.now if lat else max_ts
-
-    def _walk(self, batch: RecordBatch):
-        try:
-            return batch.walk()
-        except DecompressionError as e:
-            raise CorruptMessageError(f"Record is corrupt in the append to {self.tp}: {e}") from e
-        except DecodeError as e:
-            raise InvalidRecordError(f"Found invalid record structure in topic partition {self.tp}: {e}") from e
 
     def _walk_is_clean(self, batch: RecordBatch, walk) -> bool:
         """Whether the walk shows nothing _check_records or the offset check would refuse."""
