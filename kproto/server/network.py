@@ -34,6 +34,7 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from kproto.errors import DecodeError, KprotoError
 from kproto.framing import DEFAULT_MAX_FRAME, FrameError, frame_size
+from kproto.schemas.primitives import Deferred
 
 log = logging.getLogger("kproto.server")
 
@@ -52,6 +53,23 @@ class FileRegion:
     position: int
     length: int
     path: str = ""
+
+
+class RecordsRegion(Deferred):
+    """A response body's records left in the segment file: the encoder leaves
+    a hole of ``length`` bytes (``Deferred``), the broker turns it into a
+    ``FileRegion`` at that place in the frame."""
+
+    __slots__ = ("fd", "position", "path")
+
+    def __init__(self, fd: int, position: int, length: int, path: str) -> None:
+        super().__init__(length)
+        self.fd, self.position, self.path = fd, position, path
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds, the server's one clock for deadlines and timestamps."""
+    return time.time_ns() // 1_000_000
 
 
 ResponsePart = bytes | bytearray | memoryview | FileRegion

@@ -37,8 +37,11 @@ from typing import NamedTuple
 
 from kproto import schemas
 from kproto.errors import CorruptRecordError, DecodeError
+from kproto.jvm import java_string_hash as java_string_hashcode
+from kproto.jvm import kafka_abs
 from kproto.records import Batch, NewRecord, Record, build_record_batch, control_record, iter_batches
 from kproto.schemas import consumer_offsets as CO
+from kproto.schemas.internal_records import key_version
 from kproto.server.coordinator.events import Append
 from kproto.server.coordinator.group import GroupMetadata, MemberMetadata
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
@@ -76,24 +79,8 @@ OFFSET_COMMIT_VALUE_VERSION = 3
 OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1
 GROUP_METADATA_VALUE_VERSION = 3
 
-_INT32_MIN = -(1 << 31)
-
 
 # --- which partition ----------------------------------------------------------------------
-
-def java_string_hashcode(text: str) -> int:
-    """``String.hashCode()``: h = 31*h + c over UTF-16 code units, as a signed int32."""
-    data = text.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def kafka_abs(n: int) -> int:
-    """``org.apache.kafka.common.utils.Utils.abs``."""
-    return 0 if n == _INT32_MIN else abs(n)
-
 
 def partition_for(group_id: str, num_partitions: int = 50) -> int:
     return kafka_abs(java_string_hashcode(group_id)) % num_partitions
@@ -158,9 +145,9 @@ class GroupKey:
 
 def parse_key(key: bytes) -> OffsetKey | GroupKey | None:
     """None for record types the classic coordinator does not own (key version 3+)."""
-    if len(key) < 2:
+    version = key_version(key)
+    if version is None:
         raise CorruptRecordError(f"__consumer_offsets key of {len(key)} bytes", path="key.version")
-    version = int.from_bytes(key[:2], "big", signed=True)
     if version not in (0, 1, 2):
         return None
     data = schemas.parse(CO.RecordKey, key).data

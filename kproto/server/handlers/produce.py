@@ -21,6 +21,7 @@ from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.log.manager import is_internal
 from kproto.log.validator import RecordValidationError
 from kproto.records import RecordBatch, iter_batches
+from kproto.schemas import protocol as P
 
 
 def _idempotent_batch(records) -> RecordBatch | None:
@@ -92,4 +93,5 @@ async def produce(broker, header, body):
     return {"responses": responses, "throttle_time_ms": 0}
 
 
-HANDLERS = {0: (produce, 0, 10)}
+# Versions: every one the registry speaks (v0-10).
+HANDLERS = {P.produce.API.key: (produce, 0, 10)}

@@ -14,6 +14,7 @@ import uuid
 
 from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
 from kproto.log.manager import EXCESSIVE_BATCH, MAX_RECORDS_PER_USER_OP
+from kproto.schemas import protocol as P
 from kproto.server.handlers.configs import topic_config_entries
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -144,4 +145,8 @@ async def create_partitions(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "results": results}
 
 
-HANDLERS = {19: (create_topics, 0, 7), 20: (delete_topics, 0, 6), 37: (create_partitions, 0, 3)}
+# Versions: every one the registry speaks for each (CreateTopics v0-7,
+# DeleteTopics v0-6, CreatePartitions v0-3).
+HANDLERS = {P.create_topics.API.key: (create_topics, 0, 7),
+            P.delete_topics.API.key: (delete_topics, 0, 6),
+            P.create_partitions.API.key: (create_partitions, 0, 3)}
