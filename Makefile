@@ -1,6 +1,7 @@
 # kproto: two commands do all set-up on a fresh Debian machine.
 #   make serve   the reference broker on 127.0.0.1:9092, data in ./kproto-data
 #   make test    installs what the tests need (Debian packages included), runs pytest
+#   make soak    bench/soak.py: kill -9, mutated frames, fuzzing, group churn; figures in soak-figures.json
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
@@ -59,6 +60,11 @@ BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups
 
 bench: venv debs
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; done
+
+# Hostile and careless clients for as long as you like (figures printed and kept
+# in soak-figures.json); bench/soak.py --help sizes each part. Default: ~40 min.
+soak: venv
+	nice -n 10 $(BIN)/python bench/soak.py --out soak-figures.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
