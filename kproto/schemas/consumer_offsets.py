@@ -7,7 +7,8 @@ Framing (GroupCoordinatorRecordSerde / CoordinatorRecordSerde)::
 
     key version 0, 1  OffsetCommitKey    -> OffsetCommitValue  v0-4
     key version 2     GroupMetadataKey   -> GroupMetadataValue v0-4
-    key version 3-8   KIP-848 consumer-group records (not described here)
+    key version 3-15  KIP-848 consumer-group and KIP-932 share-group records
+                      (generated from Kafka's definitions: kproto.schemas.group_records)
 
 Fields are Kafka's JSON schema names in snake_case, with Kafka's version
 ranges (doc-ref: group-coordinator/src/main/resources/common/message/
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from construct import Construct
 
+from kproto.schemas import group_records
 from kproto.schemas.message import (
     BYTES, INT32, INT64, STRING, ArrayOf, Field, Message, Struct, versioned,
 )
@@ -103,18 +105,18 @@ GroupMetadataKey = versioned((GROUP_METADATA_KEY, (2,)))
 OffsetCommitValue = versioned((OFFSET_COMMIT_VALUE, None))
 GroupMetadataValue = versioned((GROUP_METADATA_VALUE, None))
 
-# Any key of the topic that kproto describes; the version picks the record type.
-RecordKey = versioned((OFFSET_COMMIT_KEY, (0, 1)), (GROUP_METADATA_KEY, (2,)))
+# Any key of the topic; the version picks the record type.
+RecordKey = versioned((OFFSET_COMMIT_KEY, (0, 1)), (GROUP_METADATA_KEY, (2,)),
+                      *((key, (t,)) for t, (_, key, _) in group_records.RECORD_TYPES.items()))
 
-# Record types by key version (CoordinatorRecordSerde.apiMessageKeyFor @3.9).
+# Record types by key version (CoordinatorRecordSerde.apiMessageKeyFor).
 KEY_TYPES = {0: "OffsetCommit", 1: "OffsetCommit", 2: "GroupMetadata",
-             3: "ConsumerGroupMetadata", 4: "ConsumerGroupPartitionMetadata",
-             5: "ConsumerGroupMemberMetadata", 6: "ConsumerGroupTargetAssignmentMetadata",
-             7: "ConsumerGroupTargetAssignmentMember", 8: "ConsumerGroupCurrentMemberAssignment"}
+             **{t: name for t, (name, _, _) in group_records.RECORD_TYPES.items()}}
 
-_VALUES = {0: OffsetCommitValue, 1: OffsetCommitValue, 2: GroupMetadataValue}
+_VALUES = {0: OffsetCommitValue, 1: OffsetCommitValue, 2: GroupMetadataValue,
+           **{t: versioned((value, None)) for t, (_, _, value) in group_records.RECORD_TYPES.items()}}
 
 
 def value_schema(key_version: int) -> Construct | None:
-    """The value schema for a record type, or None where kproto has none (3-8)."""
+    """The value schema for a record type, or None for a type kproto does not know."""
     return _VALUES.get(key_version)

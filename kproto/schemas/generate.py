@@ -571,6 +571,10 @@ def render_field(ft: FieldT, top: int, var: dict, indent: str) -> str:
         if ft.tagged != ft.versions:
             args.append(f"tagged={_q(_text(jt, ft.tagged, ft.versions, top))}")
     head = f"{indent}Field(" + ", ".join(args) + ","
+    if len(head) > 100:     # a long struct name: the rest of the arguments on their own line
+        head = f"{indent}Field(" + ", ".join(args[:2]) + f",\n{indent}      " + ", ".join(args[2:]) + ","
+        if not args[2:]:
+            head = head.rstrip(", \n") + ","
     doc = _doc(ft.about)
     if len(head) + len(_q(doc)) + 7 <= 100:
         return f"{head} doc={_q(doc)}),"
@@ -645,39 +649,52 @@ def ledger(api: Api) -> list[str]:
     return lines
 
 
-def render(api: Api, spec_grammar: str | None = None) -> str:
+def struct_blocks(root: str, structs: dict, top_var: str, used: set, top: int,
+                  wrap: tuple[str, str] = ("Struct(", ")")) -> list[str]:
+    """``NAME = Struct(...)`` for ``root`` and the structs under it, children
+    first; ``used`` holds the constant names taken in the module (a clash is
+    prefixed with ``top_var``); ``wrap`` opens and closes the root's block."""
+    names = {}
+    for name in _struct_order(root, structs):
+        if name == root:
+            names[name] = top_var
+            continue
+        c = _const(name)
+        if c in used:
+            c = f"{top_var}_{c}"
+        used.add(c)
+        names[name] = c
+    blocks = []
+    for name in _struct_order(root, structs):
+        opening, closing = wrap if name == root else ("Struct(", ")")
+        lines = [f"{names[name]} = {opening}", f"    {_q(name)},"]
+        lines += [render_field(structs[name].fields[n], top, names, "    ") for n in structs[name].order]
+        lines.append(closing)
+        blocks.append("\n".join(lines))
+    return blocks
+
+
+def import_list(names: list[str]) -> str:
+    """The names of a ``from ... import (...)``, four spaces in, 100 columns."""
+    return "\n".join("    " + line for line in textwrap.wrap(", ".join(names) + ",", 96))
+
+
+def render(api: Api) -> str:
     lo, hi = min(api.request), max(api.request)
     req_root, req_structs = fold(api.request, api.json.get("request"))
     resp_root, resp_structs = fold(api.response, api.json.get("response"))
-    var: dict = {}
-    blocks = []
-    used = set()
+    blocks: list[str] = []
+    used: set = set()
     for root, structs, top_var in ((req_root, req_structs, "REQUEST"), (resp_root, resp_structs, "RESPONSE")):
-        names = {}
-        for name in _struct_order(root, structs):
-            if name == root:
-                names[name] = top_var
-            else:
-                c = _const(name)
-                if c in used:
-                    c = f"{top_var}_{c}"
-                used.add(c)
-                names[name] = c
-        for name in _struct_order(root, structs):
-            s = structs[name]
-            lines = [f"{names[name]} = Struct(", f"    {_q(name)},"]
-            for n in s.order:
-                lines.append(render_field(s.fields[n], hi, names, "    "))
-            lines.append(")")
-            blocks.append("\n".join(lines))
+        blocks += struct_blocks(root, structs, top_var, used, hi)
     flexible = f"v{api.flexible_from}+ flexible" if api.flexible_from is not None else "never flexible"
     supported = f"v{lo}-{hi} supported" if lo != hi else f"v{hi} supported"
     used_types = [t for t in _SCALARS.values() if re.search(rf"\b{t}\b", "\n".join(blocks))]
-    imports = ", ".join(used_types + ["ApiSpec", "ArrayOf", "Field", "Struct"])
+    imports = import_list(used_types + ["ApiSpec", "ArrayOf", "Field", "Struct"])
     extra = ", header_v0_through=0" if api.key == 7 else ""
     srcs = sorted(set(api.sources.values()))
     head = [
-        f'"""{api.name} (key {api.key}): {SUMMARIES.get(api.key, "")}.',
+        *textwrap.wrap(f'"""{api.name} (key {api.key}): {SUMMARIES.get(api.key, "")}.', 100),
         "",
         f"Ledger: {supported}; {flexible}. kproto decodes and encodes every version",
         "Kafka has defined; its broker answers none of them (ApiVersions does not list it).",
@@ -695,7 +712,7 @@ def render(api: Api, spec_grammar: str | None = None) -> str:
     ]
     needs_uuid = "uuid.UUID(" in "\n".join(blocks)
     code = "\n".join(head) + ("\nimport uuid\n" if needs_uuid else "") + \
-        f"\nfrom kproto.schemas.message import (\n    {imports},\n)\n\n" + "\n\n".join(blocks) + \
+        f"\nfrom kproto.schemas.message import (\n{imports}\n)\n\n" + "\n\n".join(blocks) + \
         f"\n\nAPI = ApiSpec({_q(api.name)}, key={api.key}, min_version={lo}, max_version={hi}, " \
         f"flexible_from={api.flexible_from},\n              request_schema=REQUEST, " \
         f"response_schema=RESPONSE{extra})\nrequest = API.request\nresponse = API.response\n"

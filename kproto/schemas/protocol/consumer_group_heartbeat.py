@@ -1,4 +1,5 @@
-"""ConsumerGroupHeartbeat (key 68): KIP-848 consumer-group heartbeat: join, leave and receive assignments.
+"""ConsumerGroupHeartbeat (key 68): KIP-848 consumer-group heartbeat: join, leave and receive
+assignments.
 
 Ledger: v0-1 supported; v0+ flexible. kproto decodes and encodes every version
 Kafka has defined; its broker answers none of them (ApiVersions does not list it).
