@@ -77,13 +77,12 @@ def test_ranges():
 
 
 def test_served_ranges_are_what_the_handlers_declare():
-    """The registry's ``served`` and the server's HANDLERS tables say the same;
-    the group APIs take theirs from the registry (server/broker.py)."""
-    from kproto.server import group_service, handlers
+    """The registry's ``served`` and the server's handler table (what ApiVersions
+    advertises) say the same, group APIs included."""
+    from kproto.server import handlers
     assert P.served_versions() == SERVED
     declared = {k: (lo, hi) for k, (_, lo, hi) in handlers.table().items()}
-    assert declared == {k: r for k, r in SERVED.items() if k not in group_service.API_KEYS}
-    assert set(group_service.API_KEYS) <= set(SERVED)
+    assert declared == SERVED
 
 
 def test_every_module_is_registered_once():

@@ -41,7 +41,7 @@ from kproto.schemas.protocol.header import request_header, response_header
 
 __all__ = [
     "API_KEYS", "ApiSpec", "MalformedMessageError", "api", "request_header_version",
-    "response_header_version", "decode_request_header", "decode_request", "encode_request",
+    "response_header_version", "decode_request_header", "decode_request", "decode_request_body", "encode_request",
     "decode_response", "encode_response", "highest_common_version", "served_versions",
 ]
 
@@ -166,9 +166,16 @@ def decode_request(frame: bytes | bytearray | memoryview, *,
     broker must accept what Kafka accepts, a decoder reports it."""
     frame = bytes(frame)
     header, offset = decode_request_header(frame)
-    spec = api(header.request_api_key)
-    con = spec.request(header.request_api_version)
-    return header, _decode(con, frame, start=offset, exact=not allow_trailing)[0]
+    return header, decode_request_body(header, frame, offset, allow_trailing=allow_trailing)
+
+
+def decode_request_body(header: Container, frame: bytes, offset: int, *,
+                        allow_trailing: bool = False) -> Container:
+    """The body of a request whose header ``decode_request_header`` already
+    read (``offset``: where the body starts), so a broker reads it once."""
+    frame = bytes(frame)
+    con = api(header.request_api_key).request(header.request_api_version)
+    return _decode(con, frame, start=offset, exact=not allow_trailing)[0]
 
 
 def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None,

@@ -31,7 +31,7 @@ Do not edit: fix the generator and re-run it.
 """
 
 from kproto.schemas.message import (
-    INT16, INT32, INT64, STRING, ApiSpec, ArrayOf, Field, Struct,
+    INT16, INT32, INT64, STRING, ApiSpec, Field, Struct,
 )
 
 REQUEST = Struct(

@@ -43,7 +43,7 @@ Do not edit: fix the generator and re-run it.
 """
 
 from kproto.schemas.message import (
-    INT16, INT32, INT64, UUID, STRING, BYTES, ApiSpec, ArrayOf, Field, Struct,
+    INT16, INT32, INT64, STRING, BYTES, ApiSpec, ArrayOf, Field, Struct,
 )
 
 CREATABLE_RENEWERS = Struct(

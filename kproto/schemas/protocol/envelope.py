@@ -26,7 +26,7 @@ Do not edit: fix the generator and re-run it.
 """
 
 from kproto.schemas.message import (
-    INT16, BYTES, ApiSpec, ArrayOf, Field, Struct,
+    INT16, BYTES, ApiSpec, Field, Struct,
 )
 
 REQUEST = Struct(

@@ -27,7 +27,7 @@ Do not edit: fix the generator and re-run it.
 """
 
 from kproto.schemas.message import (
-    INT16, INT32, UUID, STRING, ApiSpec, ArrayOf, Field, Struct,
+    INT16, INT32, UUID, STRING, ApiSpec, Field, Struct,
 )
 
 REQUEST = Struct(

@@ -28,7 +28,7 @@ Do not edit: fix the generator and re-run it.
 """
 
 from kproto.schemas.message import (
-    INT16, INT64, STRING, BYTES, ApiSpec, ArrayOf, Field, Struct,
+    INT16, INT64, STRING, BYTES, ApiSpec, Field, Struct,
 )
 
 REQUEST = Struct(
