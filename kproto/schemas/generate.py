@@ -419,6 +419,7 @@ class StructT:
     fields: dict
     versions: set = dataclasses.field(default_factory=set)
     texts: dict = dataclasses.field(default_factory=dict)
+    defaults: dict = dataclasses.field(default_factory=dict)    # the JSON's, by field name
 
 
 def _seed(data: dict, structs: dict) -> None:
@@ -433,6 +434,7 @@ def _seed(data: dict, structs: dict) -> None:
             if n not in s.order:
                 s.order.append(n)
             s.texts[n] = (jf["versions"], jf.get("nullableVersions"), jf.get("taggedVersions"))
+            s.defaults[n] = json_default(jf["type"], jf.get("default"), False)
             elem = jf["type"].removeprefix("[]")
             if elem not in _SCALARS:
                 walk(elem, jf["fields"] if "fields" in jf else common[elem]["fields"])
@@ -483,11 +485,11 @@ def fold(messages: dict[int, MessageV], seed: dict | None = None) -> tuple[str, 
     for v in sorted(messages):
         m = messages[v]
         visit(root, v, m.fields)
-    for s in structs.values():          # kio-only fields: Kafka's implicit default
+    for s in structs.values():          # kio-only fields: the JSON's default, else Kafka's implicit one
         s.order = [n for n in s.order if n in s.fields]
         for ft in s.fields.values():
             if ft.default is UNKNOWN:
-                ft.default = json_default(ft.type, None, False)
+                ft.default = s.defaults.get(ft.name, json_default(ft.type, None, False))
     # the fold must give every version back in its own order
     for v, m in messages.items():
         _check_order(root, structs, v, m.fields)
@@ -674,6 +676,11 @@ def struct_blocks(root: str, structs: dict, top_var: str, used: set, top: int,
     return blocks
 
 
+def used_scalars(code: str) -> list[str]:
+    """The type constants the Field lines use (not words in their docs)."""
+    return [t for t in _SCALARS.values() if re.search(rf"(, |ArrayOf\(){t}[,)]", code)]
+
+
 def import_list(names: list[str]) -> str:
     """The names of a ``from ... import (...)``, four spaces in, 100 columns."""
     return "\n".join("    " + line for line in textwrap.wrap(", ".join(names) + ",", 96))
@@ -689,8 +696,9 @@ def render(api: Api) -> str:
         blocks += struct_blocks(root, structs, top_var, used, hi)
     flexible = f"v{api.flexible_from}+ flexible" if api.flexible_from is not None else "never flexible"
     supported = f"v{lo}-{hi} supported" if lo != hi else f"v{hi} supported"
-    used_types = [t for t in _SCALARS.values() if re.search(rf"\b{t}\b", "\n".join(blocks))]
-    imports = import_list(used_types + ["ApiSpec", "ArrayOf", "Field", "Struct"])
+    used_types = used_scalars("\n".join(blocks))
+    arrays = ["ArrayOf"] if "ArrayOf(" in "\n".join(blocks) else []
+    imports = import_list(used_types + ["ApiSpec", *arrays, "Field", "Struct"])
     extra = ", header_v0_through=0" if api.key == 7 else ""
     srcs = sorted(set(api.sources.values()))
     head = [

@@ -19,13 +19,11 @@ kproto/schemas/consumer_offsets.py, which registers these. Run::
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import subprocess
 from pathlib import Path
 
 from kproto.schemas.generate import (
-    GENERATED, _SCALARS, _q, fold, from_json, import_list, snake, strip_comments, struct_blocks,
+    GENERATED, _q, fold, from_json, import_list, snake, strip_comments, struct_blocks, used_scalars,
     versions_of,
 )
 
@@ -69,10 +67,10 @@ def render(doc: str, messages: list[dict], tail: str) -> str:
         consts[data["name"]] = const
         blocks += b
     body = "\n\n".join(blocks)
-    types = [t for t in _SCALARS.values() if re.search(rf"\b{t}\b", body)]
+    types = used_scalars(body)
     code = (f'"""{doc}\n\n{GENERATED}; do not edit: fix the generator and re-run it.\n"""\n\n'
             + ("import uuid\n\n" if "uuid.UUID(" in body else "")
-            + f"from kproto.schemas.message import (\n{import_list(types + ['ArrayOf', 'Field', 'Message', 'Struct'])}\n)\n\n"
+            + f"from kproto.schemas.message import (\n{import_list(types + (['ArrayOf'] if 'ArrayOf(' in body else []) + ['Field', 'Message', 'Struct'])}\n)\n\n"
             + body + "\n\n" + tail.format(**consts) + "\n")
     compile(code, "generated", "exec")
     return code

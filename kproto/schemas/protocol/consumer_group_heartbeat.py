@@ -84,7 +84,7 @@ REQUEST = Struct(
     Field("server_assignor", STRING, nullable="0+", default=None,
           doc="null if not used or if it didn't change since the last heartbeat; the server side "
               "assignor to use otherwise"),
-    Field("topic_partitions", ArrayOf(TOPIC_PARTITIONS), nullable="0+",
+    Field("topic_partitions", ArrayOf(TOPIC_PARTITIONS), nullable="0+", default=None,
           doc="null if it didn't change since the last heartbeat; the partitions owned by the "
               "member"),
 )
