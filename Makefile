@@ -42,8 +42,14 @@ serve: venv
 # Master + Worker on loopback (tasks in executors of their own).
 PURE_TESTS := tests/test_records.py tests/test_records_bad_input.py tests/test_codegen_c.py \
 	tests/test_compression.py tests/test_protocol_*.py
+# The fixtures' own checks first: third-party readers agree with each fixture's
+# JSON (check_fixtures.py), and regenerating them changes no byte (--verify).
+FIXTURE_CHECKS = $(wildcard tests/fixtures/check_fixtures.py tests/fixtures/*/check_fixtures.py)
+FIXTURE_MAKERS = $(wildcard tests/fixtures/make_fixtures.py tests/fixtures/*/make_fixtures.py)
 
 test: deps
+	@for f in $(FIXTURE_CHECKS); do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in $(FIXTURE_MAKERS); do echo "== $$f --verify"; $(BIN)/python $$f --verify || exit 1; done
 	$(BIN)/python -m pytest -q
 	KPROTO_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
 	KPROTO_TEST_SPARK_MASTER=standalone $(BIN)/python -m pytest -q tests/test_spark.py

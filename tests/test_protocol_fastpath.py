@@ -11,7 +11,6 @@ schema, so its errors are the schema's; that is checked too.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -26,7 +25,7 @@ from kproto.schemas.protocol.header import request_header, response_header
 from tests.test_protocol_fixtures import DEFAULT_TAGS_WRITTEN, TRAILING_BYTES, WRITER_BUGS
 from tests.test_protocol_roundtrip import CASES, SETTINGS, plain, values
 
-FIXTURES = Path(__file__).parent / "fixtures" / "protocol"
+from kproto.conformance import PROTOCOL_DIR as FIXTURES  # the corpus ships in the package
 
 
 def fast_parse(con: StructCodec, data: bytes):

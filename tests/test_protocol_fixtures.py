@@ -1,6 +1,6 @@
 """Real frames from librdkafka 2.16 / 2.0.2, kafka-python, aiokafka and tansu.
 
-Every fixture in tests/fixtures/protocol decodes, and encodes back to the
+Every fixture in kproto/conformance/corpus/protocol decodes, and encodes back to the
 same bytes, except where the writer put default-valued tagged fields on the
 wire (Kafka and kproto omit them); see the fixtures README.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,7 @@ from kproto.records import iter_batches
 from kproto.schemas import protocol as P
 from kproto.schemas.message import MalformedMessageError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "protocol"
+from kproto.conformance import PROTOCOL_DIR as FIXTURES  # the corpus ships in the package
 
 # Frames whose writer encoded tagged fields at their default value.
 DEFAULT_TAGS_WRITTEN = {

@@ -1,9 +1,9 @@
 """Every API key and every version, decoded from bytes another codec wrote.
 
-The frames are in tests/fixtures/protocol/codecs/*.jsonl (made by
-tests/fixtures/protocol/codecs.py: kio 0.6.5, kafka-python 3.0.12 and aiokafka
+The frames are in kproto/conformance/corpus/protocol/codecs/*.jsonl (made by
+tests/fixtures/protocol_codecs.py: kio 0.6.5, kafka-python 3.0.12 and aiokafka
 0.14.0 encoding, in-process, one message per API, version and direction) and,
-for what real clients and brokers sent, tests/fixtures/protocol/*.bin
+for what real clients and brokers sent, kproto/conformance/corpus/protocol/*.bin
 (capture.py: librdkafka, kcat, kafka-python, aiokafka, tansu on loopback).
 
 For each frame kproto must decode the header and body, get the value the
@@ -23,10 +23,10 @@ import pytest
 
 from kproto.schemas import protocol as P
 from kproto.schemas.message import present_only
-from tests.fixtures.protocol.codecs import from_json
+from tests.fixtures.protocol_codecs import from_json
 from tests.test_protocol_roundtrip import plain
 
-FIXTURES = Path(__file__).parent / "fixtures" / "protocol"
+from kproto.conformance import PROTOCOL_DIR as FIXTURES
 
 
 def _rows() -> list[dict]:
