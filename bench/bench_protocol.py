@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "protocol"
+FIXTURES = Path(__file__).resolve().parent.parent / "kproto" / "conformance" / "corpus" / "protocol"
 STEMS = ["produce_request_v10_librdkafka-2.16.0_000", "produce_request_v9_kafka-python-3.0.12_000",
          "produce_request_v7_aiokafka-0.14.0_000", "fetch_response_v16_tansu-0.6.0_000",
          "fetch_response_v12_tansu-0.6.0_000", "fetch_response_v11_tansu-0.6.0_000"]
