@@ -24,7 +24,7 @@ from construct import Container
 
 from kproto import schemas
 from kproto.errors import CorruptRecordError, DecodeError
-from kproto.schemas.generate import snake
+from kproto.schemas.definitions import snake
 from kproto.schemas.internal_records import JsonValue, kafka_json
 from kproto.schemas.metadata_records import METADATA_RECORDS
 from kproto.schemas.primitives import encode_uvarint

@@ -22,9 +22,9 @@ import argparse
 import subprocess
 from pathlib import Path
 
+from kproto.schemas.definitions import from_json, snake, strip_comments, versions_of
 from kproto.schemas.generate import (
-    GENERATED, _q, fold, from_json, import_list, snake, strip_comments, struct_blocks, used_scalars,
-    versions_of,
+    GENERATED, _q, fold, import_list, struct_blocks, used_scalars, write_or_check,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -68,7 +68,7 @@ def render(doc: str, messages: list[dict], tail: str) -> str:
         blocks += b
     body = "\n\n".join(blocks)
     types = used_scalars(body)
-    code = (f'"""{doc}\n\n{GENERATED}; do not edit: fix the generator and re-run it.\n"""\n\n'
+    code = (f'"""{doc}\n\n{GENERATED}_records; do not edit: fix the generator and re-run it.\n"""\n\n'
             + ("import uuid\n\n" if "uuid.UUID(" in body else "")
             + f"from kproto.schemas.message import (\n{import_list(types + (['ArrayOf'] if 'ArrayOf(' in body else []) + ['Field', 'Message', 'Struct'])}\n)\n\n"
             + body + "\n\n" + tail.format(**consts) + "\n")
@@ -143,16 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             + "#: KRaft control record type -> message\nCONTROL_RECORDS = {{\n"
             + "\n".join(f"    {t}: {{{n}}}," for n, t in CONTROL.items()) + "\n}}")
     files[HERE / "metadata_records.py"] = render(METADATA_DOC, records + control, tail)
-    stale = 0
-    for path, text in files.items():
-        if args.check:
-            if not path.exists() or path.read_text() != text:
-                print(f"stale: {path}")
-                stale += 1
-        else:
-            path.write_text(text)
-            print(f"wrote {path} ({text.count(chr(10))} lines)")
-    return 1 if stale else 0
+    return write_or_check(files, args.check)
 
 
 if __name__ == "__main__":
