@@ -107,10 +107,23 @@ def test_consumer_group_record_bytes_by_hand():
     assert CO.KEY_TYPES[15] == "ShareGroupStatePartitionMetadata"
 
 
+def test_regular_expression_record_bytes_by_hand():
+    # type 16: group_id, regular_expression (int16 strings); value v0: compact []string, 2 int64, tags
+    key = bytes.fromhex("0010" "0001") + b"g" + bytes.fromhex("0004") + b"t.*x"
+    value = bytes.fromhex("0000" "02" "03") + b"tx" + bytes.fromhex(
+        "0000000000000007" "0000018bcfe56800" "00")
+    assert schemas.parse(CO.RecordKey, key).data == {"group_id": "g", "regular_expression": "t.*x"}
+    assert schemas.parse(CO.value_schema(16), value).data == {
+        "topics": ["tx"], "version": 7, "timestamp": 1700000000000}
+    assert CO.KEY_TYPES[16] == "ConsumerGroupRegularExpression"
+
+
 RECORD_CASES = [pytest.param(m, v, id=f"{m.name}-v{v}")
                 for m in [*MR.METADATA_RECORDS.values(), *MR.CONTROL_RECORDS.values(),
                           *(x for _, k, val in GR.RECORD_TYPES.values() for x in (k, val)),
-                          *(x for _, k, val in GR.SHARE_STATE_TYPES.values() for x in (k, val))]
+                          *(x for _, k, val in GR.SHARE_STATE_TYPES.values() for x in (k, val)),
+                          CO.CONSUMER_GROUP_REGULAR_EXPRESSION_KEY,
+                          CO.CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE]
                 for v in m.versions()]
 
 

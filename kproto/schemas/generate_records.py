@@ -87,9 +87,10 @@ GROUP_DOC = """__consumer_offsets record types 3-15 and __share_group_state reco
     __share_group_state: ShareSnapshot (key 0), ShareUpdate (key 1)
 
 Types 0-2 are in kproto.schemas.consumer_offsets, which registers these.
-Newer Kafka adds type 16 (consumer-group regular expressions) and the KIP-1071
-streams-group records; their definitions were still changing upstream
-("subject to non-backwards-compatible changes") and are not here.
+Kafka 4.0 added type 16 (consumer-group regular expressions, written by hand
+in consumer_offsets from a later tree) and newer Kafka the KIP-1071
+streams-group records, whose definitions were still changing upstream
+("subject to non-backwards-compatible changes"); they are not here.
 
 doc-ref: group-coordinator/src/main/resources/common/message/*.json and
 share-coordinator/src/main/resources/common/message/*.json (apache/kafka trunk 2024-10-25)."""
