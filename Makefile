@@ -5,8 +5,8 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark.
-DEB_PKGS := kcat zookeeper tshark
+# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump.
+DEB_PKGS := kcat zookeeper tshark tcpdump
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: serve test bench deps debs venv clean
