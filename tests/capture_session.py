@@ -3,8 +3,8 @@
 Debian's tcpdump records loopback traffic while confluent-kafka, kcat,
 kafka-python (also pinned to the 0.9/0.10 protocol: MessageSet v0/v1) and
 aiokafka produce (every codec), consume in groups and call admin APIs
-against ``kproto serve``. A second broker advertises the port of a small
-proxy that re-chunks every byte stream into 1-7 byte writes, so PDUs span
+against ``kproto serve``. A second broker sits behind a small
+proxy (it rewrites the broker's port in Metadata answers) that re-chunks every byte stream into 1-7 byte writes, so PDUs span
 many segments and segment edges fall inside length prefixes.
 
 Files written (``Session``): ``lo.pcap`` (Ethernet link type, µs),
@@ -51,7 +51,7 @@ class Session:
 @contextlib.contextmanager
 def tcpdump(out: Path, iface: str, expr: str, *extra: str):
     exe = require_executable("tcpdump", "apt-get install tcpdump (make test does)")
-    proc = subprocess.Popen([exe, "-i", iface, "-U", "--immediate-mode", "-n", "-Z", "root", "-w", str(out), *extra,
+    proc = subprocess.Popen([exe, "-i", iface, "-U", "--immediate-mode", "-B", "32768", "-n", "-Z", "root", "-w", str(out), *extra,
                              *expr.split()], stderr=subprocess.PIPE, start_new_session=True)
     try:
         lines = []
@@ -76,7 +76,10 @@ def tcpdump(out: Path, iface: str, expr: str, *extra: str):
 
 class Rechunker:
     """Forwards 127.0.0.1:listen to 127.0.0.1:target, writing 1-7 bytes at a
-    time with Nagle off so each write is its own TCP segment."""
+    time (then 200-1500) with Nagle off, so each write is its own TCP segment.
+    The broker's own port in Metadata/FindCoordinator answers is rewritten to
+    ``listen`` (the role of Kafka's advertised.listeners), so clients stay on
+    the proxy after bootstrap."""
 
     def __init__(self, listen: int, target: int) -> None:
         self.listen, self.target = listen, target
@@ -104,10 +107,28 @@ class Rechunker:
             upstream = socket.create_connection(("127.0.0.1", self.target))
             for s in (client, upstream):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            asked: dict[int, tuple[int, int]] = {}
+            threading.Thread(target=self._pump, args=(client, upstream, asked, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, asked, False), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _rewrite(self, frame: bytes, asked: dict, request: bool) -> bytes:
+        from kproto.schemas.protocol import API_KEYS, decode_request_header, decode_response, encode_response
+        if request:
+            header, _ = decode_request_header(frame)
+            asked[header.correlation_id] = (header.request_api_key, header.request_api_version)
+            return frame
+        key, version = asked.pop(int.from_bytes(frame[:4], "big"))
+        if API_KEYS[key].name not in ("Metadata", "FindCoordinator"):
+            return frame
+        header, body = decode_response(key, version, frame)
+        for node in [body] + list(body.get("brokers") or ()) + list(body.get("coordinators") or ()):
+            if node.get("port") == self.target:
+                node["port"] = self.listen
+        return encode_response(key, version, header.correlation_id, body)
+
+    def _pump(self, src: socket.socket, dst: socket.socket, asked: dict, request: bool) -> None:
+        from kproto.framing import FrameReader, frame
+        reader = FrameReader()
         src.settimeout(0.2)
         try:
             while not self.stop.is_set():
@@ -117,10 +138,12 @@ class Rechunker:
                     continue
                 if not data:
                     break
+                reader.feed(data)
+                out = b"".join(frame(self._rewrite(f, asked, request)) for f in reader.frames())
                 pos = 0
-                while pos < len(data):
+                while pos < len(out):
                     n = self.rng.randint(1, 7) if pos < 64 else self.rng.randint(200, 1500)
-                    dst.sendall(data[pos:pos + n])
+                    dst.sendall(out[pos:pos + n])
                     pos += n
                     time.sleep(0.0002)
         except OSError:
@@ -267,8 +290,7 @@ def run_session(tmp: Path) -> Session:
     for d in ("b1", "b2"):
         (tmp / d).mkdir(exist_ok=True)
     with kproto_broker(tmp / "b1", "group.initial.rebalance.delay.ms=0") as bs, \
-            kproto_broker(tmp / "b2", "group.initial.rebalance.delay.ms=0",
-                          f"advertised.port={proxy_port}") as bs2:
+            kproto_broker(tmp / "b2", "group.initial.rebalance.delay.ms=0") as bs2:
         port, port2 = int(bs.rsplit(":", 1)[1]), int(bs2.rsplit(":", 1)[1])
         s = Session(tmp, port, port2, proxy_port)
         expr = f"tcp port {port} or tcp port {proxy_port}"

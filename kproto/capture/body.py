@@ -69,8 +69,9 @@ def _records_in(spec: Struct, version: int, value, warnings: list[str], where: s
 
 def _label(item: dict, where: str) -> str:
     """Where a RECORDS field sits, for warnings: ``topic t partition 0``."""
-    if item.get("name") or item.get("topic_id"):
-        return f"topic {item.get('name') or item.get('topic_id')}"
+    name = item.get("name") or item.get("topic") or item.get("topic_id")
+    if name:
+        return f"topic {name}"
     for key in _PARTITION_KEYS:
         if key in item:
             return f"{where} partition {item[key]}".strip()

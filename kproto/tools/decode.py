@@ -44,7 +44,7 @@ def _clock(ts_ns: int) -> str:
 
 
 def _summary(topics: dict[str, set[int]]) -> str:
-    return " ".join(f"{t}[{','.join(map(str, sorted(p)))}]" for t, p in sorted(topics.items()))
+    return " ".join(f"{t}[{','.join(map(str, sorted(p)))}]" if p else t for t, p in sorted(topics.items()))
 
 
 def line(ex: Exchange) -> str:
