@@ -25,9 +25,11 @@ Values are Python values (``bytes`` for keys, values, assignments...);
 from __future__ import annotations
 
 import base64
+import binascii
 import uuid
 from functools import lru_cache
 
+from kproto.capture.jsonout import rows_json
 from kproto.errors import DecodeError, ErrorCode
 from kproto.records import LegacyBatch, TimestampType, control_record, iter_batches
 from kproto.schemas.message import RECORDS, ArrayOf, Struct, present_only
@@ -45,26 +47,59 @@ def _has_records(spec: Struct) -> bool:
     return False
 
 
-def plain_body(spec: Struct, version: int, value, warnings: list[str]) -> dict:
+def plain_body(spec: Struct, version: int, value, warnings: list[str], binary: str = "bytes") -> dict:
     """``value`` with only ``version``'s fields and its records decoded; record
-    problems (CRC, codec, truncation) become ``warnings``, never exceptions."""
+    problems (CRC, codec, truncation) become ``warnings``, never exceptions.
+    ``binary``: how records come out (``ROWS``)."""
     body = present_only(spec, version, value)
     if _has_records(spec):
-        _records_in(spec, version, body, warnings, "")
+        _records_in(spec, version, body, warnings, "", ROWS[binary])
     return body
 
 
-def _records_in(spec: Struct, version: int, value, warnings: list[str], where: str) -> None:
+def _rows_bytes(recs, legacy: bool) -> list[dict]:
+    if legacy:
+        return [{"offset": r.offset, "timestamp": r.timestamp, "key": r.key, "value": r.value,
+                 "headers": r.headers, "crc": r.crc} for r in recs]
+    return [{"offset": r.offset, "timestamp": r.timestamp, "key": r.key, "value": r.value,
+             "headers": r.headers} for r in recs]
+
+
+def _rows_base64(recs, legacy: bool) -> list[dict]:
+    b64 = binascii.b2a_base64
+    seen: dict = {}                 # producers repeat the same headers record after record
+
+    def headers(h):
+        out = seen.get(h)
+        if out is None:
+            out = seen[h] = [(k, None if v is None else b64(v, newline=False).decode("ascii")) for k, v in h]
+        return out
+    rows = [{"offset": r.offset, "timestamp": r.timestamp,
+             "key": None if r.key is None else b64(r.key, newline=False).decode("ascii"),
+             "value": None if r.value is None else b64(r.value, newline=False).decode("ascii"),
+             "headers": headers(r.headers) if r.headers else ()} for r in recs]
+    if legacy:
+        for row, r in zip(rows, recs):
+            row["crc"] = r.crc
+    return rows
+
+
+#: how records come out: with ``bytes`` (the Python API), base64 text, or as
+#: pre-rendered JSON text (``kproto decode --json``, kproto.capture.jsonout)
+ROWS = {"bytes": _rows_bytes, "base64": _rows_base64, "json": rows_json}
+
+
+def _records_in(spec: Struct, version: int, value, warnings: list[str], where: str, rows) -> None:
     for f in spec.fields:
         if f.name not in value or value[f.name] is None:
             continue
         t = f.type.elem if isinstance(f.type, ArrayOf) else f.type
         if t is RECORDS:
-            value[f.name] = decode_records(value[f.name], warnings, where)
+            value[f.name] = decode_records(value[f.name], warnings, where, rows)
         elif isinstance(t, Struct) and _has_records(t):
             items = value[f.name] if isinstance(f.type, ArrayOf) else [value[f.name]]
             for item in items:
-                _records_in(t, version, item, warnings, _label(item, where))
+                _records_in(t, version, item, warnings, _label(item, where), rows)
 
 
 def _label(item: dict, where: str) -> str:
@@ -78,7 +113,7 @@ def _label(item: dict, where: str) -> str:
     return where
 
 
-def _v2(batch, warnings: list[str], where: str) -> dict:
+def _v2(batch, warnings: list[str], where: str, rows) -> dict:
     crc_valid = batch.compute_crc() == batch.crc
     out = {"base_offset": batch.base_offset, "batch_length": batch.batch_length,
            "partition_leader_epoch": batch.partition_leader_epoch, "magic": 2, "crc": batch.crc,
@@ -94,20 +129,20 @@ def _v2(batch, warnings: list[str], where: str) -> dict:
         warnings.append(f"{where}: batch at offset {batch.base_offset}: crc mismatch "
                         f"(stored {batch.crc:#010x}, computed {batch.compute_crc():#010x})")
     recs = batch.records()
-    rows = [{"offset": r.offset, "timestamp": r.timestamp, "key": r.key, "value": r.value,
-             "headers": r.headers} for r in recs]
+    if batch.is_control and rows is rows_json:
+        rows = _rows_base64                  # rare; its rows get a "control" member below
+    out["records"] = made = rows(recs, False)
     if batch.is_control:
-        for row, r in zip(rows, recs):
+        for row, r in zip(made, recs):
             try:
                 c = control_record(r)
                 row["control"] = {"type": c.type_name, "coordinator_epoch": c.coordinator_epoch}
             except DecodeError as e:
                 warnings.append(f"{where}: control record at offset {r.offset}: {e}")
-    out["records"] = rows
     return out
 
 
-def _legacy(batch: LegacyBatch, warnings: list[str], where: str) -> dict:
+def _legacy(batch: LegacyBatch, warnings: list[str], where: str, rows) -> dict:
     crc_valid = batch.compute_crc() == batch.crc
     if not crc_valid:
         warnings.append(f"{where}: message at offset {batch.offset}: crc mismatch "
@@ -116,12 +151,12 @@ def _legacy(batch: LegacyBatch, warnings: list[str], where: str) -> dict:
            "crc": batch.crc, "crc_valid": crc_valid, "attributes": batch.attributes,
            "compression": batch.compression.name_lower,
            "timestamp_type": TimestampType.NAMES[batch.timestamp_type], "timestamp": batch.timestamp}
-    out["records"] = [{"offset": r.offset, "timestamp": r.timestamp, "key": r.key, "value": r.value,
-                       "headers": r.headers, "crc": r.crc} for r in batch.records()]
+    out["records"] = rows(batch.records(), True)
     return out
 
 
-def decode_records(raw: bytes | None, warnings: list[str], where: str = "") -> list[dict] | None:
+def decode_records(raw: bytes | None, warnings: list[str], where: str = "",
+                   rows=_rows_bytes) -> list[dict] | None:
     """Every batch in ``raw`` (any magic), records decoded and CRCs checked."""
     if raw is None:
         return None
@@ -131,8 +166,8 @@ def decode_records(raw: bytes | None, warnings: list[str], where: str = "") -> l
     try:
         for batch in iter_batches(raw, verify_crc=False, allow_incomplete=True):
             end = batch.position + batch.size
-            out.append(_legacy(batch, warnings, where) if isinstance(batch, LegacyBatch)
-                       else _v2(batch, warnings, where))
+            out.append(_legacy(batch, warnings, where, rows) if isinstance(batch, LegacyBatch)
+                       else _v2(batch, warnings, where, rows))
     except DecodeError as e:
         warnings.append(f"{where}: {e}")
         return out

@@ -21,6 +21,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
+from kproto.capture.body import ROWS
 from kproto.capture.kafka import Connection, Exchange, KafkaConnection, looks_like_request, looks_like_tls
 from kproto.capture.packet import ACK, FIN, RST, SYN, format_address, tcp_segment
 from kproto.capture.pcap import CaptureError, PacketReader
@@ -51,8 +52,11 @@ class Decoder:
     """The sans-I/O pipeline (see the module docstring)."""
 
     def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, *, discover_ports: bool = True,
-                 by_shape: bool = True) -> None:
+                 by_shape: bool = True, binary: str = "bytes") -> None:
+        if binary not in ROWS:
+            raise ValueError(f"binary must be one of {sorted(ROWS)}, not {binary!r}")
         self.ports: set[int] = set(ports)
+        self.binary = binary
         self.discover_ports = discover_ports
         self.by_shape = by_shape
         self.topic_names: dict = {}
@@ -232,10 +236,10 @@ class Capture:
     """
 
     def __init__(self, source: str | Path | BinaryIO, ports: Iterable[int] = DEFAULT_PORTS, *,
-                 discover_ports: bool = True, by_shape: bool = True,
+                 discover_ports: bool = True, by_shape: bool = True, binary: str = "bytes",
                  progress: Callable[[int], None] | None = None) -> None:
         self.source = source
-        self.decoder = Decoder(ports, discover_ports=discover_ports, by_shape=by_shape)
+        self.decoder = Decoder(ports, discover_ports=discover_ports, by_shape=by_shape, binary=binary)
         self.progress = progress
 
     @property
@@ -282,14 +286,17 @@ class _open:
 
 
 def exchanges(source: str | Path | BinaryIO, ports: Iterable[int] = DEFAULT_PORTS, *,
-              discover_ports: bool = True, by_shape: bool = True) -> Iterator[Exchange]:
+              discover_ports: bool = True, by_shape: bool = True, binary: str = "bytes") -> Iterator[Exchange]:
     """Every Kafka exchange in a capture, in the order the capture completes them.
 
     ``ports``: Kafka ports (requests go *to* them); with ``discover_ports``,
     ports brokers announce in Metadata and FindCoordinator answers are added
     as the capture shows them; with ``by_shape``, connections on other ports
-    are Kafka when their first bytes are a plausible request.
+    are Kafka when their first bytes are a plausible request. ``binary``:
+    record keys, values and header values as ``bytes`` or as ``"base64"`` text
+    (``"json"``: each batch's records as pre-rendered JSON text, for
+    ``kproto.capture.jsonout.dumps``).
     Raises ``CaptureError`` (a ``kproto.errors.DecodeError``) only for bytes
     that are not a capture at all; everything else is a warning on an exchange.
     """
-    return iter(Capture(source, ports, discover_ports=discover_ports, by_shape=by_shape))
+    return iter(Capture(source, ports, discover_ports=discover_ports, by_shape=by_shape, binary=binary))

@@ -320,7 +320,7 @@ class KafkaConnection:
                     raise
                 _, value = decode_request(frame, allow_trailing=True)
                 notes.append("bytes after the request body (ignored, as Kafka does)")
-            p.body = B.plain_body(spec.request_schema, version, value, notes)
+            p.body = B.plain_body(spec.request_schema, version, value, notes, self.context.binary)
         except (DecodeError, KafkaError) as e:
             notes.append(f"{spec.name} v{version} request does not decode: {e}")
             return
@@ -358,7 +358,7 @@ class KafkaConnection:
             try:
                 _, value = decode_response(p.api_key, p.api_version, frame)
                 body = B.plain_body(spec.response_schema, _body_version(spec, p.api_version, value),
-                                    value, notes)
+                                    value, notes, self.context.binary)
             except (DecodeError, KafkaError) as e:
                 notes.append(f"{spec.name} v{p.api_version} response does not decode: {e}")
         if body is not None:

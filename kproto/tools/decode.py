@@ -30,7 +30,8 @@ from collections import Counter, defaultdict
 import click
 
 from kproto.capture import Capture, Exchange
-from kproto.capture.body import error_name, json_default, record_count
+from kproto.capture.body import error_name, record_count
+from kproto.capture.jsonout import dumps
 from kproto.tools.main import OneLineCommand
 
 # Files over this size get a progress bar (when stderr is a terminal).
@@ -235,10 +236,9 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
     """
     keep = _Filter(apis, topics, client_ids, errors_only)
     bar, advance = _progress(capture)
-    cap = Capture(capture, ports or (9092,), progress=advance)
+    cap = Capture(capture, ports or (9092,), progress=advance, binary="json" if as_json else "bytes")
     summary = _Stats() if stats else None
     out = sys.stdout
-    dumps = json.JSONEncoder(default=json_default, separators=(",", ":")).encode
     shown = 0
     try:
         if bar is not None:
@@ -263,7 +263,7 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
             if bar is not None:
                 bar.stop()
         if summary is not None:
-            out.write((dumps(summary.as_dict()) if as_json else "\n".join(summary.lines())) + "\n")
+            out.write((json.dumps(summary.as_dict()) if as_json else "\n".join(summary.lines())) + "\n")
         out.flush()
     except BrokenPipeError:           # `| head`: the reader is gone, which is fine
         sys.stderr.close()
