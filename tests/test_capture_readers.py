@@ -236,14 +236,54 @@ def test_kafka_found_by_header_shape_on_another_port():
     assert [e.correlation_id for e in exchanges(io.BytesIO(pcap_bytes(pkts)), ports=[])] == [0, 1]
 
 
-def test_sasl_plain_password_never_printed():
-    assert mask_plain_token(b"\x00alice\x00s3cret-pw") == b"\x00alice\x00********"
-    # SaslAuthenticate v1 (key 36): decoded once the registry has it, opaque until then
-    token = b"\x00alice\x00s3cret-pw"
-    body = len(token).to_bytes(4, "big") + token
-    req = (36).to_bytes(2, "big") + (1).to_bytes(2, "big") + (7).to_bytes(4, "big") + b"\x00\x01c" + body
-    resp = (7).to_bytes(4, "big") + b"\x00\x00\xff\xff" + b"\x00\x00\x00\x00" + b"\x00" * 8
-    pkts = [(T0, tcp_packet(C, 40000, S, 9092, 0, frame(req))),
-            (T0 + 1, tcp_packet(S, 9092, C, 40000, 0, frame(resp)))]
-    out = "".join(json.dumps(e.to_json(), default=json_default) for e in exchanges(io.BytesIO(pcap_bytes(pkts))))
-    assert "s3cret" not in out and "czNjcmV0" not in out.replace("=", "")
+def _round_trips(pairs: list[tuple[bytes, bytes]]) -> list[tuple[int, bytes]]:
+    """Request/response frames on one connection, with consistent sequence numbers."""
+    pkts, cseq, sseq, ts = [], 0, 0, T0
+    for req, resp in pairs:
+        ts += 1000
+        pkts.append((ts, tcp_packet(C, 40000, S, 9092, cseq, req, ack=sseq)))
+        cseq += len(req)
+        if resp:
+            ts += 1000
+            pkts.append((ts, tcp_packet(S, 9092, C, 40000, sseq, resp, ack=cseq)))
+            sseq += len(resp)
+    return pkts
+
+
+def _json_lines(pkts) -> str:
+    return "\n".join(json.dumps(e.to_json(), default=json_default)
+                     for e in exchanges(io.BytesIO(pcap_bytes(pkts))))
+
+
+TOKEN = b"\x00alice\x00s3cret-pw"
+
+
+def test_sasl_plain_password_masked_in_sasl_authenticate():
+    assert mask_plain_token(TOKEN) == b"\x00alice\x00********"
+    pkts = _round_trips([
+        (frame(encode_request(17, 1, 1, "c", {"mechanism": "PLAIN"})),
+         frame(encode_response(17, 1, 1, {"error_code": 0, "mechanisms": ["PLAIN"]}))),
+        (frame(encode_request(36, 2, 2, "c", {"auth_bytes": TOKEN})),
+         frame(encode_response(36, 2, 2, {"error_code": 0, "error_message": None, "auth_bytes": b"",
+                                          "session_lifetime_ms": 0}))),
+    ])
+    exs = list(exchanges(io.BytesIO(pcap_bytes(pkts))))
+    assert [(e.api_name, e.warnings) for e in exs] == [("SaslHandshake", ()), ("SaslAuthenticate", ())]
+    assert exs[1].request == {"auth_bytes": b"\x00alice\x00********"}
+    out = _json_lines(pkts)
+    assert "s3cret" not in out and "czNjcmV0" not in out
+
+
+def test_sasl_handshake_v0_bare_token_masked():
+    """SaslHandshake v0: the token then travels framed but without a Kafka header."""
+    pkts = _round_trips([
+        (frame(encode_request(17, 0, 1, "c", {"mechanism": "PLAIN"})),
+         frame(encode_response(17, 0, 1, {"error_code": 0, "mechanisms": ["PLAIN"]}))),
+        (frame(TOKEN), frame(b"")),
+        (frame(encode_request(3, 1, 2, "c", {"topics": None})), b""),
+    ])
+    exs = list(exchanges(io.BytesIO(pcap_bytes(pkts))))
+    assert [e.api_name for e in exs] == ["SaslHandshake", "SaslToken", None, "Metadata"]
+    assert exs[1].request == {"mechanism": "PLAIN", "auth_bytes": b"\x00alice\x00********"}
+    out = _json_lines(pkts)
+    assert "s3cret" not in out and "czNjcmV0" not in out
