@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import random
-import signal
 import socket
 import subprocess
 import threading
@@ -27,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.components import free_port, kproto_broker, require_executable
+from tests.components import free_port, kproto_broker, require_executable, stop
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 Record = tuple  # (key, value, headers tuple)
@@ -61,14 +59,8 @@ def tcpdump(out: Path, iface: str, expr: str, *extra: str):
                 raise RuntimeError(f"tcpdump did not start: {b''.join(lines)!r}")
         yield proc
     finally:
-        time.sleep(0.3)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        time.sleep(0.3)                        # the last packets reach the ring buffer
+        stop(proc)
         proc.stderr.close()
 
 

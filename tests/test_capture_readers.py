@@ -210,6 +210,13 @@ def test_capture_starting_mid_connection_resyncs_at_a_frame_boundary():
     assert "skipped" in " ".join(exs[0].warnings)
 
 
+def test_a_reused_four_tuple_is_a_new_connection():
+    first, second = _conversation(2), _conversation(2)
+    later = [(t + 10**9, d) for t, d in second]             # same ports and ISNs, a second later
+    exs = list(exchanges(io.BytesIO(pcap_bytes(first + later))))
+    assert [(e.correlation_id, e.warnings) for e in exs] == [(0, ()), (1, ()), (0, ()), (1, ())]
+
+
 def test_stdin_style_stream_and_gzip_bounded_chunks():
     import gzip
     data = gzip.compress(pcap_bytes(_conversation(3, link=276), link=276))

@@ -136,6 +136,10 @@ class Decoder:
             key = (seg.src, seg.sport, seg.dst, seg.dport)
             tcp = self._tcp.get(key)
             direction = 0
+            if tcp is not None and seg.flags & SYN and not seg.flags & ACK and tcp.role is not None:
+                self._finish(tcp)                  # the 4-tuple reused by a new connection
+                del self._tcp[key]
+                tcp = None
             if tcp is None:
                 tcp = self._tcp.get((seg.dst, seg.dport, seg.src, seg.sport))
                 direction = 1

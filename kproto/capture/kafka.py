@@ -19,6 +19,7 @@ gets no response and is an exchange on its own.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
@@ -29,7 +30,7 @@ from kproto.framing import DEFAULT_MAX_FRAME, NEED_DATA, FrameError, FrameReader
 from kproto.schemas import protocol
 from kproto.schemas.protocol import API_KEYS, decode_request, decode_request_header, decode_response
 
-__all__ = ["Connection", "Exchange", "KafkaConnection", "looks_like_request", "looks_like_tls"]
+__all__ = ["Connection", "Exchange", "KafkaConnection", "iso_time", "looks_like_request", "looks_like_tls"]
 
 VERSION_SLACK = 8
 # Bytes kept while hunting for a frame boundary; older ones are dropped (counted).
@@ -105,15 +106,15 @@ class Exchange:
         """The ``kproto decode --json`` object (bytes still ``bytes``: dump it
         with ``default=kproto.capture.body.json_default``)."""
         latency = self.latency_ms
-        return {"ts": _iso(self.ts_ns), "connection": str(self.connection), "api_key": self.api_key,
+        return {"ts": iso_time(self.ts_ns), "connection": str(self.connection), "api_key": self.api_key,
                 "api_name": self.api_name, "api_version": self.api_version,
                 "correlation_id": self.correlation_id, "client_id": self.client_id,
                 "latency_ms": None if latency is None else round(latency, 3),
                 "request": self.request, "response": self.response, "warnings": list(self.warnings)}
 
 
-def _iso(ts_ns: int) -> str:
-    import time
+def iso_time(ts_ns: int) -> str:
+    """``2026-11-24T08:48:52.549761Z``: UTC, microseconds."""
     sec, ns = divmod(ts_ns, 1_000_000_000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{ns // 1000:06d}Z"
 

@@ -31,6 +31,7 @@ import click
 
 from kproto.capture import Capture, Exchange
 from kproto.capture.body import error_name, record_count
+from kproto.capture.kafka import iso_time
 from kproto.capture.jsonout import dumps
 from kproto.tools.main import OneLineCommand
 
@@ -39,9 +40,7 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 
 
 def _clock(ts_ns: int) -> str:
-    import time
-    sec, ns = divmod(ts_ns, 1_000_000_000)
-    return time.strftime("%H:%M:%S", time.gmtime(sec)) + f".{ns // 1000:06d}"
+    return iso_time(ts_ns)[11:26]            # HH:MM:SS.ffffff, as tcpdump prints it
 
 
 def _summary(topics: dict[str, set[int]]) -> str:
