@@ -89,17 +89,30 @@ def _rows_base64(recs, legacy: bool) -> list[dict]:
 ROWS = {"bytes": _rows_bytes, "base64": _rows_base64, "json": rows_json}
 
 
-def _records_in(spec: Struct, version: int, value, warnings: list[str], where: str, rows) -> None:
+@lru_cache(maxsize=None)
+def _records_plan(spec: Struct) -> tuple[tuple[str, "Struct | None", bool], ...]:
+    """(name, nested struct or None for RECORDS itself, is array) of the
+    fields that hold records or lead to them."""
+    plan = []
     for f in spec.fields:
-        if f.name not in value or value[f.name] is None:
-            continue
         t = f.type.elem if isinstance(f.type, ArrayOf) else f.type
         if t is RECORDS:
-            value[f.name] = decode_records(value[f.name], warnings, where, rows)
+            plan.append((f.name, None, False))
         elif isinstance(t, Struct) and _has_records(t):
-            items = value[f.name] if isinstance(f.type, ArrayOf) else [value[f.name]]
-            for item in items:
-                _records_in(t, version, item, warnings, _label(item, where), rows)
+            plan.append((f.name, t, isinstance(f.type, ArrayOf)))
+    return tuple(plan)
+
+
+def _records_in(spec: Struct, version: int, value, warnings: list[str], where: str, rows) -> None:
+    for name, sub, is_array in _records_plan(spec):
+        v = value.get(name)
+        if v is None:
+            continue
+        if sub is None:
+            value[name] = decode_records(v, warnings, where, rows)
+        else:
+            for item in (v if is_array else [v]):
+                _records_in(sub, version, item, warnings, _label(item, where), rows)
 
 
 def _label(item: dict, where: str) -> str:
