@@ -212,6 +212,12 @@ def test_columns_option_reads_only_those(spark, data):
     df = read(spark, root, topics="codecs", columns="partition,offset")
     assert df.columns == ["partition", "offset"]
     assert df.count() == len(written.records[("codecs", 0)]) + len(written.records[("codecs", 1)])
+    # A URI (pyarrow.fs), a partition directory, a single segment file.
+    by_uri = read(spark, f"file://{root}", topics="legacy", columns="offset,segment").collect()
+    assert sorted(r.offset for r in by_uri) == list(range(11))
+    assert by_uri[0].segment == f"file://{root}/legacy-0/{0:020d}.log"
+    assert read(spark, root / "txn-0").count() == 10
+    assert read(spark, root / "codecs-1" / f"{0:020d}.log").count() < 300
 
 
 def test_bad_options_are_one_line_errors(spark, data):

@@ -100,7 +100,9 @@ def _offsets_option(options: Mapping[str, str], name: str, default: str) -> dict
 
 
 def parse_options(options: Mapping[str, str], columns: list[str]) -> ReadPlan:
-    """The reader's options, checked: one-line ``UsageError``s naming the option."""
+    """The reader's options, checked: one-line ``UsageError``s naming the option.
+    Keys in any case (Spark hands them over lower-cased)."""
+    options = {k.lower(): v for k, v in options.items()}
     paths = json.loads(options["paths"]) if options.get("paths") else []
     if options.get("path"):
         paths.append(options["path"])
