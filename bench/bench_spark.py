@@ -25,6 +25,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -118,6 +119,23 @@ def child(args) -> None:
     print(json.dumps(times))
 
 
+def run_child(cores: int, args) -> subprocess.CompletedProcess:
+    """One core count in its own process group (its JVM included), stopped
+    on timeout or interrupt."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH")]))}
+    cmd = [sys.executable, __file__, "--child", str(cores), "--records", str(args.records), "--runs", str(args.runs)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=3600)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=4_000_000)
@@ -137,11 +155,7 @@ def main() -> None:
     print(f"{'cores':>5} {'side':<22} {'median s':>9} {'min-max s':>13} {'rows/s':>12}  ratio")
     try:
         for cores in args.cores:
-            p = subprocess.run([sys.executable, __file__, "--child", str(cores), "--records", str(args.records),
-                                "--runs", str(args.runs)], capture_output=True, text=True, timeout=1800,
-                               env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                                   filter(None, [str(Path(__file__).resolve().parent.parent),
-                                                 os.environ.get("PYTHONPATH")]))})
+            p = run_child(cores, args)
             if p.returncode:
                 sys.exit(f"bench_spark: local[{cores}] failed:\n{p.stderr[-3000:]}")
             times = json.loads(p.stdout.strip().splitlines()[-1])

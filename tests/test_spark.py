@@ -289,6 +289,17 @@ def test_write_back_is_a_log_dump_log_and_serve_read(spark, data, tmp_path):
     assert sorted(got) == sorted([(0, o, k, v) for o, k, v in want0] + [(1, o, k, v) for o, k, v in want1])
 
 
+def test_write_back_drops_error_rows_keeps_offsets(spark, data, tmp_path):
+    """A PERMISSIVE read of a broken segment written back: the error row is no
+    record; the records around the hole keep their offsets."""
+    root, written = data
+    read(spark, root, topics="corrupt").where("partition = 1").write.format("kafka-log").mode("overwrite") \
+        .save(str(tmp_path / "repaired"))
+    back = read(spark, tmp_path / "repaired")
+    assert back.where("error IS NOT NULL").count() == 0
+    assert rows_of(back, "offset", "key", "value") == expected(written, "corrupt", 1, [0, 1, 2, 3, 8, 9, 10, 11])
+
+
 def consume_all(bootstrap: str, topic: str, partitions: int, n: int, timeout: float = 60) -> list[tuple]:
     import time
     from confluent_kafka import Consumer, TopicPartition

@@ -232,7 +232,9 @@ def _batches(fs, seg: SegmentFile, start: int = 0):
 
 def offset_for_timestamp(fs, segments: list[SegmentFile], timestamp: int) -> int | None:
     """ListOffsets by time: the first offset whose record timestamp is >=
-    ``timestamp``, searched from each segment's ``.timeindex`` entry."""
+    ``timestamp``. As LogSegment.findOffsetByTimestamp: from the position the
+    .index gives for the .timeindex entry at or below ``timestamp``, the first
+    batch whose max timestamp reaches it, the first record in it that does."""
     for seg in segments:
         idx = SegmentIndexes.load(fs, seg)
         near = idx.offset_for_time(seg.base_offset, timestamp)
@@ -245,7 +247,7 @@ def offset_for_timestamp(fs, segments: list[SegmentFile], timestamp: int) -> int
             except DecodeError:
                 continue
             for r in records:
-                if r.timestamp >= timestamp and r.offset >= near:
+                if r.timestamp >= timestamp:
                     return r.offset
     return None
 
