@@ -140,7 +140,10 @@ def test_commit_writes_markers_to_every_partition_then_completes():
     assert order.partitions == (("a", 0), ("a", 1), ("b", 2))
     assert end(h, pid, epoch).error_code == E.CONCURRENT_TRANSACTIONS              # a retry, not done yet
     h.write_markers(fail=lambda tp: tp == ("b", 2))
-    assert h.state() is S.PREPARE_COMMIT
+    assert h.state() is S.PREPARE_COMMIT and h.held_markers == []
+    h.advance(99)
+    assert h.held_markers == []
+    h.advance(1)                                                                    # marker_retry_backoff_ms
     [retry] = h.held_markers
     assert retry.partitions == (("b", 2),)
     h.write_markers()

@@ -17,3 +17,5 @@ class TransactionConfig:
     transaction_state_log_num_partitions: int = 50
     # AddOffsetsToTxn adds the group's __consumer_offsets partition to the transaction
     offsets_topic_num_partitions: int = 50
+    # a failed marker write is tried again after this (the marker channel's retry.backoff.ms)
+    marker_retry_backoff_ms: int = 100

@@ -10,7 +10,8 @@ The contract is the group coordinator's (``kproto.server.coordinator``), plus ma
 * ``take_markers()`` returns ``WriteTxnMarkers`` orders: write a COMMIT or
   ABORT control batch to every partition listed, then report with
   ``markers_done(id, now_ms, failed)``; partitions in ``failed`` are ordered
-  again (a partition whose topic is gone counts as written, as Kafka drops it).
+  again after ``marker_retry_backoff_ms`` (a partition whose topic is gone
+  counts as written, as Kafka drops it).
   Once every marker of a transaction is written the coordinator appends its
   CompleteCommit/CompleteAbort record.
 * ``poll(now_ms)`` fires the periodic sweeps (``transaction.abort.timed.out.
@@ -135,8 +136,13 @@ class TransactionCoordinator(CoordinatorRuntime):
         failed = set(failed) & set(order.partitions)
         waiting -= set(order.partitions) - failed
         if failed:
-            self._order_markers(order.transactional_id, order.producer_id, order.producer_epoch,
-                                order.coordinator_epoch, order.result, tuple(sorted(failed)), meta, waiting)
+            # ordered again after a backoff (the marker channel's retry), never in a busy loop
+            def retry(now: int, parts: tuple[TopicPartition, ...] = tuple(sorted(failed))) -> None:
+                if self.transactions.get(order.transactional_id) is meta:
+                    self._order_markers(order.transactional_id, order.producer_id, order.producer_epoch,
+                                        order.coordinator_epoch, order.result, parts, meta, waiting)
+            self._timers.schedule(("txn", "markers", order.id), now_ms + self.config.marker_retry_backoff_ms,
+                                  retry)
         elif not waiting:
             self._complete_markers(order, meta, now_ms)
 
