@@ -15,7 +15,6 @@ same objects; tests/codec_check.py proves it on every fixture.
 
 from __future__ import annotations
 
-import os
 import struct
 import time
 import zlib
@@ -25,7 +24,7 @@ from typing import Iterable, Iterator, Sequence
 from construct import Array, Container, Struct
 from crc32c import crc32c
 
-from kproto import codegen, schemas
+from kproto import accel, codegen, schemas
 from kproto.compression import CompressionType, compress, decompress
 from kproto.errors import CorruptRecordError, DecodeError, IncompleteBatchError
 from kproto.schemas import records as S
@@ -125,17 +124,14 @@ _decode_records_py = codegen.derive_decoder(
 )
 
 
-def _load_accelerator():
-    """The C translation of the same schema (kproto.codegen_c), unless
-    KPROTO_NO_EXTENSIONS is set; both are tested equal to the schema path."""
-    if os.environ.get("KPROTO_NO_EXTENSIONS"):
-        return None
-    try:
-        from kproto import _crecords
-    except ImportError:
-        return None
-    _crecords.init(Record, CorruptRecordError)
-    return _crecords
+def _load_accelerator(*, honour_switch: bool = True):
+    """The C translation of the same schema (kproto.codegen_c), unless it was
+    not built or KPROTO_NO_EXTENSIONS is set (kproto.accel); both are tested
+    equal to the schema path."""
+    module = accel.load("_crecords", honour_switch=honour_switch)
+    if module is not None:
+        module.init(Record, CorruptRecordError)
+    return module
 
 
 _accelerator = _load_accelerator()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kproto.errors import ErrorCode, InvalidConfigError, KafkaError
 from kproto.log.config import LogConfig
+from kproto.schemas import protocol as P
 from kproto.server.config import LOG_SYNONYMS
 
 TOPIC, BROKER = 2, 4
@@ -158,4 +159,8 @@ async def incremental_alter_configs(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "responses": responses}
 
 
-HANDLERS = {32: (describe_configs, 0, 4), 33: (alter_configs, 0, 2), 44: (incremental_alter_configs, 0, 1)}
+# Versions: every one the registry speaks for each (DescribeConfigs v0-4,
+# AlterConfigs v0-2, IncrementalAlterConfigs v0-1).
+HANDLERS = {P.describe_configs.API.key: (describe_configs, 0, 4),
+            P.alter_configs.API.key: (alter_configs, 0, 2),
+            P.incremental_alter_configs.API.key: (incremental_alter_configs, 0, 1)}

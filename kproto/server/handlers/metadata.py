@@ -6,6 +6,7 @@ import uuid
 
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log.manager import validate_topic_name
+from kproto.schemas import protocol as P
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 ZERO_UUID = uuid.UUID(int=0)
@@ -50,4 +51,6 @@ async def metadata(broker, header, body) -> dict:
             "topics": [topic_metadata(broker, t, auto_create=auto) for t in names]}
 
 
-HANDLERS = {3: (metadata, 0, 12)}
+# Versions: v0-12. v13 adds the top-level error_code of KIP-1102 (client
+# rebootstrap), which this handler does not write yet.
+HANDLERS = {P.metadata.API.key: (metadata, 0, 12)}
