@@ -28,7 +28,7 @@ from typing import Any
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
 from kproto.records import build_control_batch
-from kproto.server.coordinator import append_batch
+from kproto.server.coordinator import append_batch, records_from_segments
 from kproto.server.txn_coordinator import (
     TRANSACTION_STATE_TOPIC, Pending, TransactionConfig, TransactionCoordinator, WriteTxnMarkers,
 )
@@ -116,17 +116,18 @@ class TxnService:
             self.logs.create_topic(TRANSACTION_STATE_TOPIC, self.config.transaction_state_log_num_partitions, {
                 "cleanup.policy": "compact", "compression.type": "uncompressed",
                 "segment.bytes": self.values.get("transaction.state.log.segment.bytes",
-                                                 DEFAULTS["transaction.state.log.segment.bytes"])})
+                                                 DEFAULTS["transaction.state.log.segment.bytes"])},
+                internal=True)
 
     def _records(self, partition: int):
-        """The partition's records (with offsets) from its log start, segment by segment."""
+        """The partition's records from its log start, each with where it was
+        read (file @ byte, offset), for the line that reports it if unreadable."""
         plog = self.logs.get_log(TRANSACTION_STATE_TOPIC, partition)
         if plog is None:
-            return
-        for segment in plog.segments:
-            for batch in segment.batches():
-                if batch.next_offset > plog.log_start_offset:
-                    yield from batch
+            return iter(())
+        start = plog.log_start_offset
+        return records_from_segments((str(seg.log.path), (b for b in seg.batches() if b.next_offset > start))
+                                     for seg in plog.segments)
 
     # -- driving the coordinator ------------------------------------------------------------
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from kproto import schemas
 from kproto.errors import KprotoError
 from kproto.schemas import transaction_log as TL
-from kproto.server.coordinator.persistence import LogRecord, partition_for
+from kproto.schemas.internal_records import key_version
+from kproto.server.coordinator.persistence import LogRecord, _key_value, _where, partition_for
 from kproto.server.txn_coordinator.metadata import (
     NO_PRODUCER_EPOCH, TransactionMetadata, TxnTransitMetadata,
 )
@@ -68,7 +69,7 @@ def transaction_log_value(t: TxnTransitMetadata) -> bytes | None:
 
 def parse_key(key: bytes) -> str | None:
     """The transactional id; None for a key version this coordinator does not own."""
-    if len(key) >= 2 and int.from_bytes(key[:2], "big", signed=True) != KEY_VERSION:
+    if key_version(key) not in (None, KEY_VERSION):
         return None
     return schemas.parse(TL.TransactionLogKey, key).data.transactional_id
 
@@ -99,20 +100,18 @@ class Replay:
 
 
 def replay(records: Iterable[LogRecord], *, partition: int | None = None) -> Replay:
-    """``records``: ``(key, value)`` pairs or Records (with offsets), in log order."""
+    """``records``: ``(key, value)`` pairs, Records or LoggedRecords (the group
+    coordinator's loading types: a skip line says where the record was read), in log order."""
     out = Replay()
     where = TRANSACTION_STATE_TOPIC if partition is None else f"{TRANSACTION_STATE_TOPIC}-{partition}"
     for i, record in enumerate(records):
-        if isinstance(record, tuple):
-            key, value, position = record[0], record[1], f"record {i}"
-        else:
-            key, value, position = record.key, record.value, f"offset {record.offset}"
+        (key, value), position = _key_value(record), _where(record, i)
         try:
             if key is None:
                 raise ValueError("the record has no key")
             txn_id = parse_key(bytes(key))
             if txn_id is None:
-                raise ValueError(f"unknown key version {int.from_bytes(bytes(key)[:2], 'big', signed=True)}")
+                raise ValueError(f"unknown key version {key_version(bytes(key))}")
             if value is None:
                 out.transactions.pop(txn_id, None)
             else:
