@@ -251,6 +251,9 @@ def test_cli_bad_input_is_one_line(tmp_path, session):
     r = _kproto("-p", str(session.port), str(cut))
     assert r.returncode == 0 and r.stdout
     assert r.stderr.decode().startswith(f"kproto decode: {cut}: @ byte ") and b"Traceback" not in r.stderr
+    r = _kproto("--api", "Prodcue", str(cut))
+    assert (r.returncode, r.stdout, r.stderr) == (2, b"", b"kproto decode: --api: no API named 'Prodcue' "
+                                                            b"in kproto's registry\n")
     empty = tmp_path / "nokafka.pcap"
     empty.write_bytes(pcap_bytes([(10**18, b"\x00" * 60)]))
     r = _kproto(str(empty))

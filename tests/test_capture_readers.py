@@ -294,3 +294,57 @@ def test_sasl_handshake_v0_bare_token_masked():
     assert exs[1].request == {"mechanism": "PLAIN", "auth_bytes": b"\x00alice\x00********"}
     out = _json_lines(pkts)
     assert "s3cret" not in out and "czNjcmV0" not in out
+
+
+def test_progress_bar_only_for_big_files_on_a_terminal(tmp_path):
+    import os
+    import pty
+    import subprocess
+    from kproto.tools.decode import PROGRESS_MIN_BYTES
+    from tests.components import VENV_BIN
+    pkts = _conversation(1)                           # one round trip, then non-Kafka filler
+    filler = tcp_packet("10.9.9.9", 1, "10.9.9.8", 2, 0, b"\0" * 60000, link=1)
+    pkts += [(T0 + 10**9 + i, filler) for i in range(PROGRESS_MIN_BYTES // 60000 + 2)]
+    big = tmp_path / "big.pcap"
+    big.write_bytes(pcap_bytes(pkts))
+
+    def run(path, tty: bool) -> tuple[bytes, bytes]:
+        master, slave = pty.openpty() if tty else (None, None)
+        proc = subprocess.Popen([str(VENV_BIN / "kproto"), "decode", str(path)], stdout=subprocess.PIPE,
+                                stderr=slave if tty else subprocess.PIPE)
+        err = b""
+        if tty:
+            os.close(slave)
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                err += chunk
+            os.close(master)
+            out = proc.stdout.read()
+        else:
+            out, err = proc.communicate()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        return out, err
+    out_tty, err_tty = run(big, True)
+    out_plain, err_plain = run(big, False)
+    assert b"decoding" in err_tty and b"MB" in err_tty      # the bar, on the terminal only
+    assert err_plain == b"" and out_tty == out_plain and b"Produce v9 #0" in out_plain
+    small = tmp_path / "small.pcap"
+    small.write_bytes(pcap_bytes(_conversation(1)))
+    assert b"decoding" not in run(small, True)[1]
+
+
+def test_corrupt_record_length_mid_file_keeps_what_came_before():
+    good = pcap_bytes(_conversation(2))
+    bad = good + (0).to_bytes(8, "little") + (0x7FFFFFFF).to_bytes(4, "little") + b"\0" * 8
+    got = []
+    with pytest.raises(CaptureError) as e:
+        for ex in exchanges(io.BytesIO(bad)):
+            got.append(ex.correlation_id)
+    assert got == [0, 1]
+    assert str(e.value) == f"<stream> @ byte {len(good) + 8}: packet record of 2147483647 bytes: corrupt length"

@@ -263,12 +263,14 @@ class Capture:
                         self.progress(len(chunk))
                     if dec._out:
                         yield from dec.events()
+                dec.close()
             except CaptureError as e:
+                yield from dec.events()            # what came before the bad bytes
                 raise e.at(file=self.name) from None
             except zlib.error as e:
+                yield from dec.events()
                 raise CaptureError(f"gzip data is corrupt ({e})", file=self.name,
                                    position=dec.bytes_in) from None
-        dec.close()
         yield from dec.events()
 
 
