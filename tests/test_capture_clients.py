@@ -216,6 +216,15 @@ def test_cli_json_lines(lo, session):
     assert batch["records"][0]["headers"] == [["src", base64.b64encode(b"kcat").decode()]]
 
 
+def test_fast_json_writer_equals_json_dumps(lo, session):
+    """kproto.capture.jsonout (records pre-rendered) writes what json.dumps would."""
+    from kproto.capture import json_default
+    from kproto.capture.jsonout import dumps
+    fast = [dumps(e.to_json()) for e in exchanges(session.dir / "lo.pcap", ports=session.ports, binary="json")]
+    slow = [json.dumps(e.to_json(), default=json_default, separators=(",", ":")) for e in lo]
+    assert fast == slow
+
+
 def test_cli_lines_filters_and_stats(session):
     path = str(session.dir / "lo.pcap")
     ports = ["-p", str(session.port), "-p", str(session.proxy_port)]

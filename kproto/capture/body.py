@@ -126,14 +126,27 @@ def _label(item: dict, where: str) -> str:
     return where
 
 
+_FLAGS: dict[int, tuple] = {}
+
+
+def _flags(batch) -> tuple[str, str, bool, bool]:
+    """(compression, timestamp type, transactional, control) of a batch's
+    attributes, worked out by the batch itself once per attributes value."""
+    flags = _FLAGS.get(batch.attributes)
+    if flags is None:
+        flags = _FLAGS[batch.attributes] = (batch.compression.name_lower,
+                                            TimestampType.NAMES[batch.timestamp_type],
+                                            batch.is_transactional, batch.is_control)
+    return flags
+
+
 def _v2(batch, warnings: list[str], where: str, rows) -> dict:
     crc_valid = batch.compute_crc() == batch.crc
+    compression, timestamp_type, transactional, control = _flags(batch)
     out = {"base_offset": batch.base_offset, "batch_length": batch.batch_length,
            "partition_leader_epoch": batch.partition_leader_epoch, "magic": 2, "crc": batch.crc,
-           "crc_valid": crc_valid, "attributes": batch.attributes,
-           "compression": batch.compression.name_lower,
-           "timestamp_type": TimestampType.NAMES[batch.timestamp_type],
-           "transactional": batch.is_transactional, "control": batch.is_control,
+           "crc_valid": crc_valid, "attributes": batch.attributes, "compression": compression,
+           "timestamp_type": timestamp_type, "transactional": transactional, "control": control,
            "last_offset_delta": batch.last_offset_delta, "base_timestamp": batch.base_timestamp,
            "max_timestamp": batch.max_timestamp, "producer_id": batch.producer_id,
            "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
@@ -142,10 +155,10 @@ def _v2(batch, warnings: list[str], where: str, rows) -> dict:
         warnings.append(f"{where}: batch at offset {batch.base_offset}: crc mismatch "
                         f"(stored {batch.crc:#010x}, computed {batch.compute_crc():#010x})")
     recs = batch.records()
-    if batch.is_control and rows is rows_json:
+    if control and rows is rows_json:
         rows = _rows_base64                  # rare; its rows get a "control" member below
     out["records"] = made = rows(recs, False)
-    if batch.is_control:
+    if control:
         for row, r in zip(made, recs):
             try:
                 c = control_record(r)
