@@ -55,7 +55,7 @@ test: deps
 	KPROTO_TEST_SPARK_MASTER=standalone $(BIN)/python -m pytest -q tests/test_spark.py
 
 # Each benchmark runs kproto and its named peer side by side and prints ratios.
-BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups
+BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups bench_decode
 
 bench: venv debs
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; done
