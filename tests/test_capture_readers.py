@@ -210,6 +210,23 @@ def test_capture_starting_mid_connection_resyncs_at_a_frame_boundary():
     assert "skipped" in " ".join(exs[0].warnings)
 
 
+def test_pickup_inside_a_megabyte_request_resyncs():
+    pkts, cseq, sseq, ts = [], 0, 0, T0
+    for i in range(3):
+        req, resp = _produce(i, [bytes([65 + i]) * 400_000] * 3)     # ~1.2 MB requests
+        for j in range(0, len(req), 1400):
+            ts += 1000
+            pkts.append((ts, tcp_packet(C, 40000, S, 9092, cseq + j, req[j:j + 1400], ack=sseq)))
+        cseq += len(req)
+        ts += 1000
+        pkts.append((ts, tcp_packet(S, 9092, C, 40000, sseq, resp, ack=cseq)))
+        sseq += len(resp)
+    exs = [e for e in exchanges(io.BytesIO(pcap_bytes(pkts[100:]))) if e.api_name]
+    assert [e.correlation_id for e in exs] == [1, 2]
+    assert exs[0].warnings[0].startswith("skipped ") and exs[1].warnings == ()
+    assert exs[1].request["topic_data"][0]["partition_data"][0]["records"][0]["records"][2]["value"] == b"C" * 400_000
+
+
 def test_a_reused_four_tuple_is_a_new_connection():
     first, second = _conversation(2), _conversation(2)
     later = [(t + 10**9, d) for t, d in second]             # same ports and ISNs, a second later
