@@ -365,3 +365,41 @@ def test_corrupt_record_length_mid_file_keeps_what_came_before():
             got.append(ex.correlation_id)
     assert got == [0, 1]
     assert str(e.value) == f"<stream> @ byte {len(good) + 8}: packet record of 2147483647 bytes: corrupt length"
+
+
+def test_control_batches_named_and_bad_crc_warned_in_a_fetch_response():
+    from kproto.capture.jsonout import dumps
+    from kproto.records import build_control_batch
+    data = build_record_batch([NewRecord(b"k", b"v")])
+    marker = build_control_batch(1, producer_id=7, producer_epoch=0, coordinator_epoch=3, base_offset=1)
+    corrupt = bytearray(build_record_batch([NewRecord(b"k", b"x")], base_offset=2))
+    corrupt[-2] ^= 1                                          # the value byte: CRC no longer matches
+    req = encode_request(1, 12, 5, "c", {"max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1000,
+                                         "isolation_level": 1, "session_id": 0, "session_epoch": -1,
+                                         "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0}]}]})
+    resp = encode_response(1, 12, 5, {"responses": [{"topic": "t", "partitions": [
+        {"partition_index": 0, "high_watermark": 3, "records": data + marker + bytes(corrupt) + data[:30]}]}]})
+    pkts = _round_trips([(frame(req), frame(resp))])
+    (ex,) = exchanges(io.BytesIO(pcap_bytes(pkts)))
+    batches = ex.response["responses"][0]["partitions"][0]["records"]
+    assert [b.get("control") for b in batches] == [False, True, False, None]
+    assert batches[2]["records"][0]["value"] == b"y"
+    assert batches[1]["records"][0]["control"] == {"type": "COMMIT", "coordinator_epoch": 3}
+    assert [b.get("crc_valid") for b in batches] == [True, True, False, None]
+    assert batches[3] == {"partial_batch_bytes": 30}           # a fetch may end mid-batch
+    assert ex.warnings == ("topic t partition 0: batch at offset 2: crc mismatch "
+                           f"(stored {batches[2]['crc']:#010x}, computed "
+                           f"{__import__('crc32c').crc32c(bytes(corrupt[21:])):#010x})",)
+    (fast,) = exchanges(io.BytesIO(pcap_bytes(pkts)), binary="json")
+    assert dumps(fast.to_json()) == json.dumps(ex.to_json(), default=json_default, separators=(",", ":"))
+    # records that do not decode: that batch says so, the others still decode
+    broken = bytearray(corrupt)
+    broken[-1] = 0x7F                                         # a header count past the end
+    resp = encode_response(1, 12, 5, {"responses": [{"topic": "t", "partitions": [
+        {"partition_index": 0, "high_watermark": 3, "records": bytes(broken) + data}]}]})
+    (ex,) = exchanges(io.BytesIO(pcap_bytes(_round_trips([(frame(req), frame(resp))]))))
+    batches = ex.response["responses"][0]["partitions"][0]["records"]
+    assert [b["records"] is None for b in batches] == [True, False]
+    assert "batch at offset 2: records do not decode" in ex.warnings[-1]
+    (fast,) = exchanges(io.BytesIO(pcap_bytes(_round_trips([(frame(req), frame(resp))]))), binary="json")
+    assert dumps(fast.to_json()) == json.dumps(ex.to_json(), default=json_default, separators=(",", ":"))
