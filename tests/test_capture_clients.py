@@ -92,12 +92,14 @@ def test_every_codec_magic_and_crc(lo):
                             assert b["crc_valid"], (_name(ex, t), b)
                             if side is ex.request:
                                 batches[_name(ex, t)].add((b["magic"], b["compression"]))
-    for codec in CODECS:
-        assert batches[f"cf-{codec}"] == {(2, codec)}
+    # librdkafka may send a small batch (one split off by linger.ms) uncompressed although a
+    # codec is set: seen here for kcat -z gzip in 2 runs of 5; the records still compare equal above
+    for topic, codec in [(f"cf-{c}", c) for c in CODECS] + [("kc", "gzip")]:
+        assert (2, codec) in batches[topic] and batches[topic] <= {(2, codec), (2, "none")}, topic
     # kafka-python pinned to the 0.9 / 0.10 protocol: MessageSet v0 / v1
     assert batches["kp09"] == {(0, "none")} and batches["kp09z"] == {(0, "gzip")}
     assert batches["kp10"] == {(1, "none")} and batches["kp10z"] == {(1, "snappy")}
-    assert batches["kc"] == {(2, "gzip")} and batches["aio"] == {(2, "lz4")} and batches["kp"] == {(2, "snappy")}
+    assert batches["aio"] == {(2, "lz4")} and batches["kp"] == {(2, "snappy")}
 
 
 def test_rechunked_pdus_span_many_segments(lo, session):
