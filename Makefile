@@ -5,9 +5,10 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump;
+# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump
+# (and GNU time, for bench_decode's peak RSS);
 # a Java runtime for Spark (kproto.spark) and ZooKeeper, unless `java` is already there.
-DEB_PKGS := kcat zookeeper tshark tcpdump $(if $(shell command -v java),,default-jre-headless)
+DEB_PKGS := kcat zookeeper tshark tcpdump time $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: serve test bench deps debs venv clean
