@@ -6,9 +6,10 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump;
+# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump
+# (and GNU time, for bench_decode's peak RSS);
 # a Java runtime for Spark (kproto.spark) and ZooKeeper, unless `java` is already there.
-DEB_PKGS := kcat zookeeper tshark tcpdump $(if $(shell command -v java),,default-jre-headless)
+DEB_PKGS := kcat zookeeper tshark tcpdump time $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: serve test bench deps debs venv clean
@@ -59,7 +60,7 @@ test: deps
 # Each benchmark runs kproto and the strongest peer here side by side (>= 5 runs,
 # alternating) and writes its table to bench/results/<bench>.md.
 # `make bench BENCH_ARGS=--quick` checks the scripts with reduced sizes.
-BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups
+BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups bench_decode
 BENCH_ARGS ?=
 
 bench: venv debs
