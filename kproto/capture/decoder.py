@@ -300,7 +300,7 @@ def exchanges(source: str | Path | BinaryIO, ports: Iterable[int] = DEFAULT_PORT
     as the capture shows them; with ``by_shape``, connections on other ports
     are Kafka when their first bytes are a plausible request. ``binary``:
     ``"bytes"`` (record keys, values and header values as ``bytes``) or
-    ``"json"`` (each batch's records as pre-rendered JSON text, for
+    ``"json"`` (each RECORDS field's batches as pre-rendered JSON text, for
     ``kproto.capture.jsonout.dumps``: what ``kproto decode --json`` uses).
     Raises ``CaptureError`` (a ``kproto.errors.DecodeError``) only for bytes
     that are not a capture at all; everything else is a warning on an exchange.

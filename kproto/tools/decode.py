@@ -240,7 +240,7 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
             raise UsageProblem(f"kproto decode: --api: no API named {a!r} in kproto's registry")
     keep = _Filter(apis, topics, client_ids, errors_only)
     bar, advance = _progress(capture)
-    cap = Capture(capture, ports or (9092,), progress=advance, binary="json" if as_json else "bytes")
+    cap = Capture(capture, ports or (9092,), progress=advance, binary="json" if as_json and not stats else "bytes")
     summary = _Stats() if stats else None
     out = sys.stdout
     shown = 0
