@@ -248,20 +248,23 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
         if bar is not None:
             bar.start()
         try:
-            for ex in cap:
-                if keep.active and not keep(ex):
-                    continue
-                shown += 1
-                if summary is not None:
-                    summary.add(ex)
-                elif as_json:
-                    out.write(dumps(ex.to_json()) + "\n")
-                else:
-                    text = [line(ex)] + [f"  ! {w}" for w in ex.warnings]
-                    if verbose:
-                        for side in ("request", "response"):
-                            body = getattr(ex, side)
-                            text += [f"  {side}:"] + (tree(body, "    ") if body is not None else ["    null"])
+            for batch in cap.batches():        # one write per chunk read, not per exchange
+                text: list[str] = []
+                for ex in batch:
+                    if keep.active and not keep(ex):
+                        continue
+                    shown += 1
+                    if summary is not None:
+                        summary.add(ex)
+                    elif as_json:
+                        text.append(dumps(ex.to_json()))
+                    else:
+                        text += [line(ex)] + [f"  ! {w}" for w in ex.warnings]
+                        if verbose:
+                            for side in ("request", "response"):
+                                body = getattr(ex, side)
+                                text += [f"  {side}:"] + (tree(body, "    ") if body is not None else ["    null"])
+                if text:
                     out.write("\n".join(text) + "\n")
         finally:
             if bar is not None:
