@@ -24,11 +24,9 @@ Values are Python values (``bytes`` for keys, values, assignments...);
 
 from __future__ import annotations
 
-import base64
-import uuid
 from functools import lru_cache
 
-from kproto.capture.jsonout import batch_json, batches_json, rows_json
+from kproto.capture.jsonout import batch_json, batches_json, json_default, rows_json
 from kproto.errors import DecodeError, ErrorCode
 from kproto.records import LegacyBatch, TimestampType, control_record, iter_batches
 from kproto.schemas.message import RECORDS, ArrayOf, Struct, present_only
@@ -299,17 +297,3 @@ def mask_plain_token(token: bytes | None) -> bytes | None:
         return token
     authzid, authcid, _ = token.split(b"\x00")
     return authzid + b"\x00" + authcid + b"\x00" + MASK
-
-
-# --- JSON ---------------------------------------------------------------------
-
-def json_default(value):
-    """JSON for what JSON has no type for: bytes as standard base64 text
-    (RFC 4648, padded), UUIDs in their canonical text form, sets as sorted lists."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, (set, frozenset)):
-        return sorted(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

@@ -3,19 +3,21 @@
 A capture is mostly records, and ``json.dumps`` spends ~5 µs on each record
 dict (plus a ``default`` call per bytes value). Here records are rendered
 where they are decoded (``rows_json``: one format string per record, base64
-for bytes, header lists cached because producers repeat them) into
-``RawJSON`` text that ``dumps`` copies as is. The output is what
+for bytes, header lists cached because producers repeat them; ``batch_json``:
+a whole v2 batch in one more) into ``RawJSON`` text that ``dumps`` (json's C
+encoder, strings passed through one hook) copies as is. The output is what
 ``json.dumps(obj, default=json_default, separators=(",", ":"))`` would give
 for the same data (tests check it).
 """
 
 from __future__ import annotations
 
+import base64
 import binascii
 import json
 import uuid
 
-__all__ = ["RawJSON", "dumps", "rows_json", "batch_json", "batches_json"]
+__all__ = ["RawJSON", "dumps", "json_default", "rows_json", "batch_json", "batches_json"]
 
 _string = json.encoder.encode_basestring_ascii      # the C escaper json itself uses
 
@@ -26,74 +28,36 @@ class RawJSON(str):
     __slots__ = ()
 
 
+def _encode_string(s: str, raw=RawJSON, escape=_string) -> str:
+    return s if s.__class__ is raw else escape(s)
+
+
+def json_default(value):
+    """JSON for what JSON has no type for: bytes as standard base64 text
+    (RFC 4648, padded), UUIDs in their canonical text form, sets as sorted lists."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# json.dumps(separators=(",", ":"), default=json_default)'s own encoder (C when
+# there is _json), except that strings pass _encode_string: RawJSON goes verbatim
+if json.encoder.c_make_encoder is not None:
+    _encoder = json.encoder.c_make_encoder(None, json_default, _encode_string, None, ":", ",",
+                                           False, False, True)
+else:
+    _encoder = json.encoder._make_iterencode(None, json_default, _encode_string, None, float.__repr__,
+                                             ":", ",", False, False, True)
+
+
 def dumps(value) -> str:
-    out: list[str] = []
-    _write(value, out.append)
-    return "".join(out)
-
-
-_KEYS: dict[str, str] = {}
-
-
-def _key(k: str) -> str:
-    text = _KEYS.get(k)
-    if text is None:
-        text = _KEYS[k] = _string(k) + ":"
-    return text
-
-
-def _write(v, w) -> None:
-    t = type(v)
-    if t is str:
-        w(_string(v))
-    elif t is RawJSON:
-        w(v)
-    elif v is None:
-        w("null")
-    elif t is bool:
-        w("true" if v else "false")
-    elif t is int:
-        w(int.__repr__(v))
-    elif t is float:
-        w(float.__repr__(v))
-    elif isinstance(v, dict):
-        # scalars inline: most members of a body are ints and strings
-        parts = []
-        add = parts.append
-        for k, x in v.items():
-            tx = type(x)
-            if tx is int:
-                add(_key(k) + int.__repr__(x))
-            elif tx is str:
-                add(_key(k) + _string(x))
-            elif tx is RawJSON:
-                add(_key(k) + x)
-            elif x is None:
-                add(_key(k) + "null")
-            else:
-                sub: list[str] = []
-                _write(x, sub.append)
-                add(_key(k) + "".join(sub))
-        w("{" + ",".join(parts) + "}")
-    elif t is list or t is tuple:
-        w("[")
-        for i, x in enumerate(v):
-            if i:
-                w(",")
-            _write(x, w)
-        w("]")
-    elif t is bytes or t is bytearray or t is memoryview:
-        w('"' + binascii.b2a_base64(v, newline=False).decode("ascii") + '"')
-    elif t is uuid.UUID:
-        w('"' + str(v) + '"')
-    elif isinstance(v, (set, frozenset)):
-        _write(sorted(v), w)
-    elif isinstance(v, str):
-        w(_string(v))
-    elif isinstance(v, int):
-        w(int.__repr__(int(v)))
-    else:
-        raise TypeError(f"{type(v).__name__} is not JSON serialisable")
+    """``json.dumps(value, default=json_default, separators=(",", ":"))``, with
+    ``RawJSON`` copied as is."""
+    return "".join(_encoder(value, 0))
 
 
 _HEADERS: dict = {}          # producers repeat the same headers record after record
