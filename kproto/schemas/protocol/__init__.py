@@ -230,14 +230,17 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body) -
             + _encode(spec.response(version), body))
 
 
-def highest_common_version(api_key: int, broker_min: int, broker_max: int) -> int:
+def highest_common_version(api_key: int, broker_min: int, broker_max: int, *,
+                           upto: int | None = None) -> int:
     """The version a client uses for ``api_key`` against a broker advertising
-    ``broker_min..broker_max`` (ApiVersions): the highest both speak.
-    ``UnsupportedVersionError`` if the ranges do not overlap."""
+    ``broker_min..broker_max`` (ApiVersions): the highest both speak, and at
+    most ``upto`` (a client that builds bodies for fewer versions than kproto
+    decodes). ``UnsupportedVersionError`` if the ranges do not overlap."""
     spec = api(api_key)
-    version = min(spec.max_version, broker_max)
+    ours = spec.max_version if upto is None else min(upto, spec.max_version)
+    version = min(ours, broker_max)
     if version < max(spec.min_version, broker_min):
         raise UnsupportedVersionError(
             f"{spec.name}: broker speaks v{broker_min}-{broker_max}, "
-            f"kproto v{spec.min_version}-{spec.max_version}")
+            f"kproto v{spec.min_version}-{ours}")
     return version
