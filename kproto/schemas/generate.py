@@ -31,8 +31,10 @@ stops the script. tests/test_protocol_definitions.py checks the result,
 version by version, against sources 2 and 3 as installed by ``make test``.
 
 Modules without the GENERATED marker are hand-written (the 26 APIs kproto's
-broker answers) and are neither overwritten nor compared here: the tests
-check them against the same definitions.
+broker answered first) and are neither overwritten nor compared here: the tests
+check them against the same definitions. A generated module may say which
+versions the broker serves (``served=`` in its ApiSpec, set when a handler
+is added): regenerating keeps it.
 Field docs are Kafka's ``about`` text, lightly normalised.
 """
 
@@ -415,7 +417,7 @@ def import_list(names: list[str]) -> str:
     return "\n".join("    " + line for line in textwrap.wrap(", ".join(names) + ",", 96))
 
 
-def render(api: Api) -> str:
+def render(api: Api, served: tuple[int, int] | None = None) -> str:
     lo, hi = min(api.request), max(api.request)
     req_root, req_structs = fold(api.request, api.json.get("request"))
     resp_root, resp_structs = fold(api.response, api.json.get("response"))
@@ -429,12 +431,16 @@ def render(api: Api) -> str:
     arrays = ["ArrayOf"] if "ArrayOf(" in "\n".join(blocks) else []
     imports = import_list(used_types + ["ApiSpec", *arrays, "Field", "Struct"])
     extra = ", header_v0_through=0" if api.key == 7 else ""
+    if served is not None:
+        extra += f", served={served}"
+    answers = ("none of them (ApiVersions does not list it)" if served is None else
+               f"v{served[0]}-{served[1]} (ApiSpec.served; its handler declares the same)")
     srcs = sorted(set(api.sources.values()))
     head = [
         *textwrap.wrap(f'"""{api.name} (key {api.key}): {SUMMARIES.get(api.key, "")}.', 100),
         "",
         f"Ledger: {supported}; {flexible}. kproto decodes and encodes every version",
-        "Kafka has defined; its broker answers none of them (ApiVersions does not list it).",
+        *textwrap.wrap(f"Kafka has defined; its broker answers {answers}.", 90),
         "",
         *ledger(api),
         "    not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).",
@@ -466,13 +472,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--check", action="store_true", help="only report modules that differ")
     ap.add_argument("--only", type=int, action="append", help="API keys to write (default all)")
+    ap.add_argument("--adopt", type=int, action="append", default=[],
+                    help="API keys whose module lacks the GENERATED marker to regenerate anyway")
     args = ap.parse_args(argv)
     files = {}
     for key, api in collect(args.kafka_repo, args.ref).items():
         path = args.out / f"{snake(api.name)}.py"
-        if (args.only and key not in args.only) or (path.exists() and GENERATED not in path.read_text()):
+        text = path.read_text() if path.exists() else ""
+        if (args.only and key not in args.only) or (text and GENERATED not in text and key not in args.adopt):
             continue     # not asked for, or hand-written (tests/test_protocol_definitions.py checks it)
-        files[path] = render(api)
+        # the versions the broker serves are the handlers' decision: kept as the module has them
+        served = re.search(r"served=\((\d+), (\d+)\)", text)
+        files[path] = render(api, (int(served[1]), int(served[2])) if served else None)
     return write_or_check(files, args.check)
 
 
