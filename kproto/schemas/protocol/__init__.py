@@ -40,7 +40,7 @@ from kproto.schemas.protocol import (
     join_group, leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch,
     offset_for_leader_epoch, produce, push_telemetry, sync_group,
 )
-from kproto.schemas.fastpath import fast_builder, fast_parser
+from kproto.codegen.protocol import Irregular, fast_builder, fast_parser
 from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec
 from kproto.schemas.protocol.header import request_header, response_header
 
@@ -94,7 +94,7 @@ def _decode(con: StructCodec, data: bytes, position: int = 0, *, exact: bool = T
         value, end = fast_parser(con.spec, con.version, con.flexible)(data, start)
         if not exact or end == len(data):
             return value, end
-    except Exception:       # noqa: BLE001 - any irregularity: let the schema judge
+    except Irregular:       # input the generated code declines: the schema judges
         pass
     tail = data[start:] if start else data
     if exact:
@@ -109,7 +109,7 @@ def _encode(con: StructCodec, value) -> bytes:
     try:
         fast_builder(con.spec, con.version, con.flexible)(value, out)
         return bytes(out)
-    except Exception:       # noqa: BLE001 - the schema raises the located error
+    except Irregular:       # the schema raises the located error
         return schemas.build(con, value)
 
 
