@@ -13,7 +13,10 @@ import struct
 
 import pytest
 
-from tests.test_dump_log import golden, legacy_segment, run, v2_segment, write
+from tests.helpers import dump_log_golden as golden
+from tests.helpers import legacy_segment, v2_segment
+from tests.helpers import run_dump_log as run
+from tests.helpers import write_segment as write
 
 BASE = "00000000000000000000"
 

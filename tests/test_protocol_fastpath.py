@@ -23,8 +23,9 @@ from kproto.codegen.protocol import Irregular, fast_builder, fast_parser
 from kproto.schemas.message import StructCodec
 from kproto.schemas.primitives import Deferred
 from kproto.schemas.protocol.header import request_header, response_header
-from tests.test_protocol_fixtures import DEFAULT_TAGS_WRITTEN
-from tests.test_protocol_roundtrip import CASES, SETTINGS, plain, values
+from tests.helpers import DEFAULT_TAGS_WRITTEN, plain, values
+from tests.helpers import PROTOCOL_CASES as CASES
+from tests.helpers import PROTOCOL_SETTINGS as SETTINGS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "protocol"
 

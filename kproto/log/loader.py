@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kproto.errors import DecodeError
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 from kproto.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment, segment_path
 
 log = logging.getLogger("kproto.log")

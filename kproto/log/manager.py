@@ -34,7 +34,7 @@ from typing import Any, Mapping
 from kproto.errors import ErrorCode, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
 from kproto.log import checkpoint as ckpt
 from kproto.log.cleaner import LogCleaner
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 from kproto.log.log import Clock, UnifiedLog, parse_topic_partition, wall_clock_ms
 
 TOPIC_CONFIGS_FILE = "topic-configs.json"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kproto.errors import InvalidConfigError
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 
 # Broker config -> topic config it sets the default of (KafkaConfig's TopicConfigSynonyms).
 LOG_SYNONYMS = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 
 from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 from kproto.log.manager import validate_topic_name
 from kproto.schemas import protocol as P
 from kproto.server.handlers.configs import topic_config_entries
