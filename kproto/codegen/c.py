@@ -19,7 +19,7 @@ from pathlib import Path
 from construct import Array
 
 from kproto.codegen.walk import (
-    ARRAY, FIXED, INTEGERS, PREFIXED, SIZED, UVARINT, ZIGZAG, Writer, is_terminator, node_kind,
+    ARRAY, C, FIXED, INTEGERS, PREFIXED, SIZED, UVARINT, ZIGZAG, Writer, emit_sized, is_terminator, node_kind,
 )
 from kproto.schemas import records as S
 from kproto.schemas.primitives import KArray
@@ -117,26 +117,17 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
     if kind is SIZED:
         n = g.int_var("n")
         _int(g, con.length, n, ind, path)
-        if con.compact:
-            g.emit(ind, f"{n} -= 1;")
-        g.emit(ind, f"if ({n} < 0) {{")
-        if con.nullable:
-            g.emit(ind + 1, f"if ({n} != -1)")
-            _fail(g, ind + 2, "invalid length", path)
-            g.emit(ind + 1, f"Py_INCREF(Py_None); {target} = Py_None;")
-        else:
-            _fail(g, ind + 1, "invalid length", path)
-        g.emit(ind, "} else {")
-        g.emit(ind + 1, f"if (pos + {n} > {end})")
-        _fail(g, ind + 2, "length runs past the end of its container", path)
-        if con.text:
-            g.emit(ind + 1, f"{target} = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
-            g.emit(ind + 1, f"if (!{target}) {{ if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {{ PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; }} goto error; }}")
-        else:
-            g.emit(ind + 1, f"{target} = PyBytes_FromStringAndSize((const char *)buf + pos, {n});")
-            g.emit(ind + 1, f"if (!{target}) goto error;")
-        g.emit(ind + 1, f"pos += {n};")
-        g.emit(ind, "}")
+
+        def take(i: int) -> None:
+            if con.text:
+                g.emit(i, f"{target} = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
+                g.emit(i, f"if (!{target}) {{ if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {{ PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; }} goto error; }}")
+            else:
+                g.emit(i, f"{target} = PyBytes_FromStringAndSize((const char *)buf + pos, {n});")
+                g.emit(i, f"if (!{target}) goto error;")
+            g.emit(i, f"pos += {n};")
+
+        emit_sized(g, C, con, target, n, ind, end, fail=lambda i, reason: _fail(g, i, reason, path), take=take)
     elif kind is ARRAY:
         n = g.int_var("c")
         if isinstance(con, KArray):

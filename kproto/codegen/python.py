@@ -21,7 +21,8 @@ from typing import Callable
 from construct import FormatField, Struct
 
 from kproto.codegen.walk import (
-    ARRAY, FIXED, PREFIXED, SIZED, UVARINT, ZIGZAG, Writer, is_terminator, node_kind, unwrap,
+    ARRAY, FIXED, PREFIXED, PYTHON, SIZED, UVARINT, ZIGZAG, Writer, emit_sized, is_terminator, node_kind,
+    unwrap,
 )
 from kproto.errors import CorruptRecordError
 from kproto.schemas.primitives import KArray
@@ -114,22 +115,9 @@ def _parse(g: _Gen, con, target: str, ind: int, path: str, end: str, make: dict)
     elif kind is SIZED:
         n = g.var("n")
         _parse(g, con.length, n, ind, path, end, make)
-        if con.compact:
-            g.emit(ind, f"{n} -= 1")
-        g.emit(ind, f"if {n} < 0:")
-        if con.nullable:
-            g.emit(ind + 1, f"if {n} != -1:")
-            _fail(g, ind + 2, "invalid length", path)
-            g.emit(ind + 1, f"{target} = None")
-        else:
-            _fail(g, ind + 1, "invalid length", path)
-        g.emit(ind, "else:")
-        g.emit(ind + 1, f"if pos + {n} > {end}:")
-        _fail(g, ind + 2, "length runs past the end of its container", path)
-        if con.text:
-            g.emit(ind + 1, f"{target} = buf[pos:pos + {n}].decode(); pos += {n}")
-        else:
-            g.emit(ind + 1, f"{target} = buf[pos:pos + {n}]; pos += {n}")
+        decode = ".decode()" if con.text else ""
+        emit_sized(g, PYTHON, con, target, n, ind, end, fail=lambda i, reason: _fail(g, i, reason, path),
+                   take=lambda i: g.emit(i, f"{target} = buf[pos:pos + {n}]{decode}; pos += {n}"))
     elif kind is ARRAY:
         n = g.var("c")
         if isinstance(con, KArray):

@@ -21,7 +21,7 @@ from construct import Array, Const, FormatField, Prefixed, Rebuild, Renamed, Str
 from kproto.schemas.primitives import KArray, Sized, UnsignedVarInt, ZigZagVarInt
 
 __all__ = ["FIXED", "ZIGZAG", "UVARINT", "SIZED", "ARRAY", "PREFIXED", "STRUCT", "INTEGERS", "unwrap",
-           "node_kind", "is_terminator", "Writer", "Irregular"]
+           "node_kind", "is_terminator", "Writer", "Irregular", "Syntax", "PYTHON", "C", "emit_sized"]
 
 # The node kinds of the record schema that have a generated form.
 FIXED, ZIGZAG, UVARINT, SIZED, ARRAY, PREFIXED, STRUCT = (
@@ -85,3 +85,41 @@ class Writer:
         fn = self.ns[name]
         fn.__source__ = source
         return fn
+
+
+class Syntax:
+    """How a target language spells the few statements the shared walks emit
+    (``{}`` is the condition, statement or target)."""
+
+    def __init__(self, *, if_block: str, if_line: str, else_: str, end: str | None, stmt: str,
+                 null: str) -> None:
+        self.if_block, self.if_line, self.else_, self.end = if_block, if_line, else_, end
+        self.stmt, self.null = stmt, null
+
+
+PYTHON = Syntax(if_block="if {}:", if_line="if {}:", else_="else:", end=None, stmt="{}", null="{} = None")
+C = Syntax(if_block="if ({}) {{", if_line="if ({})", else_="} else {", end="}", stmt="{};",
+           null="Py_INCREF(Py_None); {} = Py_None;")
+
+
+def emit_sized(g: Writer, syntax: Syntax, con, target: str, n: str, ind: int, end: str, *,
+               fail: Callable[[int, str], None], take: Callable[[int], None]) -> None:
+    """A length-prefixed value (``Sized``) after its length was read into ``n``:
+    Kafka's rules (compact lengths are +1, -1 is null where nullable, the
+    data must lie inside its container), the same in every language; ``take``
+    emits reading the ``n`` bytes, ``fail`` a located error."""
+    if con.compact:
+        g.emit(ind, syntax.stmt.format(f"{n} -= 1"))
+    g.emit(ind, syntax.if_block.format(f"{n} < 0"))
+    if con.nullable:
+        g.emit(ind + 1, syntax.if_line.format(f"{n} != -1"))
+        fail(ind + 2, "invalid length")
+        g.emit(ind + 1, syntax.null.format(target))
+    else:
+        fail(ind + 1, "invalid length")
+    g.emit(ind, syntax.else_)
+    g.emit(ind + 1, syntax.if_line.format(f"pos + {n} > {end}"))
+    fail(ind + 2, "length runs past the end of its container")
+    take(ind + 1)
+    if syntax.end:
+        g.emit(ind, syntax.end)
