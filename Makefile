@@ -5,8 +5,9 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark.
-DEB_PKGS := kcat zookeeper tshark
+# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark;
+# a Java runtime for Spark (kproto.spark) and ZooKeeper, unless `java` is already there.
+DEB_PKGS := kcat zookeeper tshark $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: serve test bench deps debs venv clean
@@ -37,12 +38,21 @@ serve: venv
 
 # The record and protocol modules run a second time on the pure-Python path
 # (KPROTO_NO_EXTENSIONS=1), as on a machine that installed kproto without a C compiler.
+# The Spark tests run twice: local[2] with the rest, then against a standalone
+# Master + Worker on loopback (tasks in executors of their own).
 PURE_TESTS := tests/test_records.py tests/test_records_bad_input.py tests/test_codegen_c.py \
 	tests/test_compression.py tests/test_protocol_*.py
+# The fixtures' own checks first: third-party readers agree with each fixture's
+# JSON (check_fixtures.py), and regenerating them changes no byte (--verify).
+FIXTURE_CHECKS = $(wildcard tests/fixtures/check_fixtures.py tests/fixtures/*/check_fixtures.py)
+FIXTURE_MAKERS = $(wildcard tests/fixtures/make_fixtures.py tests/fixtures/*/make_fixtures.py)
 
 test: deps
+	@for f in $(FIXTURE_CHECKS); do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in $(FIXTURE_MAKERS); do echo "== $$f --verify"; $(BIN)/python $$f --verify || exit 1; done
 	$(BIN)/python -m pytest -q
 	KPROTO_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
+	KPROTO_TEST_SPARK_MASTER=standalone $(BIN)/python -m pytest -q tests/test_spark.py
 
 # Each benchmark runs kproto and its named peer side by side and prints ratios.
 BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups

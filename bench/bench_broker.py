@@ -1,13 +1,15 @@
-"""Broker benchmark: confluent-kafka producing then consuming against `kproto serve`
-(writing to disk) and tansu (memory mode), in one run.
+"""Broker bench: confluent-kafka producing then consuming against `kproto serve`
+and tansu (the anchor), >= 5 runs alternating the brokers.
 
-    .venv/bin/python bench/bench_broker.py [--messages 500000] [--sizes 100,1024]
+    python bench/bench_broker.py [--messages 200000] [--sizes 100,1024] [--runs 5] [--quick]
 
-For each broker and message size: a fresh broker process, a 3-partition topic,
-one producer (acks=all, linger.ms=5, no compression) sending --messages
-values, flushed; then one consumer (assign mode, from the start) reading them
-all. Reported: MB/s and msgs/s for each phase, and the broker's CPU seconds
-(user+sys, psutil) and peak RSS over the run, with kproto/tansu ratios.
+Each run: a fresh broker process, a 3-partition topic, one producer (acks=all,
+linger.ms=5, no compression) sending --messages values, flushed; then one
+consumer (assign mode, from the start) reading them all. Same storage medium on
+both sides: tansu keeps its log in memory (memory://), kproto writes its segment
+files to a directory on tmpfs (/dev/shm), so neither waits on a disk. Reported:
+MB/s for each phase, the broker's CPU seconds per phase (user+sys, psutil) and
+its peak RSS, median (min-max), and kproto/tansu ratios of the medians.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ import time
 from pathlib import Path
 
 import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.common import Report, alternate, cell, check_runs, ratio, table  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -84,7 +89,8 @@ class Sampler(threading.Thread):
 
 
 def run_one(kind: str, n: int, size: int) -> dict:
-    workdir = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
+    shm = Path("/dev/shm")
+    workdir = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-", dir=shm if shm.is_dir() else None))
     proc, bootstrap = start(kind, workdir)
     sampler = Sampler(proc.pid)
     sampler.start()
@@ -139,24 +145,34 @@ def run_one(kind: str, n: int, size: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--messages", type=int, default=500_000)
+    ap.add_argument("--messages", type=int, default=200_000)
     ap.add_argument("--sizes", default="100,1024")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="20,000 messages of 100 B: check the script works")
     args = ap.parse_args()
-    print(f"confluent-kafka producing then consuming {args.messages:,} messages, {PARTITIONS} partitions, "
-          "acks=all; kproto on disk, tansu in memory\n")
-    print("| size | broker | produce MB/s | produce msgs/s | consume MB/s | consume msgs/s "
-          "| CPU s (prod+cons) | peak RSS MiB |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    check_runs(args.runs)
+    if args.quick:
+        args.messages, args.sizes = 20_000, "100"
+    report = Report("bench_broker", "Broker: kproto serve vs tansu, confluent-kafka produce then consume",
+                    args.quick)
+    rows = []
     for size in (int(s) for s in args.sizes.split(",")):
-        rows = {kind: run_one(kind, args.messages, size) for kind in ("kproto", "tansu")}
-        for kind, r in rows.items():
-            print(f"| {size} | {kind} | {r['produce_mbs']:.1f} | {r['produce_msgs']:,.0f} | {r['consume_mbs']:.1f} "
-                  f"| {r['consume_msgs']:,.0f} | {r['cpu_produce']:.1f}+{r['cpu_consume']:.1f} "
-                  f"| {r['rss_mib']:.0f} |")
-        k, t = rows["kproto"], rows["tansu"]
-        print(f"| {size} | **kproto/tansu** | **{k['produce_mbs'] / t['produce_mbs']:.2f}x** | | "
-              f"**{k['consume_mbs'] / t['consume_mbs']:.2f}x** | | | |")
+        runs = alternate({kind: (lambda k=kind: run_one(k, args.messages, size)) for kind in ("tansu", "kproto")},
+                         args.runs)
+        for metric, label, fmt in [("produce_mbs", "produce MB/s", "{:.1f}"), ("consume_mbs", "consume MB/s", "{:.1f}"),
+                                   ("cpu_produce", "broker CPU s, produce", "{:.2f}"),
+                                   ("cpu_consume", "broker CPU s, consume", "{:.2f}"),
+                                   ("rss_mib", "broker peak RSS MiB", "{:.0f}")]:
+            t = [r[metric] for r in runs["tansu"]]
+            k = [r[metric] for r in runs["kproto"]]
+            rows.append([str(size), label, cell(t, fmt), cell(k, fmt), ratio(k, t)])
         sys.stdout.flush()
+    report.add(f"{args.messages:,} messages per run, {PARTITIONS} partitions, acks=all, linger.ms=5, no "
+               f"compression; one confluent-kafka producer then one consumer; a fresh broker each run; median "
+               f"(min-max) of {args.runs} runs alternating the brokers. tansu 0.6 in memory mode, kproto "
+               "writing segment files on tmpfs. Higher MB/s is better, lower CPU and RSS are better.")
+    report.add(table(["value bytes", "metric", "tansu (anchor)", "kproto", "kproto / tansu"], rows, right=2))
+    report.write()
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from kproto.server import group_service, handlers
 from kproto.server.config import BrokerConfig
 from kproto.server.handlers import groups as group_handlers
 from kproto.server.network import (
-    BrokerServer, CloseConnection, ConnectionInfo, FileRegion, RecordsRegion, ResponsePart, now_ms,
+    BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart, now_ms,
 )
 from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
 
@@ -69,7 +69,7 @@ class Broker:
         self.handlers: dict[int, tuple[Handler, int, int]] = handlers.table()
         self.groups: group_service.GroupService | None = None   # set by start(), before any request
         self._tasks: list[asyncio.Task] = []
-        self.server = BrokerServer(self.handle, max_request_size=self.config["socket.request.max.bytes"])
+        self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config))
 
     # -- lifecycle -------------------------------------------------------------------------
 

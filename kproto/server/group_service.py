@@ -27,7 +27,7 @@ from typing import Any
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import LogManager
 from kproto.server.coordinator import (
-    CoordinatorConfig, GroupCoordinator, Pending, append_batch, records_from_batches,
+    CoordinatorConfig, GroupCoordinator, Pending, append_batch, records_from_segments,
 )
 from kproto.server.network import now_ms
 
@@ -72,7 +72,7 @@ class GroupService:
             for p in range(self.partitions):
                 self.coordinator.begin_load(p, t)
             for p in range(self.partitions):
-                loaded = self.coordinator.load_partition(p, records_from_batches(self._batches(p)), now_ms())
+                loaded = self.coordinator.load_partition(p, records_from_segments(self._segments(p)), now_ms())
                 if loaded:
                     log.info("loaded %d group(s) from %s-%d", len(loaded), OFFSETS_TOPIC, p)
         self._timer = asyncio.create_task(self._timers())
@@ -83,7 +83,7 @@ class GroupService:
         if not self.logs.has_topic(OFFSETS_TOPIC):
             self.logs.create_topic(OFFSETS_TOPIC, self.partitions, {
                 "cleanup.policy": "compact", "compression.type": "producer",
-                "segment.bytes": self.values["offsets.topic.segment.bytes"]})
+                "segment.bytes": self.values["offsets.topic.segment.bytes"]}, internal=True)
 
     async def close(self) -> None:
         if self._timer is not None:
@@ -92,13 +92,15 @@ class GroupService:
         for future in self._waiting.values():
             future.cancel()
 
-    def _batches(self, partition: int):
-        """The partition's batches from its log start, streamed segment by segment."""
+    def _segments(self, partition: int):
+        """(file, batches from the log start) of each segment of the partition;
+        none for a partition missing on disk (created at its first append)."""
         plog = self.logs.get_log(OFFSETS_TOPIC, partition)
+        if plog is None:
+            return
         for segment in plog.segments:
-            for batch in segment.batches():
-                if batch.next_offset > plog.log_start_offset:
-                    yield batch
+            start = plog.log_start_offset
+            yield str(segment.log.path), (b for b in segment.batches() if b.next_offset > start)
 
     # -- driving the coordinator ------------------------------------------------------------
 

@@ -113,17 +113,6 @@ def validate_configs(configs: dict[str, str]) -> None:
         raise TopicCommandError(str(e)) from None
 
 
-def invalid_topic_reason(name: str) -> str:
-    """Topic.validate's reasons (what a Kafka broker says for INVALID_TOPIC_EXCEPTION)."""
-    if not name:
-        return "the empty string is not allowed"
-    if name in (".", ".."):
-        return f"'{name}' is not allowed"
-    if len(name) > 249:
-        return f"the length of '{name}' is longer than the max allowed length 249"
-    return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
-
-
 def error_message(code, message: str | None, *, topic: str, current: int | None = None,
                   requested: int | None = None) -> str:
     """Kafka's (KRaft controller's) text for the common failures, whatever the
@@ -142,7 +131,10 @@ def error_message(code, message: str | None, *, topic: str, current: int | None 
     if message:
         return message
     if code == ErrorCode.INVALID_TOPIC_EXCEPTION:
-        return "Topic name is invalid: " + invalid_topic_reason(topic)
+        from kproto.log.manager import topic_name_problem
+        problem = topic_name_problem(topic)
+        if problem is not None:
+            return f"Topic name is invalid: {problem}"
     return code.description
 
 

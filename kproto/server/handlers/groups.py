@@ -174,7 +174,7 @@ async def delete_groups(broker, header, body) -> dict:
     return await _ask(broker, DeleteGroupsRequest(groups_names=tuple(body.groups_names)))
 
 
-HANDLERS = {m.API.key: (handler, m.API.min_version, m.API.max_version) for m, handler in (
+HANDLERS = {m.API.key: (handler, *m.API.served) for m, handler in (
     (P.offset_commit, offset_commit), (P.offset_fetch, offset_fetch), (P.find_coordinator, find_coordinator),
     (P.join_group, join_group), (P.heartbeat, heartbeat), (P.leave_group, leave_group),
     (P.sync_group, sync_group), (P.describe_groups, describe_groups), (P.list_groups, list_groups),

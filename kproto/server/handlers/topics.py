@@ -1,8 +1,10 @@
 """CreateTopics, DeleteTopics, CreatePartitions on this single node.
 
 Replication factor 1 only (INVALID_REPLICATION_FACTOR otherwise, with Kafka's
-text); configs are validated against Kafka's topic config names and types
-before anything is created; topics, their ids and overrides persist.
+text). Everything about the topic itself (name, internal, collision, existing,
+configs, partition count) is checked once, by LogManager.create_topic; this
+module only translates its errors. Internal topics are neither created,
+deleted nor grown by clients. Topics, their ids and overrides persist.
 """
 
 from __future__ import annotations
@@ -10,8 +12,6 @@ from __future__ import annotations
 import uuid
 
 from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
-from kproto.topic_config import LogConfig
-from kproto.log.manager import validate_topic_name
 from kproto.schemas import protocol as P
 from kproto.server.handlers.configs import topic_config_entries
 
@@ -36,27 +36,27 @@ def _create(broker, t, validate_only: bool, version: int) -> dict:
     out = {"name": t.name, "topic_id": ZERO_UUID, "error_code": 0, "error_message": None,
            "num_partitions": -1, "replication_factor": -1, "configs": None}
     try:
-        validate_topic_name(t.name)
-        if broker.logs.has_topic(t.name):
-            raise KafkaError(f"Topic '{t.name}' already exists.", error_code=ErrorCode.TOPIC_ALREADY_EXISTS)
         if t.assignments:
-            if t.num_partitions != -1 or t.replication_factor != -1:
-                raise KafkaError("Both numPartitions or replicationFactor and replicasAssignments were set. "
-                                 "Both cannot be used at the same time.", error_code=ErrorCode.INVALID_REQUEST)
-            for a in t.assignments:
-                _check_assignment(broker, a.broker_ids)
             partitions, rf = len(t.assignments), 1
         else:
             partitions = broker.config["num.partitions"] if t.num_partitions == -1 else t.num_partitions
             rf = broker.config["default.replication.factor"] if t.replication_factor == -1 else t.replication_factor
-            if partitions < 1:
-                raise KafkaError("Number of partitions was set to an invalid non-positive value.",
-                                 error_code=ErrorCode.INVALID_PARTITIONS)
-            _check_replicas(broker, rf)
+
+        def check_placement() -> None:       # after the topic's own checks, as the controller orders them
+            if t.assignments:
+                if t.num_partitions != -1 or t.replication_factor != -1:
+                    raise KafkaError("Both numPartitions or replicationFactor and replicasAssignments were "
+                                     "set. Both cannot be used at the same time.",
+                                     error_code=ErrorCode.INVALID_REQUEST)
+                for a in t.assignments:
+                    _check_assignment(broker, a.broker_ids)
+            else:
+                _check_replicas(broker, rf)
+
         overrides = {c.name: c.value for c in t.configs if c.value is not None}
-        LogConfig.from_props(overrides, base=broker.config.log_defaults)
+        broker.logs.create_topic(t.name, partitions, overrides, validate_only=validate_only,
+                                 check_placement=check_placement)
         if not validate_only:
-            broker.logs.create_topic(t.name, partitions, overrides)
             out["topic_id"] = broker.logs.topic_id(t.name)
         out.update(num_partitions=partitions, replication_factor=rf)
         if version >= 5 and not validate_only:
@@ -82,6 +82,7 @@ def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
             out["name"] = name
         if not broker.logs.has_topic(name):
             raise UnknownTopicOrPartitionError("This server does not host this topic-partition.")
+        broker.logs.check_not_internal(name, "delete")
         out["topic_id"] = broker.logs.topic_id(name)
         parts = broker.partition_count(name)
         broker.logs.delete_topic(name)
@@ -105,6 +106,7 @@ def _grow(broker, t, validate_only: bool) -> dict:
     try:
         if not broker.logs.has_topic(t.name):
             raise UnknownTopicOrPartitionError(f"The topic '{t.name}' does not exist.")
+        broker.logs.check_not_internal(t.name, "grow")
         current = broker.partition_count(t.name)
         if t.count < current:
             raise KafkaError(f"Topic currently has {current} partitions, which is higher than the requested "
