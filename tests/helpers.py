@@ -273,8 +273,7 @@ def legacy_segment() -> bytes:
 # --- running ---------------------------------------------------------------------------
 
 def run_dump_log(*args: str):
-    result = CliRunner().invoke(cli, ["dump-log", *args], catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+    return run_command("dump-log", None, *args)
 
 
 def write_segment(tmp_path: Path, data: bytes, name: str = SEGMENT) -> Path:
@@ -394,24 +393,25 @@ WRITER_BUGS = {
 
 # --- the topics and groups commands, in process -----------------------------------------------
 
-def kt(bootstrap: str | None, *args: str):
-    """`kproto topics ...` in process: (exit status, stdout, stderr)."""
-    full = ["topics"] + (["--bootstrap-server", bootstrap] if bootstrap else []) + list(args)
+def run_command(command: str, bootstrap: str | None, *args: str):
+    """`kproto <command> [--bootstrap-server B] ...` in process: (exit status, stdout, stderr)."""
+    full = [command] + (["--bootstrap-server", bootstrap] if bootstrap else []) + list(args)
     result = CliRunner().invoke(cli, full, catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
+
+
+def kt(bootstrap: str | None, *args: str):
+    return run_command("topics", bootstrap, *args)
+
+
+def kg(bootstrap: str | None, *args: str):
+    return run_command("groups", bootstrap, *args)
 
 
 def topics_ok(bootstrap: str, *args: str) -> str:
     status, out, err = kt(bootstrap, *args)
     assert (status, err) == (0, ""), (status, err)
     return out
-
-
-def kg(bootstrap: str | None, *args: str):
-    """`kproto groups ...` in process: (exit status, stdout, stderr)."""
-    full = ["groups"] + (["--bootstrap-server", bootstrap] if bootstrap else []) + list(args)
-    result = CliRunner().invoke(cli, full, catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def groups_ok(bootstrap: str, *args: str) -> str:
