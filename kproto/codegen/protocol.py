@@ -105,6 +105,31 @@ def _element(t, compact: bool) -> M.Field:
 _FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "float64": "d"}
 _SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint16": 2, "float64": 8}
 
+# A nullable struct: an int8 marker, -1 for null, then the struct.
+_NULLABLE_STRUCT_PARSE = ("{pad}if _u_int8(buf, pos)[0] < 0:\n{pad}    pos += 1\n{pad}    {var} = None\n"
+                          "{pad}else:\n{pad}    {var}, pos = {fn}(buf, pos + 1)")
+_NULLABLE_STRUCT_BUILD = ("{pad}if {var} is None:\n{pad}    out += b'\\xff'\n"
+                          "{pad}else:\n{pad}    out += b'\\x01'\n{pad}    {fn}({var}, out)")
+
+
+def _scalar_parse(kafka: str, var: str, pad: str) -> str:
+    if kafka in _FMT:
+        return f"{pad}{var} = _u_{kafka}(buf, pos)[0]\n{pad}pos += {_SIZE[kafka]}"
+    if kafka == "bool":
+        return f"{pad}{var} = buf[pos] != 0\n{pad}pos += 1"
+    if kafka == "uuid":
+        return (f"{pad}if pos + 16 > len(buf):\n{pad}    raise _Irregular\n"
+                f"{pad}{var} = _UUID(bytes=buf[pos:pos + 16])\n{pad}pos += 16")
+    raise ValueError(kafka)
+
+
+def _scalar_build(kafka: str, var: str, pad: str) -> str:
+    if kafka in _FMT:
+        return f"{pad}out += _p_{kafka}({var})"
+    if kafka == "bool":
+        return f"{pad}out += b'\\x01' if {var} else b'\\x00'"
+    return f"{pad}out += ({var} or _ZERO_UUID).bytes"
+
 
 class _Gen(Writer):
     """Writes the source of the parse and build functions of one struct tree
@@ -214,22 +239,11 @@ class _Gen(Writer):
             return
         if isinstance(t, M.Struct):
             fn = self.parse_struct(t, version, flexible)
-            if nullable:
-                body.append(f"{pad}if _u_int8(buf, pos)[0] < 0:\n{pad}    pos += 1\n{pad}    {var} = None")
-                body.append(f"{pad}else:\n{pad}    {var}, pos = {fn}(buf, pos + 1)")
-            else:
-                body.append(f"{pad}{var}, pos = {fn}(buf, pos)")
+            body.append(_NULLABLE_STRUCT_PARSE.format(pad=pad, var=var, fn=fn) if nullable
+                        else f"{pad}{var}, pos = {fn}(buf, pos)")
             return
         if isinstance(t, M.Scalar):
-            if t.kafka in _FMT:
-                body.append(f"{pad}{var} = _u_{t.kafka}(buf, pos)[0]\n{pad}pos += {_SIZE[t.kafka]}")
-            elif t.kafka == "bool":
-                body.append(f"{pad}{var} = buf[pos] != 0\n{pad}pos += 1")
-            elif t.kafka == "uuid":
-                body.append(f"{pad}if pos + 16 > len(buf):\n{pad}    raise _Irregular")
-                body.append(f"{pad}{var} = _UUID(bytes=buf[pos:pos + 16])\n{pad}pos += 16")
-            else:
-                raise ValueError(t.kafka)
+            body.append(_scalar_parse(t.kafka, var, pad))
             return
         # Sized: string / bytes / records
         if compact:
@@ -328,19 +342,11 @@ class _Gen(Writer):
             return
         if isinstance(t, M.Struct):
             fn = self.build_struct(t, version, flexible)
-            if nullable:
-                body.append(f"{pad}if {var} is None:\n{pad}    out += b'\\xff'")
-                body.append(f"{pad}else:\n{pad}    out += b'\\x01'\n{pad}    {fn}({var}, out)")
-            else:
-                body.append(f"{pad}{fn}({var}, out)")
+            body.append(_NULLABLE_STRUCT_BUILD.format(pad=pad, var=var, fn=fn) if nullable
+                        else f"{pad}{fn}({var}, out)")
             return
         if isinstance(t, M.Scalar):
-            if t.kafka in _FMT:
-                body.append(f"{pad}out += _p_{t.kafka}({var})")
-            elif t.kafka == "bool":
-                body.append(f"{pad}out += b'\\x01' if {var} else b'\\x00'")
-            else:
-                body.append(f"{pad}out += ({var} or _ZERO_UUID).bytes")
+            body.append(_scalar_build(t.kafka, var, pad))
             return
         if compact:
             null, prefix = "b'\\x00'", "_uvarint_bytes({} + 1)"
