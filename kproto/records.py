@@ -419,7 +419,7 @@ def iter_batches(buf: bytes | bytearray | memoryview, *, verify_crc: bool = True
         length = int.from_bytes(mv[pos + S.LENGTH_OFFSET:pos + S.LOG_OVERHEAD], "big", signed=True)
         if length < S.LEGACY_OVERHEAD[0]:
             raise CorruptRecordError(
-                f"Found record size {length} smaller than minimum record overhead (14)",
+                f"Found record size {length} smaller than minimum record overhead ({S.LEGACY_OVERHEAD[0]})",
                 position=where, path="batch_length")
         magic = mv[pos + S.MAGIC_OFFSET]
         size = length + S.LOG_OVERHEAD
