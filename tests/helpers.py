@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
+import socket
 import struct
 from collections import defaultdict
 from functools import lru_cache
@@ -17,6 +19,8 @@ from pathlib import Path
 import crc32c
 import pytest
 from click.testing import CliRunner
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import NewTopic as CKNewTopic
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
@@ -25,10 +29,16 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kproto.client.admin import Admin, OffsetAndMetadata
 from kproto.client.transport import BrokerClient
 from kproto.errors import ErrorCode
+from kproto.framing import frame
 from kproto.records import NewRecord, build_record_batch
 from kproto.schemas import consumer_offsets as CO
 from kproto.schemas import protocol as P
 from kproto.schemas.message import ArrayOf, Scalar, Sized, Struct
+from kproto.schemas import transaction_log as TL
+from kproto.server.txn_coordinator import (
+    InitProducerIdRequest, TransactionConfig, TransactionCoordinator, TransactionState, WriteTxnMarkers,
+)
+from kproto.server.txn_coordinator.persistence import transaction_log_key
 from kproto.server.coordinator import (
     CoordinatorConfig, GroupCoordinator, GroupState, HeartbeatRequest, JoinGroupRequest,
     JoinGroupRequestProtocol, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
@@ -439,3 +449,134 @@ def commit(bootstrap: str, group: str, offsets: dict) -> None:
 def committed(bootstrap: str, group: str) -> dict:
     with admin(bootstrap) as a:
         return {tp: o.offset for tp, o in a.offset_fetch(group).items()}
+
+
+def topic_configs(kind: str, bs: str, topic: str) -> dict:
+    """The topic's set configs. kafka-topics prints the non-default ones;
+    tansu reports every stored config with source DEFAULT_CONFIG (so Kafka's
+    tool, and kproto's, print none), so there read them through the admin client."""
+    if kind == "kproto":
+        return json.loads(topics_ok(bs, "--describe", "--topic", topic, "--output", "json"))[0]["configs"]
+    from kproto.client.admin import Admin, ConfigResource
+    from kproto.client.transport import BrokerClient
+    with BrokerClient(bs) as client:
+        answer = Admin(client).describe_configs([ConfigResource(2, topic)])[ConfigResource(2, topic)]
+    return {e.name: e.value for e in answer.entries}
+
+
+# --- raw requests and confluent-kafka admin ----------------------------------------------------
+
+def create_topic(bootstrap: str, name: str, **configs: str) -> None:
+    """A one-partition topic through confluent-kafka's AdminClient."""
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    a.create_topics([CKNewTopic(name, 1, 1, config=configs)])[name].result(timeout=10)
+
+
+def produce_raw(bootstrap: str, topic: str, partition: int, records: bytes, version: int = 9):
+    """One Produce request with ``records`` as given; the partition's response."""
+    host, port = bootstrap.split(":")
+    body = {"transactional_id": None, "acks": -1, "timeout_ms": 10000,
+            "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": records}]}]}
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(frame(P.encode_request(0, version, 1, "raw", body)))
+        size = int.from_bytes(_recv(s, 4), "big")
+        _, reply = P.decode_response(0, version, _recv(s, size))
+    return reply.responses[0].partition_responses[0]
+
+
+def _recv(s: socket.socket, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        chunk = s.recv(n - len(out))
+        assert chunk, "connection closed"
+        out += chunk
+    return out
+
+
+# --- the transaction coordinator, driven with a fake clock -----------------------------------
+
+class TxnHarness:
+    def __init__(self, *, auto_append: bool = True, auto_markers: bool = True, **config) -> None:
+        settings = dict(transaction_abort_timed_out_transaction_cleanup_interval_ms=100,
+                        transaction_remove_expired_transaction_cleanup_interval_ms=100,
+                        transaction_max_timeout_ms=10**9)
+        settings.update(config)
+        ids = itertools.count(1000)
+        self.c = TransactionCoordinator(TransactionConfig(**settings), allocate_producer_id=lambda: next(ids))
+        self.now = 0
+        self.auto_append = auto_append
+        self.auto_markers = auto_markers
+        self.log: dict[int, list] = defaultdict(list)
+        self.held: list = []
+        self.held_markers: list[WriteTxnMarkers] = []
+        self.markers: list[WriteTxnMarkers] = []          # every order taken, in order
+        self.written: list[tuple[WriteTxnMarkers, tuple]] = []
+        self.done: dict[Pending, object] = {}
+
+    def send(self, request):
+        r = self.c.handle(request, self.now)
+        self.pump()
+        if isinstance(r, Pending) and r in self.done:
+            return self.done.pop(r)
+        return r
+
+    def pump(self) -> None:
+        while True:
+            self.done.update(self.c.poll(self.now))
+            appends, markers = self.c.take_appends(), self.c.take_markers()
+            if not appends and not markers:
+                return
+            for a in appends:
+                if self.auto_append:
+                    self.log[a.partition].extend(a.records)
+                    self.c.append_done(a.id, self.now)
+                else:
+                    self.held.append(a)
+            for m in markers:
+                self.markers.append(m)
+                if self.auto_markers:
+                    self.written.append((m, m.partitions))
+                    self.c.markers_done(m.id, self.now)
+                else:
+                    self.held_markers.append(m)
+
+    def release(self, error: ErrorCode = ErrorCode.NONE) -> None:
+        held, self.held = self.held, []
+        for a in held:
+            if error is ErrorCode.NONE:
+                self.log[a.partition].extend(a.records)
+            self.c.append_done(a.id, self.now, error)
+        self.pump()
+
+    def write_markers(self, fail=lambda tp: False) -> None:
+        held, self.held_markers = self.held_markers, []
+        for m in held:
+            failed = [tp for tp in m.partitions if fail(tp)]
+            self.written.append((m, tuple(tp for tp in m.partitions if tp not in failed)))
+            self.c.markers_done(m.id, self.now, failed)
+        self.pump()
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+        self.pump()
+
+    def init(self, txn_id: str = "t", timeout: int = 60_000, pid: int = -1, epoch: int = -1):
+        return self.send(InitProducerIdRequest(transactional_id=txn_id, transaction_timeout_ms=timeout,
+                                               producer_id=pid, producer_epoch=epoch))
+
+    def state(self, txn_id: str = "t") -> TransactionState | None:
+        meta = self.c.transaction(txn_id)
+        return None if meta is None else meta.state
+
+
+def loaded_txn_record(txn_id: str, state: TransactionState, pid: int = 1000, epoch: int = 0, timeout: int = 60_000,
+                  partitions=(("a", 0),), start: int = 0):
+    value = TL.TransactionLogValue.build({"version": 0, "data": {
+        "producer_id": pid, "producer_epoch": epoch, "transaction_timeout_ms": timeout,
+        "transaction_status": state.id,
+        "transaction_partitions": [{"topic": t, "partition_ids": [p]} for t, p in partitions],
+        "transaction_last_update_timestamp_ms": start, "transaction_start_timestamp_ms": start}})
+    return transaction_log_key(txn_id), value
+
+
+# --- the sweep ----------------------------------------------------------------------------

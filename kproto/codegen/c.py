@@ -30,8 +30,11 @@ OUTPUT = Path(__file__).resolve().parent.parent / "_crecords.c"
 class _CGen(Writer):
     """C lines, and the C variables they need declared (int64, uint64, PyObject*)."""
 
-    def __init__(self) -> None:
+    def __init__(self, skip: bool = False) -> None:
         super().__init__()
+        # skip: walk and check every byte but build no object (Kafka's
+        # skipKeyValueIterator); a Sized gives 1 if null else 0, an array its count.
+        self.skip = skip
         self.ints: list[str] = []
         self.uints: list[str] = []
         self.objs: list[str] = []
@@ -119,7 +122,13 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
         _int(g, con.length, n, ind, path)
 
         def take(i: int) -> None:
-            if con.text:
+            if g.skip:
+                if con.text:    # still checked, as the full decoder would refuse it
+                    g.emit(i, f"{{ PyObject *t = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
+                    g.emit(i + 1, "if (!t) { if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; } goto error; }")
+                    g.emit(i + 1, "Py_DECREF(t); }")
+                g.emit(i, f"{target} = 0;")
+            elif con.text:
                 g.emit(i, f"{target} = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
                 g.emit(i, f"if (!{target}) {{ if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {{ PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; }} goto error; }}")
             else:
@@ -127,7 +136,8 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
                 g.emit(i, f"if (!{target}) goto error;")
             g.emit(i, f"pos += {n};")
 
-        emit_sized(g, C, con, target, n, ind, end, fail=lambda i, reason: _fail(g, i, reason, path), take=take)
+        emit_sized(g, C, con, target, n, ind, end, fail=lambda i, reason: _fail(g, i, reason, path), take=take,
+                   null=f"{target} = 1;" if g.skip else None)
     elif kind is ARRAY:
         n = g.int_var("c")
         if isinstance(con, KArray):
@@ -138,6 +148,13 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
             _fail(g, ind + 1, "invalid array count", path)
         else:
             g.emit(ind, f"{n} = count;")
+        if g.skip:
+            i, item = g.int_var("i"), g.int_var("item")
+            g.emit(ind, f"for ({i} = 0; {i} < {n}; {i}++) {{")
+            _obj(g, con.subcon, item, ind + 1, path + "[]", end, make)
+            g.emit(ind, "}")
+            g.emit(ind, f"{target} = {n};")
+            return
         as_tuple = make.get(id(con)) == "tuple({})"
         i, item = g.int_var("i"), g.obj_var("item")
         # Grown by appending, as the Python translation does: a count is never
@@ -175,10 +192,12 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
                 _int(g, sub, v, ind, sub_path)
                 fields[sub.name] = (v, True)
             else:
-                v = g.obj_var(sub.name)
+                v = g.int_var(sub.name) if g.skip else g.obj_var(sub.name)
                 _obj(g, sub, v, ind, sub_path, end, make)
-                fields[sub.name] = (v, False)
+                fields[sub.name] = (v, g.skip)
         template = make.get(id(con))
+        if g.skip and not callable(template):
+            return
         if callable(template):
             for line in template(target, {k: v for k, (v, _) in fields.items()}):
                 g.emit(ind, line)
@@ -205,6 +224,19 @@ def _record_make(target: str, f: dict[str, str]) -> list[str]:
         f"SLOT({target}, 4) = {f['headers']}; {f['headers']} = NULL;",
         f"SLOT({target}, 5) = PyLong_FromLongLong({f['attributes']});",
         f"if (!SLOT({target}, 0) || !SLOT({target}, 1) || !SLOT({target}, 5)) goto error;",
+    ]
+
+
+def _walk_make(target: str, f: dict[str, str]) -> list[str]:
+    # What append validation needs of each record, without building it.
+    return [
+        f"if ({f['offset_delta']} != walked_n && bad_delta < 0) bad_delta = walked_n;",
+        f"null_keys += {f['key']};",
+        f"ts = base_timestamp + {f['timestamp_delta']};",
+        "if (walked_n == 0 || ts < min_ts) min_ts = ts;",
+        "if (walked_n == 0 || ts > max_ts) max_ts = ts;",
+        "walked_n++;",
+        f"{target} = 0;",
     ]
 
 
@@ -351,8 +383,13 @@ def generate() -> str:
     cleanup = "\n".join(f"    Py_XDECREF({v});" for v in g.objs)
     eg, ebody = _encoder()
     ecleanup = "\n".join(f"    Py_XDECREF({v});" for v in eg.objs)
+    wg = _CGen(skip=True)
+    walked = wg.int_var("walked")
+    _obj(wg, Array(0, S.Record), walked, 1, "", "len", {id(S.RecordBody): _walk_make})
     return (_TEMPLATE.replace("@DECLS@", _decls(g)).replace("@BODY@", body).replace("@CLEANUP@", cleanup)
-            .replace("@EDECLS@", _decls(eg)).replace("@EBODY@", ebody).replace("@ECLEANUP@", ecleanup))
+            .replace("@EDECLS@", _decls(eg)).replace("@EBODY@", ebody).replace("@ECLEANUP@", ecleanup)
+            .replace("@WDECLS@", _decls(wg)).replace("@WBODY@", "\n".join(wg.lines))
+            .replace("@WUNUSED@", "    " + " ".join(f"(void){v};" for v in wg.ints)))
 
 
 _TEMPLATE = r"""/* GENERATED by `python -m kproto.codegen.c` from kproto/schemas/records.py.
@@ -409,6 +446,19 @@ put_be(Buf *b, uint64_t v, int size)
     return 0;
 }
 
+/* Raise CorruptRecordError(reason, position=pos, path=path). */
+static void
+set_corrupt(const char *reason, const char *path, int64_t pos)
+{
+    PyObject *kw = Py_BuildValue("{s:L,s:s}", "position", (long long)pos, "path", path);
+    PyObject *a = Py_BuildValue("(s)", reason);
+    if (kw && a) {
+        PyObject *exc = PyObject_Call(corrupt_error, a, kw);
+        if (exc) { PyErr_SetObject(corrupt_error, exc); Py_DECREF(exc); }
+    }
+    Py_XDECREF(kw); Py_XDECREF(a);
+}
+
 /* A record's timestamp, or `now` when it is None; -1 with an exception set on error. */
 static int64_t
 record_timestamp(PyObject *item, int64_t now)
@@ -449,18 +499,42 @@ truncated:
     fail_reason = "truncated or invalid data (IndexError)";
     fail_path = NULL;
 fail:
-    {
-        PyObject *kw = Py_BuildValue("{s:L,s:s}", "position", (long long)pos, "path", fail_path);
-        PyObject *a = Py_BuildValue("(s)", fail_reason);
-        if (kw && a) {
-            PyObject *exc = PyObject_Call(corrupt_error, a, kw);
-            if (exc) { PyErr_SetObject(corrupt_error, exc); Py_DECREF(exc); }
-        }
-        Py_XDECREF(kw); Py_XDECREF(a);
-    }
+    set_corrupt(fail_reason, fail_path, pos);
 error:
 @CLEANUP@
     Py_XDECREF(result);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* walk_records(buf, count, base_timestamp) -> (end_position, first_bad_offset_delta or -1,
+ * null_keys, min_timestamp, max_timestamp): every record read and checked as decode_records
+ * does, none built (Kafka's skipKeyValueIterator); raises CorruptRecordError alike. */
+static PyObject *
+walk_records(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    long long base_timestamp;
+    const char *fail_reason = NULL, *fail_path = NULL;
+    if (!PyArg_ParseTuple(args, "y*nL", &view, &count, &base_timestamp))
+        return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    int64_t len = view.len, pos = 0, walked_n = 0, bad_delta = -1, null_keys = 0, ts = 0, min_ts = -1, max_ts = -1;
+    int sh = 0;
+    unsigned int b = 0;
+@WDECLS@
+@WBODY@
+@WUNUSED@
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(LLLLL)", (long long)pos, (long long)bad_delta, (long long)null_keys,
+                         (long long)min_ts, (long long)max_ts);
+truncated:
+    fail_reason = "truncated or invalid data (IndexError)";
+    fail_path = NULL;
+fail:
+    set_corrupt(fail_reason, fail_path, pos);
+error:
     PyBuffer_Release(&view);
     return NULL;
 }
@@ -533,6 +607,7 @@ init(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"decode_records", decode_records, METH_VARARGS, "Decode v2 records (generated from the schema)."},
     {"encode_records", encode_records, METH_VARARGS, "Encode v2 records (generated from the schema)."},
+    {"walk_records", walk_records, METH_VARARGS, "Check v2 records without building them (generated from the schema)."},
     {"init", init, METH_VARARGS, "Bind the Record type and the error class."},
     {NULL, NULL, 0, NULL},
 };

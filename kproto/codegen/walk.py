@@ -103,18 +103,19 @@ C = Syntax(if_block="if ({}) {{", if_line="if ({})", else_="} else {", end="}", 
 
 
 def emit_sized(g: Writer, syntax: Syntax, con, target: str, n: str, ind: int, end: str, *,
-               fail: Callable[[int, str], None], take: Callable[[int], None]) -> None:
+               fail: Callable[[int, str], None], take: Callable[[int], None], null: str | None = None) -> None:
     """A length-prefixed value (``Sized``) after its length was read into ``n``:
     Kafka's rules (compact lengths are +1, -1 is null where nullable, the
     data must lie inside its container), the same in every language; ``take``
-    emits reading the ``n`` bytes, ``fail`` a located error."""
+    emits reading the ``n`` bytes, ``fail`` a located error, ``null`` (if
+    given) what a null sets instead of the language's null."""
     if con.compact:
         g.emit(ind, syntax.stmt.format(f"{n} -= 1"))
     g.emit(ind, syntax.if_block.format(f"{n} < 0"))
     if con.nullable:
         g.emit(ind + 1, syntax.if_line.format(f"{n} != -1"))
         fail(ind + 2, "invalid length")
-        g.emit(ind + 1, syntax.null.format(target))
+        g.emit(ind + 1, null or syntax.null.format(target))
     else:
         fail(ind + 1, "invalid length")
     g.emit(ind, syntax.else_)
