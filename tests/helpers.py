@@ -68,7 +68,20 @@ def protocols(*names: str, topics: tuple[str, ...] = ("t",)) -> tuple[JoinGroupR
     return tuple(JoinGroupRequestProtocol(name=n, metadata=subscription(*topics)) for n in names)
 
 
-class Harness:
+class _HeldAppends:
+    """What both coordinator harnesses do with appends held back
+    (``auto_append=False``): the test completes them, or fails them."""
+
+    def release(self, error: ErrorCode = ErrorCode.NONE) -> None:
+        held, self.held = self.held, []
+        for append in held:
+            if error is ErrorCode.NONE:
+                self.log[append.partition].extend(append.records)
+            self.c.append_done(append.id, self.now, error)
+        self.pump()
+
+
+class Harness(_HeldAppends):
     def __init__(self, *, auto_append: bool = True, uuids: bool = False, **config) -> None:
         settings = dict(group_min_session_timeout_ms=10, group_initial_rebalance_delay_ms=DELAY)
         settings.update(config)
@@ -102,15 +115,6 @@ class Harness:
                     self.c.append_done(append.id, self.now)
                 else:
                     self.held.append(append)
-
-    def release(self, error: ErrorCode = ErrorCode.NONE) -> None:
-        """Complete the appends held back with ``auto_append=False``."""
-        held, self.held = self.held, []
-        for append in held:
-            if error is ErrorCode.NONE:
-                self.log[append.partition].extend(append.records)
-            self.c.append_done(append.id, self.now, error)
-        self.pump()
 
     def advance(self, ms: int) -> None:
         self.now += ms
@@ -495,7 +499,7 @@ def _recv(s: socket.socket, n: int) -> bytes:
 
 # --- the transaction coordinator, driven with a fake clock -----------------------------------
 
-class TxnHarness:
+class TxnHarness(_HeldAppends):
     def __init__(self, *, auto_append: bool = True, auto_markers: bool = True, **config) -> None:
         settings = dict(transaction_abort_timed_out_transaction_cleanup_interval_ms=100,
                         transaction_remove_expired_transaction_cleanup_interval_ms=100,
@@ -539,14 +543,6 @@ class TxnHarness:
                     self.c.markers_done(m.id, self.now)
                 else:
                     self.held_markers.append(m)
-
-    def release(self, error: ErrorCode = ErrorCode.NONE) -> None:
-        held, self.held = self.held, []
-        for a in held:
-            if error is ErrorCode.NONE:
-                self.log[a.partition].extend(a.records)
-            self.c.append_done(a.id, self.now, error)
-        self.pump()
 
     def write_markers(self, fail=lambda tp: False) -> None:
         held, self.held_markers = self.held_markers, []
