@@ -34,8 +34,8 @@ from types import MappingProxyType
 from construct import Construct, Container, Sequence, Subconstruct, Tell, TerminatedError
 
 from kproto import schemas
+from kproto.codegen.protocol import Irregular, fast_builder, fast_parser
 from kproto.errors import ErrorCode, InvalidRequestError, UnsupportedVersionError
-from kproto.schemas.fastpath import fast_builder, fast_parser
 from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec
 from kproto.schemas.protocol.header import request_header, response_header
 
@@ -93,7 +93,7 @@ def _decode(con: StructCodec, data: bytes, position: int = 0, *, exact: bool = T
         value, end = fast_parser(con.spec, con.version, con.flexible)(data, start)
         if not exact or end == len(data):
             return value, end
-    except Exception:       # noqa: BLE001 - any irregularity: let the schema judge
+    except Irregular:       # input the generated code declines: the schema judges
         pass
     tail = data[start:] if start else data
     if exact:
@@ -108,7 +108,7 @@ def _encode(con: StructCodec, value) -> bytes:
     try:
         fast_builder(con.spec, con.version, con.flexible)(value, out)
         return bytes(out)
-    except Exception:       # noqa: BLE001 - the schema raises the located error
+    except Irregular:       # the schema raises the located error
         return schemas.build(con, value)
 
 
