@@ -3,20 +3,21 @@
     .venv/bin/python bench/soak.py [--kill-trials 100] [--frames 100000] [--fuzz 1000000]
                                    [--churn-seconds 300] [--out figures.json] [--seed N]
 
-Four parts, each sized by its option (0 skips it), run one after the other:
+Four parts, each sized by its option (0 skips it), run one after the other
+(figures written after each):
 
 kill    kill -9 mid-produce: an idempotent confluent-kafka producer (acks=all)
         writes numbered records to 3 partitions while the broker is killed and
         restarted ``--kill-trials`` times, once with the default flush and once
         with log.flush.interval.messages=1; then every record is read back.
         Figures: acknowledged records lost, duplicates, restarts that failed.
-frames  mutated and random request frames (from tests/fixtures/protocol: bit
+frames  mutated and random request frames (the corpus's request frames: bit
         flips, truncations, length-field edits, spliced and random bytes), each
         followed by an ApiVersions probe on the same connection.
         Figures: broker crashes, wedged connections (neither an answer nor a
         close within 5 s, for APIs that never park a request), peak RSS.
 fuzz    every record and protocol decoder over mutations of every fixture in
-        tests/fixtures, plus compression bombs for each codec, in this process.
+        the conformance corpus (kproto/conformance/corpus), plus compression bombs for each codec, in this process.
         Figures: exceptions that are not kproto's, slowest input, peak RSS.
 churn   a consumer group of member processes, one killed (SIGKILL) and one
         started every few seconds, while a producer writes.
@@ -50,7 +51,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-FIXTURES = ROOT / "tests" / "fixtures"
+from kproto.conformance import PROTOCOL_DIR, RECORDS_DIR  # noqa: E402  (the fixture corpus)
 KPROTO = str(Path(sys.executable).parent / "kproto")
 QUEUED_MAX = 64 << 20       # queued.max.request.bytes of the brokers started here
 PARKING_APIS = {0, 1, 11, 14}       # Produce (acks wait), Fetch, JoinGroup, SyncGroup may wait on purpose
@@ -198,9 +199,11 @@ def _kill_mode(work: Path, trials: int, configs: tuple, rng: random.Random) -> d
 
 def seed_frames() -> list[tuple[int, bytes]]:
     out = []
-    for f in sorted((FIXTURES / "protocol").glob("*_request_*.bin")):
+    for f in sorted(PROTOCOL_DIR.glob("*_request_*.bin")):
         meta = json.loads(f.with_suffix(".json").read_text())
         out.append((meta["api_key"], f.read_bytes()))
+    if not out:
+        raise SystemExit(f"no request frames in {PROTOCOL_DIR}")
     return out
 
 
@@ -392,16 +395,18 @@ def _fuzz_targets() -> list:
         P.parse_group_value("g", data)
 
     out = []
-    for f in sorted((FIXTURES / "records").glob("*.bin")):
+    for f in sorted(RECORDS_DIR.glob("*.bin")):
         data = f.read_bytes()
         out += [(f"records:{f.name}", records, data), (f"append:{f.name}", append, data)]
-    for f in sorted((FIXTURES / "protocol").glob("*.bin")):
+    for f in sorted(PROTOCOL_DIR.glob("*.bin")):
         meta = json.loads(f.with_suffix(".json").read_text())
         if meta["direction"] == "request":
             fn = lambda d: protocol.decode_request(d, allow_trailing=True)
         else:
             fn = lambda d, k=meta["api_key"], v=meta["api_version"]: protocol.decode_response(k, v, d)
         out.append((f"protocol:{f.name}", fn, f.read_bytes()))
+    if len(out) < 100:
+        raise SystemExit(f"only {len(out)} fixtures found under {RECORDS_DIR.parent}")
     commit = P.offset_commit_key("g", "t", 0) + P.offset_commit_value(OffsetAndMetadata(5, 1, "m", 9))
     out.append(("consumer_offsets", consumer_offsets, commit))
     out.append(("append:built", append, build_record_batch([NewRecord(b"k", b"v" * 50, [("h", b"x")])] * 5)))
@@ -547,10 +552,10 @@ def run(args: argparse.Namespace) -> dict:
     figures: dict = {"seed": args.seed, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     t0 = time.monotonic()
     try:
-        parts = [("fuzz", args.fuzz, lambda: fuzz_decoders(args.fuzz, rng)),
+        parts = [("kill", args.kill_trials, lambda: kill_trials(work / "kill", args.kill_trials, rng)),
                  ("frames", args.frames, lambda: frame_trials(work / "frames", args.frames, rng)),
-                 ("kill", args.kill_trials, lambda: kill_trials(work / "kill", args.kill_trials, rng)),
-                 ("churn", args.churn_seconds, lambda: group_churn(work / "churn", args.churn_seconds, rng))]
+                 ("churn", args.churn_seconds, lambda: group_churn(work / "churn", args.churn_seconds, rng)),
+                 ("fuzz", args.fuzz, lambda: fuzz_decoders(args.fuzz, rng))]
         for name, size, part in parts:
             if not size:
                 continue
