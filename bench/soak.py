@@ -64,7 +64,10 @@ def free_port() -> int:
 
 
 class Broker:
-    """`kproto serve` in its own process group, restartable on the same port and data."""
+    """`kproto serve` in its own process group, restartable on the same port and data.
+    Every one started is stopped when the run ends (``Broker.stop_all``), whatever broke."""
+
+    started: list["Broker"] = []
 
     def __init__(self, data: Path, *configs: str) -> None:
         self.data, self.port = data, free_port()
@@ -84,6 +87,7 @@ class Broker:
             cmd += ["--config", c]
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        Broker.started.append(self)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -112,6 +116,12 @@ class Broker:
 
     def stop(self) -> None:
         self.kill(signal.SIGTERM)
+
+    @classmethod
+    def stop_all(cls) -> None:
+        for broker in cls.started:
+            broker.kill()
+        cls.started.clear()
 
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
@@ -482,38 +492,44 @@ def group_churn(work: Path, seconds: float, rng: random.Random, members: int = 3
     report = lambda err, msg: acked.add(int(msg.value())) if err is None else None
     for _ in range(members):
         spawn()
-    backwards, killed, last = 0, 0, {}
-    i, end = 0, time.monotonic() + seconds
-    next_kill = time.monotonic() + 3
-    with BrokerClient(broker.bootstrap) as client:
-        admin = Admin(client)
-        while time.monotonic() < end:
-            for _ in range(50):
-                p.produce("churn", value=b"%d" % i, partition=i % 6, on_delivery=report)
-                i += 1
-            p.poll(0.1)
-            backwards += _check_commits(admin, last)
-            if time.monotonic() > next_kill:
-                victim = rng.choice([q for q in procs if q.poll() is None])
-                os.killpg(victim.pid, signal.SIGKILL)
-                victim.wait()
-                killed += 1
-                spawn()
-                next_kill = time.monotonic() + rng.uniform(2, 5)
-        p.flush(30)
-        # drain: the survivors commit up to the end
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            backwards += _check_commits(admin, last)
-            if acked <= _consumed_set(work):
-                break
-            time.sleep(0.5)
-        admin.close()
-    for q in procs:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(q.pid, signal.SIGKILL)
-        q.wait()
-    broker.stop()
+    backwards, killed, last, i = 0, 0, {}, 0
+    try:
+        i, end = 0, time.monotonic() + seconds
+        next_kill = time.monotonic() + 3
+        with BrokerClient(broker.bootstrap) as client:
+            admin = Admin(client)
+            while time.monotonic() < end:
+                for _ in range(50):         # ~500 records/s: a steady load, not a flood
+                    try:
+                        p.produce("churn", value=b"%d" % i, partition=i % 6, on_delivery=report)
+                        i += 1
+                    except BufferError:
+                        break
+                p.poll(0)
+                time.sleep(0.1)
+                backwards += _check_commits(admin, last)
+                if time.monotonic() > next_kill:
+                    victim = rng.choice([q for q in procs if q.poll() is None])
+                    os.killpg(victim.pid, signal.SIGKILL)
+                    victim.wait()
+                    killed += 1
+                    spawn()
+                    next_kill = time.monotonic() + rng.uniform(2, 5)
+            p.flush(30)
+            # drain: the survivors commit up to the end
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                backwards += _check_commits(admin, last)
+                if acked <= _consumed_set(work):
+                    break
+                time.sleep(0.5)
+            admin.close()
+    finally:        # members and broker never outlive the part, whatever broke
+        for q in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(q.pid, signal.SIGKILL)
+            q.wait()
+        broker.stop()
     never = acked - _consumed_set(work)
     return {"seconds": seconds, "members_killed": killed, "produced": i, "acknowledged": len(acked),
             "never_consumed": len(never), "commits_backwards": backwards}
@@ -560,11 +576,15 @@ def run(args: argparse.Namespace) -> dict:
             if not size:
                 continue
             started = time.monotonic()
-            figures[name] = part()
+            try:
+                figures[name] = part()
+            except Exception as e:      # a part that breaks is a figure too; the others still run
+                figures[name] = {"error": f"{type(e).__name__}: {e}"}
             figures[name]["elapsed_s"] = round(time.monotonic() - started, 1)
             _save(args.out, figures)
             print(f"{name}: {json.dumps(figures[name])}", flush=True)
     finally:
+        Broker.stop_all()
         figures["elapsed_s"] = round(time.monotonic() - t0, 1)
         _save(args.out, figures)
         if not args.keep:
