@@ -153,6 +153,8 @@ class RecordsWalk(NamedTuple):
 def _decode_records(buf, pos, end, count, base_offset, base_timestamp, log_append_time):
     if _decode_records_c is not None and pos == 0 and end == len(buf):
         return _decode_records_c(buf, count, base_offset, base_timestamp, log_append_time)
+    if isinstance(buf, bytearray):      # decompress may build in place: keys and values stay bytes
+        buf = bytes(buf)
     return _decode_records_py(buf, pos, end, count, base_offset, base_timestamp, log_append_time)
 
 _encode_records_py = codegen.derive_encoder(

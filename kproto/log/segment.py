@@ -1,5 +1,5 @@
-"""One log segment: ``<base>.log`` with its ``.index`` and ``.timeindex``
-(Kafka's FileRecords + LogSegment).
+"""One log segment: ``<base>.log`` with its ``.index``, ``.timeindex`` and
+``.txnindex`` (Kafka's FileRecords + LogSegment).
 
 Files are named by the segment's base offset as 20 zero-padded digits. The
 ``.log`` is read with ``pread`` and walked with ``kproto.records.iter_batches``
@@ -20,6 +20,7 @@ from typing import Iterator
 
 from kproto.errors import CorruptRecordError, DecodeError, IncompleteBatchError
 from kproto.log.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
+from kproto.log.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from kproto.records import Batch, iter_batches
 from kproto.schemas import records as S
 
@@ -170,6 +171,9 @@ class LogSegment:
                                         base_offset, max_index_size)
         self.time_index = TimeIndex(segment_path(dir, base_offset, TIME_INDEX_SUFFIX, file_suffix),
                                     base_offset, max_index_size)
+        # aborted transactions whose ABORT marker is here; the log's producer state fills it
+        self.txn_index = TransactionIndex(segment_path(dir, base_offset, TXN_INDEX_SUFFIX, file_suffix),
+                                          base_offset)
         self.bytes_since_last_index_entry = 0
         self._max_ts = self.time_index.last_entry()      # (max timestamp so far, its batch's last offset)
         self._rolling_based_timestamp: int | None = None
@@ -321,6 +325,7 @@ class LogSegment:
         first invalid batch. Returns (bytes truncated, the error found)."""
         self.offset_index.reset(max_index_size)
         self.time_index.reset(max_index_size)
+        self.txn_index.reset()             # rebuilt as the log replays its producer state
         self.bytes_since_last_index_entry = 0
         self._max_ts = TimestampOffset(NO_TIMESTAMP, self.base_offset)
         self._rolling_based_timestamp = None
@@ -351,6 +356,7 @@ class LogSegment:
             return 0
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         removed = self.log.truncate_to(found[0])
         self.bytes_since_last_index_entry = 0
         self._max_ts = TimestampOffset(NO_TIMESTAMP, self.base_offset)
@@ -382,11 +388,13 @@ class LogSegment:
                 raise CorruptRecordError(f"missing index file {path}", file=str(path))
         self.offset_index.sanity_check()
         self.time_index.sanity_check()
+        self.txn_index.sanity_check()
 
     def flush(self) -> None:
         self.log.flush()
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         if not self.log.closed:
@@ -396,10 +404,10 @@ class LogSegment:
         self.log.close()
 
     def files(self) -> list:
-        return [self.log, self.offset_index, self.time_index]
+        return [self.log, self.offset_index, self.time_index, self.txn_index]
 
     def change_suffix(self, old: str, new: str) -> None:
-        """Rename all three files, e.g. '' -> '.deleted' or '.cleaned' -> '.swap'."""
+        """Rename all the files, e.g. '' -> '.deleted' or '.cleaned' -> '.swap'."""
         for f in self.files():
             name = f.path.name
             if old:
@@ -414,6 +422,7 @@ class LogSegment:
     def delete(self) -> None:
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
         self.log.delete()
 
     def __repr__(self) -> str:
