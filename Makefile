@@ -42,7 +42,8 @@ serve: venv
 # The Spark tests run twice: local[2] with the rest, then against a standalone
 # Master + Worker on loopback (tasks in executors of their own).
 PURE_TESTS := tests/test_records.py tests/test_records_bad_input.py tests/test_codegen_c.py \
-	tests/test_compression.py tests/test_protocol_*.py
+	tests/test_compression.py tests/test_protocol_*.py tests/test_dump_log.py
+
 # The fixtures' own checks first: third-party readers agree with each fixture's
 # JSON (check_fixtures.py), and regenerating them changes no byte (--verify).
 FIXTURE_CHECKS = $(wildcard tests/fixtures/check_fixtures.py tests/fixtures/*/check_fixtures.py)
