@@ -17,8 +17,11 @@ frames  mutated and random request frames (the corpus's request frames: bit
         Figures: broker crashes, wedged connections (neither an answer nor a
         close within 5 s, for APIs that never park a request), peak RSS.
 fuzz    every record and protocol decoder over mutations of every fixture in
-        the conformance corpus (kproto/conformance/corpus), plus compression bombs for each codec, in this process.
-        Figures: exceptions that are not kproto's, slowest input, peak RSS.
+        the conformance corpus (kproto/conformance/corpus), plus compression
+        bombs for each codec, in this process. Figures: exceptions that are not
+        kproto's, slowest input, peak RSS (this process's lifetime maximum: run
+        the part alone, --kill-trials 0 --frames 0 --churn-seconds 0, for the
+        decoders' own figure).
 churn   a consumer group of member processes, one killed (SIGKILL) and one
         started every few seconds, while a producer writes.
         Figures: records never consumed, committed offsets going backwards.
