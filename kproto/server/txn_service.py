@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +28,7 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
 from kproto.records import build_control_batch
 from kproto.server.coordinator import append_batch, records_from_segments
+from kproto.server.network import now_ms
 from kproto.server.txn_coordinator import (
     TRANSACTION_STATE_TOPIC, Pending, TransactionConfig, TransactionCoordinator, WriteTxnMarkers,
 )
@@ -37,26 +37,10 @@ log = logging.getLogger("kproto.server.transactions")
 
 __all__ = ["TxnService", "txn_config"]
 
-# Kafka's broker settings for the coordinator and its topic (TransactionLogConfig,
-# TransactionStateManagerConfig), with Kafka's defaults when the broker has none.
-DEFAULTS = {
-    "transaction.max.timeout.ms": 900_000,
-    "transactional.id.expiration.ms": 604_800_000,
-    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 10_000,
-    "transaction.remove.expired.transaction.cleanup.interval.ms": 3_600_000,
-    "transaction.state.log.num.partitions": 50,
-    "transaction.state.log.segment.bytes": 104_857_600,
-    "offsets.topic.num.partitions": 50,
-}
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 def txn_config(values: dict) -> TransactionConfig:
+    """The coordinator's settings from the broker's (Kafka names, kproto.server.config)."""
     def get(name: str) -> int:
-        return int(values[name]) if name in values else DEFAULTS[name]
+        return values[name]
     return TransactionConfig(
         transaction_max_timeout_ms=get("transaction.max.timeout.ms"),
         transactional_id_expiration_ms=get("transactional.id.expiration.ms"),
@@ -115,8 +99,7 @@ class TxnService:
         if not self.logs.has_topic(TRANSACTION_STATE_TOPIC):
             self.logs.create_topic(TRANSACTION_STATE_TOPIC, self.config.transaction_state_log_num_partitions, {
                 "cleanup.policy": "compact", "compression.type": "uncompressed",
-                "segment.bytes": self.values.get("transaction.state.log.segment.bytes",
-                                                 DEFAULTS["transaction.state.log.segment.bytes"])},
+                "segment.bytes": self.values["transaction.state.log.segment.bytes"]},
                 internal=True)
 
     def _records(self, partition: int):
@@ -159,27 +142,31 @@ class TxnService:
 
     def write_markers(self, order: WriteTxnMarkers) -> list[tuple[str, int]]:
         """Append the order's control batch to each partition; the partitions that failed."""
-        failed, written = [], []
+        errors = {tp: self.write_marker(order, *tp) for tp in order.partitions}
+        written = [tp for tp, error in errors.items() if error is ErrorCode.NONE]
+        if self.on_markers is not None and written:
+            self.on_markers(order, written)
+        return [tp for tp, error in errors.items() if error not in (ErrorCode.NONE,
+                                                                   ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+
+    def write_marker(self, order: WriteTxnMarkers, topic: str, partition: int) -> ErrorCode:
+        """One partition's marker (also WriteTxnMarkers' path); UNKNOWN_TOPIC_OR_PARTITION if it is gone."""
+        plog = self.logs.get_log(topic, partition)
+        if plog is None:
+            log.info("dropping the %s marker of %r for %s-%d: no such partition", order.result.name,
+                     order.transactional_id, topic, partition)
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         batch = build_control_batch(order.result.value, producer_id=order.producer_id,
                                     producer_epoch=order.producer_epoch,
                                     coordinator_epoch=order.coordinator_epoch, timestamp=now_ms())
-        for topic, partition in order.partitions:
-            plog = self.logs.get_log(topic, partition)
-            if plog is None:
-                log.info("dropping the %s marker of %r for %s-%d: no such partition", order.result.name,
-                         order.transactional_id, topic, partition)
-                continue
-            try:
-                with self.append_lock:
-                    plog.append(batch, origin=AppendOrigin.COORDINATOR)
-                written.append((topic, partition))
-            except KafkaError as e:
-                log.warning("writing the %s marker of %r to %s-%d failed: %s", order.result.name,
-                            order.transactional_id, topic, partition, e)
-                failed.append((topic, partition))
-        if self.on_markers is not None and written:
-            self.on_markers(order, written)
-        return failed
+        try:
+            with self.append_lock:
+                plog.append(batch, origin=AppendOrigin.COORDINATOR)
+        except KafkaError as e:
+            log.warning("writing the %s marker of %r to %s-%d failed: %s", order.result.name,
+                        order.transactional_id, topic, partition, e)
+            return ErrorCode(e.error_code)
+        return ErrorCode.NONE
 
     async def _timers(self) -> None:
         while not self._closed:

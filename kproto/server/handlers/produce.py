@@ -1,4 +1,6 @@
-"""Produce: validate and append through the log; idempotent producers deduplicated.
+"""Produce: validate and append through the log; idempotent producers deduplicated,
+transactional ones checked by the log's producer state (fenced epochs, data
+outside an open transaction).
 
 The log validates every batch as Kafka's LogValidator does (sizes, CRC,
 offsets, then every record, decompressed): a rejected batch writes nothing,
@@ -79,15 +81,10 @@ def _append_all(broker, topic_data) -> list[dict]:
 
 
 async def produce(broker, header, body):
-    if body.transactional_id is not None:
-        code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        responses = [{"name": t.name, "partition_responses": [
-            {"index": p.index, "error_code": code, "base_offset": -1, "log_append_time_ms": -1,
-             "log_start_offset": -1, "error_message": "kproto does not support transactions"}
-            for p in t.partition_data]} for t in body.topic_data]
-    else:
-        responses = await asyncio.to_thread(_append_all, broker, body.topic_data)
-        broker.notify_appended()
+    # transactional batches (transactional_id set) go through the same path: the
+    # log's producer state checks their epoch and transaction state
+    responses = await asyncio.to_thread(_append_all, broker, body.topic_data)
+    broker.notify_appended()
     if body.acks == 0:
         return None
     return {"responses": responses, "throttle_time_ms": 0}

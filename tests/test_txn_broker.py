@@ -1,0 +1,166 @@
+"""Transactions end to end on ``kproto serve`` with real clients (confluent-kafka /
+librdkafka 2.16): commit and abort over several partitions, read_committed and
+read_uncommitted consumers, consume-transform-produce with
+send_offsets_to_transaction, a zombie producer fenced, a broker restart."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.components import kproto_broker
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    with kproto_broker(tmp_path_factory.mktemp("txn")) as bootstrap:
+        yield bootstrap
+
+
+def create(bootstrap: str, name: str, partitions: int = 3) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, partitions, 1)], operation_timeout=10)[name].result(timeout=10)
+
+
+def producer(bootstrap: str, txn_id: str, **conf) -> Producer:
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id, "linger.ms": 5, **conf})
+    p.init_transactions(15)
+    return p
+
+
+def read_all(bootstrap: str, topic: str, partitions: int, isolation: str, expect: int | None = None,
+             timeout: float = 10.0) -> list[bytes]:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.monotonic_ns()}",
+                  "isolation.level": isolation, "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got, end, quiet_since = [], time.monotonic() + timeout, time.monotonic()
+    try:
+        while time.monotonic() < end:
+            m = c.poll(0.1)
+            if m is None:
+                if (expect is None or len(got) >= expect) and time.monotonic() - quiet_since > 1.0:
+                    break
+                continue
+            quiet_since = time.monotonic()
+            if not m.error():
+                got.append(m.value())
+    finally:
+        c.close()
+    return got
+
+
+def test_commit_and_abort_over_partitions(broker):
+    create(broker, "tx-basic")
+    p = producer(broker, "basic")
+    p.begin_transaction()
+    for i in range(9):
+        p.produce("tx-basic", value=b"c%d" % i, partition=i % 3)
+    p.commit_transaction(15)
+    p.begin_transaction()
+    for i in range(6):
+        p.produce("tx-basic", value=b"a%d" % i, partition=i % 3)
+    p.flush(15)                              # the aborted records are in the log, then the ABORT markers
+    p.abort_transaction(15)
+    p.begin_transaction()
+    p.produce("tx-basic", value=b"c9", partition=1)
+    p.commit_transaction(15)
+    committed = sorted(b"c%d" % i for i in range(10))
+    assert sorted(read_all(broker, "tx-basic", 3, "read_committed", expect=10)) == committed
+    everything = sorted(read_all(broker, "tx-basic", 3, "read_uncommitted", expect=16))
+    assert everything == sorted(committed + [b"a%d" % i for i in range(6)])
+
+
+def test_read_committed_stops_at_an_open_transaction(broker):
+    create(broker, "tx-open", 1)
+    p = producer(broker, "open")
+    p.begin_transaction()
+    p.produce("tx-open", value=b"pending", partition=0)
+    p.flush(15)
+    assert read_all(broker, "tx-open", 1, "read_committed", timeout=3) == []
+    assert read_all(broker, "tx-open", 1, "read_uncommitted", expect=1) == [b"pending"]
+    p.commit_transaction(15)
+    assert read_all(broker, "tx-open", 1, "read_committed", expect=1) == [b"pending"]
+
+
+def test_consume_transform_produce_commits_offsets_with_the_transaction(broker):
+    create(broker, "ctp-in", 2)
+    create(broker, "ctp-out", 2)
+    seed = Producer({"bootstrap.servers": broker})
+    for i in range(10):
+        seed.produce("ctp-in", value=b"%d" % i, partition=i % 2)
+    seed.flush(10)
+    c = Consumer({"bootstrap.servers": broker, "group.id": "ctp", "isolation.level": "read_committed",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    c.assign([TopicPartition("ctp-in", 0), TopicPartition("ctp-in", 1)])
+    p = producer(broker, "ctp")
+
+    def transform(n: int, commit: bool) -> None:
+        p.begin_transaction()
+        taken = 0
+        while taken < n:
+            m = c.poll(1.0)
+            if m is None or m.error():
+                continue
+            p.produce("ctp-out", value=m.value() + b"!", partition=m.partition())
+            taken += 1
+        p.send_offsets_to_transaction(c.position(c.assignment()), c.consumer_group_metadata(), 15)
+        if commit:
+            p.commit_transaction(15)
+        else:
+            p.abort_transaction(15)
+
+    try:
+        transform(6, commit=True)
+        committed = {tp.partition: tp.offset for tp in c.committed(
+            [TopicPartition("ctp-in", 0), TopicPartition("ctp-in", 1)], timeout=10)}
+        assert sum(committed.values()) == 6
+        transform(4, commit=False)           # offsets of the aborted transaction are not committed
+        after = {tp.partition: tp.offset for tp in c.committed(
+            [TopicPartition("ctp-in", 0), TopicPartition("ctp-in", 1)], timeout=10)}
+        assert after == committed
+    finally:
+        c.close()
+    out = read_all(broker, "ctp-out", 2, "read_committed", expect=6)
+    assert len(out) == 6 and all(v.endswith(b"!") for v in out)
+
+
+def test_a_zombie_producer_is_fenced(broker):
+    create(broker, "tx-zombie", 1)
+    zombie = producer(broker, "zombie")
+    zombie.begin_transaction()
+    zombie.produce("tx-zombie", value=b"from the zombie", partition=0)
+    zombie.flush(15)
+    successor = producer(broker, "zombie")   # aborts the zombie's transaction, bumps the epoch
+    with pytest.raises(KafkaException) as e:
+        zombie.commit_transaction(15)
+    assert e.value.args[0].fatal() or "fenced" in str(e.value).lower()
+    successor.begin_transaction()
+    successor.produce("tx-zombie", value=b"from the successor", partition=0)
+    successor.commit_transaction(15)
+    assert read_all(broker, "tx-zombie", 1, "read_committed", expect=1) == [b"from the successor"]
+
+
+def test_state_survives_a_restart(tmp_path):
+    data = tmp_path / "data"
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:
+        create(bootstrap, "tx-restart", 2)
+        p = producer(bootstrap, "restart")
+        p.begin_transaction()
+        p.produce("tx-restart", value=b"kept", partition=0)
+        p.commit_transaction(15)
+        p.begin_transaction()
+        p.produce("tx-restart", value=b"dropped", partition=1)
+        p.flush(15)
+        p.abort_transaction(15)
+        del p
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:
+        assert read_all(bootstrap, "tx-restart", 2, "read_committed", expect=1) == [b"kept"]
+        assert sorted(read_all(bootstrap, "tx-restart", 2, "read_uncommitted", expect=2)) == [b"dropped", b"kept"]
+        p = producer(bootstrap, "restart")   # the same transactional id carries on
+        p.begin_transaction()
+        p.produce("tx-restart", value=b"again", partition=1)
+        p.commit_transaction(15)
+        assert sorted(read_all(bootstrap, "tx-restart", 2, "read_committed", expect=2)) == [b"again", b"kept"]
