@@ -31,6 +31,15 @@ def producer(bootstrap: str, txn_id: str, **conf) -> Producer:
     return p
 
 
+def open_transaction(bootstrap: str, txn_id: str, topic: str, value: bytes) -> Producer:
+    """A producer with a transaction left open after ``value`` reached partition 0."""
+    p = producer(bootstrap, txn_id)
+    p.begin_transaction()
+    p.produce(topic, value=value, partition=0)
+    p.flush(15)
+    return p
+
+
 def read_all(bootstrap: str, topic: str, partitions: int, isolation: str, expect: int | None = None,
              timeout: float = 10.0) -> list[bytes]:
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.monotonic_ns()}",
@@ -75,10 +84,7 @@ def test_commit_and_abort_over_partitions(broker):
 
 def test_read_committed_stops_at_an_open_transaction(broker):
     create(broker, "tx-open", 1)
-    p = producer(broker, "open")
-    p.begin_transaction()
-    p.produce("tx-open", value=b"pending", partition=0)
-    p.flush(15)
+    p = open_transaction(broker, "open", "tx-open", b"pending")
     assert read_all(broker, "tx-open", 1, "read_committed", timeout=3) == []
     assert read_all(broker, "tx-open", 1, "read_uncommitted", expect=1) == [b"pending"]
     p.commit_transaction(15)
@@ -129,10 +135,7 @@ def test_consume_transform_produce_commits_offsets_with_the_transaction(broker):
 
 def test_a_zombie_producer_is_fenced(broker):
     create(broker, "tx-zombie", 1)
-    zombie = producer(broker, "zombie")
-    zombie.begin_transaction()
-    zombie.produce("tx-zombie", value=b"from the zombie", partition=0)
-    zombie.flush(15)
+    zombie = open_transaction(broker, "zombie", "tx-zombie", b"from the zombie")
     successor = producer(broker, "zombie")   # aborts the zombie's transaction, bumps the epoch
     with pytest.raises(KafkaException) as e:
         zombie.commit_transaction(15)
