@@ -97,6 +97,8 @@ def load_log(dir: Path, config: LogConfig, *, recovery_point: int, log_start_off
             reason = str(error) if error is not None else "truncated"
             log.warning("Found invalid messages in log segment %s at byte offset %d: %s",
                         seg.log.path, where, reason)
+            log.warning("Truncated %d invalid bytes at the end of segment %s during recovery",
+                        truncated, seg.log.path)
             truncations.append((str(seg.log.path), where, reason))
         return truncated
 
@@ -119,8 +121,9 @@ def load_log(dir: Path, config: LogConfig, *, recovery_point: int, log_start_off
         for i in range(first, len(segments)):
             if recover(segments[i]):
                 for later in segments[i + 1:]:
-                    log.warning("Corruption found in segment %d, truncating to offset %d: deleting %s",
-                                segments[i].base_offset, segments[i].read_next_offset(), later.log.path)
+                    log.warning("Corruption found in segment %d, truncating to offset %d: deleting %s "
+                                "(%d bytes)", segments[i].base_offset, segments[i].read_next_offset(),
+                                later.log.path, later.size)
                     later.delete()
                 del segments[i + 1:]
                 break

@@ -12,6 +12,7 @@ rebuilt by recovery equals the one appends wrote).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,8 @@ class FileRecords:
         return self.fd < 0
 
     def append(self, data: bytes | bytearray | memoryview) -> int:
+        """Write ``data`` at the end; on an OSError nothing counts as written
+        (``size`` is unchanged; the caller cuts the file back to it)."""
         view, written = memoryview(data), 0
         while written < len(view):
             written += os.pwrite(self.fd, view[written:], self.size + written)
@@ -226,12 +229,24 @@ class LogSegment:
                 f"offset {batches[-1].last_offset} does not fit segment {self.base_offset}",
                 file=str(self.log.path))
         position = self.log.size
+        saved = (self._max_ts, self.bytes_since_last_index_entry, self._rolling_based_timestamp)
         if position == 0:
             self._rolling_based_timestamp = batches[0].max_timestamp
-        self.log.append(records)
-        for batch in batches:
-            self._index_batch(batch, position)
-            position += batch.size
+        try:
+            self.log.append(records)
+            for batch in batches:
+                self._index_batch(batch, position)
+                position += batch.size
+        except OSError:
+            # Disk full or read-only mid-append: take back what was written, so
+            # the log holds whole batches only and the next append reuses the space.
+            self._max_ts, self.bytes_since_last_index_entry, self._rolling_based_timestamp = saved
+            with contextlib.suppress(OSError):
+                self.offset_index.truncate_to(batches[0].base_offset)
+                self.time_index.truncate_to(batches[0].base_offset)
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.log.fd, self.log.size)
+            raise
 
     def _index_batch(self, batch: Batch, position: int) -> None:
         if batch.max_timestamp > self._max_ts.timestamp:

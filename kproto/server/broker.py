@@ -27,13 +27,14 @@ from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersion
 from kproto.log import LogManager
 from kproto.schemas import protocol
 from kproto.schemas.message import RECORDS, carries
-from kproto.server import group_service, handlers, txn_service
+from kproto.server import access, group_service, handlers, txn_service
 from kproto.server.config import BrokerConfig
 from kproto.server.handlers import groups as group_handlers
 from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart, now_ms,
 )
 from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
+from kproto.server.security_service import CURRENT, SecurityService
 from kproto.server.txn_coordinator import WriteTxnMarkers
 
 log = logging.getLogger("kproto.server")
@@ -70,12 +71,14 @@ class Broker:
         self.groups: group_service.GroupService | None = None   # set by start(), before any request
         self.transactions: txn_service.TxnService | None = None  # likewise
         self._tasks: list[asyncio.Task] = []
-        self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config))
+        self.security = SecurityService(self.config.values, data_dir, host, port)
+        self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
+                                   on_connect=self.security.on_connect)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> tuple[str, int]:
-        host, port = await self.server.start(self.host, self.port)
+        host, port = await self.security.start(self.server)
         self.port = port
         await self._start_groups()
         self.transactions = txn_service.TxnService(self.logs, self.config.values,
@@ -129,6 +132,12 @@ class Broker:
     # -- dispatch ----------------------------------------------------------------------------
 
     async def handle(self, frame: bytes, conn: ConnectionInfo) -> list[ResponsePart] | None:
+        sec = conn.security
+        CURRENT.set(sec)
+        if sec is not None and sec.session is not None and sec.session.expects_raw_token:
+            parts = handlers.sasl.raw_token(sec, frame)
+            conn.closing = parts is None
+            return parts
         try:
             header, offset = protocol.decode_request_header(frame)
         except DecodeError as e:
@@ -137,6 +146,8 @@ class Broker:
         conn.client_id = header.client_id
         if key == JOIN_GROUP:     # the member's host, as DescribeGroups shows it
             group_handlers.CLIENT_HOST.set(_client_host(conn.peer))
+        if sec is not None and sec.session is not None:
+            sec.session.check(key)      # before authentication only ApiVersions and SASL
         entry = self.handlers.get(key)
         if entry is None:
             raise CloseConnection(f"unsupported API key {key}")
@@ -150,7 +161,12 @@ class Broker:
             body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
         except (DecodeError, UnsupportedVersionError) as e:
             raise CloseConnection(f"malformed {protocol.api(key).name} v{version} request: {e}") from None
-        response = await handler(self, header, body)
+        if self.security.authorizer is not None:
+            response = await access.guarded(self, header, body, handler)
+        else:
+            response = await handler(self, header, body)
+        if sec is not None and sec.extra.get("close"):
+            conn.closing = True
         if response is None:
             return None
         return self.encode(key, version, header.correlation_id, response)
@@ -218,6 +234,11 @@ class Broker:
         except KafkaError:
             return self.logs.has_topic(topic)
         return True
+
+    def endpoint(self) -> tuple[str, int]:
+        """The address clients are told (Metadata, FindCoordinator): the advertised
+        address of the listener this request came in on."""
+        return self.security.endpoint() or (self.host, self.port)
 
     def partition_count(self, topic: str) -> int:
         return self.logs.partition_count(topic)

@@ -27,12 +27,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import ssl
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
-from kproto.errors import DecodeError, KprotoError
+from kproto.errors import DecodeError, KafkaError, KprotoError
 from kproto.framing import DEFAULT_MAX_FRAME, FrameError, frame_size
 from kproto.schemas.primitives import Deferred
 
@@ -89,6 +90,8 @@ class ConnectionInfo:
     closed: bool = False
     last_active: float = 0.0        # time.monotonic() of the last byte or response
     busy: bool = False              # a request is being handled (a long-polling fetch is not idle)
+    security: Any = None            # listener, principal, SASL state (server/security_service.py)
+    closing: bool = False           # close once this response is written (failed SASL authentication)
 
 
 INT_MAX = 2**31 - 1
@@ -167,37 +170,41 @@ class BrokerServer:
     """One acceptor, one task per connection."""
 
     def __init__(self, handler: Handler, *, max_request_size: int | None = None,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, on_connect: Callable[..., Any] | None = None) -> None:
         self.handler = handler
+        self.on_connect = on_connect    # (listener, peer host, ssl object) -> ConnectionInfo.security
         self.limits = limits or Limits()
         if max_request_size is not None:
             self.limits = Limits(**{**self.limits.__dict__, "max_request_size": max_request_size})
         self.max_request_size = self.limits.max_request_size
         self.budget: RequestBudget | None = None
-        self._server: asyncio.AbstractServer | None = None
+        self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[asyncio.Task] = set()
         self._infos: dict[asyncio.Task, tuple[ConnectionInfo, asyncio.StreamWriter]] = {}
         self._per_ip: Counter[str] = Counter()
         self._slots: asyncio.Condition | None = None
         self._reaper: asyncio.Task | None = None
 
-    async def start(self, host: str, port: int) -> tuple[str, int]:
-        self.budget = RequestBudget(self.limits.queued_max_request_bytes)
-        self._slots = asyncio.Condition()
-        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True,
-                                                  limit=READ_AHEAD)
-        if self.limits.connections_max_idle_ms >= 0:
-            self._reaper = asyncio.create_task(self._close_idle())
-        sock = self._server.sockets[0].getsockname()
+    async def start(self, host: str, port: int, *, ssl: Any = None, listener: Any = None) -> tuple[str, int]:
+        """Accept on host:port (TLS with ``ssl``); once per listener, limits shared."""
+        if self.budget is None:
+            self.budget = RequestBudget(self.limits.queued_max_request_bytes)
+            self._slots = asyncio.Condition()
+            if self.limits.connections_max_idle_ms >= 0:
+                self._reaper = asyncio.create_task(self._close_idle())
+        server = await asyncio.start_server(lambda r, w: self._serve(r, w, listener, ssl), host, port,
+                                            reuse_address=True, limit=READ_AHEAD)
+        self._servers.append(server)
+        sock = server.sockets[0].getsockname()
         return sock[0], sock[1]
 
     async def close(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
             await asyncio.gather(self._reaper, return_exceptions=True)
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        for server in self._servers:
+            server.close()
+            await server.wait_closed()
         for task in list(self._connections):
             task.cancel()
         if self._connections:
@@ -231,10 +238,11 @@ class BrokerServer:
                 return False
         return True
 
-    async def _read_frame(self, reader: asyncio.StreamReader, size: int) -> bytes | bytearray:
+    async def _read_frame(self, reader: asyncio.StreamReader, size: int) -> bytes:
         """A frame of ``size`` bytes. Within the read-ahead, readexactly (one
-        copy); larger, straight into one buffer of its size, so the stream's
-        buffer never holds a second copy of it."""
+        copy); larger, in read-ahead steps into one buffer of its size, so the
+        stream's buffer never holds the whole frame. It is handed on as bytes
+        (the decoders take bytes; one transient copy, here rather than in each)."""
         if size <= READ_AHEAD:
             return await reader.readexactly(size)
         out = bytearray(size)
@@ -247,9 +255,10 @@ class BrokerServer:
             view[got:got + len(chunk)] = chunk
             got += len(chunk)
         view.release()
-        return out
+        return bytes(out)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: Any = None,
+                     tls: Any = None) -> None:
         task = asyncio.current_task()
         peer = writer.get_extra_info("peername")
         host = peer[0] if peer else "?"
@@ -263,6 +272,10 @@ class BrokerServer:
         position = 0
         held = 0
         try:
+            if tls is not None:     # here, not in start_server, so a failed handshake is logged (once)
+                await writer.start_tls(tls)
+            if self.on_connect is not None:
+                info.security = self.on_connect(listener, host, writer.get_extra_info("ssl_object"))
             while True:
                 # readexactly hands over each frame with one copy (no reassembly buffer of our own).
                 try:
@@ -282,14 +295,18 @@ class BrokerServer:
                 held = 0
                 if parts is not None:
                     await self._write(writer, parts)
+                if info.closing:
+                    return
                 info.busy = False
                 info.last_active = time.monotonic()
         except FrameError as e:
             log.warning("closing %s: %s", info.peer, e)
-        except (CloseConnection, DecodeError) as e:
+        except (CloseConnection, DecodeError, KafkaError) as e:
             log.warning("closing %s: %s", info.peer, e)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except ssl.SSLError as e:
+            log.warning("closing %s: TLS handshake failed: %s", info.peer, e.reason or e)
         except asyncio.CancelledError:
             pass
         except Exception:   # a handler bug must not take the broker down

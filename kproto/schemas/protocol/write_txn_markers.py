@@ -1,4 +1,5 @@
-"""WriteTxnMarkers (key 27): the transaction coordinator writes commit/abort markers to partition leaders.
+"""WriteTxnMarkers (key 27): the transaction coordinator writes commit/abort markers to partition
+leaders.
 
 Ledger: v0-2 supported; v1+ flexible; the broker answers v0-2.
 

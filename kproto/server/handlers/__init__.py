@@ -10,11 +10,12 @@ None`` (None: no response, Produce acks=0).
 from __future__ import annotations
 
 from kproto.server.handlers import (
-    api_versions, cluster, configs, fetch, groups, list_offsets, metadata, produce, producer_ids, topics, txn,
+    acls, api_versions, cluster, configs, fetch, groups, list_offsets, metadata, produce, producer_ids, sasl,
+    scram, topics, txn,
 )
 
 _MODULES = (api_versions, metadata, produce, fetch, list_offsets, producer_ids, topics, configs, cluster, groups,
-            txn)
+            sasl, acls, scram, txn)
 
 
 def table() -> dict:

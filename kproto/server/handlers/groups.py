@@ -62,7 +62,8 @@ async def _ask(broker, request, **kw) -> dict:
 
 async def find_coordinator(broker, header, body) -> dict:
     version = header.request_api_version
-    node_id, host, port = _groups(broker, offsets_topic=body.key_type == GROUP_KEY_TYPE).node
+    node_id = _groups(broker, offsets_topic=body.key_type == GROUP_KEY_TYPE).node[0]
+    host, port = broker.endpoint()      # the listener the client came in on
     keys = body.coordinator_keys if version >= 4 else [body.key]
     if body.key_type == TRANSACTION_KEY_TYPE:
         broker.transactions.ensure_topic()      # Kafka creates __transaction_state here

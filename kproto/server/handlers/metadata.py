@@ -13,7 +13,8 @@ ZERO_UUID = uuid.UUID(int=0)
 
 
 def broker_nodes(broker) -> list[dict]:
-    return [{"node_id": broker.node_id, "host": broker.host, "port": broker.port, "rack": None}]
+    host, port = broker.endpoint()
+    return [{"node_id": broker.node_id, "host": host, "port": port, "rack": None}]
 
 
 def partition_metadata(broker, topic: str) -> list[dict]:
