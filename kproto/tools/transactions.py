@@ -148,7 +148,8 @@ def describe_producers_(ctx: click.Context, broker_id: int | None, topic: str, p
         return pretty_table(
             ["ProducerId", "ProducerEpoch", "LatestCoordinatorEpoch", "LastSequence", "LastTimestamp",
              "CurrentTransactionStartOffset"],
-            [[str(s.producer_id), str(s.producer_epoch), str(-1 if s.coordinator_epoch is None else s.coordinator_epoch),
+            [[str(s.producer_id), str(s.producer_epoch),
+              str(-1 if s.coordinator_epoch is None else s.coordinator_epoch),
               str(s.last_sequence), str(s.last_timestamp),
               "None" if s.current_transaction_start_offset is None else str(s.current_transaction_start_offset)]
              for s in found])
