@@ -1,15 +1,24 @@
 """Transactions end to end on ``kproto serve`` with real clients (confluent-kafka /
 librdkafka 2.16): commit and abort over several partitions, read_committed and
 read_uncommitted consumers, consume-transform-produce with
-send_offsets_to_transaction, a zombie producer fenced, a broker restart."""
+send_offsets_to_transaction, a zombie producer fenced, a producer SIGKILLed
+mid-transaction, a broker restart; kafka-python 3.0 and aiokafka 0.14
+transactional producers too."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
+from aiokafka import AIOKafkaProducer
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaProducer
 
 from tests.components import kproto_broker
 
@@ -167,3 +176,66 @@ def test_state_survives_a_restart(tmp_path):
         p.produce("tx-restart", value=b"again", partition=1)
         p.commit_transaction(15)
         assert sorted(read_all(bootstrap, "tx-restart", 2, "read_committed", expect=2)) == [b"again", b"kept"]
+
+
+def test_kafka_python_and_aiokafka_transactional_producers(broker):
+    """kafka-python 3.0's and aiokafka 0.14's own transaction managers against the coordinator."""
+    create(broker, "tx-py", 2)
+    kp = KafkaProducer(bootstrap_servers=broker, transactional_id="kafka-python")
+    kp.init_transactions()
+    kp.begin_transaction()
+    kp.send("tx-py", b"kp-commit", partition=0)
+    kp.send("tx-py", b"kp-commit2", partition=1)
+    kp.commit_transaction()
+    kp.begin_transaction()
+    kp.send("tx-py", b"kp-abort", partition=0)
+    kp.flush()
+    kp.abort_transaction()
+    kp.close()
+
+    async def aio() -> None:
+        p = AIOKafkaProducer(bootstrap_servers=broker, transactional_id="aiokafka")
+        await p.start()
+        try:
+            async with p.transaction():
+                await p.send_and_wait("tx-py", b"aio-commit", partition=1)
+            await p.begin_transaction()
+            await p.send_and_wait("tx-py", b"aio-abort", partition=1)
+            await p.abort_transaction()
+        finally:
+            await p.stop()
+    asyncio.run(aio())
+    assert sorted(read_all(broker, "tx-py", 2, "read_committed", expect=3)) == [b"aio-commit", b"kp-commit",
+                                                                                 b"kp-commit2"]
+    assert len(read_all(broker, "tx-py", 2, "read_uncommitted", expect=5)) == 5
+
+
+KILLED_PRODUCER = """
+import sys, time
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "transactional.id": "killed"})
+p.init_transactions(15)
+p.begin_transaction()
+p.produce("tx-killed", value=b"never committed", partition=0)
+p.flush(15)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_producer_killed_mid_transaction_is_aborted_by_its_successor(broker):
+    create(broker, "tx-killed", 1)
+    child = subprocess.Popen([sys.executable, "-c", KILLED_PRODUCER, broker], stdout=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        assert read_all(broker, "tx-killed", 1, "read_uncommitted", expect=1) == [b"never committed"]
+        assert read_all(broker, "tx-killed", 1, "read_committed", timeout=2) == []     # the LSO holds
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(10)
+    successor = producer(broker, "killed")      # fences the dead instance: its transaction is aborted
+    successor.begin_transaction()
+    successor.produce("tx-killed", value=b"after the crash", partition=0)
+    successor.commit_transaction(15)
+    assert read_all(broker, "tx-killed", 1, "read_committed", expect=1) == [b"after the crash"]
