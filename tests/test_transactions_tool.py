@@ -111,3 +111,31 @@ def test_find_and_abort_a_hanging_transaction(broker):
     code, out, err = kproto(broker, "abort", "--topic", "tt", "--partition", "1", "--start-offset", str(start))
     assert code == 1 and err == (f"Could not find any open transactions starting at offset {start} "
                                  "on partition tt-1\n")
+
+
+def test_produce_outside_the_transaction_is_refused(broker):
+    """KIP-890 part 1: a transactional batch opening a transaction in a partition the
+    coordinator does not have in the producer's transaction is refused
+    (ReplicaManager.appendRecords' verification, INVALID_TXN_STATE for this Produce version)."""
+    from kproto.client.admin import Admin
+    from kproto.client.transactions import describe_transactions
+    p = Producer({"bootstrap.servers": broker, "transactional.id": "verify"})
+    p.init_transactions(15)
+    p.begin_transaction()
+    p.produce("tt", value=b"added", partition=0)
+    p.flush(15)
+    with BrokerClient(broker) as client:
+        d = describe_transactions(Admin(client), ["verify"])["verify"]
+
+        def produce(partition: int, txn_id: str = "verify", seq: int = 100) -> tuple:
+            batch = build_record_batch([NewRecord(b"k", b"sneaky")], producer_id=d.producer_id,
+                                       producer_epoch=d.producer_epoch, base_sequence=seq, is_transactional=True)
+            r = client.request(0, {"transactional_id": txn_id, "acks": -1, "timeout_ms": 5000, "topic_data": [
+                {"name": "tt", "partition_data": [{"index": partition, "records": batch}]}]})
+            out = r.responses[0].partition_responses[0]
+            return out.error_code, out.get("error_message")
+
+        assert produce(1) == (48, "Partition was not added to the transaction")     # INVALID_TXN_STATE
+        assert produce(1, txn_id="someone-else")[0] == 49                          # INVALID_PRODUCER_ID_MAPPING
+        assert produce(0, seq=1)[0] == 0            # its transaction is open there: no check needed
+    p.abort_transaction(15)

@@ -30,12 +30,18 @@ from kproto.records import build_control_batch
 from kproto.server.coordinator import append_batch, records_from_segments
 from kproto.server.network import now_ms
 from kproto.server.txn_coordinator import (
-    TRANSACTION_STATE_TOPIC, Pending, TransactionConfig, TransactionCoordinator, WriteTxnMarkers,
+    TRANSACTION_STATE_TOPIC, AddPartitionsToTxnRequest, Pending, TransactionConfig, TransactionCoordinator,
+    WriteTxnMarkers,
 )
 
 log = logging.getLogger("kproto.server.transactions")
 
 __all__ = ["TxnService", "txn_config"]
+
+_RETRIABLE_VERIFICATION = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
+                                     ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                                     ErrorCode.NOT_COORDINATOR})
+
 
 def txn_config(values: dict) -> TransactionConfig:
     """The coordinator's settings from the broker's (Kafka names, kproto.server.config)."""
@@ -184,6 +190,39 @@ class TxnService:
                 self._drive()
             except Exception:   # a timer failure is logged; the broker serves on
                 log.exception("transaction coordinator timer pass failed")
+
+    def verify_produce(self, transactional_id: str, batches) -> dict[tuple[str, int], tuple[ErrorCode, str]]:
+        """KIP-890 part 1 (ReplicaManager.maybeStartTransactionVerificationForPartition): a
+        transactional batch that would open a transaction in a partition is refused
+        unless the coordinator has the partition in the producer's transaction:
+        INVALID_TXN_STATE when it is not there, NOT_ENOUGH_REPLICAS (retriable for
+        every client) when the coordinator cannot say yet, its error otherwise.
+        ``batches``: (topic, partition, first batch or None). Returns (error, message) of the refused."""
+        refused = {}
+        for topic, partition, batch in batches:
+            plog = self.logs.get_log(topic, partition)
+            if batch is None or not batch.is_transactional or plog is None:
+                continue
+            entry = plog.producer_state.producers.get(batch.producer_id)
+            if entry is not None and entry.current_txn_first_offset is not None:
+                continue                              # already verified when its transaction began here
+            r = self.coordinator.handle(AddPartitionsToTxnRequest(
+                transactional_id=transactional_id, producer_id=batch.producer_id,
+                producer_epoch=batch.producer_epoch, partitions=((topic, partition),), verify_only=True), now_ms())
+            error = r.verified[0][1] if r.verified else r.error_code
+            if error is not ErrorCode.NONE:
+                log.info("refusing a transactional batch of %r for %s-%d: %s", transactional_id, topic,
+                         partition, error.name)
+                if error in (ErrorCode.TRANSACTION_ABORTABLE, ErrorCode.INVALID_TXN_STATE):
+                    refused[(topic, partition)] = (ErrorCode.INVALID_TXN_STATE,
+                                                   "Partition was not added to the transaction")
+                elif error in _RETRIABLE_VERIFICATION:
+                    refused[(topic, partition)] = (ErrorCode.NOT_ENOUGH_REPLICAS,
+                                                   "Unable to verify the partition has been added to the "
+                                                   f"transaction. Underlying error: {error.name}")
+                else:
+                    refused[(topic, partition)] = (error, error.name)
+        return refused
 
     async def ask(self, request) -> Any:
         """One coordinator request (kproto.server.txn_coordinator.events) -> its response."""
