@@ -25,7 +25,7 @@ import threading
 from typing import Any
 
 from kproto.errors import ErrorCode, KafkaError
-from kproto.log import LogManager
+from kproto.log import AppendOrigin, LogManager
 from kproto.server.coordinator import (
     CoordinatorConfig, GroupCoordinator, Pending, append_batch, records_from_segments,
 )
@@ -119,7 +119,10 @@ class GroupService:
                 error = ErrorCode.NONE
                 try:
                     with self.append_lock:
-                        self.logs.get_or_create_log(OFFSETS_TOPIC, a.partition).append(append_batch(a))
+                        # the coordinator's origin, as GroupMetadataManager appends (a TxnOffsetCommit
+                        # batch is transactional with no sequence, which a client's may not be)
+                        self.logs.get_or_create_log(OFFSETS_TOPIC, a.partition).append(
+                            append_batch(a), origin=AppendOrigin.COORDINATOR)
                 except KafkaError as e:
                     log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, a.partition, e)
                     error = e.error_code
