@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from kproto.compression import CompressionType
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 from kproto.log.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.records import NewRecord, build_control_batch, build_record_batch
