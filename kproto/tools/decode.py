@@ -12,7 +12,7 @@ Output modes, one exchange (a request and its response) at a time:
   ``connection``, ``api_key``, ``api_name``, ``api_version``,
   ``correlation_id``, ``client_id``, ``latency_ms``, ``request``, ``response``
   (full decoded bodies, null when not captured) and ``warnings``; bytes are
-  base64 text, UUIDs canonical text (``kproto.capture.body.json_default``);
+  base64 text, UUIDs canonical text (``kproto.capture.json_default``);
 * ``--stats``: per-API counts, latency percentiles, bytes, error codes and
   the versions each client used, instead of the exchanges.
 
