@@ -73,23 +73,26 @@ def _headers(h) -> bytes:
 
 
 _RECORD = b'{"offset":%d,"timestamp":%d,"key":%s,"value":%s,"headers":%s}'
+_KEYED = b'{"offset":%d,"timestamp":%d,"key":"%s","value":"%s","headers":%s}'    # the usual case
 _LEGACY = b'{"offset":%d,"timestamp":%d,"key":%s,"value":%s,"headers":%s,"crc":%d}'
+
+
+def _b64(v: bytes | None) -> bytes:
+    return b"null" if v is None else b'"' + binascii.b2a_base64(v, newline=False) + b'"'
 
 
 def _rows(recs, legacy: bool) -> bytes:
     """The JSON array of ``recs`` (kproto.records.Record), as ``body`` lays rows out."""
-    b64 = binascii.b2a_base64
-    headers = _headers
     if legacy:
-        rows = [_LEGACY % (r.offset, r.timestamp,
-                           b'"' + b64(r.key, newline=False) + b'"' if r.key is not None else b"null",
-                           b'"' + b64(r.value, newline=False) + b'"' if r.value is not None else b"null",
-                           headers(r.headers), r.crc) for r in recs]
-    else:
-        rows = [_RECORD % (r.offset, r.timestamp,
-                           b'"' + b64(r.key, newline=False) + b'"' if r.key is not None else b"null",
-                           b'"' + b64(r.value, newline=False) + b'"' if r.value is not None else b"null",
-                           headers(r.headers)) for r in recs]
+        rows = [_LEGACY % (r.offset, r.timestamp, _b64(r.key), _b64(r.value), _headers(r.headers), r.crc)
+                for r in recs]
+    else:       # key and value both set: one template, no quote concatenations, headers cache inline
+        b64, cached, headers = binascii.b2a_base64, _HEADERS.get, _headers
+        rows = [_KEYED % (r.offset, r.timestamp, b64(r.key, newline=False), b64(r.value, newline=False),
+                          cached(r.headers) or headers(r.headers))
+                if r.key is not None and r.value is not None else
+                _RECORD % (r.offset, r.timestamp, _b64(r.key), _b64(r.value), headers(r.headers))
+                for r in recs]
     return b"[" + b",".join(rows) + b"]"
 
 
