@@ -1,13 +1,14 @@
 # kproto: two commands do all set-up on a fresh Debian machine.
 #   make serve   the reference broker on 127.0.0.1:9092, data in ./kproto-data
 #   make test    installs what the tests need (Debian packages included), runs pytest
+#   make soak    bench/soak.py: kill -9, mutated frames, fuzzing, group churn; figures in soak-figures.json
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark;
+# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump;
 # a Java runtime for Spark (kproto.spark) and ZooKeeper, unless `java` is already there.
-DEB_PKGS := kcat zookeeper tshark $(if $(shell command -v java),,default-jre-headless)
+DEB_PKGS := kcat zookeeper tshark tcpdump $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: serve test bench deps debs venv clean
@@ -36,17 +37,37 @@ serve: venv
 	$(BIN)/kproto serve --listen 127.0.0.1:9092 --data-dir ./kproto-data \
 	  --config group.initial.rebalance.delay.ms=0
 
+# The record and protocol modules run a second time on the pure-Python path
+# (KPROTO_NO_EXTENSIONS=1), as on a machine that installed kproto without a C compiler.
 # The Spark tests run twice: local[2] with the rest, then against a standalone
 # Master + Worker on loopback (tasks in executors of their own).
+PURE_TESTS := tests/test_records.py tests/test_records_bad_input.py tests/test_codegen_c.py \
+	tests/test_compression.py tests/test_protocol_*.py
+# The fixtures' own checks first: third-party readers agree with each fixture's
+# JSON (check_fixtures.py), and regenerating them changes no byte (--verify).
+FIXTURE_CHECKS = $(wildcard tests/fixtures/check_fixtures.py tests/fixtures/*/check_fixtures.py)
+FIXTURE_MAKERS = $(wildcard tests/fixtures/make_fixtures.py tests/fixtures/*/make_fixtures.py)
+
 test: deps
+	@for f in $(FIXTURE_CHECKS); do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in $(FIXTURE_MAKERS); do echo "== $$f --verify"; $(BIN)/python $$f --verify || exit 1; done
 	$(BIN)/python -m pytest -q
+	KPROTO_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
 	KPROTO_TEST_SPARK_MASTER=standalone $(BIN)/python -m pytest -q tests/test_spark.py
 
-# Each benchmark runs kproto and its named peer side by side and prints ratios.
+# Each benchmark runs kproto and the strongest peer here side by side (>= 5 runs,
+# alternating) and writes its table to bench/results/<bench>.md.
+# `make bench BENCH_ARGS=--quick` checks the scripts with reduced sizes.
 BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups
+BENCH_ARGS ?=
 
 bench: venv debs
-	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; done
+	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py $(BENCH_ARGS) || exit 1; done
+
+# Hostile and careless clients for as long as you like (figures printed and kept
+# in soak-figures.json); bench/soak.py --help sizes each part. Default: ~40 min.
+soak: venv
+	nice -n 10 $(BIN)/python bench/soak.py --out soak-figures.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,30 +1,46 @@
-"""Record codec benchmark: kproto vs kafka-python (pure Python) vs aiokafka (C), one run.
+"""Record codec bench: kproto against aiokafka's C record code (the anchor), with
+kproto's pure-Python path and kafka-python beside them.
 
-    .venv/bin/python bench/bench_records.py [--batches 200] [--records 500] [--reps 3]
+    python bench/bench_records.py [--batches 200] [--records 500] [--runs 5] [--quick]
 
-Identical data for all (200 batches x 500 records, 16 B key, 100 B value, one
-header; codecs none, lz4, zstd). Decode = iterate every record touching
-offset, timestamp, key, value and headers, batch CRC verified. Encode = build
-the same batches from Python values. Median of --reps. Before timing, every
-decoder's output is checked equal to kproto's input records.
+Same inputs for every side: --batches RecordBatches of --records records (16-byte
+key, 100-byte JSON-ish value, one header), codecs none, lz4, zstd, built once from
+a fixed seed. Decode = walk every batch, verify its CRC, touch offset, timestamp,
+key, value and headers of every record. Encode = build the same batches from
+Python values. What makes kproto fast is kproto/_crecords.c, the C record codec
+that kproto/codegen_c.py generates from the construct schema; "kproto pure
+Python" is the same code with KPROTO_NO_EXTENSIONS=1 (run in a worker process,
+since the switch is read at import). Compression: kproto writes lz4 at lz4's fast
+level and zstd at level 3 (Java's default); aiokafka's own default for lz4 is
+level 9 (HC), so lz4 encode is shown twice: with aiokafka at the same fast level,
+and at its default, each with output sizes. Before timing, each decoder's records
+are checked equal to the inputs and each encoder's output decoded by kafka-python.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import os
 import random
-import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-from kproto.compression import CompressionType
-from kproto.records import NewRecord, build_record_batch, iter_batches
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import Report, alternate, cell, check_runs, ratio, table  # noqa: E402
+from kproto.compression import CompressionType  # noqa: E402
+from kproto.records import NewRecord, build_record_batch, iter_batches  # noqa: E402
 
 CODECS = {"none": CompressionType.NONE, "lz4": CompressionType.LZ4, "zstd": CompressionType.ZSTD}
 
 
-def make_inputs(n_batches: int, n_records: int) -> list[list[NewRecord]]:
-    rnd = random.Random(42)
+def make_inputs(n_batches: int, n_records: int, seed: int = 42) -> list[list[NewRecord]]:
+    rnd = random.Random(seed)
     words = [b"alpha", b"beta", b"gamma", b"delta", b"kafka", b"offset", b"record", b"batch"]
     out = []
     for b in range(n_batches):
@@ -33,17 +49,17 @@ def make_inputs(n_batches: int, n_records: int) -> list[list[NewRecord]]:
             value = b'{"id":%d,"w":"' % (b * n_records + i)
             while len(value) < 98:
                 value += rnd.choice(words) + b" "
-            batch.append(NewRecord(os.urandom(8).hex().encode(), value[:98] + b'"}',
-                                   [("trace-id", os.urandom(8).hex().encode())], 1_700_000_000_000 + i))
+            batch.append(NewRecord(b"%016x" % rnd.getrandbits(64), value[:98] + b'"}',
+                                   [("trace-id", b"%016x" % rnd.getrandbits(64))], 1_700_000_000_000 + i))
         out.append(batch)
     return out
 
 
-# --- decoders: each returns the number of records it touched --------------
+# --- decoders: each returns the number of records it touched ------------------------------
 
 def decode_kproto(buf: bytes) -> int:
     n = 0
-    for b in iter_batches(buf):
+    for b in iter_batches(buf):          # verify_crc=True by default
         for r in b.records():
             r.offset; r.timestamp; r.key; r.value; r.headers
             n += 1
@@ -55,7 +71,7 @@ def _decode_memory_records(mr_cls, buf: bytes) -> int:
     mr = mr_cls(buf)
     while mr.has_next():
         b = mr.next_batch()
-        b.validate_crc()
+        assert b.validate_crc()
         for r in b:
             r.offset; r.timestamp; r.key; r.value; r.headers
             n += 1
@@ -72,83 +88,178 @@ def decode_aiokafka(buf: bytes) -> int:
     return _decode_memory_records(MemoryRecords, buf)
 
 
-# --- encoders ---------------------------------------------------------------
+# --- encoders -------------------------------------------------------------------------------
 
 def encode_kproto(inputs, codec) -> bytes:
     return b"".join(build_record_batch(batch, base_offset=i * len(batch), compression=codec)
                     for i, batch in enumerate(inputs))
 
 
-def encode_kafka_python(inputs, codec) -> bytes:
-    from kafka.record.default_records import DefaultRecordBatchBuilder
+def _encode_builder(cls, inputs, codec) -> bytes:
     out = []
     for i, batch in enumerate(inputs):
-        bb = DefaultRecordBatchBuilder(magic=2, compression_type=int(codec), is_transactional=False,
-                                       producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                                       batch_size=2**30)
+        bb = cls(magic=2, compression_type=int(codec), is_transactional=False, producer_id=-1,
+                 producer_epoch=-1, base_sequence=-1, batch_size=2**30)
         for j, r in enumerate(batch):
             bb.append(j, timestamp=r.timestamp, key=r.key, value=r.value, headers=list(r.headers))
-        buf = bb.build()
+        buf = bytearray(bb.build())
         buf[0:8] = (i * len(batch)).to_bytes(8, "big")
         out.append(bytes(buf))
     return b"".join(out)
 
 
-def encode_aiokafka(inputs, codec) -> bytes:
+def encode_kafka_python(inputs, codec) -> bytes:
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    return _encode_builder(DefaultRecordBatchBuilder, inputs, codec)
+
+
+def encode_aiokafka(inputs, codec, lz4_level: int | None = None) -> bytes:
+    """aiokafka's C builder; ``lz4_level`` replaces its lz4 level (default 9)."""
+    import aiokafka.codec
+    import aiokafka.record._crecords.default_records as crecords
     from aiokafka.record.default_records import DefaultRecordBatchBuilder
-    out = []
-    for i, batch in enumerate(inputs):
-        bb = DefaultRecordBatchBuilder(magic=2, compression_type=int(codec), is_transactional=False,
-                                       producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                                       batch_size=2**30)
-        for j, r in enumerate(batch):
-            bb.append(j, timestamp=r.timestamp, key=r.key, value=r.value, headers=list(r.headers))
-        out.append(bytes(bb.build()))
-    return b"".join(out)
+    saved = crecords.lz4_encode, crecords.zstd_encode
+    # Same settings as kproto: zstd level 3 (aiokafka passes None: cramjam's default).
+    crecords.zstd_encode = functools.partial(aiokafka.codec.zstd_encode, level=3)
+    if lz4_level is not None:
+        crecords.lz4_encode = functools.partial(aiokafka.codec.lz4_encode, level=lz4_level)
+    try:
+        return _encode_builder(DefaultRecordBatchBuilder, inputs, codec)
+    finally:
+        crecords.lz4_encode, crecords.zstd_encode = saved
 
 
-def timed(fn, reps: int) -> float:
-    times = []
-    for _ in range(reps):
+# --- the pure-Python worker ---------------------------------------------------------------
+
+def worker(args) -> None:
+    """KPROTO_NO_EXTENSIONS=1 child: answers "decode <codec>" / "encode <codec>"
+    with the seconds one run took."""
+    import kproto.records as R
+    assert R._decode_records_c is None and R._encode_records_c is None, "extension still loaded"
+    inputs = make_inputs(args.batches, args.records)
+    wires = {c: encode_kafka_python(inputs, codec) for c, codec in CODECS.items()}
+    for line in sys.stdin:
+        op, cname = line.split()
         t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        if op == "decode":
+            n = decode_kproto(wires[cname])
+        else:
+            n = len(encode_kproto(inputs, CODECS[cname]))
+        print(json.dumps([time.perf_counter() - t, n]), flush=True)
+
+
+class PurePython:
+    def __init__(self, args) -> None:
+        env = dict(os.environ, KPROTO_NO_EXTENSIONS="1", PYTHONPATH=str(ROOT))
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker", "--batches", str(args.batches), "--records", str(args.records)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
+
+    def run(self, op: str, cname: str) -> tuple[float, int]:
+        self.proc.stdin.write(f"{op} {cname}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit("pure-Python worker died")
+        seconds, n = json.loads(line)
+        return seconds, n
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(30)
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batches", type=int, default=200)
     ap.add_argument("--records", type=int, default=500)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="50 batches x 200 records: check the script works")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    from aiokafka.record import _crecords  # noqa: F401  (fail loudly without the C extension)
+    if args.quick:
+        args.batches, args.records = 50, 200
+    if args.worker:
+        return worker(args)
+    check_runs(args.runs)
+    from aiokafka.record import _crecords  # noqa: F401  (fail loudly without aiokafka's C extension)
+    import kproto.records as R
+    assert R._decode_records_c is not None, "kproto's C extension is not built (python setup.py build_ext --inplace)"
 
     inputs = make_inputs(args.batches, args.records)
     total = args.batches * args.records
-    want = [(r.key, r.value, tuple(r.headers)) for batch in inputs for r in batch]
-    decoders = {"kproto": decode_kproto, "kafka-python": decode_kafka_python, "aiokafka-c": decode_aiokafka}
-    encoders = {"kproto": encode_kproto, "kafka-python": encode_kafka_python, "aiokafka-c": encode_aiokafka}
-    rows = []
-    for cname, codec in CODECS.items():
-        wire = encode_kafka_python(inputs, codec)
-        got = [(r.key, r.value, tuple(r.headers)) for b in iter_batches(wire) for r in b.records()]
-        assert got == want, "kproto misread kafka-python's batches"
-        for name, enc in encoders.items():
-            produced = enc(inputs, codec)
-            assert decode_kafka_python(produced) == total, f"{name} output unreadable"
-        for name, dec in decoders.items():
-            assert dec(wire) == total
-            rows.append(("decode", cname, name, total / timed(lambda: dec(wire), args.reps), len(wire)))
-        for name, enc in encoders.items():
-            rows.append(("encode", cname, name, total / timed(lambda: enc(inputs, codec), args.reps), len(wire)))
-    print(f"records: {args.batches} batches x {args.records}; python {os.sys.version.split()[0]}\n")
-    print("| op | codec | implementation | records/s | vs kafka-python | vs aiokafka-c |")
-    print("|---|---|---|---:|---:|---:|")
-    for op, cname, name, rate, _ in rows:
-        base = next(r[3] for r in rows if r[:2] == (op, cname) and r[2] == "kafka-python")
-        c = next(r[3] for r in rows if r[:2] == (op, cname) and r[2] == "aiokafka-c")
-        print(f"| {op} | {cname} | {name} | {rate:,.0f} | {rate / base:.2f}x | {rate / c:.2f}x |")
+    want = [(r.key, r.value, tuple((k, v) for k, v in r.headers)) for batch in inputs for r in batch]
+    pure = PurePython(args)
+    report = Report("bench_records", "Record codec: kproto vs aiokafka's C reader/builder", args.quick)
+    dec_rows, enc_rows = [], []
+    rate = lambda secs: [total / s for s in secs]      # noqa: E731
+    try:
+        for cname, codec in CODECS.items():
+            wire = encode_kafka_python(inputs, codec)
+            got = [(r.key, r.value, tuple(r.headers)) for b in iter_batches(wire) for r in b.records()]
+            assert got == want, "kproto misread kafka-python's batches"
+            for fn in (decode_kafka_python, decode_aiokafka, decode_kproto):
+                assert fn(wire) == total
+            assert pure.run("decode", cname)[1] == total
+            runs = alternate({
+                "aiokafka": lambda: timed(lambda: decode_aiokafka(wire)),
+                "kproto": lambda: timed(lambda: decode_kproto(wire)),
+                "kproto-py": lambda: pure.run("decode", cname)[0],
+                "kafka-python": lambda: timed(lambda: decode_kafka_python(wire)),
+            }, args.runs)
+            r = {k: rate(v) for k, v in runs.items()}
+            dec_rows.append([cname, f"{len(wire) / 2**20:.1f}", cell(r["aiokafka"], "{:,.0f}"),
+                             cell(r["kproto"], "{:,.0f}"), cell(r["kproto-py"], "{:,.0f}"),
+                             cell(r["kafka-python"], "{:,.0f}"), ratio(r["kproto"], r["aiokafka"]),
+                             ratio(r["kproto-py"], r["aiokafka"]), ratio(r["kproto-py"], r["kafka-python"])])
+
+            settings = [("same", None)] if cname != "lz4" else [("same: lz4 fast (level 0) both", 0),
+                                                                 ("aiokafka default lz4 level 9", None)]
+            for label, lz4_level in settings:
+                if cname == "none":
+                    label = "-"
+                elif cname == "zstd":
+                    label = "zstd level 3 both"
+                aio = functools.partial(encode_aiokafka, inputs, codec, lz4_level if cname == "lz4" else None)
+                sizes = {"kproto": len(encode_kproto(inputs, codec)), "aiokafka": len(aio()),
+                         "kafka-python": len(encode_kafka_python(inputs, codec))}
+                for produced in (encode_kproto(inputs, codec), aio()):
+                    assert decode_kafka_python(produced) == total
+                runs = alternate({
+                    "aiokafka": lambda: timed(aio),
+                    "kproto": lambda: timed(lambda: encode_kproto(inputs, codec)),
+                    "kproto-py": lambda: pure.run("encode", cname)[0],
+                    "kafka-python": lambda: timed(lambda: encode_kafka_python(inputs, codec)),
+                }, args.runs)
+                r = {k: rate(v) for k, v in runs.items()}
+                enc_rows.append([cname, label, f"{sizes['aiokafka']:,}", f"{sizes['kproto']:,}",
+                                 f"{sizes['kafka-python']:,}",
+                                 cell(r["aiokafka"], "{:,.0f}"), cell(r["kproto"], "{:,.0f}"),
+                                 cell(r["kproto-py"], "{:,.0f}"), cell(r["kafka-python"], "{:,.0f}"),
+                                 ratio(r["kproto"], r["aiokafka"]), ratio(r["kproto-py"], r["aiokafka"])])
+    finally:
+        pure.close()
+
+    report.add(f"{args.batches} batches x {args.records} records (16 B key, 100 B value, one header); "
+               f"records/s, median (min-max) of {args.runs} runs alternating the sides. "
+               "**kproto** = kproto with its C record codec (kproto/_crecords.c, generated from the "
+               "construct schema by kproto/codegen_c.py); **kproto pure Python** = KPROTO_NO_EXTENSIONS=1 "
+               "(CRC-32C still from the `crc32c` C package on every side that has it). "
+               "**aiokafka C** = aiokafka 0.14's Cython `_crecords`, the anchor.")
+    report.add("## Decode (CRC verified, every field touched)\n\n" + table(
+        ["codec", "MiB", "aiokafka C (anchor)", "kproto", "kproto pure Python", "kafka-python",
+         "kproto / aiokafka", "kproto-py / aiokafka", "kproto-py / kafka-python"], dec_rows, right=1))
+    report.add("## Encode (output bytes shown: compression levels differ where the setting says so)\n\n" + table(
+        ["codec", "setting", "aiokafka bytes", "kproto bytes", "kafka-python bytes", "aiokafka C (anchor)",
+         "kproto", "kproto pure Python", "kafka-python", "kproto / aiokafka", "kproto-py / aiokafka"],
+        enc_rows, right=2))
+    report.write()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,12 @@
 
 Every decompression is capped (``max_size``) and stops as soon as the output
 would pass the cap, so a compression bomb is a ``DecompressionError``, not an
-out-of-memory. No codec library's exception escapes as anything else.
+out-of-memory. Output goes into one buffer, never a list joined at the end:
+streams (gzip, zstd without a declared size, lz4 blocks) are decoded in steps
+of at most ``_STEP`` bytes (zstd: ``_ZSTD_STEP``) appended to a bytearray, and a size declared in a
+header (snappy blocks, lz4 content size, a zstd frame's) is checked against the
+cap before anything is allocated; peak memory is the output plus one step. No
+codec library's exception escapes as anything else.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import zstandard
 from kproto.errors import DecompressionError, UsageError
 
 DEFAULT_MAX_DECOMPRESSED_SIZE: int = 256 * 1024 * 1024   # cap, so a bomb is an error not an OOM
+_STEP = 1 << 20             # output per streaming step: the most held twice at any time
 
 
 class CompressionType(IntEnum):
@@ -74,7 +80,9 @@ def compress(codec: CompressionType | int, data: bytes | bytearray | memoryview,
 
 
 def decompress(codec: CompressionType | int, data: bytes | bytearray | memoryview, *,
-               magic: int = 2, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
+               magic: int = 2, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes | bytearray:
+    """``data`` decompressed, at most ``max_size`` bytes (DecompressionError past
+    it or on any bad input); a bytearray where building it in place saved a copy."""
     try:
         codec = CompressionType(codec)
     except ValueError:
@@ -97,25 +105,28 @@ def _too_big(codec: str, max_size: int) -> DecompressionError:
 
 # --- gzip -------------------------------------------------------------------
 
-def _gzip_decompress(data: bytes, max_size: int) -> bytes:
-    out: list[bytes] = []
-    total = 0
+def _gzip_decompress(data: bytes, max_size: int) -> bytearray:
+    out = bytearray()
     try:
         while True:
             d = zlib.decompressobj(31)
-            # max_length bounds what zlib allocates; one byte over the budget
-            # is enough to know the cap is passed.
-            chunk = d.decompress(data, max_size - total + 1)
-            total += len(chunk)
-            out.append(chunk)
-            if total > max_size:
-                raise _too_big("gzip", max_size)
+            pending: bytes | memoryview = data
+            while True:
+                # max_length bounds what zlib allocates per step; one byte over
+                # the budget is enough to know the cap is passed.
+                chunk = d.decompress(pending, min(_STEP, max_size - len(out) + 1))
+                out += chunk
+                if len(out) > max_size:
+                    raise _too_big("gzip", max_size)
+                pending = d.unconsumed_tail
+                if d.eof or (not pending and not chunk):
+                    break
             if not d.eof:
                 raise DecompressionError("gzip: truncated stream")
             data = d.unused_data
             # GZIPInputStream reads a following member and ignores anything else.
             if not data.startswith(b"\x1f\x8b"):
-                return b"".join(out)
+                return out
     except zlib.error as e:
         raise DecompressionError(f"gzip: {e}") from None
 
@@ -138,14 +149,21 @@ def _xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
     return b"".join(out)
 
 
+# Snappy's densest element is a 3-byte copy of 64 bytes: no block yields more.
+_SNAPPY_MAX_RATIO = 22
+
+
 def _snappy_len(block: memoryview, budget: int, max_size: int) -> int:
-    """The length a raw block declares, checked against the budget before allocating."""
+    """The length a raw block declares, checked against the budget and against
+    what its bytes can hold, before anything is allocated."""
     try:
         n = _snappy.decompress_raw_len(block)
     except Exception as e:      # cramjam.DecompressionError and friends
         raise DecompressionError(f"snappy: {e}") from None
     if n > budget:
         raise _too_big("snappy", max_size)
+    if n > len(block) * _SNAPPY_MAX_RATIO:
+        raise DecompressionError(f"snappy: a block of {len(block)} bytes cannot hold the {n} bytes it declares")
     return n
 
 
@@ -188,7 +206,7 @@ def _snappy_decompress(data: bytes, max_size: int) -> bytes:
         raise DecompressionError(f"snappy: {e}") from None
     finally:
         target.release()
-    return bytes(out)
+    return out
 
 
 # --- lz4 --------------------------------------------------------------------
@@ -227,23 +245,25 @@ def _lz4_decompress(data: bytes, max_size: int, *, check_hc: bool) -> bytes:
     block_max = _LZ4_BLOCK_MAX.get(bd >> 4)
     if block_max is None:
         raise DecompressionError(f"lz4: block size id {bd >> 4} is unsupported (4-7)")
-    pos = 14 if flg & 0x08 else 6           # content size: skipped, but covered by HC
+    pos = 14 if flg & 0x08 else 6           # content size: only checked against the cap; covered by HC
     if pos >= len(data):
         raise DecompressionError("lz4: truncated frame descriptor")
+    if flg & 0x08 and int.from_bytes(data[6:14], "little") > max_size:
+        raise _too_big("lz4", max_size)
     if check_hc and data[pos] != _lz4_hc(data[4:pos]):
         raise DecompressionError("lz4: frame header checksum mismatch")
     pos += 1
     block_checksum = flg & 0x10
     view = memoryview(data)
-    out: list[bytes | memoryview] = []
-    total, end = 0, len(data)
+    out = bytearray()
+    end = len(data)
     while True:
         if pos + 4 > end:
             raise DecompressionError("lz4: truncated frame (no end mark)")
         (size,) = _LE_U32.unpack_from(data, pos)
         pos += 4
         if size == 0:       # end mark; a content checksum may follow, unchecked as in Kafka
-            return b"".join(out)
+            return out
         stored, size = size & 0x80000000, size & 0x7FFFFFFF
         if size > block_max:
             raise DecompressionError(f"lz4: block size {size} exceeds the maximum {block_max}")
@@ -255,15 +275,13 @@ def _lz4_decompress(data: bytes, max_size: int, *, check_hc: bool) -> bytes:
             if xxhash.xxh32_intdigest(block) != _LE_U32.unpack_from(data, pos)[0]:
                 raise DecompressionError("lz4: block checksum mismatch")
             pos += 4
-        budget = max_size - total
+        budget = max_size - len(out)
         if stored:
             if size > budget:
                 raise _too_big("lz4", max_size)
-            chunk = block
+            out += block
         else:
-            chunk = _lz4_block(block, block_max, budget, max_size)
-        total += len(chunk)
-        out.append(chunk)
+            out += _lz4_block(block, block_max, budget, max_size)
 
 
 def _lz4_block(block: memoryview, block_max: int, budget: int, max_size: int) -> bytes:
@@ -296,6 +314,8 @@ _ZSTD_LEVEL = 3             # Java's (zstd-jni) default
 # input bytes give at most n * 32768 bytes: feeding budget >> 15 at a time
 # keeps output within about a block of the cap.
 _ZSTD_MIN_FEED = 32
+_ZSTD_STEP = _STEP << 3     # output bound per feed: decompressobj cannot stop mid-feed
+_ZSTD_MAX_RATIO = 1 << 15
 
 
 def _zstd_c() -> zstandard.ZstdCompressor:
@@ -319,29 +339,30 @@ def _zstd_decompress(data: bytes, max_size: int) -> bytes:
         size = zstandard.frame_content_size(data)
         if size > max_size:
             raise _too_big("zstd", max_size)
-        if size > 0:            # 0 is returned unchecked by zstandard: stream it
+        # A declared size is trusted for the allocation only if the frame's bytes
+        # could hold it (a block yields at most 128 KiB from a 4-byte RLE block);
+        # else the capped stream path finds out what the frame really holds.
+        if 0 < size <= len(data) * _ZSTD_MAX_RATIO:     # 0 is returned unchecked by zstandard
             return dctx.decompress(data, allow_extra_data=False)
     except zstandard.ZstdError:
         pass                    # no size, several frames, or bad: the stream path decides
     view = memoryview(data)
-    out: list[bytes] = []
-    total, pos, end = 0, 0, len(data)
+    out = bytearray()
+    pos, end = 0, len(data)
     try:
         while pos < end:        # one decompressobj per frame: eof marks the frame's end
             d = dctx.decompressobj()
             while not d.eof:
                 if pos >= end:
                     raise DecompressionError("zstd: truncated frame")
-                feed = view[pos:pos + max(_ZSTD_MIN_FEED, (max_size - total) >> 15)]
+                feed = view[pos:pos + max(_ZSTD_MIN_FEED, min(_ZSTD_STEP, max_size - len(out)) >> 15)]
                 pos += len(feed)
-                chunk = d.decompress(feed)
-                total += len(chunk)
-                if total > max_size:
+                out += d.decompress(feed)
+                if len(out) > max_size:
                     raise _too_big("zstd", max_size)
-                out.append(chunk)
             pos -= len(d.unused_data)       # the next frame starts in the last feed
     except (zstandard.ZstdError, ValueError) as e:
         raise DecompressionError(f"zstd: {e}") from None
     if not end:
         raise DecompressionError("zstd: empty payload")
-    return b"".join(out)
+    return out

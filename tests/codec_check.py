@@ -9,9 +9,10 @@ through the fast builder, and requires identical bytes.
 
 from __future__ import annotations
 
+import pytest
 from construct import Container
 
-from kproto import records, schemas
+from kproto import accel, records, schemas
 from kproto.records import (
     LegacyRecord, Record, RecordBatch, TimestampType, V2_HEADER_FIELDS, build_record_batch,
     iter_batches, NewRecord,
@@ -54,6 +55,19 @@ def schema_decode(buf: bytes) -> list[tuple[tuple, list[Record]]]:
             recs = _legacy_records_from_schema(c)
         out.append((header, recs))
     return out
+
+
+def c_codec():
+    """kproto._crecords for a test that compares it with the Python path, loaded
+    whatever KPROTO_NO_EXTENSIONS says. Skipped only when the switch is set and
+    the extension is not built either; otherwise its absence fails the test."""
+    module = records._load_accelerator(honour_switch=False)
+    if module is None:
+        if accel.DISABLED:
+            pytest.skip("KPROTO_NO_EXTENSIONS is set and kproto._crecords is not built")
+        pytest.fail("kproto._crecords is not built: `python setup.py build_ext --inplace` "
+                    "(make test's editable install builds it)", pytrace=False)
+    return module
 
 
 def _both_translations(b: RecordBatch) -> list[Record]:

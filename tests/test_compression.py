@@ -8,6 +8,7 @@ import os
 import struct
 
 import lz4.block
+import lz4.frame
 import pytest
 import snappy
 import zstandard
@@ -112,6 +113,64 @@ def test_bomb_is_an_error_not_an_oom(codec):
     assert len(bomb) < 64 << 20
     with pytest.raises(DecompressionError, match="cap of 1048576"):
         decompress(codec, bomb, max_size=1 << 20)
+
+
+@pytest.mark.parametrize("codec", [c for c in CODECS if c])
+def test_a_bomb_allocates_at_most_the_cap_plus_one_step(codec):
+    """No second copy: Python-level allocations (tracemalloc sees every bytes and
+    bytearray the codecs hand back) stay within the cap plus one streaming step."""
+    import tracemalloc
+    from kproto.compression import _ZSTD_STEP
+    cap = 16 << 20
+    bomb = _zero_stream(codec, 256 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecompressionError, match=f"cap of {cap}"):
+            decompress(codec, bomb, max_size=cap)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # bytearray growth over-allocates by 1/8; one step (at most zstd's) may be in flight
+    assert peak < cap * 9 // 8 + _ZSTD_STEP + len(bomb), peak
+
+
+def test_declared_sizes_are_checked_before_allocating():
+    import tracemalloc
+    n = 200 << 20
+    varint = bytes([(n >> s & 0x7F) | (0x80 if n >> s + 7 else 0) for s in range(0, 28, 7)])
+    declared_200mb = varint + b"\x00" * 690        # a raw snappy block of 694 bytes that says 200 MB
+    c = zstandard.ZstdCompressor().compressobj(size=n)     # the frame header declares n
+    zstd_200mb = b"".join(c.compress(bytes(1 << 20)) for _ in range(200)) + c.flush()
+    assert zstandard.frame_content_size(zstd_200mb) == n
+    tracemalloc.start()
+    try:
+        for codec, data in [(CompressionType.SNAPPY, declared_200mb), (CompressionType.ZSTD, zstd_200mb)]:
+            with pytest.raises(DecompressionError, match="cap of 1048576"):
+                decompress(codec, data, max_size=1 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+    # Within the default cap (256 MB), a size the bytes cannot hold is refused or
+    # streamed, never allocated: issue 10's 694-byte snappy batch declaring 200 MB.
+    from kproto.compression import _ZSTD_MAX_RATIO, _ZSTD_STEP
+    for codec, data, message, most in [
+            (CompressionType.SNAPPY, declared_200mb, "a block of 694 bytes cannot hold the 209715200 bytes", 1 << 20),
+            # the stream path decodes what the 694 bytes really hold, then finds the frame cut
+            (CompressionType.ZSTD, zstd_200mb[:694], "zstd: truncated frame", 694 * _ZSTD_MAX_RATIO + _ZSTD_STEP)]:
+        tracemalloc.start()
+        try:
+            with pytest.raises(DecompressionError, match=message):
+                decompress(codec, data)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < most, (codec, peak)
+    # an lz4 frame declaring its content size (FLG bit 3) past the cap
+    sized = lz4.frame.compress(b"x" * 100, store_size=True, block_linked=False)
+    with pytest.raises(DecompressionError, match="cap of 50"):
+        decompress(CompressionType.LZ4, sized, max_size=50)
+    assert decompress(CompressionType.LZ4, sized, max_size=100) == b"x" * 100
 
 
 @pytest.mark.parametrize("codec", [c for c in CODECS if c])

@@ -276,9 +276,14 @@ def test_replay_rules():
     assert set(dropped.offsets) == {("t", 0)}
 
 
-def test_corrupt_records_are_reported():
-    from kproto.errors import CorruptRecordError
-    with pytest.raises(CorruptRecordError):
-        replay([(None, b"\x00\x03")])
-    with pytest.raises(CorruptRecordError):
-        replay([(offset_commit_key("g", "t", 0), b"\x00\x03\x00")])
+def test_unreadable_records_are_skipped_and_logged_once(caplog):
+    good = (offset_commit_key("g", "t", 0), offset_commit_value(OffsetAndMetadata(7, -1, "", 1)))
+    records = [(None, b"\x00\x03"), good, (offset_commit_key("g", "t", 1), b"\x00\x03\x00")]
+    with caplog.at_level("WARNING", logger="kproto.server.groups"):
+        result = replay(records)
+    assert result.unreadable == 2
+    assert result.offsets == {"g": {("t", 0): OffsetAndMetadata(7, -1, "", 1)}}
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2
+    assert lines[0].startswith("skipping unreadable __consumer_offsets record at record 0: key: ")
+    assert lines[1].startswith("skipping unreadable __consumer_offsets record at record 2: ")

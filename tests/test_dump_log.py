@@ -1,14 +1,14 @@
-"""kproto dump-log on .log segments: golden text and JSON, corruption, --explain.
+"""kproto dump-log on .log segments: Kafka's text and JSON, corruption, --explain.
 
 Segments are built from kafka-python's own record builders (third-party
 bytes: DefaultRecordBatchBuilder, LegacyRecordBatchBuilder; the two gzip
 batches are kept as the bytes those builders produced); the base offset and
 partition leader epoch, which a broker stamps and which lie outside the CRC,
-are patched in as a broker would. The golden files under
-tests/golden/dump_log/ were checked field by field against the format rules
-of DumpLogSegments 3.9 (kafka-tools.md §1.3); ``test_batch_lines_match_raw_bytes``
-re-derives every number of every batch line from the raw bytes with
-``struct``, independently of kproto.
+are patched in as a broker would. The expected text is built by
+tests/kafka_lines.py: every field read from the raw bytes with ``struct``
+(independently of kproto) and laid out with the format strings of Kafka's
+DumpLogSegments.scala, cited there line by line. The scenarios of Kafka's own
+DumpLogSegmentsTest are in tests/test_kafka_parity_dump_log.py.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kproto.tools.main import cli
+from tests.kafka_lines import dump_lines
 
-GOLDEN = Path(__file__).parent / "golden" / "dump_log"
 SEGMENT = "00000000000000000000.log"
 
 
@@ -113,43 +113,34 @@ def write(tmp_path: Path, data: bytes, name: str = SEGMENT) -> Path:
     return path
 
 
-def golden(name: str, **subs: str) -> str:
-    text = (GOLDEN / name).read_text()
-    for key, value in subs.items():
-        text = text.replace("{" + key + "}", value)
-    return text
-
-
-# --- golden text --------------------------------------------------------------------------
+# --- Kafka's text, re-derived from the bytes (tests/kafka_lines.py) ---------------------------
 
 def test_v2_shallow(tmp_path):
     path = write(tmp_path, v2_segment())
     code, out, err = run("--files", str(path))
     assert (code, err) == (0, "")
-    assert out == golden("v2_shallow.txt", path=str(path))
+    assert out == dump_lines(v2_segment(), str(path), 0, deep=False, print_data=False)
 
 
 def test_v2_deep_print_data(tmp_path):
     path = write(tmp_path, v2_segment())
     code, out, err = run("--files", str(path), "--print-data-log")
     assert (code, err) == (0, "")
-    assert out == golden("v2_print_data.txt", path=str(path))
+    assert out == dump_lines(v2_segment(), str(path), 0, deep=True, print_data=True)
 
 
 def test_deep_iteration_without_data(tmp_path):
     path = write(tmp_path, v2_segment())
     code, out, _ = run("--files", str(path), "--deep-iteration")
-    want = golden("v2_print_data.txt", path=str(path))
     # Without data printing the record lines stop before " key:" / " payload:".
-    want = re.sub(r" (key|payload): .*", "", want)
-    assert code == 0 and out == want
+    assert code == 0 and out == dump_lines(v2_segment(), str(path), 0, deep=True, print_data=False)
 
 
 def test_legacy_deep(tmp_path):
     path = write(tmp_path, legacy_segment(), "00000000000000000010.log")
     code, out, err = run("--files", str(path), "--print-data-log")
     assert (code, err) == (0, "")
-    assert out == golden("legacy_print_data.txt", path=str(path))
+    assert out == dump_lines(legacy_segment(), str(path), 10, deep=True, print_data=True)
 
 
 def test_batch_lines_match_raw_bytes(tmp_path):
@@ -247,14 +238,32 @@ def test_json_lines(tmp_path):
     path = write(tmp_path, v2_segment())
     code, out, err = run("--files", str(path), "--json", "--print-data-log")
     assert (code, err) == (0, "")
-    assert out == golden("v2_print_data.jsonl", path=str(path))
     objs = [json.loads(l) for l in out.splitlines()]
     assert objs[0] == {"file": str(path), "logStartingOffset": 0}
-    # Field names are those of the text lines, in the same order.
-    text = run("--files", str(path), "--print-data-log")[1].splitlines()
-    for obj, line in zip(objs[1:], [l for l in text if l.startswith("baseOffset:")]):
-        names = re.findall(r"(\w+): ", line)
-        assert [k for k in obj if k != "records"] == names
+    # Field names and values are those of Kafka's text lines, in the same order.
+    text = dump_lines(v2_segment(), str(path), 0, deep=True, print_data=True).splitlines()[2:]
+    batches = [l for l in text if l.startswith("baseOffset:")]
+    records = [l[2:] for l in text if l.startswith("| ")]
+    assert len(objs) - 1 == len(batches)
+
+    def same(obj, line):
+        pairs = re.findall(r"(\w+): (\[[^]]*\]|\S+)", line)
+        assert [k for k in obj if k != "records"] == [k for k, _ in pairs]
+        for k, v in pairs:
+            got = obj[k]
+            want = {"OptionalLong.empty": None, "true": True, "false": False}.get(v, v)
+            if isinstance(got, list):
+                want = [] if v == "[]" else v[1:-1].split(",")
+            elif isinstance(got, int) and not isinstance(got, bool):
+                want = int(v)
+            assert got == want, (k, got, v)
+
+    for obj, line in zip(objs[1:], batches):
+        same(obj, line)
+    flat = [r for obj in objs[1:] for r in obj["records"]]
+    assert len(flat) == len(records)
+    for obj, line in zip(flat, records):
+        same(obj, line)
 
 
 def test_json_shallow_has_no_records(tmp_path):
@@ -308,7 +317,7 @@ def test_bit_flip_crc_mismatch(tmp_path):
     data[94 + 66] ^= 0x01            # "k2" -> "j2": inside batch 1's CRC range
     path = write(tmp_path, bytes(data))
     code, out, err = run("--files", str(path), "--print-data-log")
-    want = golden("v2_print_data.txt", path=str(path)).splitlines()
+    want = dump_lines(v2_segment(), str(path), 0, deep=True, print_data=True).splitlines()
     got = out.splitlines()
     assert got[:5] == want[:5] and got[7:] == want[7:]     # everything else as before
     stored = int.from_bytes(data[94 + 17:94 + 21], "big")
@@ -378,10 +387,34 @@ def test_non_consecutive_offsets_summary(tmp_path):
 # --- --explain -------------------------------------------------------------------------------
 
 def test_explain_one_batch(tmp_path):
-    path = write(tmp_path, v2_batch(0, [(1700000000100, b"k", b"hello", [("h", b"1")])]))
+    """--explain is kproto's own view (no Kafka counterpart): each row's offset
+    and hex must be the file's bytes there, the rows must tile the batch, and
+    each header field's value must be what struct reads at that offset."""
+    data = v2_batch(0, [(1700000000100, b"k", b"hello", [("h", b"1")])])
+    path = write(tmp_path, data)
     code, out, err = run("--files", str(path), "--explain")
     assert (code, err) == (0, "")
-    assert out == golden("explain_v2.txt", path=str(path))
+    lines = out.splitlines()
+    assert lines[:3] == dump_lines(data, str(path), 0, deep=False, print_data=False).splitlines()
+    rows = [re.fullmatch(r"\s+(\d+)  ((?:[0-9a-f]{2} )+)\s+(\S+) = (.*)", line) for line in lines[3:]]
+    assert all(rows), lines[3:]
+    pos = 0
+    fields = {}
+    for row in rows:
+        offset, raw = int(row[1]), bytes.fromhex(row[2])
+        assert offset == pos and data[offset:offset + len(raw)] == raw
+        fields[row[3]] = row[4]
+        pos += len(raw)
+    assert pos == len(data)
+    header = struct.unpack_from(">qiibIhiqqqhii", data)
+    names = ["base_offset", "batch_length", "partition_leader_epoch", "magic", "crc", "attributes",
+             "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch",
+             "base_sequence", "records_count"]
+    for name, value in zip(names, header):
+        assert fields[name].split()[0] == str(value), name
+    assert fields["crc"].endswith(f"(crc32c over frame bytes 21..{len(data) - 1}: ok)")
+    assert (fields["records[0].key"], fields["records[0].value"]) == ('"k"', '"hello"')
+    assert (fields["records[0].headers[0].key"], fields["records[0].headers[0].value"]) == ('"h"', '"1"')
 
 
 def test_explain_compressed_and_legacy(tmp_path):
@@ -493,9 +526,9 @@ def test_sequence_wrap_log_append_time_and_delete_horizon(tmp_path):
     assert lines[8] == "| offset: 3 CreateTime: 7000 keySize: 1 valueSize: -1 sequence: -1 headerKeys: [] key: d"
 
 
-# --- the shared third-party fixtures (tests/fixtures/records), when present --------------------
+# --- the shared third-party fixtures (kproto/conformance/corpus/records), when present --------------------
 
-FIXTURES = Path(__file__).parent / "fixtures" / "records"
+from kproto.conformance import RECORDS_DIR as FIXTURES  # noqa: E402  the corpus ships in the package
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.bin")))
@@ -529,3 +562,27 @@ def test_kafka_python_codecs(tmp_path, codec, name):
     assert lines[3].endswith(f"key: k payload: {value.decode()}")
     assert lines[4].endswith(f"headerKeys: [] payload: {value.decode()}")
     assert (code, err) == (0, "")
+
+
+def test_pure_python_path_prints_the_same(tmp_path):
+    """KPROTO_NO_EXTENSIONS=1 (no C record codec) prints what the C path prints,
+    compressed batches included (lz4 decompresses into a bytearray)."""
+    import os
+    import subprocess
+    import sys
+    from kproto.compression import CompressionType
+    from kproto.records import NewRecord, build_record_batch
+    data = b"".join(build_record_batch([NewRecord(b"k%d" % i, b"v%d" % i, [("h", b"x")], 1700000000000 + i)
+                                        for i in range(3)], base_offset=3 * n, compression=codec)
+                    for n, codec in enumerate((CompressionType.NONE, CompressionType.LZ4, CompressionType.ZSTD,
+                                               CompressionType.GZIP, CompressionType.SNAPPY)))
+    path = write(tmp_path, data)
+    kproto = [sys.executable, "-m", "kproto.tools.main", "dump-log", "--print-data-log", "--files", str(path)]
+    outs = []
+    for extra in ({}, {"KPROTO_NO_EXTENSIONS": "1"}):
+        proc = subprocess.run(kproto, capture_output=True, text=True, timeout=60, env={**os.environ, **extra})
+        assert (proc.returncode, proc.stderr) == (0, "")
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1]
+    assert [line.split(" key: ")[1] for line in outs[0].splitlines() if line.startswith("| ")] == [
+        f"k{i} payload: v{i}" for _ in range(5) for i in range(3)]

@@ -16,6 +16,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpS
 from kproto import schemas
 from kproto.schemas import consumer_offsets as CO
 from kproto.schemas import transaction_log as TL
+from kproto import jvm
 from kproto.tools import render as R
 from tests.test_dump_log import run, v2_batch, write
 
@@ -126,7 +127,7 @@ def test_offsets_decoder(tmp_path):
         (CO.RecordKey.build({"version": 2, "data": {"group": "kc"}}), connect_value),
         (ock("g", "t", 0), None),
         (b"\x00\x63\x00\x01g", b"\x00\x00"),
-        (b"\x00\x03\x00\x01g", b"\x00\x00"),
+        (b"\x00\x03\x00\x01g", b"\x00\x00" b"\x00\x00\x00\x05" b"\x00"),   # KIP-848 group epoch 5
         (ock("g", "t", 0), b"\x00\x09\x00"),
     ]
     path = write(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in records]))
@@ -152,7 +153,7 @@ def test_offsets_decoder(tmp_path):
         '"sessionTimeout":100,"subscription":"AQI=","assignment":"/w=="}]}}',
         'key: {"type":"1","data":{"group":"g","topic":"t","partition":0}} payload: <DELETE>',
         "key: Unknown record type 99 at offset 5, skipping.",
-        "key: Error at offset 6, skipping. kproto has no schema for ConsumerGroupMetadata records (type 3).",
+        'key: {"type":"3","data":{"groupId":"g"}} payload: {"version":"0","data":{"epoch":5}}',
         "key: Error at offset 7, skipping. Could not read record with version 9 from value's buffer "
         "due to: Can't read version 9 of OffsetCommitValue.",
     ]
@@ -215,13 +216,13 @@ def test_transaction_log_decoder(tmp_path):
 # --- rendering helpers -------------------------------------------------------------------------
 
 def test_java_and_scala_helpers():
-    assert R.java_string_hash("hello") == 99162322
-    assert R.java_string_hash("output-topic") == -1218349725
+    assert jvm.java_string_hash("hello") == 99162322
+    assert jvm.java_string_hash("output-topic") == -1218349725
     assert R.optional_long(None) == "OptionalLong.empty" and R.optional_long(5) == "OptionalLong[5]"
     assert R.java_file("a//b/") == "a/b" and R.java_file("./x.log") == "./x.log"
     assert R.jackson_json({"k": "a\x01\n\u00e9"}) == '{"k":"a\\u0001\\n\u00e9"}'
     assert R.jackson_json({"k": "\\u0001"}) == '{"k":"\\\\u0001"}'
     # The 12th put finds size + 1 >= 0.75 * 16 and grows the table to 32 buckets.
     keys = [str(i) for i in range(13)]
-    order = R.scala_hash_order(keys, R.java_string_hash)
-    assert order == sorted(keys, key=lambda k: (R.java_string_hash(k) & 31, R.java_string_hash(k)))
+    order = jvm.scala_hash_order(keys, jvm.java_string_hash)
+    assert order == sorted(keys, key=lambda k: (jvm.java_string_hash(k) & 31, jvm.java_string_hash(k)))

@@ -30,7 +30,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition as KafkaTopicPart
 
 from kproto.client.admin import LATEST, Admin, NewTopic, OffsetAndMetadata
 from kproto.client.transport import BrokerClient
-from kproto.tools import render
+from kproto import jvm
+from kproto.tools import groups_text, render
 from kproto.tools.groups import (
     DRY_RUN_WARNING, GroupCommandFailed, decode_assignment, parse_datetime, parse_duration_ns, parse_reset_plan, parse_topic_arg,
     spec_order,
@@ -532,17 +533,17 @@ def test_java_orders_match_java_17():
     # Printed by Java 17: Collectors.toMap over TopicPartitions, HashMap<String, _>,
     # and joptsimple's HashSet<OptionSpec>.
     def order(topic: str, n: int) -> list[int]:
-        return [p for _, p in render.java_hashmap_order([(topic, p) for p in range(n)],
-                                                        render.java_topic_partition_hash)]
+        return [p for _, p in jvm.java_hashmap_order([(topic, p) for p in range(n)],
+                                                        jvm.topic_partition_hash)]
     assert order("lag-topic", 3) == [2, 0, 1]
     assert order("live-topic", 3) == [1, 0, 2]
     assert order("rst-topic", 2) == [1, 0]
     assert order("exported-offsets-topic-name", 2) == [0, 1]
     mixed = [(t, p) for t in ("lag-topic", "orders") for p in range(4)]
-    assert render.java_hashmap_order(mixed, render.java_topic_partition_hash) == [
+    assert jvm.java_hashmap_order(mixed, jvm.topic_partition_hash) == [
         ("lag-topic", 2), ("lag-topic", 3), ("lag-topic", 0), ("lag-topic", 1), ("orders", 0), ("orders", 1),
         ("orders", 2), ("orders", 3)]
-    assert render.java_hashmap_order(["del-a", "del-b", "del-ghost"], render.java_string_hash) == [
+    assert jvm.java_hashmap_order(["del-a", "del-b", "del-ghost"], jvm.java_string_hash) == [
         "del-b", "del-ghost", "del-a"]
     assert spec_order(["group", "all-groups"]) == ["all-groups", "group"]
     assert spec_order(["list", "describe"]) == ["describe", "list"]
@@ -554,7 +555,7 @@ def test_render_members_with_instance_ids_and_verbose_assignment():
             {"group": "g", "consumer_id": "c-2", "group_instance_id": None, "host": "/10.0.0.2",
              "client_id": "app", "partitions": 0, "assignment": {}}]
     fmt = "%-15s %-15s %-19s %-15s %-15s %-15s "
-    assert render.groups_members_text(rows, verbose=True) == (
+    assert groups_text.groups_members_text(rows, verbose=True) == (
         "\n" + fmt % ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS") + "ASSIGNMENT\n"
         + fmt % ("g", "c-1", "static-instance-one", "/10.0.0.1", "app", 3) + "(1), (10,2)\n"
         + fmt % ("g", "c-2", "", "/10.0.0.2", "app", 0) + "-\n")
@@ -566,7 +567,7 @@ def test_jackson_csv_quoting():
     assert render.jackson_csv_field("x" * 25) == '"' + "x" * 25 + '"'
     assert render.jackson_csv_field("my group") == '"my group"'       # below '-': quoted (loose check)
     assert render.jackson_csv_field('say "hi"') == '"say ""hi"""'
-    assert render.groups_export_csv({}, with_group=False) == "\n"
+    assert groups_text.groups_export_csv({}, with_group=False) == "\n"
 
 
 def test_parsers():

@@ -21,6 +21,7 @@ from kproto.errors import (
 )
 from kproto.log import AppendOrigin, LogConfig, UnifiedLog
 from kproto.log.index import TimestampOffset
+from kproto.log.validator import RecordValidationError
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
@@ -214,8 +215,12 @@ def test_append_rejects_oversized_keyless_and_control(tmp_path):
     with pytest.raises(MessageTooLargeError, match="is 90 bytes which exceeds the maximum configured value of 89"):
         log.append(one_batch(0))
     log.update_config(LogConfig.from_props({"cleanup.policy": "compact"}))
-    with pytest.raises(InvalidRecordError, match="Compacted topic cannot accept message without key"):
-        log.append(build_record_batch([NewRecord(None, b"v", (), 1)]))
+    # LogValidator.validateKey: a per-record error, reported with its batch index
+    with pytest.raises(RecordValidationError, match="rejected due to 1 record errors") as e:
+        log.append(build_record_batch([NewRecord(b"k", b"v", (), 1), NewRecord(None, b"v", (), 1)]))
+    assert e.value.error_code == ErrorCode.INVALID_RECORD
+    assert e.value.record_errors == [(1, "Compacted topic cannot accept message without key in topic "
+                                         "partition t-0.")]
     marker = build_control_batch(1, producer_id=3, producer_epoch=0)
     with pytest.raises(InvalidRecordError, match="Clients are not allowed to write control records"):
         log.append(marker)
@@ -225,10 +230,11 @@ def test_append_rejects_oversized_keyless_and_control(tmp_path):
 def test_timestamp_bounds(tmp_path):
     log = make_log(tmp_path, Clock(10_000), message_timestamp_before_max_ms=1000,
                    message_timestamp_after_max_ms=500)
-    with pytest.raises(KafkaError, match=r"Timestamp 8999 of message with offset 0 is out of range. "
-                                         r"The timestamp should be within \[9000, 10500\]") as e:
+    with pytest.raises(RecordValidationError, match="rejected due to invalid timestamp") as e:
         log.append(one_batch(0, ts=8999))
     assert e.value.error_code == ErrorCode.INVALID_TIMESTAMP
+    assert e.value.record_errors == [(0, "Timestamp 8999 of message with offset 0 is out of range. "
+                                         "The timestamp should be within [9000, 10500]")]
     assert log.append(one_batch(0, ts=9000)) == (0, 0, -1)
     assert log.append(one_batch(1, ts=10500)) == (1, 1, -1)
 
@@ -351,7 +357,9 @@ def test_roll_on_segment_bytes(tmp_path):
         log.append(one_batch(i))
     # Rolls when size > 300 - 90: after 3 batches.
     assert [(s.base_offset, s.size) for s in log.segments] == [(0, 270), (3, 270), (6, 90)]
-    assert files(log) == [f"{b:020d}{s}" for b in (0, 3, 6) for s in (".index", ".log", ".timeindex")]
+    # each roll takes a producer snapshot at the new base offset (UnifiedLog.roll)
+    assert files(log) == sorted([f"{b:020d}{s}" for b in (0, 3, 6) for s in (".index", ".log", ".timeindex")]
+                                + ["00000000000000000003.snapshot", "00000000000000000006.snapshot"])
     # Rolled segments were trimmed and flushed: the recovery point is the last roll.
     assert os.path.getsize(log.dir / "00000000000000000000.index") == 0
     assert log.recovery_point == 6

@@ -43,9 +43,12 @@ def test_topics_configs_persist_and_apply(tmp_path):
         mgr.create_topic("orders", 1)
     with pytest.raises(InvalidConfigError, match="Unknown topic config name: nope"):
         mgr.create_topic("other", 1, {"nope": "1"})
-    with pytest.raises(KafkaError, match="contains a character other than") as e:
+    with pytest.raises(KafkaError) as e:
         mgr.create_topic("bad/name", 1)
     assert e.value.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    # Topic.validate's text (clients/.../common/internals/Topic.java, detectInvalidTopic)
+    assert str(e.value) == ("Topic name is invalid: 'bad/name' contains one or more characters other than "
+                            "ASCII alphanumerics, '.', '_' and '-'")
     assert mgr.topics() == {"orders"}
     mgr.set_topic_config("orders", {"segment.bytes": "270"})
     assert mgr.get_log("orders", 1).config.segment_bytes == 270
@@ -99,3 +102,46 @@ def test_background_passes(tmp_path):
     assert mgr.flush_dirty_logs(now=49) == 0
     assert mgr.flush_dirty_logs(now=50) == 1 and log.recovery_point == 3
     assert mgr.cleanup_logs(now=1111) == 1 and log.log_start_offset == 2
+
+
+@pytest.mark.parametrize("existing, new", [("a.b", "a_b"), ("a_b", "a.b"), ("foo_bar", "foo.bar"),
+                                           ("woo.bar.foo", "woo.bar_foo")])
+def test_topic_names_colliding_on_dot_and_underscore_are_refused(tmp_path, existing, new):
+    # ReplicationControlManager.validateNewTopicNames; texts from ReplicationControlManagerTest
+    mgr = LogManager(tmp_path / "data", clock=Clock())
+    mgr.create_topic(existing, 1)
+    with pytest.raises(KafkaError) as e:
+        mgr.create_topic(new, 1)
+    assert e.value.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert str(e.value) == f"Topic '{new}' collides with existing topic: {existing}"
+    with pytest.raises(TopicAlreadyExistsError):     # the same name: already exists, not a collision
+        mgr.create_topic(existing, 1)
+    assert mgr.topics() == {existing}
+
+
+@pytest.mark.parametrize("topic", ["__consumer_offsets", "__transaction_state"])
+def test_internal_topics_are_created_only_by_the_broker(tmp_path, topic):
+    mgr = LogManager(tmp_path / "data", clock=Clock())
+    with pytest.raises(KafkaError, match=f"^Creation of internal topic {topic} is prohibited.$") as e:
+        mgr.create_topic(topic, 1)
+    assert e.value.error_code == ErrorCode.INVALID_REQUEST and not mgr.has_topic(topic)
+    assert len(mgr.create_topic(topic, 3, internal=True)) == 3
+    with pytest.raises(KafkaError, match="is a kafka internal topic and is not allowed to be marked for deletion"):
+        mgr.check_not_internal(topic, "delete")
+
+
+def test_validate_only_creates_nothing(tmp_path):
+    mgr = LogManager(tmp_path / "data", clock=Clock())
+    assert mgr.create_topic("t", 2, {"segment.bytes": "1000"}, validate_only=True) == []
+    assert not mgr.has_topic("t") and not (tmp_path / "data" / "t-0").exists()
+    with pytest.raises(KafkaError, match="Number of partitions was set to an invalid non-positive value."):
+        mgr.create_topic("t", 0, validate_only=True)
+
+
+def test_a_topic_past_the_controllers_batch_limit_is_a_policy_violation(tmp_path):
+    # QuorumController.MAX_RECORDS_PER_USER_OP = 10000 records: the topic, its partitions, its configs
+    mgr = LogManager(tmp_path / "data", clock=Clock())
+    with pytest.raises(KafkaError, match="^Unable to perform excessively large batch operation.$") as e:
+        mgr.create_topic("huge", 10_000)
+    assert e.value.error_code == ErrorCode.POLICY_VIOLATION and not mgr.has_topic("huge")
+    assert mgr.create_topic("big", 9_999, validate_only=True) == []

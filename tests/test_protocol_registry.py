@@ -16,18 +16,58 @@ from kproto.schemas import build, protocol as P
 from kproto.schemas.protocol import header as H
 from kproto.schemas.message import ArrayOf, Field, MalformedMessageError, Struct
 
-# The supported-range table of the hand-off note: (min, max, first flexible).
+# Every API key and version Kafka has defined: (min, max, first flexible).
+# Old versions from apache/kafka trunk of 2024-10 (before KIP-896 dropped them),
+# new ones from Kafka 4.x as bundled by kafka-python 3.0.12 and kio 0.6.5.
 RANGES = {
-    0: ("Produce", 0, 10, 9), 1: ("Fetch", 0, 16, 12), 2: ("ListOffsets", 0, 11, 6),
-    3: ("Metadata", 0, 13, 9), 8: ("OffsetCommit", 0, 9, 8), 9: ("OffsetFetch", 0, 9, 6),
-    10: ("FindCoordinator", 0, 6, 3), 11: ("JoinGroup", 0, 7, 6), 12: ("Heartbeat", 0, 4, 4),
-    13: ("LeaveGroup", 0, 5, 4), 14: ("SyncGroup", 0, 5, 4), 15: ("DescribeGroups", 0, 6, 5),
-    16: ("ListGroups", 0, 5, 3), 18: ("ApiVersions", 0, 4, 3), 19: ("CreateTopics", 0, 7, 5),
-    20: ("DeleteTopics", 0, 6, 4), 22: ("InitProducerId", 0, 4, 2),
-    23: ("OffsetForLeaderEpoch", 0, 4, 4), 32: ("DescribeConfigs", 0, 4, 4),
-    33: ("AlterConfigs", 0, 2, 2), 37: ("CreatePartitions", 0, 3, 2), 42: ("DeleteGroups", 0, 2, 2),
-    44: ("IncrementalAlterConfigs", 0, 1, 1), 60: ("DescribeCluster", 0, 2, 0),
-    71: ("GetTelemetrySubscriptions", 0, 0, 0), 72: ("PushTelemetry", 0, 0, 0),
+    0: ("Produce", 0, 13, 9), 1: ("Fetch", 0, 18, 12), 2: ("ListOffsets", 0, 11, 6),
+    3: ("Metadata", 0, 13, 9), 4: ("LeaderAndIsr", 0, 7, 4), 5: ("StopReplica", 0, 4, 2),
+    6: ("UpdateMetadata", 0, 8, 6), 7: ("ControlledShutdown", 0, 3, 3),
+    8: ("OffsetCommit", 0, 10, 8), 9: ("OffsetFetch", 0, 10, 6), 10: ("FindCoordinator", 0, 6, 3),
+    11: ("JoinGroup", 0, 9, 6), 12: ("Heartbeat", 0, 4, 4), 13: ("LeaveGroup", 0, 5, 4),
+    14: ("SyncGroup", 0, 5, 4), 15: ("DescribeGroups", 0, 6, 5), 16: ("ListGroups", 0, 5, 3),
+    17: ("SaslHandshake", 0, 1, None), 18: ("ApiVersions", 0, 4, 3), 19: ("CreateTopics", 0, 7, 5),
+    20: ("DeleteTopics", 0, 6, 4), 21: ("DeleteRecords", 0, 2, 2), 22: ("InitProducerId", 0, 6, 2),
+    23: ("OffsetForLeaderEpoch", 0, 4, 4), 24: ("AddPartitionsToTxn", 0, 5, 3),
+    25: ("AddOffsetsToTxn", 0, 4, 3), 26: ("EndTxn", 0, 5, 3), 27: ("WriteTxnMarkers", 0, 2, 1),
+    28: ("TxnOffsetCommit", 0, 5, 3), 29: ("DescribeAcls", 0, 3, 2), 30: ("CreateAcls", 0, 3, 2),
+    31: ("DeleteAcls", 0, 3, 2), 32: ("DescribeConfigs", 0, 4, 4), 33: ("AlterConfigs", 0, 2, 2),
+    34: ("AlterReplicaLogDirs", 0, 2, 2), 35: ("DescribeLogDirs", 0, 5, 2),
+    36: ("SaslAuthenticate", 0, 2, 2), 37: ("CreatePartitions", 0, 3, 2),
+    38: ("CreateDelegationToken", 0, 3, 2), 39: ("RenewDelegationToken", 0, 2, 2),
+    40: ("ExpireDelegationToken", 0, 2, 2), 41: ("DescribeDelegationToken", 0, 3, 2),
+    42: ("DeleteGroups", 0, 2, 2), 43: ("ElectLeaders", 0, 2, 2),
+    44: ("IncrementalAlterConfigs", 0, 1, 1), 45: ("AlterPartitionReassignments", 0, 1, 0),
+    46: ("ListPartitionReassignments", 0, 0, 0), 47: ("OffsetDelete", 0, 0, None),
+    48: ("DescribeClientQuotas", 0, 1, 1), 49: ("AlterClientQuotas", 0, 1, 1),
+    50: ("DescribeUserScramCredentials", 0, 0, 0), 51: ("AlterUserScramCredentials", 0, 0, 0),
+    52: ("Vote", 0, 2, 0), 53: ("BeginQuorumEpoch", 0, 1, 1), 54: ("EndQuorumEpoch", 0, 1, 1),
+    55: ("DescribeQuorum", 0, 2, 0), 56: ("AlterPartition", 0, 3, 0),
+    57: ("UpdateFeatures", 0, 2, 0), 58: ("Envelope", 0, 0, 0), 59: ("FetchSnapshot", 0, 1, 0),
+    60: ("DescribeCluster", 0, 2, 0), 61: ("DescribeProducers", 0, 0, 0),
+    62: ("BrokerRegistration", 0, 4, 0), 63: ("BrokerHeartbeat", 0, 2, 0),
+    64: ("UnregisterBroker", 0, 0, 0), 65: ("DescribeTransactions", 0, 0, 0),
+    66: ("ListTransactions", 0, 2, 0), 67: ("AllocateProducerIds", 0, 0, 0),
+    68: ("ConsumerGroupHeartbeat", 0, 1, 0), 69: ("ConsumerGroupDescribe", 0, 1, 0),
+    70: ("ControllerRegistration", 0, 0, 0), 71: ("GetTelemetrySubscriptions", 0, 0, 0),
+    72: ("PushTelemetry", 0, 0, 0), 73: ("AssignReplicasToDirs", 0, 0, 0),
+    74: ("ListConfigResources", 0, 1, 0), 75: ("DescribeTopicPartitions", 0, 0, 0),
+    76: ("ShareGroupHeartbeat", 0, 1, 0), 77: ("ShareGroupDescribe", 0, 1, 0),
+    78: ("ShareFetch", 0, 2, 0), 79: ("ShareAcknowledge", 0, 2, 0), 80: ("AddRaftVoter", 0, 1, 0),
+    81: ("RemoveRaftVoter", 0, 0, 0), 82: ("UpdateRaftVoter", 0, 0, 0),
+    83: ("InitializeShareGroupState", 0, 0, 0), 84: ("ReadShareGroupState", 0, 0, 0),
+    85: ("WriteShareGroupState", 0, 1, 0), 86: ("DeleteShareGroupState", 0, 0, 0),
+    87: ("ReadShareGroupStateSummary", 0, 1, 0), 88: ("StreamsGroupHeartbeat", 0, 0, 0),
+    89: ("StreamsGroupDescribe", 0, 0, 0), 90: ("DescribeShareGroupOffsets", 0, 1, 0),
+    91: ("AlterShareGroupOffsets", 0, 0, 0), 92: ("DeleteShareGroupOffsets", 0, 0, 0),
+}
+
+# What kproto's broker answers (its ApiVersions), per the ledgers.
+SERVED = {
+    0: (0, 10), 1: (0, 12), 2: (0, 8), 3: (0, 12), 8: (0, 9), 9: (0, 9), 10: (0, 6), 11: (0, 7),
+    12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 4), 19: (0, 7), 20: (0, 6),
+    22: (0, 4), 32: (0, 4), 33: (0, 2), 37: (0, 3), 42: (0, 2), 44: (0, 1), 60: (0, 1),
+    17: (0, 1), 36: (0, 2), 29: (0, 3), 30: (0, 3), 31: (0, 3), 50: (0, 0), 51: (0, 0),   # security (h17)
 }
 
 
@@ -35,6 +75,15 @@ def test_ranges():
     got = {k: (s.name, s.min_version, s.max_version, s.flexible_from) for k, s in P.API_KEYS.items()}
     assert got == RANGES
     assert list(P.API_KEYS) == sorted(P.API_KEYS)
+
+
+def test_served_ranges_are_what_the_handlers_declare():
+    """The registry's ``served`` and the server's handler table (what ApiVersions
+    advertises) say the same, group APIs included."""
+    from kproto.server import handlers
+    assert P.served_versions() == SERVED
+    declared = {k: (lo, hi) for k, (_, lo, hi) in handlers.table().items()}
+    assert declared == SERVED
 
 
 def test_every_module_is_registered_once():
@@ -81,7 +130,8 @@ def test_every_field_is_documented():
 def test_header_versions(spec):
     for v in range(spec.min_version, spec.max_version + 3):  # past max too (KIP-511)
         flexible = spec.flexible_from is not None and v >= spec.flexible_from
-        assert P.request_header_version(spec.key, v) == (2 if flexible else 1)
+        legacy = spec.name == "ControlledShutdown" and v == 0   # the one header v0 body
+        assert P.request_header_version(spec.key, v) == (0 if legacy else 2 if flexible else 1)
         expected = 1 if flexible and spec.name != "ApiVersions" else 0
         assert P.response_header_version(spec.key, v) == expected
 
@@ -168,12 +218,13 @@ def test_kip511_unsupported_version_answer():
 
 def test_highest_common_version():
     assert P.highest_common_version(3, 0, 12) == 12
-    assert P.highest_common_version(1, 4, 17) == 16
+    assert P.highest_common_version(1, 4, 17) == 17
+    assert P.highest_common_version(1, 4, 99) == 18
     assert P.highest_common_version(18, 0, 3) == 3
     with pytest.raises(UnsupportedVersionError):
-        P.highest_common_version(0, 11, 13)
+        P.highest_common_version(0, 14, 15)
     with pytest.raises(InvalidRequestError):
-        P.highest_common_version(68, 0, 1)
+        P.highest_common_version(93, 0, 1)
 
 
 def test_unknown_tags_are_kept_and_written_back():
@@ -234,9 +285,9 @@ def test_unknown_key_and_unsupported_versions():
     with pytest.raises(UnsupportedVersionError):
         P.decode_request(bytes.fromhex("0003" "0063" "00000001" "ffff" "00"))
     with pytest.raises(UnsupportedVersionError):
-        P.encode_request(0, 11, 1, None, {})
+        P.encode_request(0, 14, 1, None, {})
     with pytest.raises(UnsupportedVersionError):
-        P.decode_response(1, 17, b"")
+        P.decode_response(1, 19, b"")
     with pytest.raises(UnsupportedVersionError):
         P.API_KEYS[3].request(-1)
     with pytest.raises(MalformedMessageError):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,7 +13,7 @@ from kproto.compression import CompressionType
 from kproto.records import NewRecord, build_message_set, build_record_batch, iter_batches
 from tests.codec_check import assert_codec, fast_decode
 
-FIXTURES = Path(__file__).parent / "fixtures" / "records"
+from kproto.conformance import RECORDS_DIR as FIXTURES  # the corpus ships in the package
 FIXTURE_NAMES = sorted(p.stem for p in FIXTURES.glob("*.bin"))
 CODECS = list(CompressionType)
 

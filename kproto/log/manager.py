@@ -29,17 +29,25 @@ import shutil
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from kproto.errors import ErrorCode, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from kproto.errors import (
+    ErrorCode, InvalidRequestError, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError,
+)
 from kproto.log import checkpoint as ckpt
 from kproto.log.cleaner import LogCleaner
 from kproto.log.config import LogConfig
-from kproto.log.log import Clock, UnifiedLog, parse_topic_partition, wall_clock_ms
+from kproto.log.log import Clock, KafkaStorageError, UnifiedLog, parse_topic_partition, wall_clock_ms
 
 TOPIC_CONFIGS_FILE = "topic-configs.json"
 PARTITION_METADATA_FILE = "partition.metadata"
 MAX_TOPIC_NAME_LENGTH = 249
+# QuorumController.MAX_RECORDS_PER_USER_OP: one topic record, one per partition and
+# one per config must fit, else POLICY_VIOLATION (EventHandlerExceptionInfo's text).
+MAX_RECORDS_PER_USER_OP = 10000
+EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
+# Topic.INTERNAL_TOPICS: written by the broker's coordinators only.
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 
 TopicPartition = tuple[str, int]
@@ -75,18 +83,34 @@ def _read_partition_metadata(dir: Path) -> uuid.UUID | None:
                                           file=str(dir / PARTITION_METADATA_FILE)) from None
 
 
+def topic_name_problem(topic: str) -> str | None:
+    """Why ``topic`` is not a legal name, in Topic.detectInvalidTopic's words; None if it is."""
+    if not topic:
+        return "the empty string is not allowed"
+    if topic in (".", ".."):
+        return f"'{topic}' is not allowed"
+    if len(topic) > MAX_TOPIC_NAME_LENGTH:
+        return f"the length of '{topic}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    if not _LEGAL_TOPIC.fullmatch(topic):
+        return f"'{topic}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
+
+
 def validate_topic_name(topic: str) -> None:
     """org.apache.kafka.common.internals.Topic.validate."""
-    if not topic:
-        raise InvalidTopicError("Topic name is illegal, it can't be empty")
-    if topic in (".", ".."):
-        raise InvalidTopicError('Topic name cannot be "." or ".."')
-    if len(topic) > MAX_TOPIC_NAME_LENGTH:
-        raise InvalidTopicError(f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} "
-                                f"characters, topic name: {topic}")
-    if not _LEGAL_TOPIC.fullmatch(topic):
-        raise InvalidTopicError(f'Topic name "{topic}" is illegal, it contains a character other than '
-                                f"ASCII alphanumerics, '.', '_' and '-'")
+    problem = topic_name_problem(topic)
+    if problem is not None:
+        raise InvalidTopicError(f"Topic name is invalid: {problem}")
+
+
+def is_internal(topic: str) -> bool:
+    """Topic.isInternal."""
+    return topic in INTERNAL_TOPICS
+
+
+def unify_collision_chars(topic: str) -> str:
+    """Topic.unifyCollisionChars: '.' and '_' clash in metric names."""
+    return topic.replace(".", "_")
 
 
 class LogManager:
@@ -218,8 +242,7 @@ class LogManager:
     def get_or_create_log(self, topic: str, partition: int) -> UnifiedLog:
         with self._lock:
             log = self._logs.get((topic, partition))
-            if log is None:
-                validate_topic_name(topic)
+            if log is None:         # a new topic's names were checked by create_topic
                 log = UnifiedLog.open(self.data_dir / f"{topic}-{partition}", self.topic_config(topic),
                                       clock=self.clock)
                 self._logs[(topic, partition)] = log
@@ -229,19 +252,54 @@ class LogManager:
                                       f"version: 0\ntopic_id: {format_topic_id(self.topic_id(topic))}")   # no newline, as Kafka
             return log
 
-    def create_topic(self, topic: str, partitions: int,
-                     overrides: Mapping[str, Any] | None = None) -> list[UnifiedLog]:
-        """Validate the name and configs (InvalidTopicError, InvalidConfigError),
-        persist the overrides, create ``partitions`` empty logs."""
+    def create_topic(self, topic: str, partitions: int, overrides: Mapping[str, Any] | None = None, *,
+                     internal: bool = False, validate_only: bool = False,
+                     check_placement: Callable[[], None] | None = None) -> list[UnifiedLog]:
+        """Every check a new topic passes, in the KRaft controller's order and
+        words (ReplicationControlManager.createTopics): its name (InvalidTopicError),
+        not internal unless the broker itself creates it (``internal``), no
+        '.'/'_' collision, not existing, its configs (InvalidConfigError), a
+        positive partition count; then the caller's ``check_placement``
+        (replicas); then the overrides persisted and ``partitions`` empty logs
+        created, unless ``validate_only``."""
         validate_topic_name(topic)
-        if partitions < 1:
-            raise KafkaError("Number of partitions must be larger than 0.",
-                             error_code=ErrorCode.INVALID_PARTITIONS)
+        if is_internal(topic) and not internal:
+            # Kafka's text for __cluster_metadata (ControllerApis.createTopics): the
+            # coordinators size their topics from broker config, never from a client.
+            raise InvalidRequestError(f"Creation of internal topic {topic} is prohibited.")
         with self._lock:
             if self.has_topic(topic):
                 raise TopicAlreadyExistsError(f"Topic '{topic}' already exists.")
+            unified = unify_collision_chars(topic)
+            clash = next((t for t in sorted(self._partition_counts) if unify_collision_chars(t) == unified), None)
+            if clash is not None:
+                raise InvalidTopicError(f"Topic '{topic}' collides with existing topic: {clash}")
+            LogConfig.from_props(overrides or {}, base=self.default_config)
+            if partitions < 1:
+                raise KafkaError("Number of partitions was set to an invalid non-positive value.",
+                                 error_code=ErrorCode.INVALID_PARTITIONS)
+            if 1 + partitions + len(overrides or {}) > MAX_RECORDS_PER_USER_OP:
+                raise KafkaError(EXCESSIVE_BATCH, error_code=ErrorCode.POLICY_VIOLATION)
+            if check_placement is not None:
+                check_placement()
+            if validate_only:
+                return []
             self.set_topic_config(topic, overrides or {})
-            return [self.get_or_create_log(topic, p) for p in range(partitions)]
+            try:
+                return [self.get_or_create_log(topic, p) for p in range(partitions)]
+            except OSError as e:     # out of file descriptors or space: this topic fails, the broker serves on
+                raise KafkaStorageError(f"Error while creating topic {topic} in dir {self.data_dir}: {e}") from e
+
+    def check_not_internal(self, topic: str, action: str) -> None:
+        """Deleting an internal topic or changing its partition count breaks its
+        coordinator: refused with TopicCommand's words (Kafka 2.8, which checked
+        client side; kproto checks where every client passes)."""
+        if not is_internal(topic):
+            return
+        if action == "delete":
+            raise InvalidRequestError(f"Topic {topic} is a kafka internal topic and is not allowed to be "
+                                      "marked for deletion.")
+        raise InvalidRequestError(f"The number of partitions for the internal topic {topic} cannot be changed.")
 
     def delete_log(self, topic: str, partition: int) -> None:
         """Rename the directory ``<topic>-<p>.<uuid>-delete`` (so a crash mid-way

@@ -25,7 +25,7 @@ import enum
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from crc32c import crc32c
 
@@ -33,7 +33,7 @@ from kproto import schemas
 from kproto.codegen import header_struct
 from kproto.compression import CompressionType
 from kproto.errors import (
-    CorruptMessageError, DecodeError, ErrorCode, InvalidRecordError, KafkaError,
+    CorruptMessageError, DecodeError, DecompressionError, ErrorCode, InvalidRecordError, KafkaError,
     MessageTooLargeError,
 )
 from kproto.log.config import LONG_MAX, LogConfig
@@ -81,6 +81,36 @@ class InvalidTimestampError(KafkaError):
 
 class RecordBatchTooLargeError(KafkaError):
     error_code = ErrorCode.RECORD_LIST_TOO_LARGE
+
+
+class RecordValidationError(KafkaError):
+    """Kafka's RecordValidationException: records rejected one by one; the
+    Produce response carries ``record_errors`` (batch index, message) and this
+    error's text as ``error_message``."""
+
+    def __init__(self, message: str, record_errors: list[tuple[int, str]], *, error_code: ErrorCode) -> None:
+        super().__init__(message, error_code=error_code)
+        self.record_errors = record_errors
+
+    @classmethod
+    def of(cls, errors: list[tuple[int, str, bool]]) -> "RecordValidationError":
+        """LogValidator.processRecordErrors: INVALID_TIMESTAMP if any timestamp failed."""
+        record_errors = [(i, text) for i, text, _ in errors]
+        if any(is_time for _, _, is_time in errors):
+            return cls("One or more records have been rejected due to invalid timestamp", record_errors,
+                       error_code=ErrorCode.INVALID_TIMESTAMP)
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{text}')" for i, text in record_errors[:3])
+        return cls(f"One or more records have been rejected due to {len(errors)} record errors in total, "
+                   f"and only showing the first three errors at most: [{shown}]", record_errors,
+                   error_code=ErrorCode.INVALID_RECORD)
+
+
+def _record_text(record: Any) -> str:
+    """DefaultRecord.toString, for messages naming a record."""
+    key = "null" if record.key is None else len(record.key)
+    value = "null" if record.value is None else len(record.value)
+    return (f"DefaultRecord(offset={record.offset}, timestamp={record.timestamp}, key={key} bytes, "
+            f"value={value} bytes)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,21 +215,47 @@ class _Validator:
                        CompressionType.NONE if target == "uncompressed" else CompressionType.from_name(target))
 
     def _records(self, batch: Batch) -> list:
-        try:
-            return batch.records()
-        except DecodeError as e:
-            raise CorruptMessageError(f"Record is corrupt in the append to {self.tp}: {e}") from e
+        """Every record of the batch, decompressed and decoded (through the C
+        decoder when built): lengths, varints, headers and the record count are
+        checked on the way. A codec that fails is CORRUPT_MESSAGE; records that
+        do not fit their structure are INVALID_RECORD, as Kafka's DefaultRecord
+        reader answers."""
+        return self._read(batch.records)
 
-    def _check_record(self, record: Any, batch_is_control: bool, timestamp_type: int) -> None:
-        if self.config.compact and not batch_is_control and record.key is None:
-            raise InvalidRecordError(
-                f"Compacted topic cannot accept message without key in topic partition {self.tp}.")
-        ts = record.timestamp
-        if timestamp_type == TimestampType.CREATE_TIME and ts != NO_TIMESTAMP and \
-                (ts - self.now > self.after or self.now - ts > self.before):
-            raise InvalidTimestampError(
-                f"Timestamp {ts} of message with offset {record.offset} is out of range. The timestamp "
-                f"should be within [{self.now - self.before}, {self.now + self.after}]")
+    def _read(self, reader: Callable[[], Any]) -> Any:
+        try:
+            return reader()
+        except DecompressionError as e:
+            raise CorruptMessageError(f"Record is corrupt in the append to {self.tp}: {e}") from e
+        except DecodeError as e:
+            raise InvalidRecordError(f"Found invalid record structure in topic partition {self.tp}: {e}") from e
+
+    def _check_records(self, batch: Batch, records: list) -> None:
+        """LogValidator.validateRecord over the batch: all errors collected, then
+        one RecordValidationError (INVALID_TIMESTAMP if any timestamp failed)."""
+        errors: list[tuple[int, str, bool]] = []
+        check_keys = self.config.compact and not getattr(batch, "is_control", False)
+        check_time = self.before != LONG_MAX or self.after != LONG_MAX
+        create_time = not self.config.log_append_time
+        lat_batch = batch.timestamp_type == TimestampType.LOG_APPEND_TIME
+        if not (check_keys or check_time or lat_batch):
+            return
+        for i, record in enumerate(records):
+            if check_keys and record.key is None:
+                errors.append((i, "Compacted topic cannot accept message without key in topic "
+                                  f"partition {self.tp}.", False))
+                continue
+            ts = record.timestamp
+            if create_time and ts != NO_TIMESTAMP:
+                if check_time and (self.now - ts > self.before or ts - self.now > self.after):
+                    errors.append((i, f"Timestamp {ts} of message with offset {record.offset} is out of "
+                                      f"range. The timestamp should be within [{self.now - self.before}, "
+                                      f"{self.now + self.after}]", True))
+            elif lat_batch:
+                errors.append((i, f"Invalid timestamp type in message {_record_text(record)}. Producer "
+                                  "should not set timestamp type to LogAppendTime.", True))
+        if errors:
+            raise RecordValidationError.of(errors)
 
     def batch(self, batch: Batch, offset: int) -> tuple[bytes, int, int]:
         """(bytes to write, records, max timestamp) for one batch at ``offset``."""
@@ -231,18 +287,26 @@ class _Validator:
                                          f"with producerId {batch.producer_id}{where}")
         span = batch.last_offset_delta + 1           # offsets the batch takes
         lat = self.config.log_append_time
-        if self._header_only(batch):
-            # Nothing asks for a record: assign offsets in the header and keep
-            # the producer's max timestamp, never decoding the records.
-            return self._stamp_v2(batch, offset, batch.max_timestamp, lat), span, (
-                self.now if lat else batch.max_timestamp)
+        # Every record is read, whatever the topic asks (Kafka's LogValidator):
+        # a batch with a valid CRC can still hold garbage. In place, the C walk
+        # reads them without building any; the full decode runs only to
+        # recompress or to word the error for a record the walk flagged.
+        in_place = self.target is None or self.target == batch.compression or batch.is_control
+        walk = self._read(batch.walk) if in_place else None
+        if walk is not None and self._walk_is_clean(batch, walk):
+            max_ts = batch.max_timestamp
+            if batch.compression and not lat:
+                max_ts = walk.max_timestamp
+            return self._stamp_v2(batch, offset, max_ts, lat), span, self.now if lat else max_ts
         records = self._records(batch)
-        for i, r in enumerate(records):
-            if r.offset - batch.base_offset != i and self.origin == AppendOrigin.CLIENT:
-                raise InvalidRecordError(f"Inner record offset delta {r.offset - batch.base_offset} "
-                                         f"doesn't match expected {i} in the append to {self.tp}")
-            self._check_record(r, batch.is_control, batch.timestamp_type)
-        if self.target is not None and self.target != batch.compression and records and not batch.is_control:
+        if self.origin == AppendOrigin.CLIENT:
+            base = batch.base_offset
+            for i, r in enumerate(records):
+                if r.offset - base != i:
+                    raise InvalidRecordError(f"Inner record offset delta {r.offset - base} doesn't match "
+                                             f"expected {i} in topic partition {self.tp}.")
+        self._check_records(batch, records)
+        if not in_place and records:
             data = build_record_batch(
                 records, base_offset=offset, compression=self.target,
                 timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
@@ -252,14 +316,27 @@ class _Validator:
                 partition_leader_epoch=(batch.partition_leader_epoch if self.leader_epoch is None
                                         else self.leader_epoch))
             return data, span, self.now if lat else max(r.timestamp for r in records)
-        max_ts = max((r.timestamp for r in records), default=batch.max_timestamp)
+        # In place: an uncompressed batch keeps the producer's max timestamp; a
+        # compressed one gets the records' (Kafka's setMaxTimestamp after the walk).
+        max_ts = batch.max_timestamp
+        if batch.compression and records and not lat:
+            max_ts = max(r.timestamp for r in records)
         return self._stamp_v2(batch, offset, max_ts, lat), span, self.now if lat else max_ts
 
-    def _header_only(self, batch: RecordBatch) -> bool:
-        """Whether no check needs the records: no compaction (keys), no timestamp
-        bounds, no recompression."""
-        return (not self.config.compact and self.before == LONG_MAX and self.after == LONG_MAX
-                and (self.target is None or self.target == batch.compression))
+    def _walk_is_clean(self, batch: RecordBatch, walk) -> bool:
+        """Whether the walk shows nothing _check_records or the offset check would refuse."""
+        if walk.first_bad_offset_delta >= 0 and self.origin == AppendOrigin.CLIENT:
+            return False
+        if self.config.compact and walk.null_keys and not batch.is_control:
+            return False
+        if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+            return False
+        if (self.before != LONG_MAX or self.after != LONG_MAX) and batch.records_count and \
+                not self.config.log_append_time and (walk.min_timestamp == NO_TIMESTAMP or
+                                                     self.now - walk.min_timestamp > self.before or
+                                                     walk.max_timestamp - self.now > self.after):
+            return False
+        return True
 
     def _stamp_v2(self, batch: RecordBatch, offset: int, max_ts: int, lat: bool) -> bytes:
         """The batch with its base offset (and leader epoch) set; for LogAppendTime
@@ -281,8 +358,7 @@ class _Validator:
     # -- legacy ----------------------------------------------------------------------
 
     def _legacy_check(self, batch: LegacyBatch, records: list) -> None:
-        for r in records:
-            self._check_record(r, False, batch.timestamp_type)
+        self._check_records(batch, records)
 
     def _legacy_plain(self, batch: LegacyBatch, offset: int) -> tuple[bytes, int, int]:
         self._legacy_check(batch, self._records(batch))

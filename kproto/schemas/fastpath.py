@@ -95,8 +95,8 @@ def _element(t, compact: bool) -> M.Field:
     return M.Field("elem", t, flexible=None if compact else "none")
 
 
-_FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q"}
-_SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8}
+_FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "float64": "d"}
+_SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint16": 2, "float64": 8}
 
 
 class _Gen:

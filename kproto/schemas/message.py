@@ -51,7 +51,7 @@ from kproto.errors import MalformedMessageError, UnsupportedVersionError
 from kproto.schemas import primitives as P
 
 __all__ = [
-    "INT8", "INT16", "INT32", "INT64", "BOOL", "UUID", "STRING", "BYTES", "RECORDS",
+    "INT8", "INT16", "INT32", "INT64", "UINT16", "FLOAT64", "BOOL", "UUID", "STRING", "BYTES", "RECORDS",
     "ArrayOf", "Struct", "Field", "ApiSpec", "codec", "parse_versions", "MalformedMessageError",
     "MAX_VERSION", "Message", "versioned", "present_only", "carries",
 ]
@@ -105,6 +105,8 @@ INT32 = Scalar("int32", P.Int32, 0)
 INT64 = Scalar("int64", P.Int64, 0)
 BOOL = Scalar("bool", P.Boolean, False)
 UUID = Scalar("uuid", P.UUID, _uuid.UUID(int=0))
+UINT16 = Scalar("uint16", P.UInt16, 0)      # StreamsGroup endpoints' port
+FLOAT64 = Scalar("float64", P.Float64, 0.0)  # client quota values
 STRING = Sized("string", True, "")
 BYTES = Sized("bytes", False, b"")
 # Record batches stay raw bytes here; kproto.records.iter_batches decodes them.
@@ -118,7 +120,8 @@ _SIZED = {  # (text, compact, nullable) -> construct
 }
 
 _GRAMMAR_NAMES = {"int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64",
-                  "bool": "BOOLEAN", "uuid": "UUID"}
+                  "bool": "BOOLEAN", "uuid": "UUID",
+                  "uint16": "UINT16", "float64": "FLOAT64"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,7 +222,7 @@ class Field:
         return t.defaults()
 
 
-_IMMUTABLE = (int, str, bytes, type(None), _uuid.UUID)
+_IMMUTABLE = (int, float, str, bytes, type(None), _uuid.UUID)
 
 
 # --- expansion to construct ----------------------------------------------------------
@@ -410,9 +413,11 @@ def grammar(spec: Struct, version: int, flexible: bool, title: str) -> str:
 class ApiSpec:
     """One API key: its supported versions and its request/response definitions.
 
-    ``min_version..max_version`` is what kproto can encode and decode, not
-    what a broker advertises (the broker's handlers decide that, within this
-    range). ``flexible_from`` follows Kafka's open-ended ``flexibleVersions``
+    ``min_version..max_version`` is what kproto can encode and decode: every
+    version Kafka ever defined. ``served`` is the part of it kproto's broker
+    answers (None: none), which is what its ApiVersions advertises; the
+    server's handler tables declare the same ranges and a test keeps the two
+    equal. ``flexible_from`` follows Kafka's open-ended ``flexibleVersions``
     so that header versions are known even for versions past ``max_version``
     (a newer client's ApiVersions request must still be readable, KIP-511).
     """
@@ -429,6 +434,9 @@ class ApiSpec:
     flexible_response_header: bool = True
     # ApiVersions: an error-35 answer is a v0 body whatever was asked (KIP-511).
     unsupported_version_body: int | None = None
+    served: tuple[int, int] | None = None
+    # ControlledShutdown v0 is the one body with request header v0 (no client_id).
+    header_v0_through: int = -1
 
     @property
     def versions(self) -> range:
@@ -453,6 +461,8 @@ class ApiSpec:
         return codec(self.response_schema, version, self.is_flexible(version))
 
     def request_header_version(self, version: int) -> int:
+        if version <= self.header_v0_through:
+            return 0
         return 2 if self.is_flexible(version) else 1
 
     def response_header_version(self, version: int) -> int:
@@ -476,18 +486,26 @@ def present_only(spec: Struct, version: int, value):
     """``value`` with only the fields ``version`` has: the record as written,
     which is what Kafka's JSON converters print (dump-log's decoders)."""
     out = Container()
-    for f in spec.fields:
-        if not f.present(version):
-            continue
-        v = value[f.name]
-        sub = f.type.elem if isinstance(f.type, ArrayOf) else f.type
-        if isinstance(sub, Struct) and v is not None:
-            v = ([present_only(sub, version, e) for e in v] if isinstance(f.type, ArrayOf)
-                 else present_only(sub, version, v))
-        out[f.name] = v
+    for name, sub, is_array in _present_plan(spec, version):
+        v = value[name]
+        if sub is not None and v is not None:
+            v = [present_only(sub, version, e) for e in v] if is_array else present_only(sub, version, v)
+        out[name] = v
     if "_unknown" in value:
         out["_unknown"] = value["_unknown"]
     return out
+
+
+@lru_cache(maxsize=None)
+def _present_plan(spec: Struct, version: int) -> tuple[tuple[str, "Struct | None", bool], ...]:
+    """(name, nested struct or None, is array) of each field ``version`` has:
+    worked out once, as the capture decoder projects thousands of bodies."""
+    plan = []
+    for f in spec.fields:
+        if f.present(version):
+            sub = f.type.elem if isinstance(f.type, ArrayOf) else f.type
+            plan.append((f.name, sub if isinstance(sub, Struct) else None, isinstance(f.type, ArrayOf)))
+    return tuple(plan)
 
 
 class _Present(Adapter):

@@ -2,7 +2,8 @@
 
 The protocol guide's vocabulary (https://kafka.apache.org/protocol#protocol_types):
 
-    INT8..INT64, UINT32       big-endian two's complement
+    INT8..INT64, UINT32       big-endian two's complement (UINT16, UINT32 unsigned)
+    FLOAT64                   IEEE 754 binary64, big-endian
     VARINT, VARLONG           zigzag, base-128, at most 5 / 10 bytes
     UNSIGNED_VARINT           base-128, at most 5 bytes
     STRING, NULLABLE_STRING   int16 length (-1 = null), UTF-8
@@ -25,7 +26,7 @@ from __future__ import annotations
 import uuid as _uuid
 
 from construct import (
-    Construct, Flag, Float64b, Int8sb, Int16sb, Int32sb, Int32ub, Int64sb,
+    Construct, Flag, Float64b, Int8sb, Int16sb, Int16ub, Int32sb, Int32ub, Int64sb,
     IntegerError, StreamError, stream_read, stream_write,
 )
 from construct.core import ExplicitError
@@ -34,6 +35,7 @@ Int8 = Int8sb
 Int16 = Int16sb
 Int32 = Int32sb
 Int64 = Int64sb
+UInt16 = Int16ub
 UInt32 = Int32ub
 Float64 = Float64b
 Boolean = Flag

@@ -18,21 +18,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from construct import Container
 
-from kproto.errors import DecodeError, KafkaError, UnsupportedVersionError
+from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
 from kproto.log import LogManager
 from kproto.schemas import protocol
 from kproto.schemas.message import RECORDS, carries
-from kproto.schemas.primitives import Deferred
-from kproto.server import group_service
+from kproto.server import access, group_service, handlers
 from kproto.server.config import BrokerConfig
-from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, FileRegion, ResponsePart
+from kproto.server.handlers import groups as group_handlers
+from kproto.server.network import (
+    BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart, now_ms,
+)
 from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
+from kproto.server.security_service import CURRENT, SecurityService
 
 log = logging.getLogger("kproto.server")
 
@@ -44,18 +46,8 @@ RECORDS_RESPONSES = frozenset(k for k, spec in protocol.API_KEYS.items()
 Handler = Callable[["Broker", Container, Container], Awaitable[Any]]
 
 
-class RecordsRegion(Deferred):
-    """A fetch response's records, left in the segment file (sent with sendfile)."""
-
-    __slots__ = ("fd", "position", "path")
-
-    def __init__(self, fd: int, position: int, length: int, path: str) -> None:
-        super().__init__(length)
-        self.fd, self.position, self.path = fd, position, path
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
+API_VERSIONS = protocol.api_versions.API.key
+JOIN_GROUP = protocol.join_group.API.key
 
 
 class Broker:
@@ -63,7 +55,6 @@ class Broker:
 
     def __init__(self, data_dir: str | Path, config: BrokerConfig | None = None, *,
                  host: str = "127.0.0.1", port: int = 9092) -> None:
-        from kproto.server import handlers
         self.config = config or BrokerConfig.from_props()
         self.host, self.port = host, port
         self.logs = LogManager(Path(data_dir), default_config=self.config.log_defaults,
@@ -76,15 +67,17 @@ class Broker:
         # Serializes log appends (produce runs them in a worker thread; the group
         # coordinator appends under it too) and the producer-state checks around them.
         self.append_lock = threading.Lock()
-        self.handlers: dict[int, tuple[Handler, int, int]] = dict(handlers.table())
-        self.groups = None
+        self.handlers: dict[int, tuple[Handler, int, int]] = handlers.table()
+        self.groups: group_service.GroupService | None = None   # set by start(), before any request
         self._tasks: list[asyncio.Task] = []
-        self.server = BrokerServer(self.handle, max_request_size=self.config["socket.request.max.bytes"])
+        self.security = SecurityService(self.config.values, data_dir, host, port)
+        self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
+                                   on_connect=self.security.on_connect)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> tuple[str, int]:
-        host, port = await self.server.start(self.host, self.port)
+        host, port = await self.security.start(self.server)
         self.port = port
         await self._start_groups()
         self._tasks.append(asyncio.create_task(self._background()))
@@ -95,9 +88,6 @@ class Broker:
                                                  node=(self.node_id, self.host, self.port),
                                                  append_lock=self.append_lock)
         await self.groups.start()
-        for key in group_service.API_KEYS:
-            spec = protocol.API_KEYS[key]
-            self.handlers[key] = (_group_handler, spec.min_version, spec.max_version)
 
     async def close(self) -> None:
         for t in self._tasks:
@@ -135,28 +125,41 @@ class Broker:
     # -- dispatch ----------------------------------------------------------------------------
 
     async def handle(self, frame: bytes, conn: ConnectionInfo) -> list[ResponsePart] | None:
+        sec = conn.security
+        CURRENT.set(sec)
+        if sec is not None and sec.session is not None and sec.session.expects_raw_token:
+            parts = handlers.sasl.raw_token(sec, frame)
+            conn.closing = parts is None
+            return parts
         try:
             header, offset = protocol.decode_request_header(frame)
         except DecodeError as e:
             raise CloseConnection(f"unreadable request header: {e}") from None
         key, version = header.request_api_key, header.request_api_version
         conn.client_id = header.client_id
-        if key == group_service.JOIN_GROUP:     # the member's host, as DescribeGroups shows it
-            group_service.CLIENT_HOST.set(_client_host(conn.peer))
+        if key == JOIN_GROUP:     # the member's host, as DescribeGroups shows it
+            group_handlers.CLIENT_HOST.set(_client_host(conn.peer))
+        if sec is not None and sec.session is not None:
+            sec.session.check(key)      # before authentication only ApiVersions and SASL
         entry = self.handlers.get(key)
         if entry is None:
             raise CloseConnection(f"unsupported API key {key}")
         handler, lo, hi = entry
         if not lo <= version <= hi:
-            if key == 18:   # KIP-511: answer in v0 so the client can pick a version
-                body = self.api_versions_body(error_code=35)
-                return [protocol.encode_response(18, version, header.correlation_id, body)]
+            if key == API_VERSIONS:   # KIP-511: answer in v0 so the client can pick a version
+                body = self.api_versions_body(error_code=ErrorCode.UNSUPPORTED_VERSION)
+                return [protocol.encode_response(key, version, header.correlation_id, body)]
             raise CloseConnection(f"{protocol.api(key).name} v{version} is not supported (v{lo}-{hi})")
         try:
-            _, body = protocol.decode_request(frame, allow_trailing=True)
+            body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
         except (DecodeError, UnsupportedVersionError) as e:
             raise CloseConnection(f"malformed {protocol.api(key).name} v{version} request: {e}") from None
-        response = await handler(self, header, body)
+        if self.security.authorizer is not None:
+            response = await access.guarded(self, header, body, handler)
+        else:
+            response = await handler(self, header, body)
+        if sec is not None and sec.extra.get("close"):
+            conn.closing = True
         if response is None:
             return None
         return self.encode(key, version, header.correlation_id, response)
@@ -222,6 +225,11 @@ class Broker:
             return self.logs.has_topic(topic)
         return True
 
+    def endpoint(self) -> tuple[str, int]:
+        """The address clients are told (Metadata, FindCoordinator): the advertised
+        address of the listener this request came in on."""
+        return self.security.endpoint() or (self.host, self.port)
+
     def partition_count(self, topic: str) -> int:
         return self.logs.partition_count(topic)
 
@@ -235,10 +243,6 @@ def _collect_regions(value: Any, out: list[RecordsRegion]) -> None:
     elif isinstance(value, list):
         for v in value:
             _collect_regions(v, out)
-
-
-async def _group_handler(broker: Broker, header: Container, body: Container):
-    return await broker.groups.handle(header, body)
 
 
 def _client_host(peer: str) -> str:

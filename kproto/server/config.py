@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from kproto.errors import InvalidConfigError
 from kproto.log.config import LogConfig
+from kproto.security.config import SECURITY_CONFIGS, is_listener_config
 
 # Broker config -> topic config it sets the default of (KafkaConfig's TopicConfigSynonyms).
 LOG_SYNONYMS = {
@@ -46,6 +47,11 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "num.partitions": (1, int),
     "default.replication.factor": (1, int),
     "socket.request.max.bytes": (104857600, int),
+    "queued.max.request.bytes": (-1, int),
+    "connections.max.idle.ms": (600000, int),
+    "max.connections": (2**31 - 1, int),
+    "max.connections.per.ip": (2**31 - 1, int),
+    "max.connections.per.ip.overrides": ("", str),
     "offsets.topic.num.partitions": (50, int),
     "offsets.topic.replication.factor": (1, int),
     "offsets.topic.segment.bytes": (104857600, int),
@@ -61,6 +67,7 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "log.cleaner.backoff.ms": (15000, int),
     "advertised.host": ("", str),
     "advertised.port": (0, int),
+    **SECURITY_CONFIGS,     # listeners, ssl.*, sasl.*, authorizer (kproto/security/config.py)
 }
 
 
@@ -94,6 +101,8 @@ class BrokerConfig:
         for name, raw in props.items():
             if name in BROKER_CONFIGS:
                 values[name] = _typed(name, BROKER_CONFIGS[name][1], raw)
+            elif is_listener_config(name):
+                values[name] = raw
             elif name in LOG_SYNONYMS:
                 topic_props[LOG_SYNONYMS[name]] = raw
             elif name.startswith("log.retention.") and name[len("log.retention."):] in ("hours", "minutes"):

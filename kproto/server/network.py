@@ -11,6 +11,15 @@ A response is a list of parts: ``bytes``, or a ``FileRegion`` (records sent
 from a segment file with ``loop.sendfile``, never copied through Python
 objects). A malformed frame closes that connection and is logged once;
 every other connection carries on.
+
+Memory and sockets are bounded as Kafka's SocketServer bounds them
+(``Limits``): a broker-wide budget of request bytes being read or handled
+(``queued.max.request.bytes``, Kafka's MemoryPool; a frame waits, unread, for
+its share), a frame larger than the read-ahead read straight into one buffer
+of its size, ``connections.max.idle.ms`` (a connection with no request in
+progress and no traffic for that long is closed), ``max.connections`` (the
+acceptor waits for a free slot) and ``max.connections.per.ip`` with its
+per-address overrides (a connection over the limit is closed at once).
 """
 
 from __future__ import annotations
@@ -18,11 +27,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from dataclasses import dataclass
-from typing import Awaitable, Callable, Sequence
+import ssl
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Mapping, Sequence
 
-from kproto.errors import DecodeError, KprotoError
+from kproto.errors import DecodeError, KafkaError, KprotoError
 from kproto.framing import DEFAULT_MAX_FRAME, FrameError, frame_size
+from kproto.schemas.primitives import Deferred
 
 log = logging.getLogger("kproto.server")
 
@@ -43,6 +56,23 @@ class FileRegion:
     path: str = ""
 
 
+class RecordsRegion(Deferred):
+    """A response body's records left in the segment file: the encoder leaves
+    a hole of ``length`` bytes (``Deferred``), the broker turns it into a
+    ``FileRegion`` at that place in the frame."""
+
+    __slots__ = ("fd", "position", "path")
+
+    def __init__(self, fd: int, position: int, length: int, path: str) -> None:
+        super().__init__(length)
+        self.fd, self.position, self.path = fd, position, path
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds, the server's one clock for deadlines and timestamps."""
+    return time.time_ns() // 1_000_000
+
+
 ResponsePart = bytes | bytearray | memoryview | FileRegion
 # frame (without its size prefix) -> response parts (without the size prefix), or None for no response.
 Handler = Callable[[bytes, "ConnectionInfo"], Awaitable[Sequence[ResponsePart] | None]]
@@ -58,6 +88,78 @@ class ConnectionInfo:
     peer: str
     client_id: str | None = None
     closed: bool = False
+    last_active: float = 0.0        # time.monotonic() of the last byte or response
+    busy: bool = False              # a request is being handled (a long-polling fetch is not idle)
+    security: Any = None            # listener, principal, SASL state (server/security_service.py)
+    closing: bool = False           # close once this response is written (failed SASL authentication)
+
+
+INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Kafka's socket-server limits, by their config names' meaning; -1/INT_MAX: none."""
+
+    max_request_size: int = DEFAULT_MAX_FRAME          # socket.request.max.bytes
+    queued_max_request_bytes: int = -1                 # queued.max.request.bytes
+    connections_max_idle_ms: int = 600_000             # connections.max.idle.ms
+    max_connections: int = INT_MAX                     # max.connections
+    max_connections_per_ip: int = INT_MAX              # max.connections.per.ip
+    per_ip_overrides: Mapping[str, int] = field(default_factory=dict)   # max.connections.per.ip.overrides
+
+    @classmethod
+    def from_config(cls, config: Any) -> "Limits":
+        return cls(config["socket.request.max.bytes"], config["queued.max.request.bytes"],
+                   config["connections.max.idle.ms"], config["max.connections"],
+                   config["max.connections.per.ip"],
+                   parse_ip_overrides(config["max.connections.per.ip.overrides"]))
+
+    def per_ip(self, host: str) -> int:
+        return self.per_ip_overrides.get(host, self.max_connections_per_ip)
+
+
+def parse_ip_overrides(text: str) -> dict[str, int]:
+    """``host:count,host:count`` (Kafka's max.connections.per.ip.overrides)."""
+    from kproto.errors import InvalidConfigError
+    out = {}
+    for item in filter(None, (i.strip() for i in text.split(","))):
+        host, sep, count = item.rpartition(":")
+        try:
+            out[host.strip("[]")] = int(count)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise InvalidConfigError(f"Invalid value {text} for configuration max.connections.per.ip.overrides: "
+                                     "expected host:count pairs")
+    return out
+
+
+class RequestBudget:
+    """Bytes of requests being read or handled, broker-wide (Kafka's MemoryPool
+    behind queued.max.request.bytes): a frame waits for its share; one larger
+    than the whole budget waits until it is alone."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.used = 0
+        self._freed = asyncio.Condition()
+
+    async def acquire(self, size: int) -> int:
+        if self.capacity < 0:
+            return 0
+        size = min(size, self.capacity)
+        if self.used + size > self.capacity:
+            async with self._freed:
+                await self._freed.wait_for(lambda: self.used + size <= self.capacity)
+        self.used += size
+        return size
+
+    async def release(self, size: int) -> None:
+        if size:
+            self.used -= size
+            async with self._freed:
+                self._freed.notify_all()
 
 
 def response_size(parts: Sequence[ResponsePart]) -> int:
@@ -67,61 +169,159 @@ def response_size(parts: Sequence[ResponsePart]) -> int:
 class BrokerServer:
     """One acceptor, one task per connection."""
 
-    def __init__(self, handler: Handler, *, max_request_size: int = DEFAULT_MAX_FRAME) -> None:
+    def __init__(self, handler: Handler, *, max_request_size: int | None = None,
+                 limits: Limits | None = None, on_connect: Callable[..., Any] | None = None) -> None:
         self.handler = handler
-        self.max_request_size = max_request_size
-        self._server: asyncio.AbstractServer | None = None
+        self.on_connect = on_connect    # (listener, peer host, ssl object) -> ConnectionInfo.security
+        self.limits = limits or Limits()
+        if max_request_size is not None:
+            self.limits = Limits(**{**self.limits.__dict__, "max_request_size": max_request_size})
+        self.max_request_size = self.limits.max_request_size
+        self.budget: RequestBudget | None = None
+        self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[asyncio.Task] = set()
+        self._infos: dict[asyncio.Task, tuple[ConnectionInfo, asyncio.StreamWriter]] = {}
+        self._per_ip: Counter[str] = Counter()
+        self._slots: asyncio.Condition | None = None
+        self._reaper: asyncio.Task | None = None
 
-    async def start(self, host: str, port: int) -> tuple[str, int]:
-        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True,
-                                                  limit=READ_AHEAD)
-        sock = self._server.sockets[0].getsockname()
+    async def start(self, host: str, port: int, *, ssl: Any = None, listener: Any = None) -> tuple[str, int]:
+        """Accept on host:port (TLS with ``ssl``); once per listener, limits shared."""
+        if self.budget is None:
+            self.budget = RequestBudget(self.limits.queued_max_request_bytes)
+            self._slots = asyncio.Condition()
+            if self.limits.connections_max_idle_ms >= 0:
+                self._reaper = asyncio.create_task(self._close_idle())
+        server = await asyncio.start_server(lambda r, w: self._serve(r, w, listener, ssl), host, port,
+                                            reuse_address=True, limit=READ_AHEAD)
+        self._servers.append(server)
+        sock = server.sockets[0].getsockname()
         return sock[0], sock[1]
 
     async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        if self._reaper is not None:
+            self._reaper.cancel()
+            await asyncio.gather(self._reaper, return_exceptions=True)
+        for server in self._servers:
+            server.close()
+            await server.wait_closed()
         for task in list(self._connections):
             task.cancel()
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _close_idle(self) -> None:
+        """Kafka's Selector idle expiry: a connection with nothing in progress and
+        no traffic for connections.max.idle.ms is closed."""
+        idle = self.limits.connections_max_idle_ms / 1000
+        while True:
+            await asyncio.sleep(min(max(idle / 4, 0.05), 30))
+            cutoff = time.monotonic() - idle
+            for info, writer in list(self._infos.values()):
+                if not info.busy and info.last_active < cutoff and not info.closed:
+                    log.info("closing %s: idle for more than %d ms", info.peer,
+                             self.limits.connections_max_idle_ms)
+                    info.closed = True
+                    writer.transport.abort()
+
+    async def _admit(self, host: str) -> bool:
+        """A slot for a new connection: wait while the broker is at max.connections;
+        False (close it) when its address is at max.connections.per.ip."""
+        if self._per_ip[host] >= self.limits.per_ip(host):
+            log.info("closing a connection from %s: max.connections.per.ip (%d) reached", host,
+                     self.limits.per_ip(host))
+            return False
+        if len(self._connections) >= self.limits.max_connections:
+            async with self._slots:
+                await self._slots.wait_for(lambda: len(self._connections) < self.limits.max_connections)
+            if self._per_ip[host] >= self.limits.per_ip(host):
+                return False
+        return True
+
+    async def _read_frame(self, reader: asyncio.StreamReader, size: int) -> bytes:
+        """A frame of ``size`` bytes. Within the read-ahead, readexactly (one
+        copy); larger, in read-ahead steps into one buffer of its size, so the
+        stream's buffer never holds the whole frame. It is handed on as bytes
+        (the decoders take bytes; one transient copy, here rather than in each)."""
+        if size <= READ_AHEAD:
+            return await reader.readexactly(size)
+        out = bytearray(size)
+        view = memoryview(out)
+        got = 0
+        while got < size:
+            chunk = await reader.read(min(size - got, READ_AHEAD))
+            if not chunk:
+                raise asyncio.IncompleteReadError(bytes(view[:got]), size)
+            view[got:got + len(chunk)] = chunk
+            got += len(chunk)
+        view.release()
+        return bytes(out)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: Any = None,
+                     tls: Any = None) -> None:
         task = asyncio.current_task()
-        self._connections.add(task)
         peer = writer.get_extra_info("peername")
-        info = ConnectionInfo(peer=f"{peer[0]}:{peer[1]}" if peer else "?")
+        host = peer[0] if peer else "?"
+        if not await self._admit(host):
+            writer.transport.abort()
+            return
+        self._connections.add(task)
+        self._per_ip[host] += 1
+        info = ConnectionInfo(peer=f"{peer[0]}:{peer[1]}" if peer else "?", last_active=time.monotonic())
+        self._infos[task] = (info, writer)
         position = 0
+        held = 0
         try:
+            if tls is not None:     # here, not in start_server, so a failed handshake is logged (once)
+                await writer.start_tls(tls)
+            if self.on_connect is not None:
+                info.security = self.on_connect(listener, host, writer.get_extra_info("ssl_object"))
             while True:
                 # readexactly hands over each frame with one copy (no reassembly buffer of our own).
                 try:
                     prefix = await reader.readexactly(4)
                 except asyncio.IncompleteReadError as e:
-                    if e.partial:
+                    if e.partial and not info.closed:
                         log.warning("closing %s: connection closed inside a frame size", info.peer)
                     return
+                info.busy = True
                 size = frame_size(prefix, self.max_request_size, position)
-                frame = await reader.readexactly(size)
+                held = await self.budget.acquire(size)
+                frame = await self._read_frame(reader, size)
                 position += 4 + size
                 parts = await self.handler(frame, info)
+                del frame
+                await self.budget.release(held)
+                held = 0
                 if parts is not None:
                     await self._write(writer, parts)
+                if info.closing:
+                    return
+                info.busy = False
+                info.last_active = time.monotonic()
         except FrameError as e:
             log.warning("closing %s: %s", info.peer, e)
-        except (CloseConnection, DecodeError) as e:
+        except (CloseConnection, DecodeError, KafkaError) as e:
             log.warning("closing %s: %s", info.peer, e)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except ssl.SSLError as e:
+            log.warning("closing %s: TLS handshake failed: %s", info.peer, e.reason or e)
         except asyncio.CancelledError:
             pass
         except Exception:   # a handler bug must not take the broker down
             log.exception("closing %s after an internal error", info.peer)
         finally:
             info.closed = True
+            if held:
+                await self.budget.release(held)
             self._connections.discard(task)
+            self._infos.pop(task, None)
+            self._per_ip[host] -= 1
+            if not self._per_ip[host]:
+                del self._per_ip[host]
+            async with self._slots:
+                self._slots.notify_all()
             writer.close()
             try:
                 await writer.wait_closed()

@@ -11,7 +11,7 @@ JSON (``{"type":"<key version>","data":…}`` / ``{"version":"<v>","data":…}``
 ``--transaction-log-decoder`` the 2.5-3.9 text (``transaction_metadata::
 transactionalId=…``). Where Kafka iterates a Scala HashSet/HashMap (the
 partitions of a transaction, the files of the stderr summaries) the order is
-that collection's (kproto.tools.render.scala_hash_order).
+that collection's (kproto.jvm.scala_hash_order).
 
 Where kproto differs, and why:
 
@@ -77,11 +77,15 @@ from kproto import codegen
 from kproto.errors import (
     CorruptRecordError, DecodeError, IncompleteBatchError, KprotoError, UsageError,
 )
+from kproto.jvm import java_string_hash, scala_hash_order
 from kproto.records import control_record, iter_batches
 from kproto.schemas import records as S
+from kproto.schemas.cluster_metadata import cluster_metadata_record
+from kproto.schemas.internal_records import consumer_offsets_record, transaction_log_record
 from kproto.schemas.index import (
     OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE, OffsetIndexEntry, TimeIndexEntry,
 )
+from kproto.tools import dump_log_lines as L
 from kproto.tools import render as R
 from kproto.tools.main import ExitStatus
 
@@ -120,7 +124,7 @@ class _ScalaMap:
         self.values[key].append(pair)
 
     def items(self):
-        return [(k, self.values[k]) for k in R.scala_hash_order(self.puts, R.java_string_hash)]
+        return [(k, self.values[k]) for k in scala_hash_order(self.puts, java_string_hash)]
 
 
 class _Run:
@@ -182,7 +186,7 @@ class _Run:
             except (KprotoError, OSError) as e:
                 self.error(e, shown)
         self.out.flush()
-        lines = R.summary_lines(self.index_mismatches.items(), self.time_mismatches.items(),
+        lines = L.summary_lines(self.index_mismatches.items(), self.time_mismatches.items(),
                                 self.out_of_order.items(), self.not_found.items(), self.gaps.items())
         if lines:
             R.err("\n".join(lines))
@@ -260,16 +264,15 @@ class _Run:
             for a, b in printer.gaps:
                 self.gaps.prepend(R.java_absolute_path(shown), (a, b))
 
-    def _batch(self, batch, printer: R.RecordPrinter) -> DecodeError | None:
+    def _batch(self, batch, printer: L.RecordPrinter) -> DecodeError | None:
         """Print one batch (and its records, or its explanation); return the
         problem found in it, if any."""
         position = batch.position
         v2 = batch.magic == 2
-        codec_id = batch.attributes & S.CODEC_MASK
-        if codec_id >= len(R.CODEC_NAMES):
-            return CorruptRecordError(f"Unknown compression type id: {codec_id}",
-                                      position=position + (21 if v2 else 17), path="attributes")
-        codec = R.CODEC_NAMES[codec_id]
+        try:
+            codec = batch.compression.name_lower
+        except CorruptRecordError as e:
+            return e.at(position=position + (21 if v2 else 17))
         valid = batch.is_valid()
         problem = None if valid else CorruptRecordError(
             f"crc mismatch (stored {batch.crc}, computed {batch.compute_crc()})",
@@ -277,49 +280,44 @@ class _Run:
         deep, append = self.opts["deep"], self.out.append
         try:
             if self.as_json:
-                d = (R.v2_batch_json if v2 else R.legacy_batch_json)(batch, position, codec, valid)
+                d = L.batch_json(batch, position, codec, valid)
                 try:
                     if deep:
-                        recs = batch.records()
-                        d["records"] = (printer.v2_json(batch, recs) if v2
-                                        else printer.legacy_json(batch, recs, valid))
+                        d["records"] = printer.json(batch, batch.records(), valid)
                 finally:
                     append(R.jackson_json(d))
             elif self.opts["explain"]:
                 from kproto.tools.explain import explain
-                append((R.v2_batch_line if v2 else R.legacy_batch_line)(batch, position, codec, valid))
+                append(L.batch_line(batch, position, codec, valid))
                 lines, error = explain(S.RecordBatch if v2 else S.LegacyMessage, batch.data,
                                        position=position)
                 self.out.lines.extend(lines)
                 if error is not None:
                     raise error
             else:
-                append((R.v2_batch_line if v2 else R.legacy_batch_line)(batch, position, codec, valid))
+                append(L.batch_line(batch, position, codec, valid))
                 if deep:
-                    recs = batch.records()
-                    if v2:
-                        printer.v2_lines(append, batch, recs)
-                    else:
-                        printer.legacy_lines(append, batch, recs, valid)
+                    printer.lines(append, batch, batch.records(), valid)
         except DecodeError as e:
             return problem or e
         return problem
 
-    def _printer(self) -> R.RecordPrinter:
+    def _printer(self) -> L.RecordPrinter:
         opts = self.opts
         parser = None
         if opts["offsets_decoder"]:
-            parser = R.consumer_offsets_record
+            parser = consumer_offsets_record
         elif opts["transaction_log_decoder"]:
-            parser = R.transaction_log_record
+            parser = transaction_log_record
+        elif opts["cluster_metadata_decoder"]:
+            parser = cluster_metadata_record
         if parser is not None:
             parser = (R.json_parser if self.as_json else R.text_parser)(parser)
-        return R.RecordPrinter(
+        return L.RecordPrinter(
             data=opts["print_data"], skip_metadata=opts["skip_record_metadata"],
             kdec=R.plain_decoder(opts["key_decoder"] or "utf8", self.as_json),
             vdec=R.plain_decoder(opts["value_decoder"] or "utf8", self.as_json),
-            parser=parser, control_record=control_record,
-            utf8=(opts["key_decoder"] or "utf8") == "utf8" and (opts["value_decoder"] or "utf8") == "utf8")
+            parser=parser, control_record=control_record)
 
     # -- .index / .timeindex -------------------------------------------------------------
 
@@ -362,7 +360,7 @@ class _Run:
                     self.index_mismatches.prepend(abs_path, (offset, last))
                 if not opts["verify_index_only"]:
                     append(R.jackson_json({"offset": offset, "position": position}) if self.as_json
-                           else R.index_line(offset, position))
+                           else L.index_line(offset, position))
                 self.out.maybe_flush()
 
     def dump_time_index(self, arg: str, shown: str, name: str) -> None:
@@ -403,7 +401,7 @@ class _Run:
                     self.error(e.at(file=R.java_file(stem + ".log")), shown)
                 if not opts["verify_index_only"]:
                     append(R.jackson_json({"timestamp": timestamp, "offset": offset}) if self.as_json
-                           else R.time_index_line(timestamp, offset))
+                           else L.time_index_line(timestamp, offset))
                 prev = timestamp
                 self.out.maybe_flush()
 
@@ -634,6 +632,8 @@ Exit status:
               help="Decode __consumer_offsets records (Kafka 3.8+ JSON).")
 @click.option("--transaction-log-decoder", is_flag=True,
               help="Decode __transaction_state records.")
+@click.option("--cluster-metadata-decoder", is_flag=True,
+              help="Decode KRaft __cluster_metadata records.")
 @click.option("--skip-record-metadata", is_flag=True,
               help="Print only keys and payloads on record lines.")
 @click.option("--key-decoder", type=_DECODERS, is_flag=False, flag_value="utf8", default=None,
@@ -646,16 +646,17 @@ Exit status:
               help="After each batch line, an annotated hex view of the batch, field by field.")
 def dump_log(files, print_data_log, deep_iteration, verify_index_only, index_sanity_check,
              max_message_size, max_bytes, offsets_decoder, transaction_log_decoder,
-             skip_record_metadata, key_decoder, value_decoder, as_json, explain) -> None:
+             cluster_metadata_decoder, skip_record_metadata, key_decoder, value_decoder, as_json, explain) -> None:
     if as_json and explain:
         raise click.UsageError("--json and --explain cannot be combined")
     paths = [p for arg in files for p in arg.split(",") if p]
-    print_data = (print_data_log or offsets_decoder or transaction_log_decoder
+    print_data = (print_data_log or offsets_decoder or transaction_log_decoder or cluster_metadata_decoder
                   or key_decoder is not None or value_decoder is not None)
     opts = dict(print_data=print_data, deep=deep_iteration or print_data,
                 verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                 max_message_size=max_message_size, max_bytes=max_bytes,
                 offsets_decoder=offsets_decoder, transaction_log_decoder=transaction_log_decoder,
+                cluster_metadata_decoder=cluster_metadata_decoder,
                 skip_record_metadata=skip_record_metadata, key_decoder=key_decoder,
                 value_decoder=value_decoder, json=as_json, explain=explain)
     try:

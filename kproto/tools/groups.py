@@ -4,7 +4,7 @@ trunk 1eb76443) over kproto's admin client.
 Flags, output and messages are Kafka's: the column layouts and widths, the
 ``-`` for a missing value, the CSV of ``--export``, and the order Kafka prints
 rows in (several of its maps are ``java.util.HashMap``s keyed by
-TopicPartition or group id; ``render.java_hashmap_order`` reproduces that).
+TopicPartition or group id; ``kproto.jvm.java_hashmap_order`` reproduces that).
 stdout carries what Kafka prints on stdout minus its ``\\nError: ...`` lines
 and warnings: those, and Kafka's stderr notices, are one line each on stderr.
 
@@ -23,8 +23,6 @@ The consumer protocol's assignment bytes are read with
 
 from __future__ import annotations
 
-import calendar
-import csv
 import re
 import sys
 import time
@@ -32,18 +30,19 @@ from typing import Iterable
 
 import click
 
-from kproto.tools.main import OneLineCommand, UsageProblem
+from kproto.jvm import java_hashmap_order, java_string_hash, topic_partition_hash
+from kproto.tools import groups_text
+from kproto.tools.groups_args import (  # noqa: F401  (re-exported: the command's parsers)
+    GroupCommandFailed, Plan, TopicPartition, decode_assignment, parse_datetime, parse_duration_ns,
+    parse_reset_plan, parse_states, parse_topic_arg, topic_partition,
+)
+from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
 
-TopicPartition = tuple[str, int]
-Plan = dict[TopicPartition, int]
-
-EXIT_OK, EXIT_ERROR = 0, 1          # bad flags: UsageProblem, exit status 2
 ACTIONS = ("list", "describe", "delete", "reset_offsets")
 #: allResetOffsetScenarioOpts, by flag name, in the order checkArgs checks them.
 SCENARIOS = ("to-offset", "to-datetime", "by-duration", "to-earliest", "to-latest", "to-current", "shift-by",
              "from-file")
 #: ConsumerGroupState names (parse is case-insensitive), Unknown left out as Kafka's message does.
-STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty", "Assigning", "Reconciling")
 REBALANCING = frozenset({"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"})
 INACTIVE = frozenset({"Empty", "Dead"})
 CONSUMER_PROTOCOL = "consumer"
@@ -60,10 +59,6 @@ _JAVA_EXCEPTIONS = {
     "TOPIC_AUTHORIZATION_FAILED": "TopicAuthorizationException", "UNKNOWN_SERVER_ERROR": "UnknownServerException",
     "NOT_LEADER_OR_FOLLOWER": "NotLeaderOrFollowerException", "INVALID_TOPIC_EXCEPTION": "InvalidTopicException",
 }
-
-
-class GroupCommandFailed(Exception):
-    """Kafka's ``Error: Executing consumer group command failed due to <message>``; the run stops."""
 
 
 class ResetAborted(Exception):
@@ -85,133 +80,8 @@ def java_exception(code: int, message: str | None = None) -> str:
 def spec_order(names: Iterable[str]) -> list[str]:
     """The iteration order of a ``HashSet<OptionSpec>``: joptsimple hashes a
     spec as ``List.hashCode`` of its one name, ``31 + name.hashCode()``."""
-    from kproto.tools.render import java_hashmap_order, java_string_hash
     return java_hashmap_order(list(names), lambda n: 31 + java_string_hash(n))
 
-
-def parse_states(text: str) -> set[str]:
-    """consumerGroupStatesFromString: comma-separated, trimmed, case-insensitive."""
-    by_upper = {s.upper(): s for s in STATES}
-    parsed = {by_upper.get(s.strip().upper()) for s in text.split(",")}
-    if None in parsed:
-        raise UsageProblem(f"Invalid state list '{text}'. Valid states are: {', '.join(STATES)}")
-    return parsed
-
-
-def _java_split(text: str, sep: str) -> list[str]:
-    """``String.split``: trailing empty strings removed."""
-    parts = text.split(sep)
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
-
-
-def parse_topic_arg(arg: str) -> list[TopicPartition]:
-    """``topic:0,1,2`` as parseTopicsWithPartitions reads it (Kafka's messages,
-    its doubled quote included)."""
-    parts = _java_split(arg, ":")
-    if len(parts) != 2:
-        raise UsageProblem(f"Invalid topic arg '{arg}', expected topic name and partitions")
-    out = []
-    for p in _java_split(parts[1], ","):
-        if not re.fullmatch(r"[+-]?\d+", p) or not -2**31 <= int(p) < 2**31:
-            raise UsageProblem(f"Invalid partition '{p}' specified in topic arg '{arg}''")
-        out.append((parts[0], int(p)))
-    return out
-
-
-_DATETIME = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})T(\d{1,2}):(\d{1,2}):(\d{1,2})\.(\d+)"
-                       r"(Z|[+-]\d{2}(?::?\d{2})?)")
-
-
-def parse_datetime(text: str) -> int:
-    """Utils.getDateTime: ``YYYY-MM-DDTHH:mm:SS.sss`` with an optional zone
-    (UTC without one), strictly (SimpleDateFormat not lenient) -> epoch ms."""
-    if len(_java_split(text, "T")) < 2:
-        raise UsageProblem("Error: Executing consumer group command failed due to java.text.ParseException: "
-                           "Error parsing timestamp. It does not contain a 'T' according to ISO8601 format")
-    stamp = text if any(c in text.split("T", 1)[1] for c in "+-Z") else text + "Z"
-    m = _DATETIME.fullmatch(stamp)
-    bad = UsageProblem("Error: Executing consumer group command failed due to java.text.ParseException: "
-                       f'Unparseable date: "{stamp}"')
-    if not m:
-        raise bad
-    year, month, day, hour, minute, second, millis = (int(g) for g in m.groups()[:7])
-    if not (1 <= month <= 12 and 1 <= day <= calendar.monthrange(year, month)[1] and hour < 24
-            and minute < 60 and second < 60 and millis < 1000):
-        raise bad
-    zone = m.group(8)
-    offset_s = 0
-    if zone != "Z":
-        digits = zone[1:].replace(":", "")
-        offset_s = (int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60) * (1 if zone[0] == "+" else -1)
-    seconds = calendar.timegm((year, month, day, hour, minute, second)) - offset_s
-    return seconds * 1000 + millis
-
-
-_DURATION = re.compile(r"([-+]?)P(?:([-+]?\d+)D)?(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?"
-                       r"(?:([-+]?\d+)(?:[.,](\d{0,9}))?S)?)?", re.IGNORECASE)
-
-
-def parse_duration_ns(text: str) -> int:
-    """``java.time.Duration.parse`` (``PnDTnHnMn.nS``) in nanoseconds."""
-    m = _DURATION.fullmatch(text)
-    if not m or m.group(3) in ("T", "t") or not any(m.group(i) for i in (2, 4, 5, 6)):
-        raise UsageProblem("Error: Executing consumer group command failed due to "
-                           "Text cannot be parsed to a Duration")
-    days, hours, minutes, seconds = (int(m.group(i) or 0) for i in (2, 4, 5, 6))
-    nanos = int((m.group(7) or "").ljust(9, "0"))
-    if (m.group(6) or "").startswith("-"):
-        nanos = -nanos
-    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
-    total_ns = total * 1_000_000_000 + nanos
-    return -total_ns if m.group(1) == "-" else total_ns
-
-
-def decode_assignment(data: bytes) -> list[TopicPartition]:
-    """ConsumerProtocol.deserializeAssignment's partitions, deduplicated (Kafka
-    keeps a Set). A version newer than kproto's schema is read as the newest,
-    as Kafka does; empty bytes (a member awaiting SyncGroup) assign nothing."""
-    if not data:
-        return []
-    from kproto import schemas
-    from kproto.schemas.consumer_offsets import ConsumerProtocolAssignment
-    if int.from_bytes(data[:2], "big", signed=True) > 3:
-        data = b"\x00\x03" + bytes(data[2:])
-    parsed = schemas.parse(ConsumerProtocolAssignment, data).data
-    return list(dict.fromkeys((t.topic, p) for t in parsed.assigned_partitions for p in t.partitions))
-
-
-def parse_reset_plan(text: str, groups: list[str]) -> dict[str, Plan]:
-    """parseResetPlan: ``topic,partition,offset`` lines when one --group is
-    given and the first line reads that way, else ``group,topic,partition,offset``."""
-    lines = [l.rstrip("\r") for l in _java_split(text, "\n")]
-    rows = [(i, r) for i, r in enumerate(csv.reader(lines), 1) if r]
-
-    def typed(fields: list[str], n: int) -> tuple | None:
-        numbers = fields[-2:]           # partition (int) and offset (long), as Jackson binds them
-        if len(fields) != n or not all(re.fullmatch(r"[+-]?\d+", f) for f in numbers):
-            return None
-        return (*fields[:-2], int(numbers[0]), int(numbers[1]))
-
-    three = len(groups) == 1 and bool(rows) and typed(rows[0][1], 3) is not None
-    out: dict[str, Plan] = {}
-    for number, fields in rows:
-        record = typed(fields, 3 if three else 4)
-        if record is None:
-            raise GroupCommandFailed(f"Cannot read line {number} of the reset plan: {lines[number - 1]!r} "
-                                     f"(expected {'topic,partition,offset' if three else 'group,topic,partition,offset'})")
-        group, topic, partition, offset = (groups[0], *record) if three else record
-        out.setdefault(group, {})[(topic, partition)] = offset
-    return out
-
-
-def topic_partition(tp: TopicPartition) -> str:
-    """``TopicPartition.toString``."""
-    return f"{tp[0]}-{tp[1]}"
-
-
-# --- the command ---------------------------------------------------------------------
 
 EPILOG = """\b
 Exit status: 0 ok; 1 the command failed or a group could not be acted on
@@ -280,18 +150,18 @@ def groups(**opts) -> None:
         _fail(str(e))
     except ResetAborted as e:
         notice(str(e))
-        sys.exit(EXIT_ERROR)
+        sys.exit(ExitStatus.ERROR)
     except KafkaError as e:   # a request-level error: Kafka's Admin raises the matching exception
         _fail(java_exception(e.error_code, str(e)))
     except (KprotoError, OSError) as e:   # connection and protocol errors
         _fail(str(e))
     sys.stdout.flush()
-    sys.exit(EXIT_ERROR if failed else EXIT_OK)
+    sys.exit(ExitStatus.ERROR if failed else ExitStatus.OK)
 
 
 def _fail(message: str) -> None:
     error(f"Executing consumer group command failed due to {message}")
-    sys.exit(EXIT_ERROR)
+    sys.exit(ExitStatus.ERROR)
 
 
 def error(message: str) -> None:
@@ -397,7 +267,7 @@ def run(o: dict) -> bool:
     with BrokerClient(o["bootstrap_server"], config=config, timeout_s=timeout) as client:
         admin = Admin(client)
         try:
-            service = GroupService(admin, o, plan_file)
+            service = ConsumerGroupService(admin, o, plan_file)
             if o["list"]:
                 service.list_groups()
             elif o["describe"]:
@@ -411,8 +281,8 @@ def run(o: dict) -> bool:
             admin.close()
 
 
-class GroupService:
-    """ConsumerGroupService: one action over an ``Admin``. Per-group problems
+class ConsumerGroupService:
+    """ConsumerConsumerGroupService: one action over an ``Admin``. Per-group problems
     print an ``Error:`` line and set ``failed``; others raise."""
 
     def __init__(self, admin, opts: dict, plan_file: str | None = None) -> None:
@@ -441,16 +311,15 @@ class GroupService:
         return [g.group_id for g in self.consumer_groups()] if self.o["all_groups"] else list(self.o["group"])
 
     def list_groups(self) -> None:
-        from kproto.tools import render
         listed = self.consumer_groups()
         if self.o["state"] is None:
             names = [g.group_id for g in listed]
-            emit("list", names, self.o, render.groups_list_text(names))
+            emit("list", names, self.o, groups_text.groups_list_text(names))
             return
         wanted = parse_states(self.o["state"]) if self.o["state"] else None
         rows = [{"group": g.group_id, "state": g.state or "Unknown"} for g in listed]
         rows = [r for r in rows if wanted is None or r["state"] in wanted]
-        emit("list_state", rows, self.o, render.groups_list_text(rows, with_state=True))
+        emit("list_state", rows, self.o, groups_text.groups_list_text(rows, with_state=True))
 
     # -- describe -------------------------------------------------------------------
 
@@ -488,7 +357,6 @@ class GroupService:
         return state != "Dead" and rows > 0
 
     def describe_groups(self) -> None:
-        from kproto.tools import render
         ids = sorted(self.group_ids())                       # Kafka collects into a TreeMap
         described = self.describe(ids) if ids else {}
         kind = "members" if self.o["members"] else "state" if self.o["state"] is not None else "offsets"
@@ -498,19 +366,19 @@ class GroupService:
             if kind == "offsets":
                 rows = self.offset_rows(gid, d)
                 if self.should_print(gid, d.state, len(rows)):
-                    text.append(render.groups_offsets_text(rows))
+                    text.append(groups_text.groups_offsets_text(rows))
                     rows_all += rows
             elif kind == "members":
                 rows = [member_row(gid, m) for m in d.members]
                 if not self.should_print(gid, d.state, len(rows)):
                     rows = []
-                text.append(render.groups_members_text(rows, verbose=self.o["verbose"]))   # Kafka prints the header regardless
+                text.append(groups_text.groups_members_text(rows, verbose=self.o["verbose"]))   # Kafka prints the header regardless
                 rows_all += rows
             elif self.should_print(gid, d.state, 1):
                 c = self.admin.find_coordinator(gid)
                 row = {"group": gid, "coordinator": {"id": c.node_id, "host": c.host, "port": c.port},
                        "assignment_strategy": d.protocol, "state": d.state, "members": len(d.members)}
-                text.append(render.groups_state_text(row))
+                text.append(groups_text.groups_state_text(row))
                 rows_all.append(row)
         emit(kind, rows_all, self.o, "".join(text))
 
@@ -546,7 +414,6 @@ class GroupService:
 
     def delete_groups(self) -> None:
         from kproto.errors import ErrorCode
-        from kproto.tools.render import java_hashmap_order, java_string_hash
         ids = self.group_ids()
         results = self.admin.delete_groups(ids) if ids else {}
         order = java_hashmap_order(list(results), java_string_hash)      # Kafka's HashMaps of group id
@@ -570,8 +437,6 @@ class GroupService:
     def reset_offsets(self) -> None:
         from kproto.client.admin import OffsetAndMetadata
         from kproto.errors import ErrorCode
-        from kproto.tools import render
-        from kproto.tools.render import java_hashmap_order, java_string_hash
         ids = self.group_ids()
         described = self.describe(ids) if ids else {}
         plans: dict[str, Plan] = {}
@@ -592,11 +457,11 @@ class GroupService:
         ordered = {g: [(tp, plans[g][tp]) for tp in _hash_order(plans[g])]
                    for g in java_hashmap_order(list(plans), java_string_hash)}
         if self.o["export"]:
-            sys.stdout.write(render.groups_export_csv(ordered, with_group=len(self.o["group"]) != 1))
+            sys.stdout.write(groups_text.groups_export_csv(ordered, with_group=len(self.o["group"]) != 1))
             return
         rows = [{"group": g, "topic": t, "partition": p, "new_offset": o}
                 for g, entries in ordered.items() for (t, p), o in entries]
-        emit("reset", rows, self.o, render.groups_reset_text(ordered))
+        emit("reset", rows, self.o, groups_text.groups_reset_text(ordered))
 
     def partitions_to_reset(self, group: str) -> list[TopicPartition]:
         from kproto.errors import ErrorCode
@@ -703,8 +568,7 @@ class GroupService:
 
 def _hash_order(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
     """The iteration order of a Java HashMap keyed by these TopicPartitions."""
-    from kproto.tools.render import java_hashmap_order, java_topic_partition_hash
-    return java_hashmap_order(list(tps), java_topic_partition_hash)
+    return java_hashmap_order(list(tps), topic_partition_hash)
 
 
 def member_row(group: str, m) -> dict:
@@ -720,12 +584,12 @@ def member_row(group: str, m) -> dict:
 
 def emit(kind: str, rows: list, o: dict, text: str) -> None:
     """``text`` (Kafka's exact output) or ``rows`` as a table, JSON or YAML."""
-    from kproto.tools import render
+    from kproto.tools.render import structured_output
     fmt = o["output"]
     if fmt == "table":
-        render.groups_table(kind, rows)
+        groups_text.groups_table(kind, rows)
     elif fmt == "text":
         sys.stdout.write(text)
     else:
-        sys.stdout.write(render.groups_output(rows, fmt) + "\n")
+        sys.stdout.write(structured_output(rows, fmt) + "\n")
     sys.stdout.flush()

@@ -27,9 +27,9 @@ from typing import Iterable, Sequence
 import click
 
 from kproto.tools import main
+from kproto.tools.main import ExitStatus
 
 ZK_TIMEOUT_S = 5.0
-EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 3     # bad flags: UsageProblem, exit status 2
 CONSUMERS = "/consumers"
 OFFSET_PATH = re.compile(r"/consumers/([^/]+)/offsets/([^/]+)/([^/]+)")
 DECIMAL = re.compile(r"[0-9]+")
@@ -305,13 +305,13 @@ def _run(fn, *args) -> None:
     except (OffsetsError, KprotoError, OSError) as e:
         _fail(str(e))
     sys.stdout.flush()
-    sys.exit(status or EXIT_OK)
+    sys.exit(status or ExitStatus.OK)
 
 
 def _fail(message: str) -> None:
     sys.stdout.flush()
     click.echo(f"kproto: error: {message}", err=True)
-    sys.exit(EXIT_ERROR)
+    sys.exit(ExitStatus.ERROR)
 
 
 def read_zookeeper(o: dict) -> list[ZkOffset]:
@@ -375,7 +375,7 @@ def migrate(o: dict) -> int:
     emit(rows, o["output"], executed=execute, dual=o["dual_check"])
     for problem in filter(None, problems):
         click.echo(f"kproto: error: {problem}", err=True)
-    return outcome(rows, dual=o["dual_check"]) if not any(problems) else EXIT_ERROR
+    return outcome(rows, dual=o["dual_check"]) if not any(problems) else ExitStatus.ERROR
 
 
 def migrate_group(admin, group: str, rows: list[Row], execute: bool, dual: bool,
@@ -405,17 +405,17 @@ def outcome(rows: list[Row], *, dual: bool) -> int:
         differ = sum(r.action != "equal" for r in rows)
         if differ:
             _warn(f"{differ} of {len(rows)} partitions differ between ZooKeeper and Kafka")
-        return EXIT_ERROR if differ else EXIT_OK
+        return ExitStatus.ERROR if differ else ExitStatus.OK
     failed = sum(r.result not in (None, "committed") for r in rows)
     if failed:
         click.echo(f"kproto: error: {failed} of {sum(r.result is not None for r in rows)} commits "
                    "failed or did not read back (see RESULT)", err=True)
-        return EXIT_ERROR
+        return ExitStatus.ERROR
     skipped = sum(r.action.startswith("skip") for r in rows)
     if skipped:
         _warn(f"{skipped} of {len(rows)} partitions skipped (see ACTION)")
-        return EXIT_PARTIAL
-    return EXIT_OK
+        return ExitStatus.PARTIAL
+    return ExitStatus.OK
 
 
 def compare(admin, group: str, rows: list[Row], dual: bool, allow_rewind: bool = False) -> None:
@@ -473,11 +473,10 @@ def commit(admin, group: str, rows: list[Row]) -> None:
 
 
 def emit(rows: list[Row], fmt: str, *, executed: bool, dual: bool) -> None:
-    from kproto.tools import render
     if fmt == "json":
         text = json.dumps([r.as_dict(executed) for r in rows], indent=2, ensure_ascii=False)
     else:
-        text = "\n".join(render.offsets_plan_lines([r.as_dict(executed) for r in rows], executed=executed,
+        text = "\n".join(offsets_plan_lines([r.as_dict(executed) for r in rows], executed=executed,
                                                    dual=dual))
     sys.stdout.write(text + "\n")
 
@@ -511,7 +510,7 @@ def export(o: dict) -> int:
                 f.write(text)
         except OSError as e:
             raise OffsetsError(f"cannot write {o['output_file']}: {e.strerror}") from None
-    return EXIT_PARTIAL if empty else EXIT_OK
+    return ExitStatus.PARTIAL if empty else ExitStatus.OK
 
 
 @offsets.command("import-zk", cls=OneLineCommand, context_settings=CONTEXT, epilog=EPILOG)
@@ -546,8 +545,30 @@ def import_(o: dict) -> int:
     wanted = parse_offsets_file(text, shown)
     with ZooKeeper(o["zookeeper"], o["chroot"], o["zk_timeout"]) as zk:
         zk.write(wanted)
-    return EXIT_OK
+    return ExitStatus.OK
 
 
 __all__ = ["offsets", "ZkOffset", "ZooKeeper", "Row", "export_text", "parse_offsets_file", "plan_rows",
            "split_zookeeper", "OffsetsError"]
+
+
+# --- kproto offsets (ZooKeeper offsets migration plan) -----------------------------------
+#
+# A plan row is a dict with group, topic, partition, zookeeper_offset,
+# kafka_offset, action and (after commits) result. Plain aligned columns in
+# the manner of kafka-consumer-groups --describe: each column as wide as its
+# longest cell, "-" where there is no value, no trailing blanks.
+
+OFFSETS_COLUMNS = (("group", "GROUP"), ("topic", "TOPIC"), ("partition", "PARTITION"),
+                   ("zookeeper_offset", "ZOOKEEPER-OFFSET"), ("kafka_offset", "KAFKA-OFFSET"))
+
+
+def offsets_plan_lines(rows: Iterable[dict], *, executed: bool = False, dual: bool = False) -> list[str]:
+    """The plan (or dual check) table; the header alone when there are no rows."""
+    columns = list(OFFSETS_COLUMNS) + [("action", "STATUS" if dual else "ACTION")]
+    if executed:
+        columns.append(("result", "RESULT"))
+    cells = [[h for _, h in columns]]
+    cells += [["-" if r[k] is None else str(r[k]) for k, _ in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells]

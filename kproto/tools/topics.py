@@ -9,9 +9,11 @@ Extensions: ``--alter --config k=v`` and ``--delete-config k`` change topic
 configs with IncrementalAlterConfigs (AlterConfigs of the merged dynamic
 configs when the broker lacks it), where Kafka sends users to kafka-configs.sh.
 
-Kafka's describe asks DescribeTopicPartitions when the broker has it; kproto
-asks Metadata (one request answers the listing and the description), which is
-Kafka's own fallback: ``Elr`` and ``LastKnownElr`` then print ``N/A``.
+Kafka's describe asks DescribeTopicPartitions when the broker has it and
+Metadata otherwise (KafkaAdminClient.describeTopics); kproto lists and describes
+with Metadata and, where the broker advertises DescribeTopicPartitions, takes
+each partition's ``Elr``/``LastKnownElr`` from it as Kafka prints them
+(TopicCommand.PartitionDescription.printDescription); without it they print ``N/A``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import sys
 
 import click
 
-from kproto.tools.main import OneLineCommand, UsageProblem
+from kproto.jvm import java_hashmap_order, java_string_hash
+from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 ACTIONS = ("create", "list", "alter", "describe", "delete")
@@ -32,8 +35,6 @@ REPORT_OPTIONS = ("under_replicated_partitions", "under_min_isr_partitions",
 CONFIGS_HINT = " (To alter topic configurations, the kafka-configs tool can be used.)"
 TOPIC_RESOURCE = 2              # ConfigResource.Type.TOPIC
 DYNAMIC_TOPIC_CONFIG = 1        # ConfigEntry.ConfigSource
-INCREMENTAL_ALTER_CONFIGS = 44
-EXIT_OK, EXIT_ERROR = 0, 1        # bad flags: UsageProblem, exit status 2
 
 
 class TopicCommandError(Exception):
@@ -114,17 +115,6 @@ def validate_configs(configs: dict[str, str]) -> None:
         raise TopicCommandError(str(e)) from None
 
 
-def invalid_topic_reason(name: str) -> str:
-    """Topic.validate's reasons (what a Kafka broker says for INVALID_TOPIC_EXCEPTION)."""
-    if not name:
-        return "the empty string is not allowed"
-    if name in (".", ".."):
-        return f"'{name}' is not allowed"
-    if len(name) > 249:
-        return f"the length of '{name}' is longer than the max allowed length 249"
-    return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
-
-
 def error_message(code, message: str | None, *, topic: str, current: int | None = None,
                   requested: int | None = None) -> str:
     """Kafka's (KRaft controller's) text for the common failures, whatever the
@@ -143,29 +133,52 @@ def error_message(code, message: str | None, *, topic: str, current: int | None 
     if message:
         return message
     if code == ErrorCode.INVALID_TOPIC_EXCEPTION:
-        return "Topic name is invalid: " + invalid_topic_reason(topic)
+        from kproto.log.manager import topic_name_problem
+        problem = topic_name_problem(topic)
+        if problem is not None:
+            return f"Topic name is invalid: {problem}"
     return code.description
 
 
 @functools.lru_cache(maxsize=4096)   # the same config names come back for every topic
 def _string_hash(name: str) -> int:
-    from kproto.tools.render import java_string_hash
     return java_string_hash(name)
 
 
 def describe_order(names: list[str]) -> list[str]:
     """The order kafka-topics --describe prints topics in: Admin's
     describeTopics hands back a HashMap (built, copied, rebuilt)."""
-    from kproto.tools.render import java_hashmap_order
     order = java_hashmap_order(names, _string_hash, initial_capacity=len(names))
     order = java_hashmap_order(order, _string_hash, copy=True)
     return java_hashmap_order(order, _string_hash, initial_capacity=len(names))
 
 
-def describe_topic(name: str, metadata, entries, live: set[int], opts: dict) -> dict:
-    """One topic as render.topics_describe_lines reads it, with Kafka's filters
+DESCRIBE_TOPIC_PARTITIONS = 75
+
+
+def eligible_leaders(admin, names: list[str], limit: int | None) -> dict[tuple[str, int], tuple]:
+    """(topic, partition) -> (elr, last known elr) from DescribeTopicPartitions,
+    following its cursor; empty when the broker does not advertise it."""
+    if not names or not admin.client.supports(DESCRIBE_TOPIC_PARTITIONS):
+        return {}
+    out, cursor = {}, None
+    while True:
+        r = admin.client.request(DESCRIBE_TOPIC_PARTITIONS, {
+            "topics": [{"name": n} for n in names], "response_partition_limit": limit or 2000,
+            "cursor": cursor})
+        for t in r.topics:
+            for p in t.partitions:
+                out[(t.name, p.partition_index)] = (p.eligible_leader_replicas, p.last_known_elr)
+        if r.next_cursor is None:
+            return out
+        cursor = {"topic_name": r.next_cursor.topic_name, "partition_index": r.next_cursor.partition_index}
+
+
+def describe_topic(name: str, metadata, entries, live: set[int], opts: dict,
+                   elr: dict | None = None) -> dict:
+    """One topic as topics_describe_lines reads it, with Kafka's filters
     applied (DescribeOptions in TopicCommand)."""
-    from kproto.tools.render import java_hashmap_order, kafka_uuid
+    from kproto.tools.render import kafka_uuid
     by_name = {e.name: e for e in entries}
     ordered = java_hashmap_order([e.name for e in entries], _string_hash)   # Admin's Config is a HashMap
     configs = {n: by_name[n].value for n in ordered if not by_name[n].is_default}
@@ -189,9 +202,11 @@ def describe_topic(name: str, metadata, entries, live: set[int], opts: dict) -> 
                     opts.get("under_min_isr_partitions") and (leader is None or isr < min_isr),
                     opts.get("at_min_isr_partitions") and isr == min_isr)):
                 continue
+            eligible, last_known = (elr or {}).get((name, p.partition), (None, None))
             shown.append({"topic": name, "partition": p.partition, "leader": leader,
                           "replicas": list(p.replicas), "isr": list(p.isr),
-                          "elr": None, "last_known_elr": None})
+                          "elr": None if eligible is None else list(eligible),
+                          "last_known_elr": None if last_known is None else list(last_known)})
     return {
         "topic": name, "topic_id": kafka_uuid(metadata.topic_id),
         "partition_count": len(partitions),
@@ -292,7 +307,7 @@ def topics(**opts) -> None:
 def _fail(message: str) -> None:
     sys.stdout.flush()
     click.echo(f"Error while executing topic command : {message}", err=True)
-    sys.exit(EXIT_ERROR)
+    sys.exit(ExitStatus.ERROR)
 
 
 def _conflict(used: str, other: str) -> UsageProblem:
@@ -414,11 +429,12 @@ def describe(admin, o: dict) -> None:
         resources = {n: ConfigResource(TOPIC_RESOURCE, n) for n in order}
         answers = admin.describe_configs(list(resources.values()))
         live = {b.node_id for b in md.brokers}
+        elr = eligible_leaders(admin, order, o.get("partition_size_limit_per_response"))
         for n in order:
             answer = answers[resources[n]]
             if answer.error != ErrorCode.NONE:
                 raise error_for(answer.error, answer.message)
-            described.append(describe_topic(n, md.topics[n], answer.entries, live, o))
+            described.append(describe_topic(n, md.topics[n], answer.entries, live, o, elr))
     described = [t for t in described if t["show_topic"] or t["partitions"]]
     emit("describe", described, o["output"])
 
@@ -452,7 +468,8 @@ def alter_configs(admin, names: list[str], configs: dict, deletes: tuple[str, ..
     from kproto.client.admin import AlterConfigOp, ConfigResource
     from kproto.errors import ErrorCode, error_for
     resources = [ConfigResource(TOPIC_RESOURCE, n) for n in names]
-    if admin.supports(INCREMENTAL_ALTER_CONFIGS):
+    from kproto.schemas.protocol import incremental_alter_configs
+    if admin.supports(incremental_alter_configs.API.key):
         ops = [AlterConfigOp(k, "set", v) for k, v in configs.items()]
         ops += [AlterConfigOp(k, "delete", None) for k in deletes]
         results = admin.incremental_alter_configs({r: ops for r in resources})
@@ -489,15 +506,15 @@ def delete(admin, o: dict) -> None:
 
 
 def emit(kind: str, data, fmt: str) -> None:
-    from kproto.tools import render
+    from kproto.tools.topics_text import topics_describe_lines, topics_output, topics_table
     if fmt == "table":
-        render.topics_table(kind, data)
+        topics_table(kind, data)
         return
     if fmt == "text":
-        text = "\n".join(data) if kind == "list" else "\n".join(render.topics_describe_lines(data))
+        text = "\n".join(data) if kind == "list" else "\n".join(topics_describe_lines(data))
         if kind == "describe" and not data:
             return
     else:
-        text = render.topics_output(kind, data, fmt)
+        text = topics_output(kind, data, fmt)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()

@@ -26,6 +26,8 @@ on build raise ``CorruptRecordError`` naming the field (``kproto.schemas.build``
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from functools import lru_cache
 from types import MappingProxyType
 
@@ -33,34 +35,31 @@ from construct import Construct, Container, Sequence, Subconstruct, Tell, Termin
 
 from kproto import schemas
 from kproto.errors import ErrorCode, InvalidRequestError, UnsupportedVersionError
-from kproto.schemas.protocol import (
-    alter_configs, api_versions, create_partitions, create_topics, delete_groups, delete_topics,
-    describe_cluster, describe_configs, describe_groups, fetch, find_coordinator,
-    get_telemetry_subscriptions, heartbeat, incremental_alter_configs, init_producer_id,
-    join_group, leave_group, list_groups, list_offsets, metadata, offset_commit, offset_fetch,
-    offset_for_leader_epoch, produce, push_telemetry, sync_group,
-)
 from kproto.schemas.fastpath import fast_builder, fast_parser
 from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec
 from kproto.schemas.protocol.header import request_header, response_header
 
 __all__ = [
     "API_KEYS", "ApiSpec", "MalformedMessageError", "api", "request_header_version",
-    "response_header_version", "decode_request_header", "decode_request", "encode_request",
-    "decode_response", "encode_response", "highest_common_version",
+    "response_header_version", "decode_request_header", "decode_request", "decode_request_body", "encode_request",
+    "decode_response", "encode_response", "highest_common_version", "served_versions",
 ]
 
-_MODULES = (
-    produce, fetch, list_offsets, metadata, offset_commit, offset_fetch, find_coordinator,
-    join_group, heartbeat, leave_group, sync_group, describe_groups, list_groups, api_versions,
-    create_topics, delete_topics, init_producer_id, offset_for_leader_epoch, describe_configs,
-    alter_configs, create_partitions, delete_groups, incremental_alter_configs, describe_cluster,
-    get_telemetry_subscriptions, push_telemetry,
-)
+# One module per API (named after it in snake_case), besides header: the 26 the
+# broker answers are written by hand, the others by kproto.schemas.generate.
+_MODULES = tuple(importlib.import_module(f"{__name__}.{m.name}")
+                 for m in pkgutil.iter_modules(__path__) if m.name != "header")
 
-#: api_key -> ApiSpec, in key order. The one list of what kproto can speak.
+#: api_key -> ApiSpec, in key order. The one list of what kproto can speak:
+#: every API key and version Kafka has defined (``min_version..max_version``);
+#: ``served`` says which of those kproto's broker answers.
 API_KEYS: MappingProxyType[int, ApiSpec] = MappingProxyType(
     {m.API.key: m.API for m in sorted(_MODULES, key=lambda m: m.API.key)})
+
+
+def served_versions() -> dict[int, tuple[int, int]]:
+    """api_key -> (min, max) the broker answers: what its ApiVersions advertises."""
+    return {k: spec.served for k, spec in API_KEYS.items() if spec.served is not None}
 
 
 def api(api_key: int) -> ApiSpec:
@@ -167,9 +166,16 @@ def decode_request(frame: bytes | bytearray | memoryview, *,
     broker must accept what Kafka accepts, a decoder reports it."""
     frame = bytes(frame)
     header, offset = decode_request_header(frame)
-    spec = api(header.request_api_key)
-    con = spec.request(header.request_api_version)
-    return header, _decode(con, frame, start=offset, exact=not allow_trailing)[0]
+    return header, decode_request_body(header, frame, offset, allow_trailing=allow_trailing)
+
+
+def decode_request_body(header: Container, frame: bytes, offset: int, *,
+                        allow_trailing: bool = False) -> Container:
+    """The body of a request whose header ``decode_request_header`` already
+    read (``offset``: where the body starts), so a broker reads it once."""
+    frame = bytes(frame)
+    con = api(header.request_api_key).request(header.request_api_version)
+    return _decode(con, frame, start=offset, exact=not allow_trailing)[0]
 
 
 def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None,

@@ -100,6 +100,6 @@ RESPONSE = Struct(
 
 API = ApiSpec("ApiVersions", key=18, min_version=0, max_version=4, flexible_from=3,
               request_schema=REQUEST, response_schema=RESPONSE,
-              flexible_response_header=False, unsupported_version_body=0)
+              flexible_response_header=False, unsupported_version_body=0, served=(0, 4))
 request = API.request
 response = API.response

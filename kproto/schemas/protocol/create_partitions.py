@@ -74,6 +74,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("CreatePartitions", key=37, min_version=0, max_version=3, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 3))
 request = API.request
 response = API.response

@@ -125,6 +125,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("CreateTopics", key=19, min_version=0, max_version=7, flexible_from=5,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 7))
 request = API.request
 response = API.response

@@ -47,6 +47,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DeleteGroups", key=42, min_version=0, max_version=2, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 2))
 request = API.request
 response = API.response

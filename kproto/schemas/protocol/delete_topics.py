@@ -70,6 +70,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DeleteTopics", key=20, min_version=0, max_version=6, flexible_from=4,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 6))
 request = API.request
 response = API.response

@@ -72,6 +72,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DescribeCluster", key=60, min_version=0, max_version=2, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 1))
 request = API.request
 response = API.response

@@ -108,6 +108,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DescribeConfigs", key=32, min_version=0, max_version=4, flexible_from=4,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 4))
 request = API.request
 response = API.response

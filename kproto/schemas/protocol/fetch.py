@@ -1,6 +1,6 @@
 """Fetch (key 1): read record batches from partitions.
 
-Ledger: v0-16 supported; v12+ flexible.
+Ledger: v0-18 supported; v12+ flexible; the broker answers v0-12.
 
     v0   replica_id, max_wait_ms, min_bytes, topics
     v1   response + throttle_time_ms (v2: magic 1 allowed)
@@ -21,8 +21,12 @@ Ledger: v0-16 supported; v12+ flexible.
     v14  same as v13
     v15  replica_state tag replaces replica_id (KIP-903)
     v16  response tag node_endpoints (KIP-951)
-    not supported: v17 (replica_directory_id, KIP-853) and v18 (high_watermark,
-    KIP-1166), which only brokers send; their fields are in the tables.
+    v17  request tag replica_directory_id (KIP-853; followers only)
+    v18  request tag high_watermark (KIP-1166; followers only)
+    not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
+
+The broker answers v0-12: its fetch handler finds topics by name, and v13+
+name them by id only.
 
 Kafka 4.0 removed v0-3. librdkafka 2.16 fetches by topic id (v13+) when
 Metadata gave it ids, else stays at v12. records is raw bytes; decode it
@@ -31,7 +35,7 @@ with kproto.records.iter_batches (a trailing batch may be cut short).
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 
-    Fetch Request v16 (flexible):
+    Fetch Request v18 (flexible):
       max_wait_ms INT32
       min_bytes INT32
       max_bytes INT32
@@ -47,7 +51,10 @@ below by ApiSpec.grammar_block; tests keep it current)::
           last_fetched_epoch INT32
           log_start_offset INT64
           partition_max_bytes INT32
-          TAG_BUFFER
+          TAG_BUFFER {
+            [0] replica_directory_id UUID
+            [1] high_watermark INT64
+          }
         TAG_BUFFER
       forgotten_topics_data COMPACT_ARRAY of ForgottenTopic
         topic_id UUID
@@ -62,7 +69,7 @@ below by ApiSpec.grammar_block; tests keep it current)::
           TAG_BUFFER
       }
 
-    Fetch Response v16 (flexible):
+    Fetch Response v18 (flexible):
       throttle_time_ms INT32
       error_code INT16
       session_id INT32
@@ -235,7 +242,7 @@ RESPONSE = Struct(
           doc="addresses of the leaders named in current_leader"),
 )
 
-API = ApiSpec("Fetch", key=1, min_version=0, max_version=16, flexible_from=12,
-              request_schema=REQUEST, response_schema=RESPONSE)
+API = ApiSpec("Fetch", key=1, min_version=0, max_version=18, flexible_from=12,
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 12))
 request = API.request
 response = API.response

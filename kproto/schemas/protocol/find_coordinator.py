@@ -72,6 +72,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("FindCoordinator", key=10, min_version=0, max_version=6, flexible_from=3,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 6))
 request = API.request
 response = API.response

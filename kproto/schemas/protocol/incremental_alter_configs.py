@@ -77,6 +77,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("IncrementalAlterConfigs", key=44, min_version=0, max_version=1, flexible_from=1,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 1))
 request = API.request
 response = API.response

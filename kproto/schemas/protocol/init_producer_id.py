@@ -1,32 +1,39 @@
 """InitProducerId (key 22): a producer id and epoch for idempotent/transactional producers.
 
-Ledger: v0-4 supported; v2+ flexible.
+Ledger: v0-6 supported; v2+ flexible; the broker answers v0-4.
 
     v0   transactional_id (null = idempotent only), transaction_timeout_ms
     v1   same as v0 (the broker answers before throttling)
     v2   flexible
     v3   request + producer_id, producer_epoch: bump the epoch after an error (KIP-360)
     v4   same as v3 (PRODUCER_FENCED may be answered)
-    not supported: v5 (TRANSACTION_ABORTABLE, KIP-890) and v6 (two-phase commit
-    fields, KIP-939): no client in brokers.md 2.1 sends them.
+    v5   same as v4 (TRANSACTION_ABORTABLE may be answered, KIP-890)
+    v6   two-phase commit fields (KIP-939)
+    not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
+
+The broker stops at v4: no client in brokers.md 2.1 sends v5-6.
 
 kafka-python 3.x is idempotent by default, so every producer sends this first.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 
-    InitProducerId Request v4 (flexible):
+    InitProducerId Request v6 (flexible):
       transactional_id COMPACT_NULLABLE_STRING
       transaction_timeout_ms INT32
       producer_id INT64
       producer_epoch INT16
+      enable2_pc BOOLEAN
+      keep_prepared_txn BOOLEAN
       TAG_BUFFER
 
-    InitProducerId Response v4 (flexible):
+    InitProducerId Response v6 (flexible):
       throttle_time_ms INT32
       error_code INT16
       producer_id INT64
       producer_epoch INT16
+      ongoing_txn_producer_id INT64
+      ongoing_txn_producer_epoch INT16
       TAG_BUFFER
 
 doc-ref: clients/src/main/resources/common/message/InitProducerId{Request,Response}.json;
@@ -57,7 +64,7 @@ RESPONSE = Struct(
     Field("ongoing_txn_producer_epoch", INT16, "6+", default=-1, doc="epoch of a kept prepared txn"),
 )
 
-API = ApiSpec("InitProducerId", key=22, min_version=0, max_version=4, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE)
+API = ApiSpec("InitProducerId", key=22, min_version=0, max_version=6, flexible_from=2,
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 4))
 request = API.request
 response = API.response

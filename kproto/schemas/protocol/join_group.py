@@ -1,6 +1,6 @@
 """JoinGroup (key 11): enter a classic consumer group and learn the leader.
 
-Ledger: v0-7 supported; v6+ flexible.
+Ledger: v0-9 supported; v6+ flexible; the broker answers v0-7.
 
     v0   group_id, session_timeout_ms, member_id, protocol_type, protocols
     v1   + rebalance_timeout_ms (v0 members: use the session timeout)
@@ -10,8 +10,11 @@ Ledger: v0-7 supported; v6+ flexible.
     v5   + group_instance_id (static membership, KIP-345)
     v6   flexible
     v7   response + protocol_type; protocol_name nullable (KIP-559)
-    not supported: v8 (reason, KIP-800) and v9 (skip_assignment, KIP-814):
-    no client in brokers.md 2.1 sends them; their fields are in the tables.
+    v8   request + reason (KIP-800)
+    v9   response + skip_assignment (KIP-814)
+    not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
+
+The broker stops at v7: no client in brokers.md 2.1 sends v8-9.
 
 Member metadata and assignments are raw bytes here; for the "consumer"
 protocol they are ConsumerProtocolSubscription/Assignment
@@ -20,7 +23,7 @@ protocol they are ConsumerProtocolSubscription/Assignment
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 
-    JoinGroup Request v7 (flexible):
+    JoinGroup Request v9 (flexible):
       group_id COMPACT_STRING
       session_timeout_ms INT32
       rebalance_timeout_ms INT32
@@ -31,15 +34,17 @@ below by ApiSpec.grammar_block; tests keep it current)::
         name COMPACT_STRING
         metadata COMPACT_BYTES
         TAG_BUFFER
+      reason COMPACT_NULLABLE_STRING
       TAG_BUFFER
 
-    JoinGroup Response v7 (flexible):
+    JoinGroup Response v9 (flexible):
       throttle_time_ms INT32
       error_code INT16
       generation_id INT32
       protocol_type COMPACT_NULLABLE_STRING
       protocol_name COMPACT_NULLABLE_STRING
       leader COMPACT_STRING
+      skip_assignment BOOLEAN
       member_id COMPACT_STRING
       members COMPACT_ARRAY of JoinGroupResponseMember
         member_id COMPACT_STRING
@@ -99,7 +104,7 @@ RESPONSE = Struct(
           doc="every member, sent to the leader only"),
 )
 
-API = ApiSpec("JoinGroup", key=11, min_version=0, max_version=7, flexible_from=6,
-              request_schema=REQUEST, response_schema=RESPONSE)
+API = ApiSpec("JoinGroup", key=11, min_version=0, max_version=9, flexible_from=6,
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 7))
 request = API.request
 response = API.response

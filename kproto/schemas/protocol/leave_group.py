@@ -69,6 +69,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("LeaveGroup", key=13, min_version=0, max_version=5, flexible_from=4,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 5))
 request = API.request
 response = API.response

@@ -57,6 +57,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("ListGroups", key=16, min_version=0, max_version=5, flexible_from=3,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 5))
 request = API.request
 response = API.response

@@ -105,6 +105,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("ListOffsets", key=2, min_version=0, max_version=11, flexible_from=6,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 8))
 request = API.request
 response = API.response

@@ -134,6 +134,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("Metadata", key=3, min_version=0, max_version=13, flexible_from=9,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 12))
 request = API.request
 response = API.response

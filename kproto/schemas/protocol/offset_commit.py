@@ -1,6 +1,6 @@
 """OffsetCommit (key 8): store a group's consumed positions.
 
-Ledger: v0-9 supported; v8+ flexible.
+Ledger: v0-10 supported; v8+ flexible; the broker answers v0-9.
 
     v0   group_id, topics (offsets were stored in ZooKeeper)
     v1   + generation_id_or_member_epoch, member_id; per-partition commit_timestamp
@@ -12,7 +12,9 @@ Ledger: v0-9 supported; v8+ flexible.
     v7   + group_instance_id (static membership, KIP-345)
     v8   flexible
     v9   same as v8; usable with the KIP-848 consumer protocol (member epoch)
-    not supported: v10 (topic ids, KIP-848): no client in brokers.md 2.1 sends it.
+    v10  topic_id replaces name (KIP-848); no client in brokers.md 2.1 sends it,
+         so the broker stops at v9
+    not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
 Kafka 4.0 removed v0-1; librdkafka's group consumer probes 1..2, aiokafka uses 2-3.
 Expiry differs by version: v2-4 carry a retention, v5+ rely on the broker's
@@ -21,13 +23,13 @@ offsets.retention.minutes (redpanda #2904).
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 
-    OffsetCommit Request v9 (flexible):
+    OffsetCommit Request v10 (flexible):
       group_id COMPACT_STRING
       generation_id_or_member_epoch INT32
       member_id COMPACT_STRING
       group_instance_id COMPACT_NULLABLE_STRING
       topics COMPACT_ARRAY of OffsetCommitRequestTopic
-        name COMPACT_STRING
+        topic_id UUID
         partitions COMPACT_ARRAY of OffsetCommitRequestPartition
           partition_index INT32
           committed_offset INT64
@@ -37,10 +39,10 @@ below by ApiSpec.grammar_block; tests keep it current)::
         TAG_BUFFER
       TAG_BUFFER
 
-    OffsetCommit Response v9 (flexible):
+    OffsetCommit Response v10 (flexible):
       throttle_time_ms INT32
       topics COMPACT_ARRAY of OffsetCommitResponseTopic
-        name COMPACT_STRING
+        topic_id UUID
         partitions COMPACT_ARRAY of OffsetCommitResponsePartition
           partition_index INT32
           error_code INT16
@@ -104,7 +106,7 @@ RESPONSE = Struct(
     Field("topics", ArrayOf(OFFSET_COMMIT_RESPONSE_TOPIC), doc="per-topic results"),
 )
 
-API = ApiSpec("OffsetCommit", key=8, min_version=0, max_version=9, flexible_from=8,
-              request_schema=REQUEST, response_schema=RESPONSE)
+API = ApiSpec("OffsetCommit", key=8, min_version=0, max_version=10, flexible_from=8,
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 9))
 request = API.request
 response = API.response

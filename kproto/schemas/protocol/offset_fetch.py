@@ -1,6 +1,6 @@
 """OffsetFetch (key 9): read a group's committed positions.
 
-Ledger: v0-9 supported; v6+ flexible.
+Ledger: v0-10 supported; v6+ flexible; the broker answers v0-9.
 
     v0   group_id, topics (offsets read from ZooKeeper)
     v1   same layout, offsets read from __consumer_offsets
@@ -12,32 +12,34 @@ Ledger: v0-9 supported; v6+ flexible.
     v7   request + require_stable (UNSTABLE_OFFSET_COMMIT while a txn is open)
     v8   several groups per request: groups replaces group_id/topics (KIP-709)
     v9   groups + member_id, member_epoch (KIP-848)
-    not supported: v10 (topic ids, KIP-848): no client in brokers.md 2.1 sends it.
+    v10  topic_id replaces name (KIP-848); no client in brokers.md 2.1 sends it,
+         so the broker stops at v9
+    not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
 Kafka 4.0 removed v0; librdkafka's group consumer needs v1.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 
-    OffsetFetch Request v9 (flexible):
+    OffsetFetch Request v10 (flexible):
       groups COMPACT_ARRAY of OffsetFetchRequestGroup
         group_id COMPACT_STRING
         member_id COMPACT_NULLABLE_STRING
         member_epoch INT32
         topics COMPACT_NULLABLE_ARRAY of OffsetFetchRequestTopics
-          name COMPACT_STRING
+          topic_id UUID
           partition_indexes COMPACT_ARRAY of INT32
           TAG_BUFFER
         TAG_BUFFER
       require_stable BOOLEAN
       TAG_BUFFER
 
-    OffsetFetch Response v9 (flexible):
+    OffsetFetch Response v10 (flexible):
       throttle_time_ms INT32
       groups COMPACT_ARRAY of OffsetFetchResponseGroup
         group_id COMPACT_STRING
         topics COMPACT_ARRAY of OffsetFetchResponseTopics
-          name COMPACT_STRING
+          topic_id UUID
           partitions COMPACT_ARRAY of OffsetFetchResponsePartitions
             partition_index INT32
             committed_offset INT64
@@ -136,7 +138,7 @@ RESPONSE = Struct(
     Field("groups", ArrayOf(OFFSET_FETCH_RESPONSE_GROUP), "8+", doc="per-group offsets (v8+)"),
 )
 
-API = ApiSpec("OffsetFetch", key=9, min_version=0, max_version=9, flexible_from=6,
-              request_schema=REQUEST, response_schema=RESPONSE)
+API = ApiSpec("OffsetFetch", key=9, min_version=0, max_version=10, flexible_from=6,
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 9))
 request = API.request
 response = API.response

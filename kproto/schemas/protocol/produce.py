@@ -1,6 +1,6 @@
 """Produce (key 0): append record batches to partitions.
 
-Ledger: v0-10 supported; v9+ flexible.
+Ledger: v0-13 supported; v9+ flexible; the broker answers v0-10.
 
     v0   acks, timeout_ms, topic_data (message sets, magic 0)
     v1   response + throttle_time_ms (magic 0/1 accepted from v2)
@@ -13,8 +13,13 @@ Ledger: v0-10 supported; v9+ flexible.
     v8   response + record_errors, error_message (KIP-467)
     v9   flexible
     v10  response tags: current_leader (partition), node_endpoints (KIP-951)
-    not supported: v11-12 (transaction-V2 error codes, KIP-890) and v13 (topic
-    ids, KIP-516): no client in brokers.md 2.1 sends them.
+    v11  same as v10 (transaction-V2 error codes may be answered, KIP-890)
+    v12  same as v11 (implicit AddPartitionsToTxn, KIP-890 part 2)
+    v13  topic_id replaces name (KIP-516)
+    not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
+
+The broker stops at v10: v11+ need transaction V2 and topic-id produce,
+and no client in brokers.md 2.1 sends them.
 
 Kafka 4.0 rejects v0-2 but still advertises them, because librdkafka <= 2.11.0
 drops compression unless Produce's minimum is 0 (KAFKA-18659, librdkafka #4956).
@@ -24,12 +29,12 @@ with kproto.records.iter_batches. acks=0 requests get no response at all.
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 
-    Produce Request v10 (flexible):
+    Produce Request v13 (flexible):
       transactional_id COMPACT_NULLABLE_STRING
       acks INT16
       timeout_ms INT32
       topic_data COMPACT_ARRAY of TopicProduceData
-        name COMPACT_STRING
+        topic_id UUID
         partition_data COMPACT_ARRAY of PartitionProduceData
           index INT32
           records COMPACT_RECORDS
@@ -37,9 +42,9 @@ below by ApiSpec.grammar_block; tests keep it current)::
         TAG_BUFFER
       TAG_BUFFER
 
-    Produce Response v10 (flexible):
+    Produce Response v13 (flexible):
       responses COMPACT_ARRAY of TopicProduceResponse
-        name COMPACT_STRING
+        topic_id UUID
         partition_responses COMPACT_ARRAY of PartitionProduceResponse
           index INT32
           error_code INT16
@@ -150,7 +155,7 @@ RESPONSE = Struct(
           doc="addresses of the leaders named in current_leader"),
 )
 
-API = ApiSpec("Produce", key=0, min_version=0, max_version=10, flexible_from=9,
-              request_schema=REQUEST, response_schema=RESPONSE)
+API = ApiSpec("Produce", key=0, min_version=0, max_version=13, flexible_from=9,
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 10))
 request = API.request
 response = API.response

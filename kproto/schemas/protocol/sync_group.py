@@ -74,6 +74,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("SyncGroup", key=14, min_version=0, max_version=5, flexible_from=4,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 5))
 request = API.request
 response = API.response

@@ -22,17 +22,26 @@ Loading reads every value version 0-4 and both offset key versions, skips
 record types it does not know (key versions 3+, KIP-848), and restores a group
 as Kafka does: Stable with its members and their assignments if the last
 GroupMetadataValue has members, else Empty (GroupMetadataManager.readGroupMessageValue).
+
+A record that cannot be read (no key, a value that does not fit its schema, a
+batch that does not decode) is skipped and logged once with its file, byte
+position and offset: a broker never refuses to start over one bad record.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kproto import schemas
-from kproto.errors import CorruptRecordError
+from kproto.errors import CorruptRecordError, DecodeError
+from kproto.jvm import java_string_hash as java_string_hashcode
+from kproto.jvm import kafka_abs
 from kproto.records import Batch, NewRecord, Record, build_record_batch, control_record, iter_batches
 from kproto.schemas import consumer_offsets as CO
+from kproto.schemas.internal_records import key_version
 from kproto.server.coordinator.events import Append
 from kproto.server.coordinator.group import GroupMetadata, MemberMetadata
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
@@ -44,11 +53,24 @@ __all__ = [
     "GROUP_METADATA_VALUE_VERSION", "java_string_hashcode", "kafka_abs", "partition_for",
     "offset_commit_key", "group_metadata_key", "offset_commit_value", "group_metadata_value",
     "OffsetKey", "GroupKey", "parse_key", "parse_offset_value", "parse_group_value", "Replay",
-    "replay", "records_from_log", "append_batch", "LogRecord",
+    "replay", "records_from_log", "records_from_batches", "records_from_segments", "append_batch", "LogRecord",
+    "LoggedRecord",
 ]
 
-# A record of the log as loading takes it: (key, value) or a kproto.records.Record.
-LogRecord = tuple[bytes | None, bytes | None] | Record
+log = logging.getLogger("kproto.server.groups")
+
+
+class LoggedRecord(NamedTuple):
+    """A record with where it was read (``file @ byte N, offset M``), for the
+    one line that reports it if it cannot be loaded."""
+
+    key: bytes | None
+    value: bytes | None
+    where: str
+
+
+# A record of the log as loading takes it: (key, value), a kproto.records.Record or a LoggedRecord.
+LogRecord = tuple[bytes | None, bytes | None] | Record | LoggedRecord
 
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_COMMIT_KEY_VERSION = 1
@@ -57,24 +79,8 @@ OFFSET_COMMIT_VALUE_VERSION = 3
 OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1
 GROUP_METADATA_VALUE_VERSION = 3
 
-_INT32_MIN = -(1 << 31)
-
 
 # --- which partition ----------------------------------------------------------------------
-
-def java_string_hashcode(text: str) -> int:
-    """``String.hashCode()``: h = 31*h + c over UTF-16 code units, as a signed int32."""
-    data = text.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def kafka_abs(n: int) -> int:
-    """``org.apache.kafka.common.utils.Utils.abs``."""
-    return 0 if n == _INT32_MIN else abs(n)
-
 
 def partition_for(group_id: str, num_partitions: int = 50) -> int:
     return kafka_abs(java_string_hashcode(group_id)) % num_partitions
@@ -139,9 +145,9 @@ class GroupKey:
 
 def parse_key(key: bytes) -> OffsetKey | GroupKey | None:
     """None for record types the classic coordinator does not own (key version 3+)."""
-    if len(key) < 2:
+    version = key_version(key)
+    if version is None:
         raise CorruptRecordError(f"__consumer_offsets key of {len(key)} bytes", path="key.version")
-    version = int.from_bytes(key[:2], "big", signed=True)
     if version not in (0, 1, 2):
         return None
     data = schemas.parse(CO.RecordKey, key).data
@@ -189,72 +195,114 @@ class Replay:
     offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = field(default_factory=dict)
     removed_groups: set[str] = field(default_factory=set)
     skipped: int = 0                   # records of types the classic coordinator does not own
+    unreadable: int = 0                # records that did not parse: logged and skipped
 
 
 def _key_value(record: LogRecord) -> tuple[bytes | None, bytes | None]:
-    if isinstance(record, tuple):
+    if isinstance(record, tuple) and not isinstance(record, LoggedRecord):
         return record
     return record.key, record.value
 
 
+def _where(record: LogRecord, index: int) -> str:
+    if isinstance(record, LoggedRecord):
+        return record.where
+    if isinstance(record, Record):
+        return f"offset {record.offset}"
+    return f"record {index}"
+
+
 def replay(records: Iterable[LogRecord]) -> Replay:
     """``records``: ``(key, value)`` pairs or objects with ``.key``/``.value``
-    (kproto.records.Record), in log order."""
+    (kproto.records.Record, LoggedRecord), in log order. One that does not
+    parse is logged (with where it was read) and counted in ``unreadable``."""
     out = Replay()
-    for record in records:
-        key, value = _key_value(record)
-        if key is None:
-            raise CorruptRecordError("__consumer_offsets record without a key", path="key")
-        parsed = parse_key(bytes(key))
-        if parsed is None:
-            out.skipped += 1
-        elif isinstance(parsed, OffsetKey):
-            offsets = out.offsets.setdefault(parsed.group, {})
-            tp = (parsed.topic, parsed.partition)
-            if value is None:
-                offsets.pop(tp, None)
-                if not offsets:
-                    del out.offsets[parsed.group]
-            else:
-                offsets.pop(tp, None)          # keep dict order = order of last write
-                offsets[tp] = parse_offset_value(bytes(value))
-        elif value is None:
-            out.groups.pop(parsed.group, None)
-            out.removed_groups.add(parsed.group)
-        else:
-            out.groups[parsed.group] = parse_group_value(parsed.group, bytes(value))
-            out.removed_groups.discard(parsed.group)
+    for index, record in enumerate(records):
+        try:
+            _apply(out, *_key_value(record))
+        except DecodeError as e:
+            out.unreadable += 1
+            log.warning("skipping unreadable __consumer_offsets record at %s: %s", _where(record, index), e)
     return out
 
 
-def records_from_log(buf: bytes | bytearray | memoryview) -> Iterator[tuple[bytes | None, bytes | None]]:
+def _apply(out: Replay, key: bytes | None, value: bytes | None) -> None:
+    if key is None:
+        raise CorruptRecordError("__consumer_offsets record without a key", path="key")
+    parsed = parse_key(bytes(key))
+    if parsed is None:
+        out.skipped += 1
+    elif isinstance(parsed, OffsetKey):
+        offsets = out.offsets.setdefault(parsed.group, {})
+        tp = (parsed.topic, parsed.partition)
+        if value is None:
+            offsets.pop(tp, None)
+            if not offsets:
+                del out.offsets[parsed.group]
+        else:
+            offsets.pop(tp, None)          # keep dict order = order of last write
+            offsets[tp] = parse_offset_value(bytes(value))
+    elif value is None:
+        out.groups.pop(parsed.group, None)
+        out.removed_groups.add(parsed.group)
+    else:
+        out.groups[parsed.group] = parse_group_value(parsed.group, bytes(value))
+        out.removed_groups.discard(parsed.group)
+
+
+def records_from_log(buf: bytes | bytearray | memoryview, file: str = "") -> Iterator[LoggedRecord]:
     """``records_from_batches`` over the batches in ``buf``."""
-    return records_from_batches(iter_batches(buf))
+    return records_from_batches(iter_batches(buf), file=file)
 
 
-def records_from_batches(batches: Iterable[Batch]) -> Iterator[tuple[bytes | None, bytes | None]]:
+def records_from_batches(batches: Iterable[Batch], file: str = "") -> Iterator[LoggedRecord]:
     """The records of a ``__consumer_offsets`` log (any batch magic) in the
     order loading applies them: transactional records (TxnOffsetCommit) only
     when their COMMIT marker is reached, aborted ones never. (Kafka also keeps
     a regular commit appended between a transactional one and its marker; that
-    refinement is not made here.)"""
-    pending: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
-    for batch in batches:
-        if getattr(batch, "is_control", False):
-            for record in batch:
-                marker = control_record(record)
-                held = pending.pop(batch.producer_id, [])
-                if marker.type == 1:
-                    yield from held
-        elif getattr(batch, "is_transactional", False):
-            pending.setdefault(batch.producer_id, []).extend((r.key, r.value) for r in batch)
-        else:
-            for r in batch:
-                yield r.key, r.value
+    refinement is not made here.) A batch whose records do not decode is
+    logged and skipped; one the iterator cannot read ends ``batches``."""
+    return records_from_segments([(file, batches)])
+
+
+def records_from_segments(segments: Iterable[tuple[str, Iterable[Batch]]]) -> Iterator[LoggedRecord]:
+    """``records_from_batches`` over several files' batches, in order:
+    ``(file name, batches)`` pairs, one per segment."""
+    pending: dict[int, list[LoggedRecord]] = {}
+    for file, batches in segments:
+        it = iter(batches)
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            except DecodeError as e:
+                log.warning("skipping the rest of %s: unreadable batch: %s", file or "__consumer_offsets", e)
+                break
+            where = f"{file + ' ' if file else ''}@ byte {batch.position}"
+            try:
+                records = [LoggedRecord(r.key, r.value, f"{where}, offset {r.offset}") for r in batch]
+            except DecodeError as e:
+                log.warning("skipping unreadable __consumer_offsets batch at %s, offset %d: %s",
+                            where, batch.base_offset, e)
+                continue
+            if getattr(batch, "is_control", False):
+                for record in batch:
+                    marker = control_record(record)
+                    held = pending.pop(batch.producer_id, [])
+                    if marker.type == 1:
+                        yield from held
+            elif getattr(batch, "is_transactional", False):
+                pending.setdefault(batch.producer_id, []).extend(records)
+            else:
+                yield from records
 
 
 def append_batch(append: Append, base_offset: int = 0) -> bytes:
     """``append`` as one RecordBatch v2 (CreateTime, uncompressed), the way the
-    coordinator's records reach the log."""
-    return build_record_batch([NewRecord(key=k, value=v, timestamp=append.timestamp_ms)
-                               for k, v in append.records], base_offset=base_offset)
+    coordinator's records reach the log; transactional when it has a producer."""
+    records = [NewRecord(key=k, value=v, timestamp=append.timestamp_ms) for k, v in append.records]
+    if append.producer_id < 0:
+        return build_record_batch(records, base_offset=base_offset)
+    return build_record_batch(records, base_offset=base_offset, producer_id=append.producer_id,
+                              producer_epoch=append.producer_epoch, is_transactional=True)

@@ -7,9 +7,12 @@ non-empty tag buffer in ApiVersions v3 (brokers.md), so kproto writes none.
 
 from __future__ import annotations
 
+from kproto.schemas import protocol as P
+
 
 async def api_versions(broker, header, body) -> dict:
     return broker.api_versions_body()
 
 
-HANDLERS = {18: (api_versions, 0, 4)}
+# Versions: every one the registry speaks (v0-4).
+HANDLERS = {P.api_versions.API.key: (api_versions, 0, 4)}

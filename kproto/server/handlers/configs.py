@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from kproto.errors import ErrorCode, InvalidConfigError, KafkaError
 from kproto.log.config import LogConfig
+from kproto.schemas import protocol as P
+from kproto.security.config import is_secret
 from kproto.server.config import LOG_SYNONYMS
 
 TOPIC, BROKER = 2, 4
@@ -58,9 +60,11 @@ def topic_config_entries(broker, topic: str, keys=None, *, synonyms: bool = Fals
 def _broker_entries(broker, keys) -> list[dict]:
     values = dict(broker.config.values)
     values.update({b: broker.config.log_defaults.to_props()[t] for b, t in LOG_SYNONYMS.items()})
-    return [{"name": k, "value": str(v).lower() if isinstance(v, bool) else str(v), "read_only": True,
+    # Passwords and keys are PASSWORD-typed in Kafka: described with a null value, is_sensitive set.
+    return [{"name": k, "value": None if is_secret(k) else str(v).lower() if isinstance(v, bool) else str(v),
+             "read_only": True,
              "config_source": STATIC_BROKER_CONFIG if k in broker.config.overrides else DEFAULT_CONFIG,
-             "is_default": k not in broker.config.overrides, "is_sensitive": False, "synonyms": [],
+             "is_default": k not in broker.config.overrides, "is_sensitive": is_secret(k), "synonyms": [],
              "config_type": 0, "documentation": None}
             for k, v in sorted(values.items()) if keys is None or k in keys]
 
@@ -158,4 +162,8 @@ async def incremental_alter_configs(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "responses": responses}
 
 
-HANDLERS = {32: (describe_configs, 0, 4), 33: (alter_configs, 0, 2), 44: (incremental_alter_configs, 0, 1)}
+# Versions: every one the registry speaks for each (DescribeConfigs v0-4,
+# AlterConfigs v0-2, IncrementalAlterConfigs v0-1).
+HANDLERS = {P.describe_configs.API.key: (describe_configs, 0, 4),
+            P.alter_configs.API.key: (alter_configs, 0, 2),
+            P.incremental_alter_configs.API.key: (incremental_alter_configs, 0, 1)}

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 
 from kproto.errors import ErrorCode, KafkaError
-from kproto.server.broker import RecordsRegion, now_ms
+from kproto.schemas import protocol as P
+from kproto.server.network import RecordsRegion, now_ms
 
 
 def _read(broker, body) -> tuple[list[dict], int, bool]:
@@ -68,4 +69,6 @@ async def fetch(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
 
 
-HANDLERS = {1: (fetch, 0, 12)}
+# Versions: v0-12. v13+ name topics by id (KIP-516) and this handler reads
+# them by name, so clients (librdkafka 2.16 included) stay at v12.
+HANDLERS = {P.fetch.API.key: (fetch, 0, 12)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kproto.errors import ErrorCode
+from kproto.schemas import protocol as P
 
 
 def _partition(broker, topic: str, p, version: int) -> dict:
@@ -27,4 +28,7 @@ async def list_offsets(broker, header, body) -> dict:
         for t in body.topics]}
 
 
-HANDLERS = {2: (list_offsets, 0, 8)}
+# Versions: v0-8 (-3 max timestamp, -4 earliest local = earliest here). v9's
+# -5 (latest tiered offset, KIP-1005) and v10's timeout need tiered storage
+# and remote replicas, which kproto has not got.
+HANDLERS = {P.list_offsets.API.key: (list_offsets, 0, 8)}

@@ -6,13 +6,15 @@ import uuid
 
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log.manager import validate_topic_name
+from kproto.schemas import protocol as P
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 ZERO_UUID = uuid.UUID(int=0)
 
 
 def broker_nodes(broker) -> list[dict]:
-    return [{"node_id": broker.node_id, "host": broker.host, "port": broker.port, "rack": None}]
+    host, port = broker.endpoint()
+    return [{"node_id": broker.node_id, "host": host, "port": port, "rack": None}]
 
 
 def partition_metadata(broker, topic: str) -> list[dict]:
@@ -50,4 +52,6 @@ async def metadata(broker, header, body) -> dict:
             "topics": [topic_metadata(broker, t, auto_create=auto) for t in names]}
 
 
-HANDLERS = {3: (metadata, 0, 12)}
+# Versions: v0-12. v13 adds the top-level error_code of KIP-1102 (client
+# rebootstrap), which this handler does not write yet.
+HANDLERS = {P.metadata.API.key: (metadata, 0, 12)}

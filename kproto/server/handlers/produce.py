@@ -1,7 +1,10 @@
 """Produce: validate and append through the log; idempotent producers deduplicated.
 
-The log validates on batch headers only (sizes, CRC, offsets); records are
-decoded only when the topic recompresses or the batch is legacy. acks=-1
+The log validates every batch as Kafka's LogValidator does (sizes, CRC,
+offsets, then every record, decompressed): a rejected batch writes nothing,
+and records rejected one by one come back as ``record_errors`` with the
+error's text as ``error_message`` (KIP-467). Internal topics take no client
+appends (ReplicaManager.appendToLocalLog). acks=-1
 on this single node means appended and flushed per the topic's flush policy,
 which the append itself applies.
 
@@ -15,7 +18,10 @@ from __future__ import annotations
 import asyncio
 
 from kproto.errors import DecodeError, ErrorCode, KafkaError
+from kproto.log.manager import is_internal
+from kproto.log.validator import RecordValidationError
 from kproto.records import RecordBatch, iter_batches
+from kproto.schemas import protocol as P
 
 
 def _idempotent_batch(records) -> RecordBatch | None:
@@ -32,6 +38,10 @@ def _idempotent_batch(records) -> RecordBatch | None:
 def append_partition(broker, topic: str, partition: int, records) -> dict:
     out = {"index": partition, "error_code": 0, "base_offset": -1, "log_append_time_ms": -1,
            "log_start_offset": -1}
+    if is_internal(topic):      # checked first, as ReplicaManager does
+        out.update(error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
+                   error_message=f"Cannot append to internal topic {topic}")
+        return out
     plog = broker.logs.get_log(topic, partition)
     if plog is None:
         out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -48,6 +58,11 @@ def append_partition(broker, topic: str, partition: int, records) -> dict:
         if batch is not None:
             state.update(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
                          info.first_offset, info.last_offset, batch.max_timestamp)
+    except RecordValidationError as e:
+        out.update(error_code=e.error_code, error_message=str(e), log_start_offset=plog.log_start_offset,
+                   record_errors=[{"batch_index": i, "batch_index_error_message": text}
+                                  for i, text in e.record_errors])
+        return out
     except KafkaError as e:
         out.update(error_code=e.error_code, error_message=str(e))
         return out
@@ -78,4 +93,5 @@ async def produce(broker, header, body):
     return {"responses": responses, "throttle_time_ms": 0}
 
 
-HANDLERS = {0: (produce, 0, 10)}
+# Versions: every one the registry speaks (v0-10).
+HANDLERS = {P.produce.API.key: (produce, 0, 10)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kproto.errors import ErrorCode
+from kproto.schemas import protocol as P
 
 
 async def init_producer_id(broker, header, body) -> dict:
@@ -16,4 +17,5 @@ async def init_producer_id(broker, header, body) -> dict:
             "producer_epoch": 0}
 
 
-HANDLERS = {22: (init_producer_id, 0, 4)}
+# Versions: every one the registry speaks (v0-4; v5-6 are transactional, see its schema).
+HANDLERS = {P.init_producer_id.API.key: (init_producer_id, 0, 4)}

@@ -1,17 +1,20 @@
 """CreateTopics, DeleteTopics, CreatePartitions on this single node.
 
 Replication factor 1 only (INVALID_REPLICATION_FACTOR otherwise, with Kafka's
-text); configs are validated against Kafka's topic config names and types
-before anything is created; topics, their ids and overrides persist.
+text). Everything about the topic itself (name, internal, collision, existing,
+configs, partition count) is checked once, by LogManager.create_topic; this
+module only translates its errors. Internal topics are neither created,
+deleted nor grown by clients. Topics, their ids and overrides persist.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
-from kproto.log.config import LogConfig
-from kproto.log.manager import validate_topic_name
+from kproto.log.manager import EXCESSIVE_BATCH, MAX_RECORDS_PER_USER_OP
+from kproto.schemas import protocol as P
 from kproto.server.handlers.configs import topic_config_entries
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -35,27 +38,27 @@ def _create(broker, t, validate_only: bool, version: int) -> dict:
     out = {"name": t.name, "topic_id": ZERO_UUID, "error_code": 0, "error_message": None,
            "num_partitions": -1, "replication_factor": -1, "configs": None}
     try:
-        validate_topic_name(t.name)
-        if broker.logs.has_topic(t.name):
-            raise KafkaError(f"Topic '{t.name}' already exists.", error_code=ErrorCode.TOPIC_ALREADY_EXISTS)
         if t.assignments:
-            if t.num_partitions != -1 or t.replication_factor != -1:
-                raise KafkaError("Both numPartitions or replicationFactor and replicasAssignments were set. "
-                                 "Both cannot be used at the same time.", error_code=ErrorCode.INVALID_REQUEST)
-            for a in t.assignments:
-                _check_assignment(broker, a.broker_ids)
             partitions, rf = len(t.assignments), 1
         else:
             partitions = broker.config["num.partitions"] if t.num_partitions == -1 else t.num_partitions
             rf = broker.config["default.replication.factor"] if t.replication_factor == -1 else t.replication_factor
-            if partitions < 1:
-                raise KafkaError("Number of partitions was set to an invalid non-positive value.",
-                                 error_code=ErrorCode.INVALID_PARTITIONS)
-            _check_replicas(broker, rf)
+
+        def check_placement() -> None:       # after the topic's own checks, as the controller orders them
+            if t.assignments:
+                if t.num_partitions != -1 or t.replication_factor != -1:
+                    raise KafkaError("Both numPartitions or replicationFactor and replicasAssignments were "
+                                     "set. Both cannot be used at the same time.",
+                                     error_code=ErrorCode.INVALID_REQUEST)
+                for a in t.assignments:
+                    _check_assignment(broker, a.broker_ids)
+            else:
+                _check_replicas(broker, rf)
+
         overrides = {c.name: c.value for c in t.configs if c.value is not None}
-        LogConfig.from_props(overrides, base=broker.config.log_defaults)
+        broker.logs.create_topic(t.name, partitions, overrides, validate_only=validate_only,
+                                 check_placement=check_placement)
         if not validate_only:
-            broker.logs.create_topic(t.name, partitions, overrides)
             out["topic_id"] = broker.logs.topic_id(t.name)
         out.update(num_partitions=partitions, replication_factor=rf)
         if version >= 5 and not validate_only:
@@ -67,8 +70,11 @@ def _create(broker, t, validate_only: bool, version: int) -> dict:
 
 
 async def create_topics(broker, header, body) -> dict:
-    return {"throttle_time_ms": 0, "topics": [_create(broker, t, body.validate_only, header.request_api_version)
-                                              for t in body.topics]}
+    # Files are created off the event loop: thousands of partitions take seconds,
+    # and every other connection must keep being served meanwhile.
+    topics = await asyncio.to_thread(
+        lambda: [_create(broker, t, body.validate_only, header.request_api_version) for t in body.topics])
+    return {"throttle_time_ms": 0, "topics": topics}
 
 
 def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
@@ -81,6 +87,7 @@ def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
             out["name"] = name
         if not broker.logs.has_topic(name):
             raise UnknownTopicOrPartitionError("This server does not host this topic-partition.")
+        broker.logs.check_not_internal(name, "delete")
         out["topic_id"] = broker.logs.topic_id(name)
         parts = broker.partition_count(name)
         broker.logs.delete_topic(name)
@@ -96,7 +103,8 @@ async def delete_topics(broker, header, body) -> dict:
         wanted = [(t.name, t.topic_id) for t in body.topics]
     else:
         wanted = [(n, ZERO_UUID) for n in body.topic_names]
-    return {"throttle_time_ms": 0, "responses": [_delete(broker, n, i) for n, i in wanted]}
+    responses = await asyncio.to_thread(lambda: [_delete(broker, n, i) for n, i in wanted])
+    return {"throttle_time_ms": 0, "responses": responses}
 
 
 def _grow(broker, t, validate_only: bool) -> dict:
@@ -104,6 +112,7 @@ def _grow(broker, t, validate_only: bool) -> dict:
     try:
         if not broker.logs.has_topic(t.name):
             raise UnknownTopicOrPartitionError(f"The topic '{t.name}' does not exist.")
+        broker.logs.check_not_internal(t.name, "grow")
         current = broker.partition_count(t.name)
         if t.count < current:
             raise KafkaError(f"Topic currently has {current} partitions, which is higher than the requested "
@@ -117,16 +126,27 @@ def _grow(broker, t, validate_only: bool) -> dict:
                                  error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
             for a in t.assignments:
                 _check_assignment(broker, a.broker_ids)
+        if t.count - current > MAX_RECORDS_PER_USER_OP:
+            raise KafkaError(EXCESSIVE_BATCH, error_code=ErrorCode.POLICY_VIOLATION)
         if not validate_only:
-            for p in range(current, t.count):
-                broker.logs.get_or_create_log(t.name, p)
+            try:
+                for p in range(current, t.count):
+                    broker.logs.get_or_create_log(t.name, p)
+            except OSError as e:
+                raise KafkaError(f"Error while creating partition {p} of {t.name}: {e}",
+                                 error_code=ErrorCode.KAFKA_STORAGE_ERROR) from e
     except KafkaError as e:
         out.update(error_code=e.error_code, error_message=str(e))
     return out
 
 
 async def create_partitions(broker, header, body) -> dict:
-    return {"throttle_time_ms": 0, "results": [_grow(broker, t, body.validate_only) for t in body.topics]}
+    results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only) for t in body.topics])
+    return {"throttle_time_ms": 0, "results": results}
 
 
-HANDLERS = {19: (create_topics, 0, 7), 20: (delete_topics, 0, 6), 37: (create_partitions, 0, 3)}
+# Versions: every one the registry speaks for each (CreateTopics v0-7,
+# DeleteTopics v0-6, CreatePartitions v0-3).
+HANDLERS = {P.create_topics.API.key: (create_topics, 0, 7),
+            P.delete_topics.API.key: (delete_topics, 0, 6),
+            P.create_partitions.API.key: (create_partitions, 0, 3)}

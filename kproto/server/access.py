@@ -1,0 +1,282 @@
+"""Authorization of every API the broker answers, as Kafka's KafkaApis does it.
+
+Theory of operation. Each API has a rule (``RULES``): which field of the
+request lists the resources, which resource type and operation each needs,
+and what the response says for one that is denied. Before the handler runs,
+denied entries are taken out of the request (so nothing happens to them:
+no append, no auto-creation, no deletion); after it, their error entries
+are added to the response — the partial answer Kafka gives (e.g. one topic
+TOPIC_AUTHORIZATION_FAILED, the others appended). Whole-request rules (a
+group's JoinGroup) answer with the error alone and do not run the handler.
+APIs that Kafka does not authorize (ApiVersions, SASL, DescribeCluster) and
+those that check for themselves (ACL and SCRAM admin) are in ``SELF_CHECKED``.
+
+Only active with an authorizer (``authorizer.class.name``); a test keeps
+``RULES`` + ``SELF_CHECKED`` equal to the set of APIs the broker serves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from kproto.errors import ErrorCode
+from kproto.schemas import protocol as P
+from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
+
+T_DENIED, G_DENIED, C_DENIED, TXN_DENIED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                            ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+
+SELF_CHECKED = frozenset({P.api_versions.API.key, P.sasl_handshake.API.key, P.sasl_authenticate.API.key,
+                          P.describe_cluster.API.key, P.create_acls.API.key, P.describe_acls.API.key,
+                          P.delete_acls.API.key, P.describe_user_scram_credentials.API.key,
+                          P.alter_user_scram_credentials.API.key})
+
+
+@dataclass(frozen=True)
+class PerEntry:
+    """Entries of ``request`` (a list field), each checked; denied ones answered by ``denied``."""
+
+    request: str
+    name: Callable[[Any], str]
+    resource: R
+    operation: O
+    response: str
+    denied: Callable[[Any, int], dict]      # (request entry, error code) -> response entry
+    error: int = T_DENIED
+    unless_cluster: O | None = None         # e.g. CREATE on the cluster allows every CreateTopics entry
+
+
+def _partitions(field: str, index: str, out_index: str, **extra):
+    return lambda e, err: [{out_index: getattr(p, index) if index else p, "error_code": err, **extra}
+                           for p in getattr(e, field)]
+
+
+def _topic_name(e) -> str:
+    return e.name if "name" in e else e.topic
+
+
+PRODUCE = PerEntry("topic_data", _topic_name, R.TOPIC, O.WRITE, "responses",
+                   lambda e, err: {"name": e.name, "partition_responses": _partitions(
+                       "partition_data", "index", "index", base_offset=-1)(e, err)})
+FETCH = PerEntry("topics", _topic_name, R.TOPIC, O.READ, "responses",
+                 lambda e, err: {"topic": e.topic, "partitions": _partitions(
+                     "partitions", "partition", "partition_index", high_watermark=-1, last_stable_offset=-1,
+                     log_start_offset=-1, preferred_read_replica=-1, records=b"")(e, err)})
+LIST_OFFSETS = PerEntry("topics", _topic_name, R.TOPIC, O.DESCRIBE, "topics",
+                        lambda e, err: {"name": e.name, "partitions": _partitions(
+                            "partitions", "partition_index", "partition_index", timestamp=-1, offset=-1,
+                            old_style_offsets=[])(e, err)})
+OFFSET_COMMIT_TOPICS = PerEntry("topics", _topic_name, R.TOPIC, O.READ, "topics",
+                                lambda e, err: {"name": e.name, "partitions": _partitions(
+                                    "partitions", "partition_index", "partition_index")(e, err)})
+CREATE_TOPICS = PerEntry("topics", _topic_name, R.TOPIC, O.CREATE, "topics",
+                         lambda e, err: {"name": e.name, "error_code": err, "num_partitions": -1,
+                                         "replication_factor": -1, "configs": None},
+                         unless_cluster=O.CREATE)
+DELETE_TOPICS = PerEntry("topics", lambda e: e.name or "", R.TOPIC, O.DELETE, "responses",
+                         lambda e, err: {"name": e.name, "topic_id": e.topic_id, "error_code": err})
+DELETE_TOPICS_V0 = PerEntry("topic_names", lambda e: e, R.TOPIC, O.DELETE, "responses",
+                            lambda e, err: {"name": e, "error_code": err})
+CREATE_PARTITIONS = PerEntry("topics", _topic_name, R.TOPIC, O.ALTER, "results",
+                             lambda e, err: {"name": e.name, "error_code": err, "error_message": None})
+DESCRIBE_GROUPS = PerEntry("groups", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
+                           lambda e, err: {"error_code": err, "group_id": e, "group_state": "", "protocol_type": "",
+                                           "protocol_data": "", "members": [], "authorized_operations": -2147483648},
+                           error=G_DENIED)
+DELETE_GROUPS = PerEntry("groups_names", lambda e: e, R.GROUP, O.DELETE, "results",
+                         lambda e, err: {"group_id": e, "error_code": err}, error=G_DENIED)
+FIND_COORDINATOR = {0: PerEntry("coordinator_keys", lambda e: e, R.GROUP, O.DESCRIBE, "coordinators",
+                                lambda e, err: {"key": e, "node_id": -1, "host": "", "port": -1, "error_code": err,
+                                                "error_message": None}, error=G_DENIED),
+                    1: PerEntry("coordinator_keys", lambda e: e, R.TRANSACTIONAL_ID, O.DESCRIBE, "coordinators",
+                                lambda e, err: {"key": e, "node_id": -1, "host": "", "port": -1, "error_code": err,
+                                                "error_message": None}, error=TXN_DENIED)}
+# DescribeConfigs/AlterConfigs resource types: 2 topic, 4 broker, 8 broker logger (the cluster's).
+_CONFIG_RESOURCE = {2: R.TOPIC, 4: R.CLUSTER, 8: R.CLUSTER}
+
+
+def _configs(request: str, response: str, operation: O, extra: dict) -> PerEntry:
+    return PerEntry(request, lambda e: e.resource_name, R.TOPIC, operation, response,
+                    lambda e, err: {"error_code": err, "error_message": None, "resource_type": e.resource_type,
+                                    "resource_name": e.resource_name, **extra})
+
+
+DESCRIBE_CONFIGS = _configs("resources", "results", O.DESCRIBE_CONFIGS, {"configs": []})
+ALTER_CONFIGS = _configs("resources", "responses", O.ALTER_CONFIGS, {})
+
+
+class Access:
+    """The checks for one request, given ``allowed(op, type, name)`` and ``allowed_any``."""
+
+    def __init__(self, security) -> None:
+        self.sec = security
+
+    def ok(self, op: O, rtype: R, name: str) -> bool:
+        return self.sec.allowed(op, rtype, name)
+
+    def split(self, body, rule: PerEntry) -> list:
+        """Take the denied entries out of ``body``; -> them."""
+        entries = getattr(body, rule.request) or []
+        if rule.unless_cluster is not None and self.ok(rule.unless_cluster, R.CLUSTER, CLUSTER_NAME):
+            return []
+        denied, kept = [], []
+        for e in entries:
+            rtype = rule.resource
+            if rule in (DESCRIBE_CONFIGS, ALTER_CONFIGS):
+                rtype = _CONFIG_RESOURCE.get(e.resource_type, R.TOPIC)
+            name = CLUSTER_NAME if rtype == R.CLUSTER else rule.name(e)
+            (kept if self.ok(rule.operation, rtype, name) else denied).append(e)
+        if denied:
+            setattr(body, rule.request, kept)
+        return denied
+
+    @staticmethod
+    def merge(response, rule: PerEntry, denied: list, error: int | None = None) -> None:
+        if response is not None and denied:
+            err = error if error is not None else rule.error
+            if rule in (DESCRIBE_CONFIGS, ALTER_CONFIGS):
+                out = [rule.denied(e, C_DENIED if _CONFIG_RESOURCE.get(e.resource_type) == R.CLUSTER else T_DENIED)
+                       for e in denied]
+            else:
+                out = [rule.denied(e, err) for e in denied]
+            response[rule.response] = list(response[rule.response]) + out
+
+
+async def guarded(broker, header, body, handler) -> Any:
+    """Run ``handler`` on what the connection's principal may do; answer the rest with Kafka's errors."""
+    key, version = header.request_api_key, header.request_api_version
+    if key in SELF_CHECKED:
+        return await handler(broker, header, body)
+    a = Access(broker.security)
+    rule = SIMPLE.get(key)
+    if rule is not None:
+        if key == P.delete_topics.API.key and version < 6:
+            rule = DELETE_TOPICS_V0
+        denied = a.split(body, rule)
+        response = await handler(broker, header, body)
+        a.merge(response, rule, denied)
+        return response
+    return await SPECIAL[key](a, broker, header, body, handler)
+
+
+async def _produce(a: Access, broker, header, body, handler):
+    txn = body.get("transactional_id")
+    if txn is not None and not a.ok(O.WRITE, R.TRANSACTIONAL_ID, txn):
+        response = {"responses": []}
+        body.topic_data, denied = [], list(body.topic_data)
+        a.merge(response, PRODUCE, denied, TXN_DENIED)
+        return response if body.acks != 0 else None
+    denied = a.split(body, PRODUCE)
+    if not body.topic_data and denied:
+        response = {"responses": []}
+    else:
+        response = await handler(broker, header, body)
+    a.merge(response, PRODUCE, denied)
+    return response if body.acks != 0 else None
+
+
+async def _metadata(a: Access, broker, header, body, handler):
+    """Topics the principal may not DESCRIBE: left out of a list-all answer,
+    TOPIC_AUTHORIZATION_FAILED when asked by name; auto-creation needs CREATE."""
+    explicit = body.topics is not None and not (header.request_api_version == 0 and not body.topics)
+    denied = []
+    if explicit:
+        kept = []
+        for t in body.topics:
+            (kept if t.name is None or a.ok(O.DESCRIBE, R.TOPIC, t.name) else denied).append(t)
+        body.topics = kept
+        if body.get("allow_auto_topic_creation") and not a.ok(O.CREATE, R.CLUSTER, CLUSTER_NAME):
+            missing = [t.name for t in kept if t.name and not broker.logs.has_topic(t.name)]
+            if any(not a.ok(O.CREATE, R.TOPIC, n) for n in missing):
+                body.allow_auto_topic_creation = False
+    response = await handler(broker, header, body)
+    if not explicit:
+        response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"])]
+    response["topics"] = list(response["topics"]) + [
+        {"error_code": T_DENIED, "name": t.name, "topic_id": t.get("topic_id"), "is_internal": False,
+         "partitions": []} for t in denied]
+    return response
+
+
+def _group_whole(error_response: Callable[[Any, int], dict], op: O = O.READ):
+    async def check(a: Access, broker, header, body, handler):
+        if not a.ok(op, R.GROUP, body.group_id):
+            return error_response(body, G_DENIED)
+        return await handler(broker, header, body)
+    return check
+
+
+async def _offset_commit(a: Access, broker, header, body, handler):
+    if not a.ok(O.READ, R.GROUP, body.group_id):
+        response = {"topics": []}
+        a.merge(response, OFFSET_COMMIT_TOPICS, list(body.topics), G_DENIED)
+        return response
+    denied = a.split(body, OFFSET_COMMIT_TOPICS)
+    response = await handler(broker, header, body) if body.topics or not denied else {"topics": []}
+    a.merge(response, OFFSET_COMMIT_TOPICS, denied)
+    return response
+
+
+async def _offset_fetch(a: Access, broker, header, body, handler):
+    if header.request_api_version >= 8:
+        denied = [g for g in body.groups if not a.ok(O.DESCRIBE, R.GROUP, g.group_id)]
+        body.groups = [g for g in body.groups if a.ok(O.DESCRIBE, R.GROUP, g.group_id)]
+        response = await handler(broker, header, body) if body.groups else {"groups": []}
+        response["groups"] = list(response["groups"]) + [
+            {"group_id": g.group_id, "topics": [], "error_code": G_DENIED} for g in denied]
+        return response
+    if not a.ok(O.DESCRIBE, R.GROUP, body.group_id):
+        return {"topics": [], "error_code": G_DENIED}
+    response = await handler(broker, header, body)
+    response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"])]
+    return response
+
+
+async def _find_coordinator(a: Access, broker, header, body, handler):
+    rule = FIND_COORDINATOR.get(body.key_type, FIND_COORDINATOR[0])
+    if header.request_api_version < 4:
+        if not a.ok(rule.operation, rule.resource, body.key):
+            return {"error_code": rule.error, "error_message": None, "node_id": -1, "host": "", "port": -1}
+        return await handler(broker, header, body)
+    denied = a.split(body, rule)
+    response = await handler(broker, header, body) if body.coordinator_keys or not denied else {"coordinators": []}
+    a.merge(response, rule, denied)
+    return response
+
+
+async def _list_groups(a: Access, broker, header, body, handler):
+    response = await handler(broker, header, body)
+    if not a.ok(O.DESCRIBE, R.CLUSTER, CLUSTER_NAME):
+        response["groups"] = [g for g in response["groups"] if a.ok(O.DESCRIBE, R.GROUP, g["group_id"])]
+    return response
+
+
+async def _init_producer_id(a: Access, broker, header, body, handler):
+    txn = body.transactional_id
+    if txn is not None:
+        ok, err = a.ok(O.WRITE, R.TRANSACTIONAL_ID, txn), TXN_DENIED
+    else:
+        ok = a.ok(O.IDEMPOTENT_WRITE, R.CLUSTER, CLUSTER_NAME) or a.sec.allowed_any(O.WRITE, R.TOPIC)
+        err = C_DENIED
+    if not ok:
+        return {"error_code": err, "producer_id": -1, "producer_epoch": -1}
+    return await handler(broker, header, body)
+
+
+SIMPLE = {P.fetch.API.key: FETCH, P.list_offsets.API.key: LIST_OFFSETS, P.create_topics.API.key: CREATE_TOPICS,
+          P.delete_topics.API.key: DELETE_TOPICS, P.create_partitions.API.key: CREATE_PARTITIONS,
+          P.describe_groups.API.key: DESCRIBE_GROUPS, P.delete_groups.API.key: DELETE_GROUPS,
+          P.describe_configs.API.key: DESCRIBE_CONFIGS, P.alter_configs.API.key: ALTER_CONFIGS,
+          P.incremental_alter_configs.API.key: ALTER_CONFIGS}
+SPECIAL = {
+    P.produce.API.key: _produce, P.metadata.API.key: _metadata, P.offset_commit.API.key: _offset_commit,
+    P.offset_fetch.API.key: _offset_fetch, P.find_coordinator.API.key: _find_coordinator,
+    P.list_groups.API.key: _list_groups, P.init_producer_id.API.key: _init_producer_id,
+    P.join_group.API.key: _group_whole(lambda b, e: {"error_code": e, "generation_id": -1, "protocol_name": "",
+                                                     "leader": "", "member_id": "", "members": []}),
+    P.sync_group.API.key: _group_whole(lambda b, e: {"error_code": e, "assignment": b""}),
+    P.heartbeat.API.key: _group_whole(lambda b, e: {"error_code": e}),
+    P.leave_group.API.key: _group_whole(lambda b, e: {"error_code": e, "members": []}),
+}

@@ -1,0 +1,87 @@
+"""CreateAcls, DescribeAcls, DeleteAcls over the broker's ACL store.
+
+As Kafka: without an authorizer (``authorizer.class.name`` unset) all three
+answer SECURITY_DISABLED; Create/Delete need ALTER on the cluster, Describe
+DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED otherwise). A binding
+that fails validation gets INVALID_REQUEST with Kafka's message, the others
+are still created.
+
+Versions: v0-3 each, all Kafka has (v1 adds pattern types, KIP-290; v2
+flexible).
+"""
+
+from __future__ import annotations
+
+from kproto.errors import ErrorCode, KafkaError
+from kproto.schemas import protocol as P
+from kproto.security.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
+
+SECURITY_DISABLED = "No Authorizer is configured."
+
+
+def _gate(broker, operation: AclOperation) -> tuple[int, str | None]:
+    sec = broker.security
+    if sec.authorizer is None:
+        return ErrorCode.SECURITY_DISABLED, SECURITY_DISABLED
+    if not sec.allowed(operation, ResourceType.CLUSTER, CLUSTER_NAME):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None
+    return 0, None
+
+
+def _wire(b: AclBinding) -> dict:
+    return {"resource_type": b.pattern.resource_type, "resource_name": b.pattern.name,
+            "pattern_type": b.pattern.pattern_type, "principal": b.entry.principal, "host": b.entry.host,
+            "operation": b.entry.operation, "permission_type": b.entry.permission_type}
+
+
+async def create_acls(broker, header, body) -> dict:
+    error, message = _gate(broker, AclOperation.ALTER)
+    if error:
+        return {"throttle_time_ms": 0, "results": [{"error_code": error, "error_message": message}
+                                                   for _ in body.creations]}
+    results, valid = [], []
+    for c in body.creations:
+        try:
+            valid.append(AclBinding.from_wire(c))
+            results.append({"error_code": 0, "error_message": None})
+        except KafkaError as e:
+            results.append({"error_code": e.error_code, "error_message": str(e)})
+    broker.security.acls.add(valid)
+    return {"throttle_time_ms": 0, "results": results}
+
+
+async def describe_acls(broker, header, body) -> dict:
+    error, message = _gate(broker, AclOperation.DESCRIBE)
+    flt = AclBindingFilter.from_wire(body)
+    if not error and flt.unknown():
+        error, message = ErrorCode.INVALID_REQUEST, flt.unknown()
+    if error:
+        return {"throttle_time_ms": 0, "error_code": error, "error_message": message, "resources": []}
+    resources: dict = {}
+    for b in broker.security.acls.match(flt):
+        key = (b.pattern.resource_type, b.pattern.name, b.pattern.pattern_type)
+        resources.setdefault(key, []).append(_wire(b))
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+            "resources": [{"resource_type": t, "resource_name": n, "pattern_type": p,
+                           "acls": [{k: a[k] for k in ("principal", "host", "operation", "permission_type")}
+                                    for a in acls]}
+                          for (t, n, p), acls in resources.items()]}
+
+
+async def delete_acls(broker, header, body) -> dict:
+    error, message = _gate(broker, AclOperation.ALTER)
+    results = []
+    for f in body.filters:
+        flt = AclBindingFilter.from_wire(f)
+        if error or flt.unknown():
+            results.append({"error_code": error or ErrorCode.INVALID_REQUEST,
+                            "error_message": message or flt.unknown(), "matching_acls": []})
+            continue
+        gone = broker.security.acls.remove(flt)
+        results.append({"error_code": 0, "error_message": None,
+                        "matching_acls": [{"error_code": 0, "error_message": None, **_wire(b)} for b in gone]})
+    return {"throttle_time_ms": 0, "filter_results": results}
+
+
+HANDLERS = {P.describe_acls.API.key: (describe_acls, 0, 3), P.create_acls.API.key: (create_acls, 0, 3),
+            P.delete_acls.API.key: (delete_acls, 0, 3)}

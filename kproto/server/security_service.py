@@ -1,0 +1,145 @@
+"""The broker's security: listeners, TLS contexts, SASL sessions, the
+authorizer and its stores, wired to connections (the pieces themselves are
+sans-I/O in kproto/security/).
+
+Per connection, ``ConnectionSecurity`` holds the listener it came in on, the
+peer host (ACLs match hosts) and the principal: from SASL on SASL_* listeners,
+from the client certificate on SSL (``ssl.principal.mapping.rules``), else
+``User:ANONYMOUS`` — as Kafka's DefaultKafkaPrincipalBuilder. The request
+being handled knows its connection through ``CURRENT`` (a context variable
+the broker sets), which is how Metadata advertises the listener the client
+used and how handlers ask the authorizer.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from kproto.errors import InvalidConfigError
+from kproto.security.acl import AclOperation, ResourceType
+from kproto.security.authorizer import Authorizer, parse_super_users
+from kproto.security.config import ListenerSettings
+from kproto.security.jaas import parse_jaas, plain_users
+from kproto.security.listeners import Listener, advertised, parse_listeners, server_ssl_context
+from kproto.security.plain import PlainServer
+from kproto.security.principal import ANONYMOUS, KafkaPrincipal, SslPrincipalMapper, distinguished_name
+from kproto.security.scram import MECHANISMS, ScramServer
+from kproto.security.session import SaslSession
+from kproto.security.store import AclStore, ScramCredentialStore
+
+log = logging.getLogger("kproto.server.security")
+
+
+@dataclass(slots=True)
+class ConnectionSecurity:
+    listener: Listener
+    host: str
+    tls_principal: KafkaPrincipal | None = None
+    session: SaslSession | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def principal(self) -> KafkaPrincipal:
+        if self.session is not None:
+            return self.session.principal
+        return self.tls_principal or ANONYMOUS
+
+
+CURRENT: contextvars.ContextVar[ConnectionSecurity | None] = contextvars.ContextVar("kproto_connection",
+                                                                                   default=None)
+
+
+class SecurityService:
+    def __init__(self, values: Mapping[str, Any], data_dir: str | Path, host: str, port: int) -> None:
+        self.values = values
+        self.listeners = parse_listeners(values, host, port)
+        self.settings = {l.name: ListenerSettings(values, l.name) for l in self.listeners}
+        self.contexts: dict[str, ssl.SSLContext] = {
+            l.name: server_ssl_context(self.settings[l.name], l.name) for l in self.listeners if l.tls}
+        self.mappers = {l.name: SslPrincipalMapper(self.settings[l.name].get("ssl.principal.mapping.rules"))
+                        for l in self.listeners if l.tls}
+        self.mechanisms = {l.name: self.settings[l.name].mechanisms() for l in self.listeners if l.sasl}
+        self.plain_users = {name: self._plain_users(name) for name, mechs in self.mechanisms.items()
+                            if "PLAIN" in mechs}
+        self.scram = ScramCredentialStore(data_dir)
+        self.acls = AclStore(data_dir)
+        self.authorizer: Authorizer | None = None
+        if values.get("authorizer.class.name"):
+            self.authorizer = Authorizer(self.acls, super_users=parse_super_users(values.get("super.users", "")),
+                                         allow_everyone_if_no_acl_found=bool(
+                                             values.get("allow.everyone.if.no.acl.found")))
+        self.bound: dict[str, tuple[str, int]] = {}
+        self.endpoints: dict[str, tuple[str, int]] = {}
+
+    def _plain_users(self, listener: str) -> dict[str, str]:
+        jaas = self.settings[listener].get("sasl.jaas.config", "PLAIN")
+        if not jaas:
+            raise InvalidConfigError(f"listener {listener} enables PLAIN but has no users: set "
+                                     f"listener.name.{listener.lower()}.plain.sasl.jaas.config or sasl.jaas.config "
+                                     'with user_<name>="<password>" options')
+        _, options = parse_jaas(jaas)
+        return plain_users(options)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self, server, advertised_host: str | None = None) -> tuple[str, int]:
+        """Bind every listener on ``server`` (a BrokerServer); -> the first one's address."""
+        for l in self.listeners:
+            self.bound[l.name] = await server.start(l.host, l.port, ssl=self.contexts.get(l.name), listener=l)
+        self.endpoints = advertised(self.values, {
+            n: (advertised_host or (h if h not in ("0.0.0.0", "::") else "127.0.0.1"), p)
+            for n, (h, p) in self.bound.items()})
+        for l in self.listeners:
+            log.info("listening on %s://%s:%d", l.name, *self.bound[l.name])
+        return self.bound[self.listeners[0].name]
+
+    def endpoint(self) -> tuple[str, int] | None:
+        """The advertised address of the listener the current request came in on."""
+        conn = CURRENT.get()
+        name = conn.listener.name if conn is not None else self.listeners[0].name
+        return self.endpoints.get(name)
+
+    # -- connections ----------------------------------------------------------------------------
+
+    def on_connect(self, listener: Listener, peer_host: str, ssl_object: Any) -> ConnectionSecurity:
+        conn = ConnectionSecurity(listener, peer_host)
+        if ssl_object is not None:
+            cert = ssl_object.getpeercert()
+            if cert:
+                conn.tls_principal = self.mappers[listener.name].principal(distinguished_name(cert["subject"]))
+        if listener.sasl:
+            reauth = int(self.settings[listener.name].get("connections.max.reauth.ms") or 0)
+            conn.session = SaslSession(self.mechanisms[listener.name],
+                                       lambda mech: self._sasl_server(listener.name, mech), reauth_ms=reauth)
+        return conn
+
+    def _sasl_server(self, listener: str, mechanism: str):
+        if mechanism == "PLAIN":
+            return PlainServer(self.plain_users[listener])
+        return ScramServer(MECHANISMS[mechanism], self.scram.lookup)
+
+    # -- authorization --------------------------------------------------------------------------
+
+    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        """Is the current connection's principal allowed? Always, without an authorizer."""
+        if self.authorizer is None:
+            return True
+        conn = CURRENT.get()
+        if conn is None:
+            return True     # the broker's own work, not a client's request
+        ok = self.authorizer.authorize(conn.principal, conn.host, operation, resource_type, name)
+        if not ok:
+            log.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s",
+                     conn.principal, operation.name, conn.host, resource_type.name.title().replace("_", ""), name)
+        return ok
+
+    def allowed_any(self, operation: AclOperation, resource_type: ResourceType) -> bool:
+        if self.authorizer is None:
+            return True
+        conn = CURRENT.get()
+        return conn is None or self.authorizer.authorize_any(conn.principal, conn.host, operation, resource_type)

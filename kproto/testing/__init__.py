@@ -1,0 +1,234 @@
+"""A real Kafka broker for other people's tests: ``kproto serve`` in a child process.
+
+    with kproto.testing.broker(config={"num.partitions": 3}) as b:
+        Producer({"bootstrap.servers": b.bootstrap_servers}) ...
+
+The pytest plugin (``kproto.testing.plugin``, loaded through the ``pytest11``
+entry point) builds its fixtures on ``Broker``.
+
+Why a child process and not a thread in the test's interpreter: the broker is
+then exactly what ``kproto serve`` runs (its own event loop, signals, clean
+shutdown with checkpoints), a test's monkeypatching or blocking client cannot
+stall it, ``restart()`` really re-reads the data directory, and a crash in a
+test cannot leave a half-closed broker behind. It costs the child's start-up
+(interpreter + imports), measured by bench/bench_fixture.py.
+
+The first start binds port 0 and reads the port from the ready line, so there
+is no free-port race; a restart binds that same port again, because clients
+hold the address.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Iterator, Mapping
+
+from kproto.errors import KprotoError
+
+__all__ = ["Broker", "BrokerStartError", "FIXTURE_DEFAULTS", "broker"]
+
+#: Broker settings the fixtures start with (a test's config overrides them): no
+#: 3 s wait before a new group's first rebalance, and one __consumer_offsets
+#: partition instead of 50, as Kafka's own integration-test brokers do.
+FIXTURE_DEFAULTS: Mapping[str, str] = {
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "1",
+}
+
+_READY = re.compile(rb"^kproto broker ready on (\S+):(\d+) ")
+
+# Brokers still running when the interpreter exits (a test run interrupted before
+# its teardown, a script that never left its ``with``) are stopped then: each runs
+# in its own session, so nothing else would.
+_running: "set[Broker]" = set()
+atexit.register(lambda: [b.stop(timeout=5) for b in list(_running)])
+
+
+class BrokerStartError(KprotoError):
+    """The broker process exited or stayed silent before it was ready."""
+
+
+class Broker:
+    """One ``kproto serve`` process on loopback, with its data directory and log file.
+
+    ``config`` holds Kafka broker settings (``key -> value``, as ``--config``
+    takes them). Not started until ``start()`` (or ``with``).
+    """
+
+    def __init__(self, data_dir: str | Path, config: Mapping[str, object] | None = None, *,
+                 host: str = "127.0.0.1", port: int = 0, log_path: str | Path | None = None,
+                 log_level: str = "info", start_timeout: float = 30.0) -> None:
+        self.data_dir = Path(data_dir)
+        self.config = {k: _text(v) for k, v in (config or {}).items()}
+        self.host, self.port = host, port
+        self.log_path = Path(log_path) if log_path else self.data_dir.parent / f"{self.data_dir.name}.log"
+        self.log_level = log_level
+        self.start_timeout = start_timeout
+        self.starts = 0
+        self._proc: subprocess.Popen | None = None
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<kproto Broker {self.host}:{self.port} {state} data={self.data_dir}>"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port`` for a client's ``bootstrap.servers``."""
+        if not self.port:
+            raise BrokerStartError("the broker has not been started, so it has no port yet")
+        return f"{self.host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self.running else None
+
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "kproto.tools.main", "serve", "--listen", f"{self.host}:{self.port}",
+               "--data-dir", str(self.data_dir), "--log-level", self.log_level]
+        for k, v in self.config.items():
+            cmd += ["--config", f"{k}={v}"]
+        return cmd
+
+    def start(self) -> "Broker":
+        """Start the process and return once it accepts connections."""
+        if self.running:
+            return self
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")
+        log.write(f"--- kproto broker start {self.starts + 1}: {' '.join(self.command())}\n".encode())
+        log.flush()
+        try:
+            proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=log,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            log.close()
+        self._proc = proc
+        try:
+            host, port = self._await_ready(proc.stdout)
+        except BaseException:
+            self._kill()
+            raise
+        self.host, self.port = host, port
+        self.starts += 1
+        _running.add(self)
+        return self
+
+    def _await_ready(self, out: IO[bytes]) -> tuple[str, int]:
+        deadline = time.monotonic() + self.start_timeout
+        buf = b""
+        with selectors.DefaultSelector() as sel:
+            sel.register(out, selectors.EVENT_READ)
+            while b"\n" not in buf:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    raise BrokerStartError(f"kproto broker not ready after {self.start_timeout:g}s"
+                                           f"{self._log_tail()}")
+                chunk = os.read(out.fileno(), 4096)
+                if not chunk:
+                    code = self._proc.wait(timeout=5)
+                    raise BrokerStartError(f"kproto broker exited with status {code} before it was "
+                                           f"ready{self._log_tail()}")
+                buf += chunk
+        m = _READY.match(buf)
+        if not m:
+            raise BrokerStartError(f"unexpected first line from kproto serve: {buf[:200]!r}")
+        return m.group(1).decode(), int(m.group(2))
+
+    def _log_tail(self, lines: int = 20) -> str:
+        tail = self.log_text().splitlines()[-lines:]
+        return (f"; last lines of {self.log_path}:\n" + "\n".join(tail)) if tail else ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM (the broker checkpoints and exits), SIGKILL after ``timeout`` seconds."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self._kill()
+        self._close(proc)
+
+    def _kill(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        self._close(proc)
+
+    def _close(self, proc: subprocess.Popen) -> None:
+        if proc.stdout:
+            proc.stdout.close()
+        self._proc = None
+        _running.discard(self)
+
+    def restart(self, timeout: float = 10.0) -> "Broker":
+        """Stop and start again on the same port over the same data directory."""
+        self.stop(timeout)
+        return self.start()
+
+    def log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def log_text(self, since: int = 0) -> str:
+        """The broker's log (stderr of every start), from byte ``since``."""
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(since)
+                return f.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
+
+    def __enter__(self) -> "Broker":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):     # Kafka spells booleans in lower case
+        return "true" if value else "false"
+    return str(value)
+
+
+@contextlib.contextmanager
+def broker(config: Mapping[str, object] | None = None, *, data_dir: str | Path | None = None,
+           defaults: bool = True, **kwargs) -> Iterator[Broker]:
+    """A started broker for code outside pytest; stopped (and its temporary data
+    directory removed, unless ``data_dir`` was given) on leaving the block.
+
+    ``config`` overrides ``FIXTURE_DEFAULTS`` (``defaults=False`` drops them);
+    other keyword arguments go to ``Broker``.
+    """
+    settings = {**(FIXTURE_DEFAULTS if defaults else {}), **(config or {})}
+    with contextlib.ExitStack() as stack:
+        if data_dir is None:
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kproto-broker-")))
+            data_dir = tmp / "data"
+        b = Broker(data_dir, settings, **kwargs)
+        stack.callback(b.stop)
+        yield b.start()

@@ -1,0 +1,214 @@
+"""pytest plugin: a real Kafka broker (``kproto serve``) for your tests.
+
+Loaded through the ``pytest11`` entry point once kproto is installed. Fixtures:
+
+``kafka_broker``
+    A ``kproto.testing.Broker``, started once per session (ini
+    ``kproto_broker_scope`` = session | package | module | class | function).
+    ``.bootstrap_servers``, ``.data_dir``, ``.restart()``, ``.stop()``; a test
+    that stopped it hands the next test a started one again.
+``kafka_broker_factory``
+    ``kafka_broker_factory(config={...})`` starts one more broker; all are
+    stopped when the test ends.
+``kafka_topic``
+    A fresh topic for each test on ``kafka_broker``: a ``str`` (its name) with
+    ``.partitions`` and ``.config``. Choose them with
+    ``@pytest.mark.kafka_topic(partitions=3, config={"cleanup.policy": "compact"})``
+    or ``@pytest.mark.parametrize("kafka_topic", [{"partitions": 3}], indirect=True)``.
+``kafka_admin``
+    kproto's admin client (``kproto.client.admin.Admin``) connected to ``kafka_broker``.
+
+Broker settings: ``--kproto-broker-config KEY=VALUE`` (repeatable) and the ini
+line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``.
+
+When a test fails, what the brokers it used logged during that test is
+attached to its report ("kproto broker log" sections).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Callable, Iterator
+
+import pytest
+
+from kproto.testing import FIXTURE_DEFAULTS, Broker
+
+SCOPES = ("session", "package", "module", "class", "function")
+#: Log lines attached to a failing test's report, per broker (the newest ones).
+REPORT_LOG_LINES = 400
+
+_used = pytest.StashKey[list]()      # item -> [(broker, log offset at first use)]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kproto", "kproto Kafka broker fixtures")
+    group.addoption("--kproto-broker-config", action="append", default=[], metavar="KEY=VALUE",
+                    help="Kafka broker setting for the kafka_broker fixtures (repeatable).")
+    parser.addini("kproto_broker_config", type="linelist", default=[],
+                  help="KEY=VALUE Kafka broker settings for the kafka_broker fixtures, one a line.")
+    parser.addini("kproto_broker_scope", default="session",
+                  help=f"Scope of the kafka_broker fixture: {', '.join(SCOPES)} (default session).")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    broker_config(config)       # a malformed setting is a usage error before any test runs
+    config.addinivalue_line(
+        "markers", "kafka_topic(partitions=1, config=None, name=None): the topic kafka_topic creates")
+
+
+def broker_config(config: pytest.Config) -> dict[str, str]:
+    """FIXTURE_DEFAULTS, then the ini lines, then the command line."""
+    out = dict(FIXTURE_DEFAULTS)
+    for where, items in (("ini kproto_broker_config", config.getini("kproto_broker_config")),
+                         ("--kproto-broker-config", config.getoption("kproto_broker_config"))):
+        for item in items:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise pytest.UsageError(f"{where}: expected KEY=VALUE, got {item!r}")
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _scope(fixture_name: str, config: pytest.Config) -> str:
+    scope = config.getini("kproto_broker_scope").strip() or "session"
+    if scope not in SCOPES:
+        raise pytest.UsageError(f"kproto_broker_scope: expected one of {', '.join(SCOPES)}, got {scope!r}")
+    return scope
+
+
+def _note_use(request: pytest.FixtureRequest, broker: Broker) -> None:
+    """Remember where this broker's log stood when the test took it."""
+    used = request.node.stash.setdefault(_used, [])
+    if all(b is not broker for b, _ in used):
+        used.append((broker, broker.log_size()))
+
+
+@pytest.fixture(scope=_scope)
+def kproto_shared_broker(request: pytest.FixtureRequest,
+                         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """The broker behind ``kafka_broker``, alive for ``kproto_broker_scope``."""
+    base = tmp_path_factory.mktemp("kproto-broker")
+    broker = Broker(base / "data", broker_config(request.config), log_path=base / "broker.log")
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def kafka_broker(request: pytest.FixtureRequest, kproto_shared_broker: Broker) -> Broker:
+    """A running ``kproto serve``: ``.bootstrap_servers``, ``.data_dir``, ``.restart()``, ``.stop()``."""
+    kproto_shared_broker.start()          # a no-op unless an earlier test stopped it
+    _note_use(request, kproto_shared_broker)
+    return kproto_shared_broker
+
+
+@pytest.fixture
+def kafka_broker_factory(request: pytest.FixtureRequest,
+                         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Broker]]:
+    """``factory(config=None, **Broker kwargs)`` -> a started broker of its own."""
+    brokers: list[Broker] = []
+
+    def factory(config: dict | None = None, **kwargs) -> Broker:
+        base = tmp_path_factory.mktemp("kproto-broker")
+        settings = {**broker_config(request.config), **(config or {})}
+        broker = Broker(base / "data", settings, log_path=base / "broker.log", **kwargs)
+        brokers.append(broker)
+        _note_use(request, broker)
+        return broker.start()
+
+    try:
+        yield factory
+    finally:
+        for broker in brokers:
+            broker.stop()
+
+
+class Topic(str):
+    """A topic's name, with the partitions and configs it was created with."""
+
+    partitions: int
+    config: dict[str, str]
+
+    def __new__(cls, name: str, partitions: int, config: dict[str, str]) -> "Topic":
+        self = super().__new__(cls, name)
+        self.partitions, self.config = partitions, config
+        return self
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+
+def _topic_name(node_name: str) -> str:
+    """Legal Kafka topic characters only, short enough, unique per call."""
+    base = re.sub(r"[^a-zA-Z0-9._-]+", "-", node_name).strip("-.")[:150] or "topic"
+    return f"{base}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def kafka_admin(kafka_broker: Broker):
+    """kproto's own admin client, connected to ``kafka_broker``; closed after the test."""
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient
+    admin = Admin(BrokerClient(kafka_broker.bootstrap_servers, client_id="kproto-pytest"))
+    try:
+        yield admin
+    finally:
+        admin.close()
+        admin.client.close()
+
+
+@pytest.fixture
+def kafka_topic(request: pytest.FixtureRequest, kafka_broker: Broker) -> Topic:
+    """A topic no other test has used, on ``kafka_broker``."""
+    from kproto.client.admin import Admin, NewTopic
+    from kproto.client.transport import BrokerClient
+    spec: dict = {}
+    marker = request.node.get_closest_marker("kafka_topic")
+    if marker is not None:
+        spec.update(*marker.args, **marker.kwargs)
+    if isinstance(getattr(request, "param", None), dict):
+        spec.update(request.param)
+    elif getattr(request, "param", None) is not None:
+        spec["partitions"] = int(request.param)
+    unknown = set(spec) - {"partitions", "config", "name"}
+    if unknown:
+        pytest.fail(f"kafka_topic: unknown parameter(s) {', '.join(sorted(unknown))}; "
+                    "takes partitions, config, name", pytrace=False)
+    partitions = int(spec.get("partitions", 1))
+    config = {k: _setting(v) for k, v in (spec.get("config") or {}).items()}
+    name = spec.get("name") or _topic_name(request.node.name)
+    admin = Admin(BrokerClient(kafka_broker.bootstrap_servers, client_id="kproto-pytest"))
+    try:
+        result = admin.create_topics([NewTopic(name, partitions, 1, configs=config)])[name]
+    finally:
+        admin.client.close()
+    if result.error:
+        pytest.fail(f"kafka_topic: creating {name!r} failed: {result.error.name}"
+                    f"{': ' + result.message if result.message else ''}", pytrace=False)
+    return Topic(name, partitions, config)
+
+
+def _setting(value: object) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if report.failed:
+        for broker, since in item.stash.get(_used, []):
+            text = broker.log_text(since)
+            lines = text.splitlines()
+            if len(lines) > REPORT_LOG_LINES:
+                lines = [f"... {len(lines) - REPORT_LOG_LINES} earlier lines in {broker.log_path}"] \
+                    + lines[-REPORT_LOG_LINES:]
+            where = broker.bootstrap_servers if broker.port else "not started"
+            body = "\n".join(lines) or "(nothing logged during this test)"
+            report.sections.append((f"kproto broker log ({where}, {report.when})",
+                                    f"{body}\n(whole log: {broker.log_path})"))
+    return report

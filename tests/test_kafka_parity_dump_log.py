@@ -1,0 +1,324 @@
+"""`kproto dump-log` against the expectations of Kafka's own DumpLogSegments tests.
+
+Each test mirrors one test of
+core/src/test/scala/unit/kafka/tools/DumpLogSegmentsTest.scala (apache/kafka trunk
+1eb76443, mirrored at /work/.mirror/apache+kafka/repo) and sets up the same
+scenario through kproto's own log (kproto.log.UnifiedLog, index.interval.bytes=128
+as ``createTestLog`` does), then asserts what Kafka's test asserts about the
+output. Where the test does not pin a string, the format line of
+core/src/main/scala/kafka/tools/DumpLogSegments.scala is cited instead
+(``DLS.scala:N`` below).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kproto.compression import CompressionType
+from kproto.log.config import LogConfig
+from kproto.log.log import UnifiedLog
+from kproto.log.validator import AppendOrigin
+from kproto.records import NewRecord, build_control_batch, build_record_batch
+from kproto.tools.main import cli
+
+SEGMENT = "00000000000000000000"
+NOW = 1_700_000_000_000
+
+
+def dump(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["dump-log", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def create_test_log(tmp_path: Path) -> UnifiedLog:
+    """DumpLogSegmentsTest.createTestLog: index.interval.bytes=128."""
+    return UnifiedLog.open(tmp_path / "kafka-0", LogConfig.from_props({"index.interval.bytes": "128"}))
+
+
+def batch(records, **kw) -> bytes:
+    return build_record_batch([NewRecord(k, v, (), ts) for ts, k, v in records], **kw)
+
+
+# DumpLogSegmentsTest.addSimpleRecords: four batches (keys and values, keys only,
+# values only, neither), appended as leader at epoch 0, flushed but not closed.
+SIMPLE_BATCHES = [
+    ([(NOW + i * 2, b"message key %d" % i, b"message value %d" % i) for i in range(0, 10)], True, True),
+    ([(NOW + i * 3, b"message key %d" % i, None) for i in range(10, 30)], True, False),
+    ([(NOW + i * 5, None, b"message value %d" % i) for i in range(30, 50)], False, True),
+    ([(NOW + i * 7, None, None) for i in range(50, 60)], False, False),
+]
+
+
+@pytest.fixture
+def simple_log(tmp_path):
+    log = create_test_log(tmp_path)
+    for records, _, _ in SIMPLE_BATCHES:
+        log.append(batch(records), leader_epoch=0)
+    log.flush()    # not closed: the indexes keep their zero-filled, untrimmed tail
+    yield log
+    log.close()
+
+
+def log_file(log: UnifiedLog, suffix: str = ".log") -> str:
+    return str(log.dir / f"{SEGMENT}{suffix}")
+
+
+# --- DumpLogSegmentsTest.testPrintDataLog -------------------------------------------------
+
+def _verify_records_in_output(out: str, check_keys_and_values: bool) -> None:
+    """DumpLogSegmentsTest.testPrintDataLog / verifyRecordsInOutput, line by line."""
+    lines = out.split("\n")
+    if lines[-1] == "":
+        lines.pop()       # Java's split drops trailing empty strings
+    assert len(lines) > 2, f"Data not printed: {out}"
+    total = sum(len(r) for r, _, _ in SIMPLE_BATCHES)
+    tail = iter(lines[len(lines) - total - len(SIMPLE_BATCHES):])
+    offset = 0
+    for records, has_keys, has_values in SIMPLE_BATCHES:
+        line = next(tail)
+        assert line.startswith(f"baseOffset: {offset} lastOffset: "), line
+        for _ in records:
+            line = next(tail)
+            assert line.startswith(f"| offset: {offset}"), line     # RecordIndent = "|"
+            if check_keys_and_values:
+                suffix = "headerKeys: []"
+                if has_keys:
+                    suffix += f" key: message key {offset}"
+                if has_values:
+                    suffix += f" payload: message value {offset}"
+                assert line.endswith(suffix), line
+            offset += 1
+
+
+@pytest.mark.parametrize("args, check", [
+    # "records are printed with --print-data-log even if --deep-iteration is not specified"
+    (["--print-data-log"], True),
+    (["--print-data-log", "--deep-iteration"], True),
+    # "... with --value-decoder / --key-decoder even if --print-data-log is not specified";
+    # Kafka names a class (--value-decoder-class org.apache.kafka.tools.api.StringDecoder),
+    # kproto the decoder (utf8 is StringDecoder: UTF-8).
+    (["--value-decoder", "utf8"], True),
+    (["--key-decoder", "utf8"], True),
+    # "... with --deep-iteration even if --print-data-log is not specified"
+    (["--deep-iteration"], False),
+])
+def test_print_data_log(simple_log, args, check):
+    code, out, err = dump(*args, "--files", log_file(simple_log))
+    assert (code, err) == (0, "")
+    _verify_records_in_output(out, check)
+
+
+def test_print_data_log_not_by_default(simple_log):
+    """testPrintDataLog / verifyNoRecordsInOutput: no record lines without a flag."""
+    code, out, _ = dump("--files", log_file(simple_log))
+    assert code == 0
+    assert not re.search(r"offset: [0-9]* isvalid", out, re.S)
+    # DLS.scala:356 (batch line) only: one per batch, no "| " record line.
+    assert sum(line.startswith("baseOffset: ") for line in out.splitlines()) == len(SIMPLE_BATCHES)
+    assert not any(line.startswith("|") for line in out.splitlines())
+
+
+# --- DumpLogSegmentsTest.testDumpIndexMismatches / testDumpTimeIndexErrors -----------------
+
+def test_dump_index_mismatches(simple_log):
+    """dumpIndex(verifyOnly = true) of a log written as leader finds no mismatch:
+    nothing is reported on stderr ("Mismatches in :", DLS.scala:95)."""
+    code, out, err = dump("--verify-index-only", "--files", log_file(simple_log, ".index"))
+    assert code == 0
+    assert err == ""
+    assert out == f"Dumping {log_file(simple_log, '.index')}\n"      # DLS.scala:73
+
+
+def test_dump_time_index_errors(simple_log):
+    """dumpTimeIndex(verifyOnly = true): no timestamp mismatch, no out-of-order
+    timestamp, no shallow offset not found (DLS.scala:398, 406, 413)."""
+    code, out, err = dump("--verify-index-only", "--files", log_file(simple_log, ".timeindex"))
+    assert code == 0
+    assert err == ""
+    assert out == f"Dumping {log_file(simple_log, '.timeindex')}\n"
+
+
+def test_index_has_entries_at_interval_128(simple_log):
+    """The scenario only tests something if the index has entries: with
+    index.interval.bytes=128 the 2nd to 4th appends each get one (Kafka's
+    LogSegment.append indexes an append once more than 128 bytes passed)."""
+    _, out, _ = dump("--files", log_file(simple_log, ".index"))
+    entries = [line for line in out.splitlines() if line.startswith("offset: ")]
+    assert entries and all(re.fullmatch(r"offset: \d+ position: \d+", e) for e in entries)
+
+
+# --- DumpLogSegmentsTest.testDumpEmptyIndex ------------------------------------------------
+
+def test_dump_empty_index(tmp_path):
+    """An empty .index prints "$indexFile is empty." (DLS.scala:150); Kafka's
+    test calls dumpIndex directly, main prints "Dumping $file" first (DLS.scala:73)."""
+    log = create_test_log(tmp_path)
+    log.close()
+    index = Path(log_file(log, ".index"))
+    index.write_bytes(b"")
+    code, out, err = dump("--verify-index-only", "--files", str(index))
+    assert (code, err) == (0, "")
+    assert out == f"Dumping {index}\n{index} is empty.\n"
+
+
+# --- DumpLogSegmentsTest.testPrintDataLogPartialBatches --------------------------------------
+
+def test_print_data_log_partial_batches(simple_log):
+    """--max-bytes set to the sum of the first half of the batches' sizes
+    dumps exactly that many batches."""
+    _, out, _ = dump("--files", log_file(simple_log))
+    sizes = [int(re.match(r".+?size:\s(\d+).+", line).group(1))
+             for line in out.splitlines() if line.startswith("baseOffset")]
+    partial = len(SIMPLE_BATCHES) // 2
+    code, partial_out, _ = dump("--max-bytes", str(sum(sizes[:partial])), "--files", log_file(simple_log))
+    assert code == 0
+    assert sum(line.startswith("baseOffset") for line in partial_out.splitlines()) == partial
+
+
+# --- DumpLogSegmentsTest.testBatchAndRecordMetadataOutput ------------------------------------
+
+def _fields(line: str) -> dict[str, str]:
+    """DumpLogSegmentsTest.parseMetadataFields: alternating "name:" value tokens."""
+    tokens = line.split()
+    assert all(t.endswith(":") for t in tokens[::2]), line
+    return {t[:-1]: v for t, v in zip(tokens[::2], tokens[1::2])}
+
+
+def test_batch_and_record_metadata_output(tmp_path):
+    log = create_test_log(tmp_path)
+    gzip = CompressionType.GZIP
+    # (batch bytes, leader epoch, origin) as appended by the Kafka test
+    appends = [
+        (batch([(NOW, None, b"a"), (NOW, None, b"b")]), 0),
+        (batch([(NOW, b"c", b"1"), (NOW, None, b"d")], compression=gzip), 3),
+        (batch([(NOW, b"e", None), (NOW, None, b"f"), (NOW, None, b"g")]), 3),
+        (batch([(NOW, None, b"h")], producer_id=29342342, producer_epoch=15, base_sequence=234123), 3),
+        (batch([(NOW, None, b"i"), (NOW, None, b"j")], compression=gzip, is_transactional=True,
+               producer_id=98323, producer_epoch=99, base_sequence=266), 5),
+    ]
+    for data, epoch in appends:
+        log.append(data, leader_epoch=epoch)
+    log.append(build_control_batch(1, producer_id=98323, producer_epoch=99, coordinator_epoch=100,
+                                   timestamp=NOW), leader_epoch=7, origin=AppendOrigin.COORDINATOR)
+    log.flush()
+    code, out, err = dump("--deep-iteration", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+
+    # What the test reads back from the log: (base, last, count, epoch, txn, control,
+    # pid, pepoch, base seq, codec), and each record's (offset, keySize, valueSize, sequence).
+    want = [
+        ((0, 1, 2, 0, "false", "false", -1, -1, -1, "none"), [(0, -1, 1, -1), (1, -1, 1, -1)]),
+        ((2, 3, 2, 3, "false", "false", -1, -1, -1, "gzip"), [(2, 1, 1, -1), (3, -1, 1, -1)]),
+        ((4, 6, 3, 3, "false", "false", -1, -1, -1, "none"),
+         [(4, 1, -1, -1), (5, -1, 1, -1), (6, -1, 1, -1)]),
+        ((7, 7, 1, 3, "false", "false", 29342342, 15, 234123, "none"), [(7, -1, 1, 234123)]),
+        ((8, 9, 2, 5, "true", "false", 98323, 99, 266, "gzip"), [(8, -1, 1, 266), (9, -1, 1, 267)]),
+        ((10, 10, 1, 7, "true", "true", 98323, 99, -1, "none"), [(10, 4, 6, -1)]),
+    ]
+    lines = iter(out.splitlines()[2:])       # after "Dumping ..." and "Log starting offset: 0"
+    for (base, last, count, epoch, txn, control, pid, pepoch, seq, codec), records in want:
+        b = _fields(next(lines))
+        assert (b["baseOffset"], b["lastOffset"], b["count"], b["partitionLeaderEpoch"]) == \
+            (str(base), str(last), str(count), str(epoch))
+        assert (b["isTransactional"], b["isControl"]) == (txn, control)
+        assert (b["producerId"], b["producerEpoch"], b["baseSequence"]) == (str(pid), str(pepoch), str(seq))
+        assert b["compresscodec"] == codec
+        for offset, key_size, value_size, sequence in records:
+            line = next(lines)
+            assert line.startswith("| "), line
+            r = _fields(line[2:].split(" endTxnMarker:")[0])
+            assert (r["offset"], r["keySize"], r["valueSize"]) == (str(offset), str(key_size), str(value_size))
+            assert r["CreateTime"] == str(NOW)          # record.timestamp under batch.timestampType
+            assert r["sequence"] == str(sequence)
+            # Batch-only fields never appear on a record line.
+            for name in ("baseOffset", "lastOffset", "partitionLeaderEpoch", "producerId", "producerEpoch",
+                         "baseSequence", "isTransactional", "isControl", "compresscodec"):
+                assert name not in r
+    assert next(lines, None) is None
+    # DLS.scala:317: the COMMIT marker's suffix.
+    assert out.splitlines()[-1].endswith(" endTxnMarker: COMMIT coordinatorEpoch: 100")
+
+
+# --- DumpLogSegmentsTest.testOffsetsMessageParser ---------------------------------------------
+# Kafka feeds single records to OffsetsMessageParser.parse; here each record is
+# appended to a log at offset 0 and dumped with --offsets-decoder, whose record
+# line ends "key: <key> payload: <payload>" (DLS.scala:338-341).
+
+def _offsets_dump(tmp_path: Path, key: bytes | None, value: bytes | None) -> tuple[int, str, str]:
+    log = create_test_log(tmp_path)
+    log.append(batch([(NOW, key, value)]), leader_epoch=0)
+    log.close()
+    return dump("--offsets-decoder", "--files", log_file(log))
+
+
+def _key_payload(out: str) -> str:
+    line = next(line for line in out.splitlines() if line.startswith("| "))
+    return line.split("headerKeys: [] ", 1)[1]
+
+
+def _group_metadata_value(subscription: bytes, assignment: bytes) -> bytes:
+    from kproto.schemas import consumer_offsets as CO
+    return CO.GroupMetadataValue.build({"version": 4, "data": {
+        "protocol_type": "consumer", "generation": 10, "protocol": "range", "leader": "member",
+        "current_state_timestamp": -1, "members": [{
+            "member_id": "member", "group_instance_id": "instance", "client_id": "client",
+            "client_host": "host", "rebalance_timeout": 1000, "session_timeout": 100,
+            "subscription": subscription, "assignment": assignment}]}})
+
+
+GROUP_KEY = b"\x00\x02\x00\x05group"       # GroupMetadataKey: version 2, string "group"
+
+
+def test_offsets_message_parser_group_metadata(tmp_path):
+    """ConsumerProtocolSubscription v3 / Assignment v3 bytes decode to nested JSON."""
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+    sub = ConsumerProtocolSubscription(version=3, topics=["foo"], user_data=None,
+                                       owned_partitions=[("foo", [0])], generation_id=0,
+                                       rack_id="rack").encode()
+    assignment = ConsumerProtocolAssignment(version=3, assigned_partitions=[("foo", [0])],
+                                            user_data=None).encode()
+    code, out, _ = _offsets_dump(tmp_path, GROUP_KEY, _group_metadata_value(sub, assignment))
+    assert code == 0
+    assert _key_payload(out) == (
+        'key: {"type":"2","data":{"group":"group"}} '
+        'payload: {"version":"4","data":{"protocolType":"consumer","generation":10,"protocol":"range",'
+        '"leader":"member","currentStateTimestamp":-1,"members":[{"memberId":"member",'
+        '"groupInstanceId":"instance","clientId":"client","clientHost":"host",'
+        '"rebalanceTimeout":1000,"sessionTimeout":100,"subscription":{"topics":["foo"],'
+        '"userData":null,"ownedPartitions":[{"topic":"foo","partitions":[0]}],'
+        '"generationId":0,"rackId":"rack"},"assignment":{"assignedPartitions":'
+        '[{"topic":"foo","partitions":[0]}],"userData":null}}]}}')
+
+
+def test_offsets_message_parser_undecodable_protocol_bytes(tmp_path):
+    """Subscription/assignment bytes that are not the consumer protocol stay base64."""
+    code, out, _ = _offsets_dump(tmp_path, GROUP_KEY, _group_metadata_value(b"Subscription", b"Assignment"))
+    assert code == 0
+    assert _key_payload(out) == (
+        'key: {"type":"2","data":{"group":"group"}} '
+        'payload: {"version":"4","data":{"protocolType":"consumer","generation":10,"protocol":"range",'
+        '"leader":"member","currentStateTimestamp":-1,"members":[{"memberId":"member",'
+        '"groupInstanceId":"instance","clientId":"client","clientHost":"host",'
+        '"rebalanceTimeout":1000,"sessionTimeout":100,"subscription":"U3Vic2NyaXB0aW9u",'
+        '"assignment":"QXNzaWdubWVudA=="}]}}')
+
+
+def test_offsets_message_parser_unknown_record_type(tmp_path):
+    """A key of version 32767: "Unknown record type 32767 at offset 0, skipping." as the key."""
+    code, out, _ = _offsets_dump(tmp_path, b"\x7f\xff\x00\x05group", b"\x00\x00\x00\x00\x00\x0a")
+    assert code == 0
+    assert _key_payload(out) == "key: Unknown record type 32767 at offset 0, skipping."
+
+
+def test_offsets_message_parser_missing_key(tmp_path):
+    """Kafka's message, word for word. Kafka throws it and the dump stops;
+    kproto prints it in the key slot and goes on (one bad record loses nothing)."""
+    code, out, err = _offsets_dump(tmp_path, None, b"\x00\x00")
+    assert (code, err) == (0, "")
+    assert _key_payload(out) == ("key: Failed to decode message at offset 0 using offset topic decoder "
+                                 "(message had a missing key)")
