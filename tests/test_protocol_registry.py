@@ -68,6 +68,7 @@ SERVED = {
     12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 4), 19: (0, 7), 20: (0, 6),
     22: (0, 4), 32: (0, 4), 33: (0, 2), 37: (0, 3), 42: (0, 2), 44: (0, 1), 60: (0, 1),
     17: (0, 1), 36: (0, 2), 29: (0, 3), 30: (0, 3), 31: (0, 3), 50: (0, 0), 51: (0, 0),   # security (h17)
+    24: (0, 5), 25: (0, 4), 26: (0, 4), 27: (0, 2), 28: (0, 4), 61: (0, 0), 65: (0, 0), 66: (0, 1),  # transactions
 }
 
 
@@ -221,6 +222,9 @@ def test_highest_common_version():
     assert P.highest_common_version(1, 4, 17) == 17
     assert P.highest_common_version(1, 4, 99) == 18
     assert P.highest_common_version(18, 0, 3) == 3
+    assert P.highest_common_version(9, 0, 10, upto=9) == 9      # a client that stops at v9
+    with pytest.raises(UnsupportedVersionError, match="kproto v0-9"):
+        P.highest_common_version(9, 10, 10, upto=9)
     with pytest.raises(UnsupportedVersionError):
         P.highest_common_version(0, 14, 15)
     with pytest.raises(InvalidRequestError):
