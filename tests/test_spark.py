@@ -334,6 +334,7 @@ def test_kafka_pcap_rows_are_kproto_decode_json(spark, tmp_path):
             for i in range(20):
                 p.produce("captured", key=b"k%d" % i, value=b"v" * i, headers=[("h", b"%d" % i)])
             p.flush(30)
+            del p
             c = Consumer({"bootstrap.servers": bootstrap, "group.id": "pcap", "auto.offset.reset": "earliest"})
             c.assign([TopicPartition("captured", 0, 0)])
             got = [m for m in (c.poll(0.5) for _ in range(40)) if m is not None and not m.error()]
@@ -383,6 +384,7 @@ def test_consumer_offsets_match_groups_describe(spark, tmp_path):
         for i in range(30):
             p.produce("orders", key=str(i).encode(), value=b"v", partition=i % 3)
         p.flush(30)
+        del p                                  # no reconnect attempts once the broker stops
         for group, commits in (("billing", {0: 4, 1: 7, 2: 10}), ("audit", {1: 3}), ("gone", {0: 2})):
             c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
             c.commit(offsets=[TopicPartition("orders", part, off) for part, off in commits.items()],
