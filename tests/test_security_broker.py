@@ -1,0 +1,100 @@
+"""The broker side of security, in process: listener configs, the SASL
+session state machine, the authorization table covering every served API,
+SCRAM/ACL admin APIs at the wire (kafka-python's admin client as the peer)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kproto.errors import ErrorCode, InvalidConfigError
+from kproto.schemas import protocol as P
+from kproto.security.config import ListenerSettings, is_secret
+from kproto.security.errors import IllegalSaslStateError
+from kproto.security.listeners import Listener, advertised, parse_listeners, protocol_map
+from kproto.security.plain import PlainServer
+from kproto.security.session import SaslSession, SaslState
+from kproto.server import access, handlers
+
+
+def test_every_served_api_has_an_authorization_rule():
+    """Kafka authorizes every API in KafkaApis; kproto must not serve one unchecked."""
+    served = set(handlers.table())
+    covered = set(access.SIMPLE) | set(access.SPECIAL) | access.SELF_CHECKED
+    assert served == covered, (served - covered, covered - served)
+    assert not set(access.SIMPLE) & set(access.SPECIAL)
+
+
+def test_listeners_as_kafka_configures_them():
+    values = {"listeners": "PLAINTEXT://127.0.0.1:9092,ssl://:9093,CLIENT://[::1]:9094",
+              "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,CLIENT:SASL_SSL"}
+    ls = parse_listeners(values, "127.0.0.1", 1)
+    assert ls == [Listener("PLAINTEXT", "127.0.0.1", 9092, "PLAINTEXT"), Listener("SSL", "0.0.0.0", 9093, "SSL"),
+                  Listener("CLIENT", "::1", 9094, "SASL_SSL")]
+    assert ls[2].tls and ls[2].sasl and not ls[0].tls
+    assert parse_listeners({}, "127.0.0.2", 7) == [Listener("PLAINTEXT", "127.0.0.2", 7, "PLAINTEXT")]
+    assert protocol_map("") == {p: p for p in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")}
+    with pytest.raises(InvalidConfigError, match="No security protocol defined for listener INTERNAL"):
+        parse_listeners({"listeners": "INTERNAL://:1"}, "h", 1)
+    with pytest.raises(InvalidConfigError, match="expected LISTENER_NAME://host:port"):
+        parse_listeners({"listeners": "localhost:9092"}, "h", 1)
+    with pytest.raises(InvalidConfigError, match="only once"):
+        parse_listeners({"listeners": "PLAINTEXT://:1,PLAINTEXT://:2"}, "h", 1)
+    adv = advertised({"advertised.listeners": "SSL://kafka.example:19093"},
+                     {"PLAINTEXT": ("127.0.0.1", 9092), "SSL": ("127.0.0.1", 9093)})
+    assert adv == {"PLAINTEXT": ("127.0.0.1", 9092), "SSL": ("kafka.example", 19093)}
+
+
+def test_listener_prefixed_configs_win():
+    values = {"sasl.enabled.mechanisms": "PLAIN", "listener.name.client.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+              "sasl.jaas.config": "global", "listener.name.client.plain.sasl.jaas.config": "for-plain"}
+    client, other = ListenerSettings(values, "CLIENT"), ListenerSettings(values, "OTHER")
+    assert client.mechanisms() == ["SCRAM-SHA-512"] and other.mechanisms() == ["PLAIN"]
+    assert client.get("sasl.jaas.config", "PLAIN") == "for-plain"
+    assert other.get("sasl.jaas.config", "PLAIN") == "global"
+    with pytest.raises(InvalidConfigError, match="GSSAPI"):
+        ListenerSettings({"sasl.enabled.mechanisms": "GSSAPI"}, "X").mechanisms()
+    assert is_secret("listener.name.client.plain.sasl.jaas.config") and is_secret("ssl.key.password")
+    assert not is_secret("ssl.keystore.location")
+
+
+def test_sasl_session_states():
+    s = SaslSession(["PLAIN"], lambda m: PlainServer({"u": "p"}))
+    s.check(P.api_versions.API.key)
+    with pytest.raises(IllegalSaslStateError, match="Unexpected Kafka request of type METADATA during SASL handshake"):
+        s.check(P.metadata.API.key)
+    assert s.handshake("SCRAM-SHA-256", 1) == ErrorCode.UNSUPPORTED_SASL_MECHANISM and s.state is SaslState.FAILED
+    s = SaslSession(["PLAIN"], lambda m: PlainServer({"u": "p"}))
+    assert s.handshake("PLAIN", 1) == 0 and s.state is SaslState.AUTHENTICATE
+    with pytest.raises(IllegalSaslStateError):
+        s.check(P.produce.API.key)
+    r = s.authenticate(b"\0u\0p")
+    assert (r.error_code, r.close, r.session_lifetime_ms) == (0, False, 0) and str(s.principal) == "User:u"
+    s.check(P.produce.API.key)
+    # failure: SASL_AUTHENTICATION_FAILED, message for the client, close; the log line names no password
+    s = SaslSession(["PLAIN"], lambda m: PlainServer({"u": "p"}))
+    s.handshake("PLAIN", 1)
+    r = s.authenticate(b"\0u\0wrong")
+    assert r.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED and r.close
+    assert r.error_message == "Authentication failed: Invalid username or password" and "wrong" not in r.log_line
+    # v0 handshake: raw tokens follow
+    s = SaslSession(["PLAIN"], lambda m: PlainServer({"u": "p"}))
+    s.handshake("PLAIN", 0)
+    assert s.expects_raw_token
+
+
+def test_reauthentication_kip_368():
+    now = [0.0]
+    s = SaslSession(["PLAIN"], lambda m: PlainServer({"u": "p", "v": "q"}), reauth_ms=1000, clock=lambda: now[0])
+    s.handshake("PLAIN", 1)
+    assert s.authenticate(b"\0u\0p").session_lifetime_ms == 1000
+    now[0] = 1.5
+    with pytest.raises(IllegalSaslStateError, match="expired"):
+        s.check(P.fetch.API.key)
+    s.check(P.sasl_handshake.API.key)
+    assert s.handshake("PLAIN", 1) == 0 and s.state is SaslState.REAUTH_AUTHENTICATE
+    assert s.authenticate(b"\0u\0p").error_code == 0
+    s.check(P.fetch.API.key)
+    # a different principal on re-authentication is refused
+    s.handshake("PLAIN", 1)
+    r = s.authenticate(b"\0v\0q")
+    assert r.close and r.error_message == "Cannot change principals during re-authentication"
