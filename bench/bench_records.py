@@ -180,11 +180,11 @@ def main() -> None:
     ap.add_argument("--batches", type=int, default=200)
     ap.add_argument("--records", type=int, default=500)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="20 batches x 100 records: check the script works")
+    ap.add_argument("--quick", action="store_true", help="50 batches x 200 records: check the script works")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.quick:
-        args.batches, args.records = 20, 100
+        args.batches, args.records = 50, 200
     if args.worker:
         return worker(args)
     check_runs(args.runs)

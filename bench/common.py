@@ -83,6 +83,23 @@ def check_runs(runs: int) -> None:
         raise SystemExit(f"--runs must be at least {MIN_RUNS} (alternating runs, median and range)")
 
 
+def broker_pid(bootstrap: str) -> int:
+    """The process listening on ``bootstrap`` (a broker tests.components started)."""
+    import psutil
+    port = int(bootstrap.rsplit(":", 1)[1])
+    for c in psutil.net_connections("tcp"):
+        if c.status == psutil.CONN_LISTEN and c.laddr.port == port and c.pid:
+            return c.pid
+    raise SystemExit(f"no process listens on {bootstrap}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    import psutil
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
+
+
 class Report:
     """Collects the text of one bench and writes bench/results/<name>.md."""
 

@@ -52,6 +52,19 @@ put_be(Buf *b, uint64_t v, int size)
     return 0;
 }
 
+/* Raise CorruptRecordError(reason, position=pos, path=path). */
+static void
+set_corrupt(const char *reason, const char *path, int64_t pos)
+{
+    PyObject *kw = Py_BuildValue("{s:L,s:s}", "position", (long long)pos, "path", path);
+    PyObject *a = Py_BuildValue("(s)", reason);
+    if (kw && a) {
+        PyObject *exc = PyObject_Call(corrupt_error, a, kw);
+        if (exc) { PyErr_SetObject(corrupt_error, exc); Py_DECREF(exc); }
+    }
+    Py_XDECREF(kw); Py_XDECREF(a);
+}
+
 /* A record's timestamp, or `now` when it is None; -1 with an exception set on error. */
 static int64_t
 record_timestamp(PyObject *item, int64_t now)
@@ -329,15 +342,7 @@ truncated:
     fail_reason = "truncated or invalid data (IndexError)";
     fail_path = NULL;
 fail:
-    {
-        PyObject *kw = Py_BuildValue("{s:L,s:s}", "position", (long long)pos, "path", fail_path);
-        PyObject *a = Py_BuildValue("(s)", fail_reason);
-        if (kw && a) {
-            PyObject *exc = PyObject_Call(corrupt_error, a, kw);
-            if (exc) { PyErr_SetObject(corrupt_error, exc); Py_DECREF(exc); }
-        }
-        Py_XDECREF(kw); Py_XDECREF(a);
-    }
+    set_corrupt(fail_reason, fail_path, pos);
 error:
     Py_XDECREF(item2);
     Py_XDECREF(key11);
@@ -348,6 +353,252 @@ error:
     Py_XDECREF(key23);
     Py_XDECREF(value26);
     Py_XDECREF(result);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* walk_records(buf, count, base_timestamp) -> (end_position, first_bad_offset_delta or -1,
+ * null_keys, min_timestamp, max_timestamp): every record read and checked as decode_records
+ * does, none built (Kafka's skipKeyValueIterator); raises CorruptRecordError alike. */
+static PyObject *
+walk_records(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    long long base_timestamp;
+    const char *fail_reason = NULL, *fail_path = NULL;
+    if (!PyArg_ParseTuple(args, "y*nL", &view, &count, &base_timestamp))
+        return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    int64_t len = view.len, pos = 0, walked_n = 0, bad_delta = -1, null_keys = 0, ts = 0, min_ts = -1, max_ts = -1;
+    int sh = 0;
+    unsigned int b = 0;
+    int64_t walked0 = 0, c1 = 0, i2 = 0, item3 = 0, n4 = 0, e5 = 0, attributes7 = 0, timestamp_delta8 = 0, offset_delta10 = 0, key12 = 0, n13 = 0, value15 = 0, n16 = 0, headers18 = 0, c19 = 0, i21 = 0, item22 = 0, key23 = 0, n24 = 0, value26 = 0, n27 = 0;
+    uint64_t u6 = 0, u9 = 0, u11 = 0, u14 = 0, u17 = 0, u20 = 0, u25 = 0, u28 = 0;
+    c1 = count;
+    for (i2 = 0; i2 < c1; i2++) {
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u6 = b;
+        else {
+            u6 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[]"; goto fail; }
+                u6 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[]"; goto fail; }
+            }
+            if (u6 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[]"; goto fail; }
+        }
+        n4 = (int64_t)(u6 >> 1) ^ -(int64_t)(u6 & 1);
+        e5 = pos + n4;
+        if (n4 < 0 || e5 > len)
+            { fail_reason = "length runs past the end of its container"; fail_path = "[]"; goto fail; }
+        if (pos + 1 > len) goto truncated;
+        attributes7 = ((int64_t)(int8_t)(uint8_t)(((uint64_t)buf[pos + 0] << 0))); pos += 1;
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u9 = b;
+        else {
+            u9 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 10 bytes"; fail_path = "[].timestamp_delta"; goto fail; }
+                u9 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 70)
+                    { fail_reason = "varint longer than 10 bytes"; fail_path = "[].timestamp_delta"; goto fail; }
+            }
+        }
+        timestamp_delta8 = (int64_t)(u9 >> 1) ^ -(int64_t)(u9 & 1);
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u11 = b;
+        else {
+            u11 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
+                u11 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
+            }
+            if (u11 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
+        }
+        offset_delta10 = (int64_t)(u11 >> 1) ^ -(int64_t)(u11 & 1);
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u14 = b;
+        else {
+            u14 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].key"; goto fail; }
+                u14 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].key"; goto fail; }
+            }
+            if (u14 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].key"; goto fail; }
+        }
+        n13 = (int64_t)(u14 >> 1) ^ -(int64_t)(u14 & 1);
+        if (n13 < 0) {
+            if (n13 != -1)
+                { fail_reason = "invalid length"; fail_path = "[].key"; goto fail; }
+            key12 = 1;
+        } else {
+            if (pos + n13 > e5)
+                { fail_reason = "length runs past the end of its container"; fail_path = "[].key"; goto fail; }
+            key12 = 0;
+            pos += n13;
+        }
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u17 = b;
+        else {
+            u17 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].value"; goto fail; }
+                u17 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].value"; goto fail; }
+            }
+            if (u17 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].value"; goto fail; }
+        }
+        n16 = (int64_t)(u17 >> 1) ^ -(int64_t)(u17 & 1);
+        if (n16 < 0) {
+            if (n16 != -1)
+                { fail_reason = "invalid length"; fail_path = "[].value"; goto fail; }
+            value15 = 1;
+        } else {
+            if (pos + n16 > e5)
+                { fail_reason = "length runs past the end of its container"; fail_path = "[].value"; goto fail; }
+            value15 = 0;
+            pos += n16;
+        }
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u20 = b;
+        else {
+            u20 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers"; goto fail; }
+                u20 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers"; goto fail; }
+            }
+            if (u20 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers"; goto fail; }
+        }
+        c19 = (int64_t)(u20 >> 1) ^ -(int64_t)(u20 & 1);
+        if (c19 < 0)
+            { fail_reason = "invalid array count"; fail_path = "[].headers"; goto fail; }
+        for (i21 = 0; i21 < c19; i21++) {
+            if (pos >= len) goto truncated;
+            b = buf[pos++];
+            if (b < 0x80) u25 = b;
+            else {
+                u25 = b & 0x7F; sh = 7;
+                for (;;) {
+                    if (pos >= len) goto truncated;
+                    b = buf[pos++];
+                    if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
+                    u25 |= (uint64_t)(b & 0x7F) << sh;
+                    if (b < 0x80) break;
+                    sh += 7;
+                    if (sh >= 35)
+                        { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
+                }
+                if (u25 > 4294967295ULL)
+                    { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
+            }
+            n24 = (int64_t)(u25 >> 1) ^ -(int64_t)(u25 & 1);
+            if (n24 < 0) {
+                { fail_reason = "invalid length"; fail_path = "[].headers[].key"; goto fail; }
+            } else {
+                if (pos + n24 > e5)
+                    { fail_reason = "length runs past the end of its container"; fail_path = "[].headers[].key"; goto fail; }
+                { PyObject *t = PyUnicode_DecodeUTF8((const char *)buf + pos, n24, "strict");
+                    if (!t) { if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { PyErr_Clear(); fail_reason = "truncated or invalid data (UnicodeDecodeError)"; fail_path = NULL; goto fail; } goto error; }
+                    Py_DECREF(t); }
+                key23 = 0;
+                pos += n24;
+            }
+            if (pos >= len) goto truncated;
+            b = buf[pos++];
+            if (b < 0x80) u28 = b;
+            else {
+                u28 = b & 0x7F; sh = 7;
+                for (;;) {
+                    if (pos >= len) goto truncated;
+                    b = buf[pos++];
+                    if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
+                    u28 |= (uint64_t)(b & 0x7F) << sh;
+                    if (b < 0x80) break;
+                    sh += 7;
+                    if (sh >= 35)
+                        { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
+                }
+                if (u28 > 4294967295ULL)
+                    { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
+            }
+            n27 = (int64_t)(u28 >> 1) ^ -(int64_t)(u28 & 1);
+            if (n27 < 0) {
+                if (n27 != -1)
+                    { fail_reason = "invalid length"; fail_path = "[].headers[].value"; goto fail; }
+                value26 = 1;
+            } else {
+                if (pos + n27 > e5)
+                    { fail_reason = "length runs past the end of its container"; fail_path = "[].headers[].value"; goto fail; }
+                value26 = 0;
+                pos += n27;
+            }
+        }
+        headers18 = c19;
+        if (pos != e5)
+            { fail_reason = "bytes remain after the last field"; fail_path = "[]"; goto fail; }
+        if (offset_delta10 != walked_n && bad_delta < 0) bad_delta = walked_n;
+        null_keys += key12;
+        ts = base_timestamp + timestamp_delta8;
+        if (walked_n == 0 || ts < min_ts) min_ts = ts;
+        if (walked_n == 0 || ts > max_ts) max_ts = ts;
+        walked_n++;
+        item3 = 0;
+    }
+    walked0 = c1;
+    (void)walked0; (void)c1; (void)i2; (void)item3; (void)n4; (void)e5; (void)attributes7; (void)timestamp_delta8; (void)offset_delta10; (void)key12; (void)n13; (void)value15; (void)n16; (void)headers18; (void)c19; (void)i21; (void)item22; (void)key23; (void)n24; (void)value26; (void)n27;
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(LLLLL)", (long long)pos, (long long)bad_delta, (long long)null_keys,
+                         (long long)min_ts, (long long)max_ts);
+truncated:
+    fail_reason = "truncated or invalid data (IndexError)";
+    fail_path = NULL;
+fail:
+    set_corrupt(fail_reason, fail_path, pos);
+error:
     PyBuffer_Release(&view);
     return NULL;
 }
@@ -524,6 +775,7 @@ init(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"decode_records", decode_records, METH_VARARGS, "Decode v2 records (generated from the schema)."},
     {"encode_records", encode_records, METH_VARARGS, "Encode v2 records (generated from the schema)."},
+    {"walk_records", walk_records, METH_VARARGS, "Check v2 records without building them (generated from the schema)."},
     {"init", init, METH_VARARGS, "Bind the Record type and the error class."},
     {NULL, NULL, 0, NULL},
 };

@@ -27,7 +27,10 @@ OUTPUT = Path(__file__).with_name("_crecords.c")
 
 
 class _CGen:
-    def __init__(self) -> None:
+    def __init__(self, skip: bool = False) -> None:
+        # skip: walk and check every byte but build no object (Kafka's
+        # skipKeyValueIterator); a Sized gives 1 if null else 0, an array its count.
+        self.skip = skip
         self.lines: list[str] = []
         self.ids = itertools.count()
         self.ints: list[str] = []
@@ -124,13 +127,19 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
         if con.nullable:
             g.emit(ind + 1, f"if ({n} != -1)")
             _fail(g, ind + 2, "invalid length", path)
-            g.emit(ind + 1, f"Py_INCREF(Py_None); {target} = Py_None;")
+            g.emit(ind + 1, f"{target} = 1;" if g.skip else f"Py_INCREF(Py_None); {target} = Py_None;")
         else:
             _fail(g, ind + 1, "invalid length", path)
         g.emit(ind, "} else {")
         g.emit(ind + 1, f"if (pos + {n} > {end})")
         _fail(g, ind + 2, "length runs past the end of its container", path)
-        if con.text:
+        if g.skip:
+            if con.text:    # still checked, as the full decoder would refuse it
+                g.emit(ind + 1, f"{{ PyObject *t = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
+                g.emit(ind + 2, "if (!t) { if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; } goto error; }")
+                g.emit(ind + 2, "Py_DECREF(t); }")
+            g.emit(ind + 1, f"{target} = 0;")
+        elif con.text:
             g.emit(ind + 1, f"{target} = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
             g.emit(ind + 1, f"if (!{target}) {{ if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {{ PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; }} goto error; }}")
         else:
@@ -148,6 +157,13 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
             _fail(g, ind + 1, "invalid array count", path)
         else:
             g.emit(ind, f"{n} = count;")
+        if g.skip:
+            i, item = g.int_var("i"), g.int_var("item")
+            g.emit(ind, f"for ({i} = 0; {i} < {n}; {i}++) {{")
+            _obj(g, con.subcon, item, ind + 1, path + "[]", end, make)
+            g.emit(ind, "}")
+            g.emit(ind, f"{target} = {n};")
+            return
         as_tuple = make.get(id(con)) == "tuple({})"
         i, item = g.int_var("i"), g.obj_var("item")
         # Grown by appending, as the Python translation does: a count is never
@@ -183,10 +199,12 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
                 _int(g, sub, v, ind, sub_path)
                 fields[sub.name] = (v, True)
             else:
-                v = g.obj_var(sub.name)
+                v = g.int_var(sub.name) if g.skip else g.obj_var(sub.name)
                 _obj(g, sub, v, ind, sub_path, end, make)
-                fields[sub.name] = (v, False)
+                fields[sub.name] = (v, g.skip)
         template = make.get(id(con))
+        if g.skip and not callable(template):
+            return
         if callable(template):
             for line in template(target, {k: v for k, (v, _) in fields.items()}):
                 g.emit(ind, line)
@@ -215,6 +233,19 @@ def _record_make(target: str, f: dict[str, str]) -> list[str]:
         f"SLOT({target}, 4) = {f['headers']}; {f['headers']} = NULL;",
         f"SLOT({target}, 5) = PyLong_FromLongLong({f['attributes']});",
         f"if (!SLOT({target}, 0) || !SLOT({target}, 1) || !SLOT({target}, 5)) goto error;",
+    ]
+
+
+def _walk_make(target: str, f: dict[str, str]) -> list[str]:
+    # What append validation needs of each record, without building it.
+    return [
+        f"if ({f['offset_delta']} != walked_n && bad_delta < 0) bad_delta = walked_n;",
+        f"null_keys += {f['key']};",
+        f"ts = base_timestamp + {f['timestamp_delta']};",
+        "if (walked_n == 0 || ts < min_ts) min_ts = ts;",
+        "if (walked_n == 0 || ts > max_ts) max_ts = ts;",
+        "walked_n++;",
+        f"{target} = 0;",
     ]
 
 
@@ -361,8 +392,13 @@ def generate() -> str:
     cleanup = "\n".join(f"    Py_XDECREF({v});" for v in g.objs)
     eg, ebody = _encoder()
     ecleanup = "\n".join(f"    Py_XDECREF({v});" for v in eg.objs)
+    wg = _CGen(skip=True)
+    walked = wg.int_var("walked")
+    _obj(wg, Array(0, S.Record), walked, 1, "", "len", {id(S.RecordBody): _walk_make})
     return (_TEMPLATE.replace("@DECLS@", _decls(g)).replace("@BODY@", body).replace("@CLEANUP@", cleanup)
-            .replace("@EDECLS@", _decls(eg)).replace("@EBODY@", ebody).replace("@ECLEANUP@", ecleanup))
+            .replace("@EDECLS@", _decls(eg)).replace("@EBODY@", ebody).replace("@ECLEANUP@", ecleanup)
+            .replace("@WDECLS@", _decls(wg)).replace("@WBODY@", "\n".join(wg.lines))
+            .replace("@WUNUSED@", "    " + " ".join(f"(void){v};" for v in wg.ints)))
 
 
 _TEMPLATE = r"""/* GENERATED by `python -m kproto.codegen_c` from kproto/schemas/records.py.
@@ -419,6 +455,19 @@ put_be(Buf *b, uint64_t v, int size)
     return 0;
 }
 
+/* Raise CorruptRecordError(reason, position=pos, path=path). */
+static void
+set_corrupt(const char *reason, const char *path, int64_t pos)
+{
+    PyObject *kw = Py_BuildValue("{s:L,s:s}", "position", (long long)pos, "path", path);
+    PyObject *a = Py_BuildValue("(s)", reason);
+    if (kw && a) {
+        PyObject *exc = PyObject_Call(corrupt_error, a, kw);
+        if (exc) { PyErr_SetObject(corrupt_error, exc); Py_DECREF(exc); }
+    }
+    Py_XDECREF(kw); Py_XDECREF(a);
+}
+
 /* A record's timestamp, or `now` when it is None; -1 with an exception set on error. */
 static int64_t
 record_timestamp(PyObject *item, int64_t now)
@@ -459,18 +508,42 @@ truncated:
     fail_reason = "truncated or invalid data (IndexError)";
     fail_path = NULL;
 fail:
-    {
-        PyObject *kw = Py_BuildValue("{s:L,s:s}", "position", (long long)pos, "path", fail_path);
-        PyObject *a = Py_BuildValue("(s)", fail_reason);
-        if (kw && a) {
-            PyObject *exc = PyObject_Call(corrupt_error, a, kw);
-            if (exc) { PyErr_SetObject(corrupt_error, exc); Py_DECREF(exc); }
-        }
-        Py_XDECREF(kw); Py_XDECREF(a);
-    }
+    set_corrupt(fail_reason, fail_path, pos);
 error:
 @CLEANUP@
     Py_XDECREF(result);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* walk_records(buf, count, base_timestamp) -> (end_position, first_bad_offset_delta or -1,
+ * null_keys, min_timestamp, max_timestamp): every record read and checked as decode_records
+ * does, none built (Kafka's skipKeyValueIterator); raises CorruptRecordError alike. */
+static PyObject *
+walk_records(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    long long base_timestamp;
+    const char *fail_reason = NULL, *fail_path = NULL;
+    if (!PyArg_ParseTuple(args, "y*nL", &view, &count, &base_timestamp))
+        return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    int64_t len = view.len, pos = 0, walked_n = 0, bad_delta = -1, null_keys = 0, ts = 0, min_ts = -1, max_ts = -1;
+    int sh = 0;
+    unsigned int b = 0;
+@WDECLS@
+@WBODY@
+@WUNUSED@
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(LLLLL)", (long long)pos, (long long)bad_delta, (long long)null_keys,
+                         (long long)min_ts, (long long)max_ts);
+truncated:
+    fail_reason = "truncated or invalid data (IndexError)";
+    fail_path = NULL;
+fail:
+    set_corrupt(fail_reason, fail_path, pos);
+error:
     PyBuffer_Release(&view);
     return NULL;
 }
@@ -543,6 +616,7 @@ init(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"decode_records", decode_records, METH_VARARGS, "Decode v2 records (generated from the schema)."},
     {"encode_records", encode_records, METH_VARARGS, "Encode v2 records (generated from the schema)."},
+    {"walk_records", walk_records, METH_VARARGS, "Check v2 records without building them (generated from the schema)."},
     {"init", init, METH_VARARGS, "Bind the Record type and the error class."},
     {NULL, NULL, 0, NULL},
 };

@@ -149,14 +149,21 @@ def _xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
     return b"".join(out)
 
 
+# Snappy's densest element is a 3-byte copy of 64 bytes: no block yields more.
+_SNAPPY_MAX_RATIO = 22
+
+
 def _snappy_len(block: memoryview, budget: int, max_size: int) -> int:
-    """The length a raw block declares, checked against the budget before allocating."""
+    """The length a raw block declares, checked against the budget and against
+    what its bytes can hold, before anything is allocated."""
     try:
         n = _snappy.decompress_raw_len(block)
     except Exception as e:      # cramjam.DecompressionError and friends
         raise DecompressionError(f"snappy: {e}") from None
     if n > budget:
         raise _too_big("snappy", max_size)
+    if n > len(block) * _SNAPPY_MAX_RATIO:
+        raise DecompressionError(f"snappy: a block of {len(block)} bytes cannot hold the {n} bytes it declares")
     return n
 
 
@@ -308,6 +315,7 @@ _ZSTD_LEVEL = 3             # Java's (zstd-jni) default
 # keeps output within about a block of the cap.
 _ZSTD_MIN_FEED = 32
 _ZSTD_STEP = _STEP << 3     # output bound per feed: decompressobj cannot stop mid-feed
+_ZSTD_MAX_RATIO = 1 << 15
 
 
 def _zstd_c() -> zstandard.ZstdCompressor:
@@ -331,7 +339,10 @@ def _zstd_decompress(data: bytes, max_size: int) -> bytes:
         size = zstandard.frame_content_size(data)
         if size > max_size:
             raise _too_big("zstd", max_size)
-        if size > 0:            # 0 is returned unchecked by zstandard: stream it
+        # A declared size is trusted for the allocation only if the frame's bytes
+        # could hold it (a block yields at most 128 KiB from a 4-byte RLE block);
+        # else the capped stream path finds out what the frame really holds.
+        if 0 < size <= len(data) * _ZSTD_MAX_RATIO:     # 0 is returned unchecked by zstandard
             return dctx.decompress(data, allow_extra_data=False)
     except zstandard.ZstdError:
         pass                    # no size, several frames, or bad: the stream path decides

@@ -19,7 +19,7 @@ import struct
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 from construct import Array, Container, Struct
 from crc32c import crc32c
@@ -137,11 +137,24 @@ def _load_accelerator(*, honour_switch: bool = True):
 _accelerator = _load_accelerator()
 _decode_records_c = _accelerator and _accelerator.decode_records
 _encode_records_c = _accelerator and _accelerator.encode_records
+_walk_records_c = _accelerator and getattr(_accelerator, "walk_records", None)
+
+
+class RecordsWalk(NamedTuple):
+    """What ``RecordBatch.walk`` found: the first record whose offset delta is
+    not its index (-1: none), keys that are null, min/max CreateTime timestamps."""
+
+    first_bad_offset_delta: int
+    null_keys: int
+    min_timestamp: int
+    max_timestamp: int
 
 
 def _decode_records(buf, pos, end, count, base_offset, base_timestamp, log_append_time):
     if _decode_records_c is not None and pos == 0 and end == len(buf):
         return _decode_records_c(buf, count, base_offset, base_timestamp, log_append_time)
+    if isinstance(buf, bytearray):      # decompress may build in place: keys and values stay bytes
+        buf = bytes(buf)
     return _decode_records_py(buf, pos, end, count, base_offset, base_timestamp, log_append_time)
 
 _encode_records_py = codegen.derive_encoder(
@@ -232,8 +245,9 @@ class RecordBatch:
     def is_valid(self) -> bool:
         return self.size >= S.RECORD_BATCH_OVERHEAD and self.compute_crc() == self.crc
 
-    def records(self) -> list[Record]:
-        """Decode (and decompress) this batch's records."""
+    def _body(self, copy: bool = True) -> tuple[bytes | bytearray | memoryview, int | None]:
+        """The records bytes, decompressed, and their file position (None once
+        decompressed); without ``copy`` a plain batch's bytes stay a view."""
         body = self.data[S.RECORD_BATCH_OVERHEAD:]
         base = self.position + S.RECORD_BATCH_OVERHEAD
         if self.records_count < 0:
@@ -242,24 +256,46 @@ class RecordBatch:
         codec = self.compression
         if codec:
             try:
-                body = decompress(codec, body, magic=2)
+                return decompress(codec, body, magic=2), None
             except DecodeError as e:
                 raise e.at(position=base) from None
-            base = None  # positions inside decompressed data name no file byte
-        else:
-            body = bytes(body)
+        return (bytes(body) if copy else body), base
+
+    def _at(self, e: CorruptRecordError, base: int | None) -> CorruptRecordError:
+        e.path = f"records{e.path[2:]}" if e.path else "records"
+        return e.at(position=self.position + S.RECORD_BATCH_OVERHEAD if base is None else base + e.position)
+
+    def _check_end(self, end: int, body, base: int | None) -> None:
+        if end != len(body):
+            raise CorruptRecordError("Incorrect declared batch size, records still remaining in file",
+                                     position=self.position + S.RECORD_BATCH_OVERHEAD + (end if base is not None else 0),
+                                     path="records")
+
+    def records(self) -> list[Record]:
+        """Decode (and decompress) this batch's records."""
+        body, base = self._body()
         lat = self.max_timestamp if self.attributes & S.TIMESTAMP_TYPE_BIT else None
         try:
             out, end = _decode_records(body, 0, len(body), self.records_count,
                                        self.base_offset, self.base_timestamp, lat)
         except CorruptRecordError as e:
-            e.path = f"records{e.path[2:]}" if e.path else "records"
-            raise e.at(position=self.position + S.RECORD_BATCH_OVERHEAD if base is None else base + e.position)
-        if end != len(body):
-            raise CorruptRecordError("Incorrect declared batch size, records still remaining in file",
-                                     position=self.position + S.RECORD_BATCH_OVERHEAD + (end if base is not None else 0),
-                                     path="records")
+            raise self._at(e, base)
+        self._check_end(end, body, base)
         return out
+
+    def walk(self) -> "RecordsWalk | None":
+        """Every record read and checked as ``records()`` reads them, none built
+        (Kafka's skipKeyValueIterator); None without the C accelerator."""
+        if _walk_records_c is None:
+            return None
+        body, base = self._body(copy=False)
+        try:
+            end, bad_delta, null_keys, min_ts, max_ts = _walk_records_c(body, self.records_count,
+                                                                        self.base_timestamp)
+        except CorruptRecordError as e:
+            raise self._at(e, base)
+        self._check_end(end, body, base)
+        return RecordsWalk(bad_delta, null_keys, min_ts, max_ts)
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records())

@@ -68,15 +68,20 @@ def running(cmd: list[str], port: int, *, env: dict | None = None, cwd: str | No
         wait_for_port(port, timeout=timeout, proc=proc)
         yield proc
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop(proc)
         if log:
             out.close()
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to the process group started with ``start_new_session``, SIGKILL after 10 s."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 @contextlib.contextmanager

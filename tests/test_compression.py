@@ -151,6 +151,21 @@ def test_declared_sizes_are_checked_before_allocating():
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20, peak
+    # Within the default cap (256 MB), a size the bytes cannot hold is refused or
+    # streamed, never allocated: issue 10's 694-byte snappy batch declaring 200 MB.
+    from kproto.compression import _ZSTD_MAX_RATIO, _ZSTD_STEP
+    for codec, data, message, most in [
+            (CompressionType.SNAPPY, declared_200mb, "a block of 694 bytes cannot hold the 209715200 bytes", 1 << 20),
+            # the stream path decodes what the 694 bytes really hold, then finds the frame cut
+            (CompressionType.ZSTD, zstd_200mb[:694], "zstd: truncated frame", 694 * _ZSTD_MAX_RATIO + _ZSTD_STEP)]:
+        tracemalloc.start()
+        try:
+            with pytest.raises(DecompressionError, match=message):
+                decompress(codec, data)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < most, (codec, peak)
     # an lz4 frame declaring its content size (FLG bit 3) past the cap
     sized = lz4.frame.compress(b"x" * 100, store_size=True, block_linked=False)
     with pytest.raises(DecompressionError, match="cap of 50"):

@@ -562,3 +562,27 @@ def test_kafka_python_codecs(tmp_path, codec, name):
     assert lines[3].endswith(f"key: k payload: {value.decode()}")
     assert lines[4].endswith(f"headerKeys: [] payload: {value.decode()}")
     assert (code, err) == (0, "")
+
+
+def test_pure_python_path_prints_the_same(tmp_path):
+    """KPROTO_NO_EXTENSIONS=1 (no C record codec) prints what the C path prints,
+    compressed batches included (lz4 decompresses into a bytearray)."""
+    import os
+    import subprocess
+    import sys
+    from kproto.compression import CompressionType
+    from kproto.records import NewRecord, build_record_batch
+    data = b"".join(build_record_batch([NewRecord(b"k%d" % i, b"v%d" % i, [("h", b"x")], 1700000000000 + i)
+                                        for i in range(3)], base_offset=3 * n, compression=codec)
+                    for n, codec in enumerate((CompressionType.NONE, CompressionType.LZ4, CompressionType.ZSTD,
+                                               CompressionType.GZIP, CompressionType.SNAPPY)))
+    path = write(tmp_path, data)
+    kproto = [sys.executable, "-m", "kproto.tools.main", "dump-log", "--print-data-log", "--files", str(path)]
+    outs = []
+    for extra in ({}, {"KPROTO_NO_EXTENSIONS": "1"}):
+        proc = subprocess.run(kproto, capture_output=True, text=True, timeout=60, env={**os.environ, **extra})
+        assert (proc.returncode, proc.stderr) == (0, "")
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1]
+    assert [line.split(" key: ")[1] for line in outs[0].splitlines() if line.startswith("| ")] == [
+        f"k{i} payload: v{i}" for _ in range(5) for i in range(3)]

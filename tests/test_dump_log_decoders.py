@@ -127,7 +127,7 @@ def test_offsets_decoder(tmp_path):
         (CO.RecordKey.build({"version": 2, "data": {"group": "kc"}}), connect_value),
         (ock("g", "t", 0), None),
         (b"\x00\x63\x00\x01g", b"\x00\x00"),
-        (b"\x00\x03\x00\x01g", b"\x00\x00"),
+        (b"\x00\x03\x00\x01g", b"\x00\x00" b"\x00\x00\x00\x05" b"\x00"),   # KIP-848 group epoch 5
         (ock("g", "t", 0), b"\x00\x09\x00"),
     ]
     path = write(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in records]))
@@ -153,7 +153,7 @@ def test_offsets_decoder(tmp_path):
         '"sessionTimeout":100,"subscription":"AQI=","assignment":"/w=="}]}}',
         'key: {"type":"1","data":{"group":"g","topic":"t","partition":0}} payload: <DELETE>',
         "key: Unknown record type 99 at offset 5, skipping.",
-        "key: Error at offset 6, skipping. kproto has no schema for ConsumerGroupMetadata records (type 3).",
+        'key: {"type":"3","data":{"groupId":"g"}} payload: {"version":"0","data":{"epoch":5}}',
         "key: Error at offset 7, skipping. Could not read record with version 9 from value's buffer "
         "due to: Can't read version 9 of OffsetCommitValue.",
     ]

@@ -105,6 +105,21 @@ def test_alter_partition_count(broker):
     assert "\tPartitionCount: 3\t" in ok(bs, "--describe", "--topic", topic).splitlines()[0]
 
 
+def test_config_preservation_across_partition_alteration(tmp_path):
+    """TCT.java testConfigPreservationAcrossPartitionAlteration: cleanup.policy=compact
+    set at creation is still there after --alter --partitions 3 (kproto's broker:
+    tansu 0.6 has no CreatePartitions)."""
+    from tests import components
+    from tests.test_topics_tool import topic_configs
+    with components.kproto_broker(tmp_path) as bs:
+        topic = name()
+        ok(bs, "--create", "--topic", topic, "--partitions", "1", "--config", "cleanup.policy=compact")
+        assert topic_configs("kproto", bs, topic)["cleanup.policy"] == "compact"
+        assert ok(bs, "--alter", "--partitions", "3", "--topic", topic) == ""
+        assert "\tPartitionCount: 3\t" in ok(bs, "--describe", "--topic", topic).splitlines()[0]
+        assert topic_configs("kproto", bs, topic)["cleanup.policy"] == "compact"
+
+
 def test_alter_when_topic_doesnt_exist(broker):
     """TCT.java testAlterWhenTopicDoesntExist (IllegalArgumentException, TC.java:218:
     "Topic '%s' does not exist as expected" formatted with the Optional the option
@@ -173,6 +188,29 @@ def _check_elr_na(bs: str) -> None:
     for row in rows[1:]:
         assert "\tElr" in row and "LastKnownElr" in row
         assert row.endswith("\tElr: N/A\tLastKnownElr: N/A")
+
+
+def test_describe_with_describe_topic_partitions_api(tmp_path):
+    """TCT.java testDescribeWithDescribeTopicPartitionsApi against a broker that
+    advertises DescribeTopicPartitions (tansu 0.6): Elr/LastKnownElr are the
+    lists it returns, joined with "," (TC.java:374-386): empty lists print
+    nothing after "Elr: ". The test's page size flag is honoured
+    (--partition-size-limit-per-response=20 over 20+41+5+5+100 partitions gives
+    its 176 rows; single-replica topics here)."""
+    from tests import components
+    from kproto.client.transport import BrokerClient
+    with components.tansu(tmp_path) as bs:
+        with BrokerClient(bs) as client:
+            assert 75 in client.conn.broker_versions
+        sizes = {name(): 20, "test-2": 41, "test-3": 5, "test-4": 5, "test-5": 100}
+        for topic, n in sizes.items():
+            ok(bs, "--create", "--topic", topic, "--partitions", str(n), "--replication-factor", "1")
+        rows = ok(bs, "--describe", "--partition-size-limit-per-response=20", "--exclude-internal").split("\n")
+        if rows[-1] == "":
+            rows.pop()
+        assert len(rows) == 176
+        assert "\tElr" in rows[2] and "LastKnownElr" in rows[2]
+        assert all(r.endswith("\tElr: \tLastKnownElr: ") for r in rows if r.startswith("\t"))
 
 
 def test_describe_when_topic_doesnt_exist(broker):

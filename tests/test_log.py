@@ -357,7 +357,9 @@ def test_roll_on_segment_bytes(tmp_path):
         log.append(one_batch(i))
     # Rolls when size > 300 - 90: after 3 batches.
     assert [(s.base_offset, s.size) for s in log.segments] == [(0, 270), (3, 270), (6, 90)]
-    assert files(log) == [f"{b:020d}{s}" for b in (0, 3, 6) for s in (".index", ".log", ".timeindex")]
+    # each roll takes a producer snapshot at the new base offset (UnifiedLog.roll)
+    assert files(log) == sorted([f"{b:020d}{s}" for b in (0, 3, 6) for s in (".index", ".log", ".timeindex")]
+                                + ["00000000000000000003.snapshot", "00000000000000000006.snapshot"])
     # Rolled segments were trimmed and flushed: the recovery point is the last roll.
     assert os.path.getsize(log.dir / "00000000000000000000.index") == 0
     assert log.recovery_point == 6

@@ -136,3 +136,12 @@ def test_validate_only_creates_nothing(tmp_path):
     assert not mgr.has_topic("t") and not (tmp_path / "data" / "t-0").exists()
     with pytest.raises(KafkaError, match="Number of partitions was set to an invalid non-positive value."):
         mgr.create_topic("t", 0, validate_only=True)
+
+
+def test_a_topic_past_the_controllers_batch_limit_is_a_policy_violation(tmp_path):
+    # QuorumController.MAX_RECORDS_PER_USER_OP = 10000 records: the topic, its partitions, its configs
+    mgr = LogManager(tmp_path / "data", clock=Clock())
+    with pytest.raises(KafkaError, match="^Unable to perform excessively large batch operation.$") as e:
+        mgr.create_topic("huge", 10_000)
+    assert e.value.error_code == ErrorCode.POLICY_VIOLATION and not mgr.has_topic("huge")
+    assert mgr.create_topic("big", 9_999, validate_only=True) == []

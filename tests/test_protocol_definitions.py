@@ -8,8 +8,8 @@ Two readings of Kafka's message definitions, both installed by ``make test``
   file's ``validVersions``;
 * kio 0.6.5's generated dataclasses (a newer Kafka 4.x, with keys 88-92):
   every version it has, read back field by field (kio drops the ``_ms`` of
-  duration fields and reads a zero uuid as None; kproto.schemas.generate's
-  reader undoes both).
+  duration fields and reads a zero uuid as None; kproto.schemas.definitions
+  undoes both).
 
 For each (API, version, direction) the field list kproto's codec uses (name,
 type, nullability, tag, default, nested structs) must equal Kafka's; each
@@ -32,7 +32,7 @@ import pytest
 import kafka.protocol.schemas as kafka_schemas   # a missing source is an error, never a skip
 import kio.schema.index as kio_index
 
-from kproto.schemas import generate as G     # its readers of both sources
+from kproto.schemas import definitions as G  # the readers of both sources
 from kproto.schemas import protocol as P
 from kproto.schemas.message import ArrayOf, Scalar, Sized, Struct
 

@@ -212,6 +212,12 @@ def test_columns_option_reads_only_those(spark, data):
     df = read(spark, root, topics="codecs", columns="partition,offset")
     assert df.columns == ["partition", "offset"]
     assert df.count() == len(written.records[("codecs", 0)]) + len(written.records[("codecs", 1)])
+    # A URI (pyarrow.fs), a partition directory, a single segment file.
+    by_uri = read(spark, f"file://{root}", topics="legacy", columns="offset,segment").collect()
+    assert sorted(r.offset for r in by_uri) == list(range(11))
+    assert by_uri[0].segment == f"file://{root}/legacy-0/{0:020d}.log"
+    assert read(spark, root / "txn-0").count() == 10
+    assert read(spark, root / "codecs-1" / f"{0:020d}.log").count() < 300
 
 
 def test_bad_options_are_one_line_errors(spark, data):
@@ -281,6 +287,17 @@ def test_write_back_is_a_log_dump_log_and_serve_read(spark, data, tmp_path):
     with components.kproto_broker(tmp_path, data_dir=out) as bootstrap:
         got = consume_all(bootstrap, "codecs", 2, len(want0) + len(want1))
     assert sorted(got) == sorted([(0, o, k, v) for o, k, v in want0] + [(1, o, k, v) for o, k, v in want1])
+
+
+def test_write_back_drops_error_rows_keeps_offsets(spark, data, tmp_path):
+    """A PERMISSIVE read of a broken segment written back: the error row is no
+    record; the records around the hole keep their offsets."""
+    root, written = data
+    read(spark, root, topics="corrupt").where("partition = 1").write.format("kafka-log").mode("overwrite") \
+        .save(str(tmp_path / "repaired"))
+    back = read(spark, tmp_path / "repaired")
+    assert back.where("error IS NOT NULL").count() == 0
+    assert rows_of(back, "offset", "key", "value") == expected(written, "corrupt", 1, [0, 1, 2, 3, 8, 9, 10, 11])
 
 
 def consume_all(bootstrap: str, topic: str, partitions: int, n: int, timeout: float = 60) -> list[tuple]:

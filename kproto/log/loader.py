@@ -16,6 +16,11 @@
 5. The last segment's indexes grow back to ``segment.index.bytes``; the
    recovery point is the log end after a clean shutdown, else
    min(checkpoint, log end).
+6. Producer state: the newest readable ``.snapshot`` at or below the log end
+   (and, after an unclean shutdown, the recovery point), then the batches
+   after it replayed; aborted transactions found on the way go into the
+   ``.txnindex`` of the segment holding their marker (recovery emptied those
+   it rebuilt). Snapshots past the log end are deleted.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from pathlib import Path
 
 from kproto.errors import DecodeError
 from kproto.log.config import LogConfig
+from kproto.log.producer_state import ProducerStateManager, list_snapshots, load_latest_snapshot
 from kproto.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment, segment_path
+from kproto.log.txn_index import TXN_INDEX_SUFFIX, AbortedTxn
 
 log = logging.getLogger("kproto.log")
 
@@ -43,6 +50,7 @@ class LoadedLog:
     next_offset: int
     # (file, byte it was truncated at, the error found there) of each truncation
     truncations: list[tuple[str, int, str]] = field(default_factory=list)
+    producer_state: ProducerStateManager = field(default_factory=ProducerStateManager)
 
 
 def base_offset_of(path: Path) -> int | None:
@@ -74,7 +82,7 @@ def load_log(dir: Path, config: LogConfig, *, recovery_point: int, log_start_off
     dir = Path(dir)
     _clean_temporary_files(dir)
     bases = sorted(b for p in dir.glob("*" + LOG_SUFFIX) if (b := base_offset_of(p)) is not None)
-    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
         for p in dir.glob("*" + suffix):
             if base_offset_of(p) not in bases:
                 log.warning("Found an orphaned index file %s, with no corresponding log file.", p)
@@ -89,6 +97,8 @@ def load_log(dir: Path, config: LogConfig, *, recovery_point: int, log_start_off
             reason = str(error) if error is not None else "truncated"
             log.warning("Found invalid messages in log segment %s at byte offset %d: %s",
                         seg.log.path, where, reason)
+            log.warning("Truncated %d invalid bytes at the end of segment %s during recovery",
+                        truncated, seg.log.path)
             truncations.append((str(seg.log.path), where, reason))
         return truncated
 
@@ -111,8 +121,9 @@ def load_log(dir: Path, config: LogConfig, *, recovery_point: int, log_start_off
         for i in range(first, len(segments)):
             if recover(segments[i]):
                 for later in segments[i + 1:]:
-                    log.warning("Corruption found in segment %d, truncating to offset %d: deleting %s",
-                                segments[i].base_offset, segments[i].read_next_offset(), later.log.path)
+                    log.warning("Corruption found in segment %d, truncating to offset %d: deleting %s "
+                                "(%d bytes)", segments[i].base_offset, segments[i].read_next_offset(),
+                                later.log.path, later.size)
                     later.delete()
                 del segments[i + 1:]
                 break
@@ -134,4 +145,31 @@ def load_log(dir: Path, config: LogConfig, *, recovery_point: int, log_start_off
     segments[-1].resize_indexes(config.segment_index_bytes)
     start = max(log_start_offset, segments[0].base_offset)
     recovery = next_offset if had_clean_shutdown else min(recovery_point, next_offset)
-    return LoadedLog(segments, start, recovery, next_offset, truncations)
+    state = rebuild_producer_state(dir, segments, next_offset, snapshot_limit=recovery)
+    return LoadedLog(segments, start, recovery, next_offset, truncations, state)
+
+
+def rebuild_producer_state(dir: Path, segments: list[LogSegment], next_offset: int, *,
+                           snapshot_limit: int) -> ProducerStateManager:
+    """Step 6 of the module docstring (UnifiedLog.rebuildProducerState)."""
+    for offset, path in list_snapshots(dir):
+        if offset > next_offset:
+            log.warning("Deleting producer snapshot %s past the log end offset %d", path, next_offset)
+            path.unlink(missing_ok=True)
+    state, from_offset = load_latest_snapshot(dir, min(snapshot_limit, next_offset))
+    start = segments[0].base_offset if from_offset is None else from_offset
+    for i, seg in enumerate(segments):
+        if (segments[i + 1].base_offset if i + 1 < len(segments) else next_offset) <= start:
+            continue                                  # wholly before the snapshot
+        for batch in seg.batches():
+            if batch.base_offset < start:
+                continue
+            done = state.on_batch(batch)
+            if done is None:
+                continue
+            if done.is_aborted and (seg.txn_index.last_offset is None or seg.txn_index.last_offset < done.last_offset):
+                seg.txn_index.append(AbortedTxn(done.producer_id, done.first_offset, done.last_offset,
+                                                state.last_stable_offset(done)))
+            state.complete_txn(done)
+    state.map_end_offset = next_offset
+    return state

@@ -8,7 +8,13 @@ before a retention pass keeps reading the segments it saw. A deleted segment
 is renamed ``.deleted`` and its files stay open for ``file.delete.delay.ms``
 (as Kafka's asyncDeleteSegment), so a FetchSlice handed out keeps working.
 
-Single node: the high watermark is the log end offset.
+Single node: the high watermark is the log end offset. The last stable offset
+(LSO) is the first offset of the oldest open transaction, else the high
+watermark; read_committed fetches stop there (``read(max_offset=...)``) and
+learn the aborted transactions in range from the segments' ``.txnindex``
+(``collect_aborted_transactions``). Producer state is snapshotted at every roll
+and at close (``<offset>.snapshot``) so that opening a log replays only the
+batches after the newest snapshot.
 """
 
 from __future__ import annotations
@@ -24,8 +30,11 @@ from typing import Callable, Iterator, NamedTuple
 from kproto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, UsageError
 from kproto.log.config import LogConfig
 from kproto.log.index import NO_TIMESTAMP, TimestampOffset
-from kproto.log.loader import DELETED_SUFFIX, LoadedLog, load_log, new_segment
+from kproto.log.loader import DELETED_SUFFIX, LoadedLog, load_log, new_segment, rebuild_producer_state
+from kproto.log.producer_state import ProducerStateManager, list_snapshots, snapshot_path, write_snapshot
 from kproto.log.segment import FetchSlice, LogSegment
+from kproto.log.txn_index import AbortedTxn
+from kproto.records import RecordBatch, iter_batches
 from kproto.log.validator import (
     AppendOrigin, RecordBatchTooLargeError, validate_and_assign_offsets,
 )
@@ -88,6 +97,7 @@ class UnifiedLog:
         self.log_start_offset = loaded.log_start_offset
         self.recovery_point = loaded.recovery_point
         self.truncations = loaded.truncations
+        self.producer_state: ProducerStateManager = loaded.producer_state
         self._last_flush_ms = clock()
         self._pending_deletes: list[tuple[int, LogSegment]] = []
         self._closed = False
@@ -134,6 +144,12 @@ class UnifiedLog:
         return self._end.message_offset
 
     @property
+    def last_stable_offset(self) -> int:
+        first_unstable = self.producer_state.first_unstable_offset
+        hw = self.high_watermark
+        return hw if first_unstable is None else min(first_unstable, hw)
+
+    @property
     def size(self) -> int:
         return sum(s.size for s in self._segments)
 
@@ -177,8 +193,22 @@ class UnifiedLog:
                 raise RecordBatchTooLargeError(
                     f"Message batch size is {len(v.records)} bytes in append to partition {self.name} "
                     f"which exceeds the maximum configured segment size of {self.config.segment_bytes}.")
+            batches = list(iter_batches(v.records, verify_crc=False))
+            state = self.producer_state
+            if origin is not AppendOrigin.REPLICATION:
+                for b in batches:
+                    if isinstance(b, RecordBatch):
+                        state.validate(b)
             segment = self._maybe_roll(len(v.records), v.max_timestamp, v.first_offset, v.last_offset, now)
-            segment.append(v.records)
+            segment.append(v.records, batches)
+            for b in batches:
+                done = state.on_batch(b) if isinstance(b, RecordBatch) else None
+                if done is not None:
+                    if done.is_aborted:
+                        segment.txn_index.append(AbortedTxn(done.producer_id, done.first_offset,
+                                                            done.last_offset, state.last_stable_offset(done)))
+                    state.complete_txn(done)
+            state.map_end_offset = v.last_offset + 1
             self._update_end(v.last_offset + 1)
             self._maybe_flush(now)
             return LogAppendInfo(v.first_offset, v.last_offset, v.log_append_time)
@@ -214,7 +244,14 @@ class UnifiedLog:
             self._update_end(self.log_end_offset)
             if active.size:
                 self.flush(new_base)
+                self._take_producer_snapshot()
             return self.active_segment
+
+    def _take_producer_snapshot(self) -> None:
+        """ProducerStateManager.takeSnapshot: the state at the log end, unless taken already."""
+        path = snapshot_path(self.dir, self.log_end_offset)
+        if not path.exists():
+            write_snapshot(path, self.producer_state)
 
     # -- flush ---------------------------------------------------------------------------
 
@@ -277,6 +314,19 @@ class UnifiedLog:
                     return found
         return FetchSlice(None, 0, 0, "", offset)
 
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping [start_offset, upper_bound_offset)
+        (LocalLog.collectAbortedTransactions), for a read_committed fetch."""
+        segments, bases = self._segments, self._bases
+        i = max(bisect.bisect_right(bases, start_offset) - 1, 0)
+        out: list[AbortedTxn] = []
+        for seg in segments[i:]:
+            found = seg.txn_index.collect_aborted_txns(start_offset, upper_bound_offset)
+            out.extend(found.aborted)
+            if found.is_complete:
+                break
+        return out
+
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """ListOffsets: the first offset whose record timestamp is >= ``timestamp``
         (None if none), or for -1 / -2 / -4 the log end / start, for -3 the
@@ -321,6 +371,11 @@ class UnifiedLog:
                 self._set_segments(keep)
             self._update_end(offset)
             self.recovery_point = min(self.recovery_point, offset)
+            for snapshot_offset, path in list_snapshots(self.dir):
+                if snapshot_offset > offset:
+                    path.unlink(missing_ok=True)
+            self.producer_state = rebuild_producer_state(self.dir, list(self._segments), offset,
+                                                         snapshot_limit=offset)
             return True
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
@@ -391,6 +446,10 @@ class UnifiedLog:
         after file.delete.delay.ms."""
         gone = {id(s) for s in doomed}
         self._set_segments([s for s in self._segments if id(s) not in gone])
+        first = self._segments[0].base_offset
+        for offset, path in list_snapshots(self.dir)[:-1]:     # always keep the newest one
+            if offset < first:
+                path.unlink(missing_ok=True)
         for seg in doomed:
             seg.change_suffix("", DELETED_SUFFIX)
             self._pending_deletes.append((now + self.config.file_delete_delay_ms, seg))
@@ -442,6 +501,8 @@ class UnifiedLog:
             if self._closed:
                 return
             self.flush()
+            with self._storage("writing the producer snapshot"):
+                self._take_producer_snapshot()
             self.delete_pending_segments(force=True)
             for seg in self._segments:
                 seg.close()

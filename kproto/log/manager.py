@@ -37,11 +37,15 @@ from kproto.errors import (
 from kproto.log import checkpoint as ckpt
 from kproto.log.cleaner import LogCleaner
 from kproto.log.config import LogConfig
-from kproto.log.log import Clock, UnifiedLog, parse_topic_partition, wall_clock_ms
+from kproto.log.log import Clock, KafkaStorageError, UnifiedLog, parse_topic_partition, wall_clock_ms
 
 TOPIC_CONFIGS_FILE = "topic-configs.json"
 PARTITION_METADATA_FILE = "partition.metadata"
 MAX_TOPIC_NAME_LENGTH = 249
+# QuorumController.MAX_RECORDS_PER_USER_OP: one topic record, one per partition and
+# one per config must fit, else POLICY_VIOLATION (EventHandlerExceptionInfo's text).
+MAX_RECORDS_PER_USER_OP = 10000
+EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
 # Topic.INTERNAL_TOPICS: written by the broker's coordinators only.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
@@ -274,12 +278,17 @@ class LogManager:
             if partitions < 1:
                 raise KafkaError("Number of partitions was set to an invalid non-positive value.",
                                  error_code=ErrorCode.INVALID_PARTITIONS)
+            if 1 + partitions + len(overrides or {}) > MAX_RECORDS_PER_USER_OP:
+                raise KafkaError(EXCESSIVE_BATCH, error_code=ErrorCode.POLICY_VIOLATION)
             if check_placement is not None:
                 check_placement()
             if validate_only:
                 return []
             self.set_topic_config(topic, overrides or {})
-            return [self.get_or_create_log(topic, p) for p in range(partitions)]
+            try:
+                return [self.get_or_create_log(topic, p) for p in range(partitions)]
+            except OSError as e:     # out of file descriptors or space: this topic fails, the broker serves on
+                raise KafkaStorageError(f"Error while creating topic {topic} in dir {self.data_dir}: {e}") from e
 
     def check_not_internal(self, topic: str, action: str) -> None:
         """Deleting an internal topic or changing its partition count breaks its

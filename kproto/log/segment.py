@@ -1,5 +1,5 @@
-"""One log segment: ``<base>.log`` with its ``.index`` and ``.timeindex``
-(Kafka's FileRecords + LogSegment).
+"""One log segment: ``<base>.log`` with its ``.index``, ``.timeindex`` and
+``.txnindex`` (Kafka's FileRecords + LogSegment).
 
 Files are named by the segment's base offset as 20 zero-padded digits. The
 ``.log`` is read with ``pread`` and walked with ``kproto.records.iter_batches``
@@ -12,6 +12,7 @@ rebuilt by recovery equals the one appends wrote).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Iterator
 
 from kproto.errors import CorruptRecordError, DecodeError, IncompleteBatchError
 from kproto.log.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
+from kproto.log.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from kproto.records import Batch, iter_batches
 from kproto.schemas import records as S
 
@@ -49,6 +51,8 @@ class FileRecords:
         return self.fd < 0
 
     def append(self, data: bytes | bytearray | memoryview) -> int:
+        """Write ``data`` at the end; on an OSError nothing counts as written
+        (``size`` is unchanged; the caller cuts the file back to it)."""
         view, written = memoryview(data), 0
         while written < len(view):
             written += os.pwrite(self.fd, view[written:], self.size + written)
@@ -167,6 +171,9 @@ class LogSegment:
                                         base_offset, max_index_size)
         self.time_index = TimeIndex(segment_path(dir, base_offset, TIME_INDEX_SUFFIX, file_suffix),
                                     base_offset, max_index_size)
+        # aborted transactions whose ABORT marker is here; the log's producer state fills it
+        self.txn_index = TransactionIndex(segment_path(dir, base_offset, TXN_INDEX_SUFFIX, file_suffix),
+                                          base_offset)
         self.bytes_since_last_index_entry = 0
         self._max_ts = self.time_index.last_entry()      # (max timestamp so far, its batch's last offset)
         self._rolling_based_timestamp: int | None = None
@@ -222,12 +229,24 @@ class LogSegment:
                 f"offset {batches[-1].last_offset} does not fit segment {self.base_offset}",
                 file=str(self.log.path))
         position = self.log.size
+        saved = (self._max_ts, self.bytes_since_last_index_entry, self._rolling_based_timestamp)
         if position == 0:
             self._rolling_based_timestamp = batches[0].max_timestamp
-        self.log.append(records)
-        for batch in batches:
-            self._index_batch(batch, position)
-            position += batch.size
+        try:
+            self.log.append(records)
+            for batch in batches:
+                self._index_batch(batch, position)
+                position += batch.size
+        except OSError:
+            # Disk full or read-only mid-append: take back what was written, so
+            # the log holds whole batches only and the next append reuses the space.
+            self._max_ts, self.bytes_since_last_index_entry, self._rolling_based_timestamp = saved
+            with contextlib.suppress(OSError):
+                self.offset_index.truncate_to(batches[0].base_offset)
+                self.time_index.truncate_to(batches[0].base_offset)
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.log.fd, self.log.size)
+            raise
 
     def _index_batch(self, batch: Batch, position: int) -> None:
         if batch.max_timestamp > self._max_ts.timestamp:
@@ -306,6 +325,7 @@ class LogSegment:
         first invalid batch. Returns (bytes truncated, the error found)."""
         self.offset_index.reset(max_index_size)
         self.time_index.reset(max_index_size)
+        self.txn_index.reset()             # rebuilt as the log replays its producer state
         self.bytes_since_last_index_entry = 0
         self._max_ts = TimestampOffset(NO_TIMESTAMP, self.base_offset)
         self._rolling_based_timestamp = None
@@ -336,6 +356,7 @@ class LogSegment:
             return 0
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         removed = self.log.truncate_to(found[0])
         self.bytes_since_last_index_entry = 0
         self._max_ts = TimestampOffset(NO_TIMESTAMP, self.base_offset)
@@ -367,11 +388,13 @@ class LogSegment:
                 raise CorruptRecordError(f"missing index file {path}", file=str(path))
         self.offset_index.sanity_check()
         self.time_index.sanity_check()
+        self.txn_index.sanity_check()
 
     def flush(self) -> None:
         self.log.flush()
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         if not self.log.closed:
@@ -381,10 +404,10 @@ class LogSegment:
         self.log.close()
 
     def files(self) -> list:
-        return [self.log, self.offset_index, self.time_index]
+        return [self.log, self.offset_index, self.time_index, self.txn_index]
 
     def change_suffix(self, old: str, new: str) -> None:
-        """Rename all three files, e.g. '' -> '.deleted' or '.cleaned' -> '.swap'."""
+        """Rename all the files, e.g. '' -> '.deleted' or '.cleaned' -> '.swap'."""
         for f in self.files():
             name = f.path.name
             if old:
@@ -399,6 +422,7 @@ class LogSegment:
     def delete(self) -> None:
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
         self.log.delete()
 
     def __repr__(self) -> str:

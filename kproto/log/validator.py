@@ -25,7 +25,7 @@ import enum
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from crc32c import crc32c
 
@@ -220,8 +220,11 @@ class _Validator:
         checked on the way. A codec that fails is CORRUPT_MESSAGE; records that
         do not fit their structure are INVALID_RECORD, as Kafka's DefaultRecord
         reader answers."""
+        return self._read(batch.records)
+
+    def _read(self, reader: Callable[[], Any]) -> Any:
         try:
-            return batch.records()
+            return reader()
         except DecompressionError as e:
             raise CorruptMessageError(f"Record is corrupt in the append to {self.tp}: {e}") from e
         except DecodeError as e:
@@ -285,7 +288,16 @@ class _Validator:
         span = batch.last_offset_delta + 1           # offsets the batch takes
         lat = self.config.log_append_time
         # Every record is read, whatever the topic asks (Kafka's LogValidator):
-        # a batch with a valid CRC can still hold garbage.
+        # a batch with a valid CRC can still hold garbage. In place, the C walk
+        # reads them without building any; the full decode runs only to
+        # recompress or to word the error for a record the walk flagged.
+        in_place = self.target is None or self.target == batch.compression or batch.is_control
+        walk = self._read(batch.walk) if in_place else None
+        if walk is not None and self._walk_is_clean(batch, walk):
+            max_ts = batch.max_timestamp
+            if batch.compression and not lat:
+                max_ts = walk.max_timestamp
+            return self._stamp_v2(batch, offset, max_ts, lat), span, self.now if lat else max_ts
         records = self._records(batch)
         if self.origin == AppendOrigin.CLIENT:
             base = batch.base_offset
@@ -294,7 +306,7 @@ class _Validator:
                     raise InvalidRecordError(f"Inner record offset delta {r.offset - base} doesn't match "
                                              f"expected {i} in topic partition {self.tp}.")
         self._check_records(batch, records)
-        if self.target is not None and self.target != batch.compression and records and not batch.is_control:
+        if not in_place and records:
             data = build_record_batch(
                 records, base_offset=offset, compression=self.target,
                 timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
@@ -310,6 +322,21 @@ class _Validator:
         if batch.compression and records and not lat:
             max_ts = max(r.timestamp for r in records)
         return self._stamp_v2(batch, offset, max_ts, lat), span, self.now if lat else max_ts
+
+    def _walk_is_clean(self, batch: RecordBatch, walk) -> bool:
+        """Whether the walk shows nothing _check_records or the offset check would refuse."""
+        if walk.first_bad_offset_delta >= 0 and self.origin == AppendOrigin.CLIENT:
+            return False
+        if self.config.compact and walk.null_keys and not batch.is_control:
+            return False
+        if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+            return False
+        if (self.before != LONG_MAX or self.after != LONG_MAX) and batch.records_count and \
+                not self.config.log_append_time and (walk.min_timestamp == NO_TIMESTAMP or
+                                                     self.now - walk.min_timestamp > self.before or
+                                                     walk.max_timestamp - self.now > self.after):
+            return False
+        return True
 
     def _stamp_v2(self, batch: RecordBatch, offset: int, max_ts: int, lat: bool) -> bytes:
         """The batch with its base offset (and leader epoch) set; for LogAppendTime

@@ -7,7 +7,10 @@ Framing (GroupCoordinatorRecordSerde / CoordinatorRecordSerde)::
 
     key version 0, 1  OffsetCommitKey    -> OffsetCommitValue  v0-4
     key version 2     GroupMetadataKey   -> GroupMetadataValue v0-4
-    key version 3-8   KIP-848 consumer-group records (not described here)
+    key version 3-15  KIP-848 consumer-group and KIP-932 share-group records
+                      (generated from Kafka's definitions: kproto.schemas.group_records)
+    key version 16    ConsumerGroupRegularExpression (Kafka 4.0), below
+    key version 17+   KIP-1071 streams groups: not described (still changing upstream)
 
 Fields are Kafka's JSON schema names in snake_case, with Kafka's version
 ranges (doc-ref: group-coordinator/src/main/resources/common/message/
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 from construct import Construct
 
+from kproto.schemas import group_records
 from kproto.schemas.message import (
     BYTES, INT32, INT64, STRING, ArrayOf, Field, Message, Struct, versioned,
 )
@@ -98,23 +102,41 @@ GROUP_METADATA_VALUE = Message(Struct("GroupMetadataValue",
     ))),
 ), "0-4", "4+")
 
+# Type 16 (Kafka 4.0, KIP-848 regular-expression subscriptions), after the
+# 2024-10 tree the generator reads (doc-ref: group-coordinator/.../
+# ConsumerGroupRegularExpression{Key,Value}.json @53364c5).
+CONSUMER_GROUP_REGULAR_EXPRESSION_KEY = Message(Struct("ConsumerGroupRegularExpressionKey",
+    Field("group_id", STRING, "16", doc="the group id"),
+    Field("regular_expression", STRING, "16", doc="the subscribed regular expression"),
+), "16")
+
+CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE = Message(Struct("ConsumerGroupRegularExpressionValue",
+    Field("topics", ArrayOf(STRING), doc="the topics the expression matched"),
+    Field("version", INT64, doc="the metadata version the topics were matched against"),
+    Field("timestamp", INT64, doc="when they were matched, in ms"),
+), "0", "0+")
+
+_RECORD_TYPES = {**group_records.RECORD_TYPES, 16: (
+    "ConsumerGroupRegularExpression", CONSUMER_GROUP_REGULAR_EXPRESSION_KEY,
+    CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE)}
+
 OffsetCommitKey = versioned((OFFSET_COMMIT_KEY, (0, 1)))
 GroupMetadataKey = versioned((GROUP_METADATA_KEY, (2,)))
 OffsetCommitValue = versioned((OFFSET_COMMIT_VALUE, None))
 GroupMetadataValue = versioned((GROUP_METADATA_VALUE, None))
 
-# Any key of the topic that kproto describes; the version picks the record type.
-RecordKey = versioned((OFFSET_COMMIT_KEY, (0, 1)), (GROUP_METADATA_KEY, (2,)))
+# Any key of the topic; the version picks the record type.
+RecordKey = versioned((OFFSET_COMMIT_KEY, (0, 1)), (GROUP_METADATA_KEY, (2,)),
+                      *((key, (t,)) for t, (_, key, _) in _RECORD_TYPES.items()))
 
-# Record types by key version (CoordinatorRecordSerde.apiMessageKeyFor @3.9).
+# Record types by key version (CoordinatorRecordSerde.apiMessageKeyFor).
 KEY_TYPES = {0: "OffsetCommit", 1: "OffsetCommit", 2: "GroupMetadata",
-             3: "ConsumerGroupMetadata", 4: "ConsumerGroupPartitionMetadata",
-             5: "ConsumerGroupMemberMetadata", 6: "ConsumerGroupTargetAssignmentMetadata",
-             7: "ConsumerGroupTargetAssignmentMember", 8: "ConsumerGroupCurrentMemberAssignment"}
+             **{t: name for t, (name, _, _) in _RECORD_TYPES.items()}}
 
-_VALUES = {0: OffsetCommitValue, 1: OffsetCommitValue, 2: GroupMetadataValue}
+_VALUES = {0: OffsetCommitValue, 1: OffsetCommitValue, 2: GroupMetadataValue,
+           **{t: versioned((value, None)) for t, (_, _, value) in _RECORD_TYPES.items()}}
 
 
 def value_schema(key_version: int) -> Construct | None:
-    """The value schema for a record type, or None where kproto has none (3-8)."""
+    """The value schema for a record type, or None for a type kproto does not know."""
     return _VALUES.get(key_version)

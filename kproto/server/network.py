@@ -238,10 +238,11 @@ class BrokerServer:
                 return False
         return True
 
-    async def _read_frame(self, reader: asyncio.StreamReader, size: int) -> bytes | bytearray:
+    async def _read_frame(self, reader: asyncio.StreamReader, size: int) -> bytes:
         """A frame of ``size`` bytes. Within the read-ahead, readexactly (one
-        copy); larger, straight into one buffer of its size, so the stream's
-        buffer never holds a second copy of it."""
+        copy); larger, in read-ahead steps into one buffer of its size, so the
+        stream's buffer never holds the whole frame. It is handed on as bytes
+        (the decoders take bytes; one transient copy, here rather than in each)."""
         if size <= READ_AHEAD:
             return await reader.readexactly(size)
         out = bytearray(size)
@@ -254,7 +255,7 @@ class BrokerServer:
             view[got:got + len(chunk)] = chunk
             got += len(chunk)
         view.release()
-        return out
+        return bytes(out)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: Any = None,
                      tls: Any = None) -> None:

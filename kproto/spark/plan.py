@@ -100,7 +100,9 @@ def _offsets_option(options: Mapping[str, str], name: str, default: str) -> dict
 
 
 def parse_options(options: Mapping[str, str], columns: list[str]) -> ReadPlan:
-    """The reader's options, checked: one-line ``UsageError``s naming the option."""
+    """The reader's options, checked: one-line ``UsageError``s naming the option.
+    Keys in any case (Spark hands them over lower-cased)."""
+    options = {k.lower(): v for k, v in options.items()}
     paths = json.loads(options["paths"]) if options.get("paths") else []
     if options.get("path"):
         paths.append(options["path"])
@@ -230,7 +232,9 @@ def _batches(fs, seg: SegmentFile, start: int = 0):
 
 def offset_for_timestamp(fs, segments: list[SegmentFile], timestamp: int) -> int | None:
     """ListOffsets by time: the first offset whose record timestamp is >=
-    ``timestamp``, searched from each segment's ``.timeindex`` entry."""
+    ``timestamp``. As LogSegment.findOffsetByTimestamp: from the position the
+    .index gives for the .timeindex entry at or below ``timestamp``, the first
+    batch whose max timestamp reaches it, the first record in it that does."""
     for seg in segments:
         idx = SegmentIndexes.load(fs, seg)
         near = idx.offset_for_time(seg.base_offset, timestamp)
@@ -243,7 +247,7 @@ def offset_for_timestamp(fs, segments: list[SegmentFile], timestamp: int) -> int
             except DecodeError:
                 continue
             for r in records:
-                if r.timestamp >= timestamp and r.offset >= near:
+                if r.timestamp >= timestamp:
                     return r.offset
     return None
 

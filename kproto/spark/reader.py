@@ -92,24 +92,25 @@ class _Rows:
         if self.want_kv:
             self.keys += [r.key for r in records]
             self.values += [r.value for r in records]
-        self.offsets += [r.offset for r in records]
+        first, n = records[0].offset, len(records)
+        if records[-1].offset - first == n - 1:
+            self.offsets += range(first, first + n)          # contiguous: no per-record reads
+        else:
+            self.offsets += [r.offset for r in records]
         if self.want_ts:
             self.stamps += [r.timestamp for r in records]     # -1 (none, magic 0) -> null
         if self.want_headers:
             counts = [len(r.headers) for r in records]
             self.header_counts += counts
             if any(counts):
-                for r in records:
-                    for k, v in r.headers:
-                        self.header_keys.append(k)
-                        self.header_values.append(v)
-        self._add_batch(batch, len(records), records[0].offset if records else None, crc_ok, error)
+                self.header_keys += [k for r in records for k, _ in r.headers]
+                self.header_values += [v for r in records for _, v in r.headers]
+        self._add_batch(batch, n, first, crc_ok, error)
 
     def add_offsets(self, batch: RecordBatch, first: int, last: int, crc_ok: bool) -> None:
         """A batch's rows from its header alone (contiguous offsets)."""
-        n = last - first + 1
-        self.offsets.append(np.arange(first, last + 1, dtype=np.int64))
-        self._add_batch(batch, n, first, crc_ok, None)
+        self.offsets += range(first, last + 1)
+        self._add_batch(batch, last - first + 1, first, crc_ok, None)
 
     def _add_batch(self, batch, n: int, first: int | None, crc_ok: bool, error: str | None) -> None:
         if isinstance(batch, RecordBatch):
@@ -160,7 +161,7 @@ class _Rows:
         if name == "partition":
             return _constant(self.split.partition, n, t)
         if name == "offset":
-            return _int64s(self.offsets)
+            return pa.array(self.offsets, t)
         if name == "timestamp":
             ms = pa.array(self.stamps, pa.int64())
             ms = pc.if_else(pc.equal(ms, -1), pa.scalar(None, pa.int64()), ms)
@@ -193,24 +194,6 @@ def _constant(value, n: int, t: pa.DataType) -> pa.Array:
         return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
                                               pa.array([value])).dictionary_decode()
     return pa.array(np.full(n, value), t)
-
-
-def _int64s(parts: list) -> pa.Array:
-    """Offsets: Python ints and None (record by record) and numpy ranges."""
-    if not any(isinstance(p, np.ndarray) for p in parts):
-        return pa.array(parts, pa.int64())
-    chunks, run = [], []
-    for p in parts:
-        if isinstance(p, np.ndarray):
-            if run:
-                chunks.append(pa.array(run, pa.int64()))
-                run = []
-            chunks.append(pa.array(p))
-        else:
-            run.append(p)
-    if run:
-        chunks.append(pa.array(run, pa.int64()))
-    return pa.concat_arrays(chunks)
 
 
 def _aborted_lookup(aborted) -> dict[int, list[tuple[int, int]]]:

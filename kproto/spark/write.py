@@ -94,8 +94,14 @@ def stage(batches: Iterable[pa.RecordBatch], opts: WriteOptions, task: str) -> l
         raise UsageError("kafka-log: rows need a topic column or the topic option")
     topics = _column(table, "topic", opts.topic)
     parts = _column(table, "partition", 0)
+    # A PERMISSIVE read's error rows (offset null, error set) stand for bytes
+    # that held no record: nothing to write.
+    not_records = {i for i, (o, e) in enumerate(zip(_column(table, "offset", 0), _column(table, "error")))
+                   if o is None and e is not None}
     rows_by_tp: dict[tuple[str, int], list[int]] = {}
     for i, (t, p) in enumerate(zip(topics, parts)):
+        if i in not_records:
+            continue
         if t is None:
             t = opts.topic
         if t is None:

@@ -80,6 +80,7 @@ from kproto.errors import (
 from kproto.jvm import java_string_hash, scala_hash_order
 from kproto.records import control_record, iter_batches
 from kproto.schemas import records as S
+from kproto.schemas.cluster_metadata import cluster_metadata_record
 from kproto.schemas.internal_records import consumer_offsets_record, transaction_log_record
 from kproto.schemas.index import (
     OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE, OffsetIndexEntry, TimeIndexEntry,
@@ -308,6 +309,8 @@ class _Run:
             parser = consumer_offsets_record
         elif opts["transaction_log_decoder"]:
             parser = transaction_log_record
+        elif opts["cluster_metadata_decoder"]:
+            parser = cluster_metadata_record
         if parser is not None:
             parser = (R.json_parser if self.as_json else R.text_parser)(parser)
         return L.RecordPrinter(
@@ -629,6 +632,8 @@ Exit status:
               help="Decode __consumer_offsets records (Kafka 3.8+ JSON).")
 @click.option("--transaction-log-decoder", is_flag=True,
               help="Decode __transaction_state records.")
+@click.option("--cluster-metadata-decoder", is_flag=True,
+              help="Decode KRaft __cluster_metadata records.")
 @click.option("--skip-record-metadata", is_flag=True,
               help="Print only keys and payloads on record lines.")
 @click.option("--key-decoder", type=_DECODERS, is_flag=False, flag_value="utf8", default=None,
@@ -641,16 +646,17 @@ Exit status:
               help="After each batch line, an annotated hex view of the batch, field by field.")
 def dump_log(files, print_data_log, deep_iteration, verify_index_only, index_sanity_check,
              max_message_size, max_bytes, offsets_decoder, transaction_log_decoder,
-             skip_record_metadata, key_decoder, value_decoder, as_json, explain) -> None:
+             cluster_metadata_decoder, skip_record_metadata, key_decoder, value_decoder, as_json, explain) -> None:
     if as_json and explain:
         raise click.UsageError("--json and --explain cannot be combined")
     paths = [p for arg in files for p in arg.split(",") if p]
-    print_data = (print_data_log or offsets_decoder or transaction_log_decoder
+    print_data = (print_data_log or offsets_decoder or transaction_log_decoder or cluster_metadata_decoder
                   or key_decoder is not None or value_decoder is not None)
     opts = dict(print_data=print_data, deep=deep_iteration or print_data,
                 verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                 max_message_size=max_message_size, max_bytes=max_bytes,
                 offsets_decoder=offsets_decoder, transaction_log_decoder=transaction_log_decoder,
+                cluster_metadata_decoder=cluster_metadata_decoder,
                 skip_record_metadata=skip_record_metadata, key_decoder=key_decoder,
                 value_decoder=value_decoder, json=as_json, explain=explain)
     try:

@@ -55,6 +55,7 @@ COMMANDS = {
     "dump-log": ("kproto.tools.dump_log:dump_log", "Dump log segments and index files like kafka-dump-log.sh."),
     "topics": ("kproto.tools.topics:topics", "Create, delete, describe, or change a topic like kafka-topics.sh."),
     "offsets": ("kproto.tools.offsets:offsets", "Migrate, export and import ZooKeeper-stored consumer offsets."),
+    "decode": ("kproto.tools.decode:decode", "Decode captured Kafka traffic (pcap, pcapng, stdin) like tshark, completely."),
     "export": ("kproto.tools.export:export", "Export log segments to Parquet/JSON/CSV, or committed offsets, with Spark."),
     "groups": ("kproto.tools.groups:groups", "List, describe, delete consumer groups and reset their offsets like kafka-consumer-groups.sh."),
     "conformance": ("kproto.tools.conformance:conformance", "Check a Kafka decoder against the third-party corpus."),

@@ -9,9 +9,11 @@ Extensions: ``--alter --config k=v`` and ``--delete-config k`` change topic
 configs with IncrementalAlterConfigs (AlterConfigs of the merged dynamic
 configs when the broker lacks it), where Kafka sends users to kafka-configs.sh.
 
-Kafka's describe asks DescribeTopicPartitions when the broker has it; kproto
-asks Metadata (one request answers the listing and the description), which is
-Kafka's own fallback: ``Elr`` and ``LastKnownElr`` then print ``N/A``.
+Kafka's describe asks DescribeTopicPartitions when the broker has it and
+Metadata otherwise (KafkaAdminClient.describeTopics); kproto lists and describes
+with Metadata and, where the broker advertises DescribeTopicPartitions, takes
+each partition's ``Elr``/``LastKnownElr`` from it as Kafka prints them
+(TopicCommand.PartitionDescription.printDescription); without it they print ``N/A``.
 """
 
 from __future__ import annotations
@@ -151,7 +153,29 @@ def describe_order(names: list[str]) -> list[str]:
     return java_hashmap_order(order, _string_hash, initial_capacity=len(names))
 
 
-def describe_topic(name: str, metadata, entries, live: set[int], opts: dict) -> dict:
+DESCRIBE_TOPIC_PARTITIONS = 75
+
+
+def eligible_leaders(admin, names: list[str], limit: int | None) -> dict[tuple[str, int], tuple]:
+    """(topic, partition) -> (elr, last known elr) from DescribeTopicPartitions,
+    following its cursor; empty when the broker does not advertise it."""
+    if not names or not admin.client.supports(DESCRIBE_TOPIC_PARTITIONS):
+        return {}
+    out, cursor = {}, None
+    while True:
+        r = admin.client.request(DESCRIBE_TOPIC_PARTITIONS, {
+            "topics": [{"name": n} for n in names], "response_partition_limit": limit or 2000,
+            "cursor": cursor})
+        for t in r.topics:
+            for p in t.partitions:
+                out[(t.name, p.partition_index)] = (p.eligible_leader_replicas, p.last_known_elr)
+        if r.next_cursor is None:
+            return out
+        cursor = {"topic_name": r.next_cursor.topic_name, "partition_index": r.next_cursor.partition_index}
+
+
+def describe_topic(name: str, metadata, entries, live: set[int], opts: dict,
+                   elr: dict | None = None) -> dict:
     """One topic as topics_describe_lines reads it, with Kafka's filters
     applied (DescribeOptions in TopicCommand)."""
     from kproto.tools.render import kafka_uuid
@@ -178,9 +202,11 @@ def describe_topic(name: str, metadata, entries, live: set[int], opts: dict) -> 
                     opts.get("under_min_isr_partitions") and (leader is None or isr < min_isr),
                     opts.get("at_min_isr_partitions") and isr == min_isr)):
                 continue
+            eligible, last_known = (elr or {}).get((name, p.partition), (None, None))
             shown.append({"topic": name, "partition": p.partition, "leader": leader,
                           "replicas": list(p.replicas), "isr": list(p.isr),
-                          "elr": None, "last_known_elr": None})
+                          "elr": None if eligible is None else list(eligible),
+                          "last_known_elr": None if last_known is None else list(last_known)})
     return {
         "topic": name, "topic_id": kafka_uuid(metadata.topic_id),
         "partition_count": len(partitions),
@@ -403,11 +429,12 @@ def describe(admin, o: dict) -> None:
         resources = {n: ConfigResource(TOPIC_RESOURCE, n) for n in order}
         answers = admin.describe_configs(list(resources.values()))
         live = {b.node_id for b in md.brokers}
+        elr = eligible_leaders(admin, order, o.get("partition_size_limit_per_response"))
         for n in order:
             answer = answers[resources[n]]
             if answer.error != ErrorCode.NONE:
                 raise error_for(answer.error, answer.message)
-            described.append(describe_topic(n, md.topics[n], answer.entries, live, o))
+            described.append(describe_topic(n, md.topics[n], answer.entries, live, o, elr))
     described = [t for t in described if t["show_topic"] or t["partitions"]]
     emit("describe", described, o["output"])
 

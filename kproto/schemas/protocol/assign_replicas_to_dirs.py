@@ -1,4 +1,5 @@
-"""AssignReplicasToDirs (key 73): a broker tells the controller which log directory holds each replica.
+"""AssignReplicasToDirs (key 73): a broker tells the controller which log directory holds each
+replica.
 
 Ledger: v0 supported; v0+ flexible. kproto decodes and encodes every version
 Kafka has defined; its broker answers none of them (ApiVersions does not list it).

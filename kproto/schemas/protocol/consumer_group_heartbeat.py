@@ -1,4 +1,5 @@
-"""ConsumerGroupHeartbeat (key 68): KIP-848 consumer-group heartbeat: join, leave and receive assignments.
+"""ConsumerGroupHeartbeat (key 68): KIP-848 consumer-group heartbeat: join, leave and receive
+assignments.
 
 Ledger: v0-1 supported; v0+ flexible. kproto decodes and encodes every version
 Kafka has defined; its broker answers none of them (ApiVersions does not list it).
@@ -83,7 +84,7 @@ REQUEST = Struct(
     Field("server_assignor", STRING, nullable="0+", default=None,
           doc="null if not used or if it didn't change since the last heartbeat; the server side "
               "assignor to use otherwise"),
-    Field("topic_partitions", ArrayOf(TOPIC_PARTITIONS), nullable="0+",
+    Field("topic_partitions", ArrayOf(TOPIC_PARTITIONS), nullable="0+", default=None,
           doc="null if it didn't change since the last heartbeat; the partitions owned by the "
               "member"),
 )

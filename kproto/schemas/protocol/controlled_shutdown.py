@@ -1,4 +1,5 @@
-"""ControlledShutdown (key 7): a broker asks the controller to move leadership away before it stops (ZooKeeper mode).
+"""ControlledShutdown (key 7): a broker asks the controller to move leadership away before it stops
+(ZooKeeper mode).
 
 Ledger: v0-3 supported; v3+ flexible. kproto decodes and encodes every version
 Kafka has defined; its broker answers none of them (ApiVersions does not list it).

@@ -1,4 +1,5 @@
-"""InitializeShareGroupState (key 83): share-group state: initialize a share partition's state (KIP-932).
+"""InitializeShareGroupState (key 83): share-group state: initialize a share partition's state
+(KIP-932).
 
 Ledger: v0 supported; v0+ flexible. kproto decodes and encodes every version
 Kafka has defined; its broker answers none of them (ApiVersions does not list it).

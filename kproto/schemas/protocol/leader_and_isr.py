@@ -1,4 +1,5 @@
-"""LeaderAndIsr (key 4): the controller tells a broker which replicas it leads and follows (ZooKeeper mode).
+"""LeaderAndIsr (key 4): the controller tells a broker which replicas it leads and follows
+(ZooKeeper mode).
 
 Ledger: v0-7 supported; v4+ flexible. kproto decodes and encodes every version
 Kafka has defined; its broker answers none of them (ApiVersions does not list it).

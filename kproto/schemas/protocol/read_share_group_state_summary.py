@@ -1,4 +1,5 @@
-"""ReadShareGroupStateSummary (key 87): share-group state: read a summary of a share partition's state (KIP-932).
+"""ReadShareGroupStateSummary (key 87): share-group state: read a summary of a share partition's
+state (KIP-932).
 
 Ledger: v0-1 supported; v0+ flexible. kproto decodes and encodes every version
 Kafka has defined; its broker answers none of them (ApiVersions does not list it).

@@ -1,4 +1,5 @@
-"""StopReplica (key 5): the controller tells a broker to stop (and maybe delete) replicas (ZooKeeper mode).
+"""StopReplica (key 5): the controller tells a broker to stop (and maybe delete) replicas (ZooKeeper
+mode).
 
 Ledger: v0-4 supported; v2+ flexible. kproto decodes and encodes every version
 Kafka has defined; its broker answers none of them (ApiVersions does not list it).

@@ -1,4 +1,5 @@
-"""WriteTxnMarkers (key 27): the transaction coordinator writes commit/abort markers to partition leaders.
+"""WriteTxnMarkers (key 27): the transaction coordinator writes commit/abort markers to partition
+leaders.
 
 Ledger: v0-2 supported; v1+ flexible. kproto decodes and encodes every version
 Kafka has defined; its broker answers none of them (ApiVersions does not list it).

@@ -45,6 +45,7 @@ from kproto.server.coordinator.events import (
 )
 from kproto.server.coordinator.group import GroupMetadata
 from kproto.server.coordinator.membership import GroupMembership, join_error
+from kproto.server.coordinator.txn_offsets import TxnOffsetCommitRequest, TxnOffsetCommits, has_pending_txn_offset
 from kproto.server.coordinator.offsets import (
     OffsetAndMetadata, TopicPartition, expired_offsets, utf16_length,
 )
@@ -66,7 +67,7 @@ DEAD = GroupState.DEAD
 _EMPTY_ID_OK = frozenset({"OffsetCommit", "OffsetFetch", "DescribeGroups", "DeleteGroups"})
 
 
-class GroupCoordinator(GroupMembership):
+class GroupCoordinator(GroupMembership, TxnOffsetCommits):
     def __init__(self, config: CoordinatorConfig | None = None, *,
                  owned_partitions: Iterable[int] | None = None,
                  uuid_factory: Callable[[], str] | None = None) -> None:
@@ -85,6 +86,7 @@ class GroupCoordinator(GroupMembership):
             JoinGroupRequest: self._join_group, SyncGroupRequest: self._sync_group,
             HeartbeatRequest: self._heartbeat_request, LeaveGroupRequest: self._leave_group,
             OffsetCommitRequest: self._offset_commit, OffsetFetchRequest: self._offset_fetch,
+            TxnOffsetCommitRequest: self._txn_offset_commit,
             ListGroupsRequest: self._list_groups, DescribeGroupsRequest: self._describe_groups,
             DeleteGroupsRequest: self._delete_groups,
         }
@@ -276,9 +278,16 @@ class GroupCoordinator(GroupMembership):
             wanted = list(by_topic.items())
         else:
             wanted = [(t.name, list(t.partition_indexes)) for t in req.topics]
+        def fetched(tp: TopicPartition) -> OffsetFetchResponsePartition:
+            # require_stable (v7+, KIP-447): an offset a transaction or an append may still change
+            if req.require_stable and (has_pending_txn_offset(group, tp) or (
+                    group is not None and group.pending_offset_commits[tp] > 0)):
+                return OffsetFetchResponsePartition(partition_index=tp[1],
+                                                    error_code=ErrorCode.UNSTABLE_OFFSET_COMMIT)
+            return _fetched(tp[1], offsets.get(tp))
+
         topics = tuple(
-            OffsetFetchResponseTopic(name=topic, partitions=tuple(
-                _fetched(partition, offsets.get((topic, partition))) for partition in partitions))
+            OffsetFetchResponseTopic(name=topic, partitions=tuple(fetched((topic, p)) for p in partitions))
             for topic, partitions in wanted)
         self._reply(handle, OffsetFetchResponse(error_code=ErrorCode.NONE, topics=topics))
 

@@ -132,7 +132,7 @@ class OffsetFetchRequestTopic:
 class OffsetFetchRequest:
     group_id: str
     topics: tuple[OffsetFetchRequestTopic, ...] | None = None   # None: every committed partition
-    require_stable: bool = False              # v7+; no transactional commits here, so never unstable
+    require_stable: bool = False              # v7+: UNSTABLE_OFFSET_COMMIT while a commit is pending
 
 
 @_frozen
@@ -313,9 +313,12 @@ class Pending:
 class Append:
     """Records for ``__consumer_offsets``-``partition``, in order; a None value
     is a tombstone. Append them (one batch, CreateTime ``timestamp_ms``), then
-    report with ``GroupCoordinator.append_done(id, ...)``."""
+    report with ``GroupCoordinator.append_done(id, ...)``. A ``producer_id``
+    (TxnOffsetCommit) makes the batch transactional, that producer's."""
 
     id: int
     partition: int
     records: tuple[tuple[bytes, bytes | None], ...]
     timestamp_ms: int
+    producer_id: int = -1
+    producer_epoch: int = -1

@@ -99,6 +99,8 @@ class GroupMetadata:
     supported_protocols: Counter = field(default_factory=Counter)       # protocol -> members supporting it
     offsets: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
     pending_offset_commits: Counter = field(default_factory=Counter)    # partition -> commits being appended
+    # producer id -> offsets of its open transaction (TxnOffsetCommit), applied by its COMMIT marker
+    pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]] = field(default_factory=dict)
     subscribed_topics: frozenset[str] | None = None
     new_member_added: bool = False
     delayed_join: DelayedJoin | None = None
@@ -136,7 +138,7 @@ class GroupMetadata:
         return member_id in self.pending_members
 
     def has_offsets(self) -> bool:
-        return bool(self.offsets) or bool(+self.pending_offset_commits)
+        return bool(self.offsets) or bool(+self.pending_offset_commits) or bool(self.pending_txn_offsets)
 
     def supports_protocols(self, protocol_type: str, protocols: set[str]) -> bool:
         """May a member with these protocols join? An Empty group takes any

@@ -300,6 +300,9 @@ def records_from_segments(segments: Iterable[tuple[str, Iterable[Batch]]]) -> It
 
 def append_batch(append: Append, base_offset: int = 0) -> bytes:
     """``append`` as one RecordBatch v2 (CreateTime, uncompressed), the way the
-    coordinator's records reach the log."""
-    return build_record_batch([NewRecord(key=k, value=v, timestamp=append.timestamp_ms)
-                               for k, v in append.records], base_offset=base_offset)
+    coordinator's records reach the log; transactional when it has a producer."""
+    records = [NewRecord(key=k, value=v, timestamp=append.timestamp_ms) for k, v in append.records]
+    if append.producer_id < 0:
+        return build_record_batch(records, base_offset=base_offset)
+    return build_record_batch(records, base_offset=base_offset, producer_id=append.producer_id,
+                              producer_epoch=append.producer_epoch, is_transactional=True)

@@ -95,10 +95,12 @@ class CoordinatorRuntime:
     # --- the log ----------------------------------------------------------------------
 
     def _append(self, partition: int, records: list[tuple[bytes, bytes | None]], now_ms: int,
-                on_done: Callable[[ErrorCode, int], None] | None = None) -> int:
+                on_done: Callable[[ErrorCode, int], None] | None = None, *,
+                producer: tuple[int, int] = (-1, -1)) -> int:
         """Queue records for the log; ``on_done(error, now_ms)`` runs once the
-        caller reports the append (Kafka's appendForGroup callback)."""
-        append = Append(next(self._ids), partition, tuple(records), now_ms)
+        caller reports the append (Kafka's appendForGroup callback).
+        ``producer``: (id, epoch) of a transactional append."""
+        append = Append(next(self._ids), partition, tuple(records), now_ms, *producer)
         self._outbox.append(append)
         if on_done is not None:
             self._append_callbacks[append.id] = on_done

@@ -9,9 +9,11 @@ deleted nor grown by clients. Topics, their ids and overrides persist.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
+from kproto.log.manager import EXCESSIVE_BATCH, MAX_RECORDS_PER_USER_OP
 from kproto.schemas import protocol as P
 from kproto.server.handlers.configs import topic_config_entries
 
@@ -68,8 +70,11 @@ def _create(broker, t, validate_only: bool, version: int) -> dict:
 
 
 async def create_topics(broker, header, body) -> dict:
-    return {"throttle_time_ms": 0, "topics": [_create(broker, t, body.validate_only, header.request_api_version)
-                                              for t in body.topics]}
+    # Files are created off the event loop: thousands of partitions take seconds,
+    # and every other connection must keep being served meanwhile.
+    topics = await asyncio.to_thread(
+        lambda: [_create(broker, t, body.validate_only, header.request_api_version) for t in body.topics])
+    return {"throttle_time_ms": 0, "topics": topics}
 
 
 def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
@@ -98,7 +103,8 @@ async def delete_topics(broker, header, body) -> dict:
         wanted = [(t.name, t.topic_id) for t in body.topics]
     else:
         wanted = [(n, ZERO_UUID) for n in body.topic_names]
-    return {"throttle_time_ms": 0, "responses": [_delete(broker, n, i) for n, i in wanted]}
+    responses = await asyncio.to_thread(lambda: [_delete(broker, n, i) for n, i in wanted])
+    return {"throttle_time_ms": 0, "responses": responses}
 
 
 def _grow(broker, t, validate_only: bool) -> dict:
@@ -120,16 +126,23 @@ def _grow(broker, t, validate_only: bool) -> dict:
                                  error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
             for a in t.assignments:
                 _check_assignment(broker, a.broker_ids)
+        if t.count - current > MAX_RECORDS_PER_USER_OP:
+            raise KafkaError(EXCESSIVE_BATCH, error_code=ErrorCode.POLICY_VIOLATION)
         if not validate_only:
-            for p in range(current, t.count):
-                broker.logs.get_or_create_log(t.name, p)
+            try:
+                for p in range(current, t.count):
+                    broker.logs.get_or_create_log(t.name, p)
+            except OSError as e:
+                raise KafkaError(f"Error while creating partition {p} of {t.name}: {e}",
+                                 error_code=ErrorCode.KAFKA_STORAGE_ERROR) from e
     except KafkaError as e:
         out.update(error_code=e.error_code, error_message=str(e))
     return out
 
 
 async def create_partitions(broker, header, body) -> dict:
-    return {"throttle_time_ms": 0, "results": [_grow(broker, t, body.validate_only) for t in body.topics]}
+    results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only) for t in body.topics])
+    return {"throttle_time_ms": 0, "results": results}
 
 
 # Versions: every one the registry speaks for each (CreateTopics v0-7,

@@ -1,0 +1,387 @@
+"""Kafka on a reassembled TCP connection: frames, pairing, exchanges.
+
+Each direction is a ``FrameStream`` over ``kproto.framing.FrameReader``. A
+stream that starts mid-connection, or that lost bytes (a ``Gap``), is
+*hunting*: it drops bytes until an offset it can prove is a frame boundary:
+
+* requests: a size prefix within bounds, then an API key the registry knows,
+  a version no more than ``VERSION_SLACK`` past kproto's newest, a
+  non-negative correlation id and a printable client id that fits the frame;
+* responses: a size prefix within bounds followed by the correlation id of a
+  request this connection is still waiting for.
+
+Pairing: a request is remembered by correlation id from its header
+*before* its body is decoded, so a body kproto cannot read never orphans the
+response (the response still needs the request's API key and version: the
+header version and body schema are not on the wire). Produce with acks=0
+gets no response and is an exchange on its own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple
+
+from kproto.capture import body as B
+from kproto.capture.tcp import Gap
+from kproto.errors import DecodeError, KafkaError
+from kproto.framing import DEFAULT_MAX_FRAME, NEED_DATA, FrameError, FrameReader
+from kproto.schemas import protocol
+from kproto.schemas.protocol import API_KEYS, decode_request, decode_request_header, decode_response
+
+__all__ = ["Connection", "Exchange", "KafkaConnection", "iso_time", "looks_like_request", "looks_like_tls"]
+
+VERSION_SLACK = 8
+# Bytes kept while hunting for a frame boundary; older ones are dropped (counted).
+MAX_HUNT = 1 << 20
+_BY_NAME = {}
+
+
+def _api_key(name: str) -> int | None:
+    """The registry's key for an API name (None until the registry has it)."""
+    if not _BY_NAME:
+        _BY_NAME.update({s.name: k for k, s in API_KEYS.items()})
+    return _BY_NAME.get(name)
+
+
+class Connection(NamedTuple):
+    """A TCP connection, client side first; ``str()`` is ``client > server``."""
+
+    client: str
+    server: str
+
+    def __str__(self) -> str:
+        return f"{self.client} > {self.server}"
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One request and its response as captured.
+
+    ``request``/``response`` are the decoded bodies (``kproto.capture.body``:
+    only the fields of that version, records decoded, bytes as ``bytes``), or
+    None when that side was not captured or could not be decoded (then a
+    warning says why). An exchange with ``api_key`` None carries
+    connection-level news only: TLS, bytes no request explains.
+    """
+
+    connection: Connection
+    ts_ns: int                       # request seen complete (or response, if no request)
+    response_ts_ns: int | None
+    api_key: int | None
+    api_name: str | None
+    api_version: int | None
+    correlation_id: int | None
+    client_id: str | None
+    request: dict | None
+    response: dict | None
+    warnings: tuple[str, ...] = ()
+    request_size: int = 0            # frame sizes, size prefix included
+    response_size: int = 0
+    topic_names: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def ts(self) -> float:
+        return self.ts_ns / 1e9
+
+    @property
+    def latency_ms(self) -> float | None:
+        if self.response_ts_ns is None or self.request is None and self.request_size == 0:
+            return None
+        return (self.response_ts_ns - self.ts_ns) / 1e6
+
+    def topics(self) -> dict[str, set[int]]:
+        """topic -> partitions named by the request and the response."""
+        out = B.topics_of(self.request, self.topic_names)
+        for name, parts in B.topics_of(self.response, self.topic_names).items():
+            out.setdefault(name, set()).update(parts)
+        return out
+
+    def error_codes(self) -> list[int]:
+        """Non-zero error codes in the response."""
+        return B.error_codes_of(self.response) if self.response is not None else []
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``kproto decode --json`` object (bytes still ``bytes``: dump it
+        with ``default=kproto.capture.body.json_default``)."""
+        latency = self.latency_ms
+        return {"ts": iso_time(self.ts_ns), "connection": str(self.connection), "api_key": self.api_key,
+                "api_name": self.api_name, "api_version": self.api_version,
+                "correlation_id": self.correlation_id, "client_id": self.client_id,
+                "latency_ms": None if latency is None else round(latency, 3),
+                "request": self.request, "response": self.response, "warnings": list(self.warnings)}
+
+
+def iso_time(ts_ns: int) -> str:
+    """``2026-11-24T08:48:52.549761Z``: UTC, microseconds."""
+    sec, ns = divmod(ts_ns, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{ns // 1000:06d}Z"
+
+
+# --- telling Kafka from the rest --------------------------------------------------
+
+def looks_like_request(buf, pos: int = 0) -> bool | None:
+    """Is there a plausible request frame at ``pos``? None: too few bytes to say."""
+    if len(buf) - pos < 14:
+        return None
+    size = int.from_bytes(buf[pos:pos + 4], "big", signed=True)
+    if not 10 <= size <= DEFAULT_MAX_FRAME:
+        return False
+    key = int.from_bytes(buf[pos + 4:pos + 6], "big", signed=True)
+    spec = API_KEYS.get(key)
+    version = int.from_bytes(buf[pos + 6:pos + 8], "big", signed=True)
+    if spec is None or not 0 <= version <= spec.max_version + VERSION_SLACK:
+        return False
+    if int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True) < 0:
+        return False
+    n = int.from_bytes(buf[pos + 12:pos + 14], "big", signed=True)
+    if n < -1 or n > size - 10:
+        return False
+    cid = bytes(buf[pos + 14:pos + 14 + max(n, 0)])
+    return all(32 <= c < 127 for c in cid)
+
+
+def provable_request(buf, pos: int) -> bool | None:
+    """A frame boundary at ``pos`` beyond reasonable doubt: a plausible header
+    whose whole frame decodes, or is followed by another plausible header."""
+    head = looks_like_request(buf, pos)
+    if not head:
+        return head
+    end = pos + 4 + int.from_bytes(buf[pos:pos + 4], "big")
+    if end > len(buf):
+        return None if end - pos <= MAX_HUNT else False
+    try:
+        decode_request(bytes(buf[pos + 4:end]), allow_trailing=True)
+        return True
+    except (DecodeError, KafkaError):
+        return bool(looks_like_request(buf, end))
+
+
+def looks_like_tls(data: bytes) -> bool:
+    """A TLS record header: handshake (22) or alert (21), version 3.x."""
+    return len(data) >= 3 and data[0] in (21, 22) and data[1] == 3 and data[2] <= 4
+
+
+class FrameStream:
+    """Frames of one direction; hunts for a boundary after a gap."""
+
+    def __init__(self, synced: bool, plausible: Callable[[bytearray, int], bool | None]) -> None:
+        self.reader = FrameReader()
+        self.plausible = plausible
+        self.hunting = not synced
+        self.hunt = bytearray()
+        self.notes: list[str] = []
+
+    def feed(self, items: list) -> None:
+        for item in items:
+            if type(item) is Gap:
+                lost = self.reader.buffered + len(self.hunt)
+                self.notes.append(f"{item.size} bytes not captured before this frame"
+                                  + (f" ({lost} bytes of an earlier frame dropped with them)" if lost else ""))
+                self.reader = FrameReader()
+                self.hunt = bytearray()
+                self.hunting = True
+            elif self.hunting:
+                self.hunt += item
+            else:
+                self.reader.feed(item)
+
+    def _find(self) -> bool:
+        hunt, p = self.hunt, 0
+        while True:
+            ok = self.plausible(hunt, p)
+            if ok is None:
+                break
+            if ok:
+                if p:
+                    self.notes.append(f"skipped {p} bytes to the next provable frame boundary")
+                self.reader.feed(memoryview(hunt)[p:])
+                self.hunt = bytearray()
+                self.hunting = False
+                return True
+            p += 1
+        if len(hunt) > MAX_HUNT:
+            self.notes.append(f"skipped {len(hunt) - 64} bytes with no provable frame boundary")
+            del hunt[:-64]
+        return False
+
+    def frames(self):
+        """(frame, notes) for each complete frame now buffered."""
+        if self.hunting and not self._find():
+            return
+        while True:
+            try:
+                frame = self.reader.next_frame()
+            except FrameError as e:
+                self.notes.append(f"bad frame size ({e.reason}); {self.reader.buffered} bytes skipped")
+                self.reader = FrameReader()
+                self.hunting = True
+                return
+            if frame is NEED_DATA:
+                return
+            notes, self.notes = self.notes, []
+            yield frame, notes
+
+
+# --- one connection ---------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Pending:
+    ts_ns: int
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body: dict | None
+    warnings: list[str]
+    size: int
+
+
+class KafkaConnection:
+    """Pairs the frames of one connection into exchanges."""
+
+    def __init__(self, connection: Connection, context, client_synced: bool, server_synced: bool) -> None:
+        self.connection = connection
+        self.context = context                 # the Decoder: ports, topic_names
+        self.pending: dict[int, _Pending] = {}
+        self.requests = FrameStream(client_synced, provable_request)
+        self.responses = FrameStream(server_synced, self._plausible_response)
+        self.mechanism: str | None = None
+        self.raw_sasl = False                  # SaslHandshake v0: next frames are bare tokens
+
+    def _plausible_response(self, buf, pos: int) -> bool | None:
+        if len(buf) - pos < 8:
+            return None
+        size = int.from_bytes(buf[pos:pos + 4], "big", signed=True)
+        return 4 <= size <= DEFAULT_MAX_FRAME and int.from_bytes(buf[pos + 4:pos + 8], "big", signed=True) in self.pending
+
+    def client_data(self, items: list, ts_ns: int, out: list) -> None:
+        self.requests.feed(items)
+        for frame, notes in self.requests.frames():
+            self._request(frame, notes, ts_ns, out)
+
+    def server_data(self, items: list, ts_ns: int, out: list) -> None:
+        self.responses.feed(items)
+        for frame, notes in self.responses.frames():
+            self._response(frame, notes, ts_ns, out)
+
+    def close(self, ts_ns: int, out: list) -> None:
+        """End of connection or capture: requests still waiting."""
+        for p in self.pending.values():
+            out.append(self._exchange(p, None, None, 0, ["no response captured"]))
+        self.pending.clear()
+        for stream, side in ((self.requests, "client"), (self.responses, "server")):
+            left = stream.reader.buffered + len(stream.hunt)
+            if left:
+                out.append(self._notice(ts_ns, [f"{side} sent {left} bytes of a frame the capture "
+                                                "does not hold in full"] + stream.notes))
+
+    def _notice(self, ts_ns: int, warnings: list[str]) -> Exchange:
+        return Exchange(self.connection, ts_ns, None, None, None, None, None, None, None, None,
+                        tuple(warnings), topic_names=self.context.topic_names)
+
+    def _exchange(self, p: _Pending, ts_ns: int | None, response: dict | None, size: int,
+                  warnings: list[str]) -> Exchange:
+        spec = API_KEYS.get(p.api_key)
+        return Exchange(self.connection, p.ts_ns, ts_ns, p.api_key, spec.name if spec else None,
+                        p.api_version, p.correlation_id, p.client_id, p.body, response,
+                        tuple(p.warnings + warnings), p.size, size, self.context.topic_names)
+
+    # --- requests ---------------------------------------------------------------
+
+    def _request(self, frame: bytes, notes: list[str], ts_ns: int, out: list) -> None:
+        if self.raw_sasl:
+            self.raw_sasl = None               # the broker's bare answer comes next
+            token = B.mask_plain_token(frame) if self.mechanism in (None, "PLAIN") else frame
+            out.append(Exchange(self.connection, ts_ns, None, None, "SaslToken", None, None, None,
+                                {"mechanism": self.mechanism, "auth_bytes": token}, None,
+                                tuple(notes + ["bare SASL token (SaslHandshake v0): no Kafka header"]),
+                                len(frame) + 4, topic_names=self.context.topic_names))
+            return
+        try:
+            header, _ = decode_request_header(frame)
+        except DecodeError as e:
+            out.append(self._notice(ts_ns, notes + [f"request header does not decode: {e}"]))
+            return
+        key, version = header.request_api_key, header.request_api_version
+        p = _Pending(ts_ns, key, version, header.correlation_id, header.client_id, None, notes, len(frame) + 4)
+        spec = API_KEYS.get(key)
+        if header.correlation_id in self.pending:
+            notes.append(f"correlation id {header.correlation_id} reused while a request was pending")
+        self.pending[header.correlation_id] = p
+        if spec is None:
+            notes.append(f"API key {key} is not in kproto's registry: body not decoded")
+            return
+        try:
+            try:
+                _, value = decode_request(frame)
+            except DecodeError as e:
+                if "left after the body" not in str(e):
+                    raise
+                _, value = decode_request(frame, allow_trailing=True)
+                notes.append("bytes after the request body (ignored, as Kafka does)")
+            p.body = B.plain_body(spec.request_schema, version, value, notes, self.context.binary)
+        except (DecodeError, KafkaError) as e:
+            notes.append(f"{spec.name} v{version} request does not decode: {e}")
+            return
+        self._sasl_request(key, p.body)
+        if key == _api_key("Produce") and p.body.get("acks") == 0:
+            del self.pending[header.correlation_id]
+            out.append(self._exchange(p, None, None, 0, []))
+
+    def _sasl_request(self, key: int, body: dict) -> None:
+        if key == _api_key("SaslHandshake"):
+            self.mechanism = body.get("mechanism")
+        elif key == _api_key("SaslAuthenticate") and self.mechanism in (None, "PLAIN"):
+            body["auth_bytes"] = B.mask_plain_token(body.get("auth_bytes"))
+
+    # --- responses --------------------------------------------------------------
+
+    def _response(self, frame: bytes, notes: list[str], ts_ns: int, out: list) -> None:
+        if self.raw_sasl is None:              # the broker's bare token answer
+            self.raw_sasl = False
+            out.append(self._notice(ts_ns, notes + [f"bare SASL token answer ({len(frame)} bytes)"]))
+            return
+        corr = int.from_bytes(frame[0:4], "big", signed=True) if len(frame) >= 4 else None
+        p = self.pending.pop(corr, None)
+        if p is None:
+            out.append(Exchange(self.connection, ts_ns, ts_ns, None, None, None, corr, None, None, None,
+                                tuple(notes + [f"response ({len(frame) + 4} bytes) to a request the "
+                                               "capture does not hold"]),
+                                0, len(frame) + 4, self.context.topic_names))
+            return
+        spec = API_KEYS.get(p.api_key)
+        body = None
+        if spec is None:
+            notes.append(f"API key {p.api_key} is not in kproto's registry: response not decoded")
+        else:
+            try:
+                _, value = decode_response(p.api_key, p.api_version, frame)
+                body = B.plain_body(spec.response_schema, _body_version(spec, p.api_version, value),
+                                    value, notes, self.context.binary)
+            except (DecodeError, KafkaError) as e:
+                notes.append(f"{spec.name} v{p.api_version} response does not decode: {e}")
+        if body is not None:
+            self._learn(p, body)
+        out.append(self._exchange(p, ts_ns, body, len(frame) + 4, notes))
+
+    def _learn(self, p: _Pending, body: dict) -> None:
+        """What later frames need: broker ports, topic ids, SASL state."""
+        name = API_KEYS[p.api_key].name
+        ports = self.context.ports if self.context.discover_ports else set()
+        if name == "Metadata":
+            for b in body.get("brokers") or ():
+                ports.add(b["port"])
+            for t in body.get("topics") or ():
+                if t.get("topic_id") is not None and t.get("name"):
+                    self.context.topic_names[t["topic_id"]] = t["name"]
+        elif name == "FindCoordinator":
+            found = [body.get("port")] + [c.get("port") for c in body.get("coordinators") or ()]
+            ports.update(q for q in found if isinstance(q, int) and q > 0)
+        elif name == "SaslHandshake" and p.api_version == 0 and not body.get("error_code"):
+            self.raw_sasl = True
+
+
+def _body_version(spec, api_version: int, value) -> int:
+    return protocol._body_version(spec, api_version, value.get("error_code"))

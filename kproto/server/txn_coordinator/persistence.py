@@ -1,0 +1,123 @@
+"""Transactions as ``__transaction_state`` records, and back (TransactionLog.scala).
+
+Which partition: ``Utils.abs(transactionalId.hashCode()) % transaction.state.log.num.partitions``,
+the group coordinator's formula (``coordinator.persistence.partition_for``).
+
+What is written, as Kafka 3.x (transaction.version 0) writes it:
+
+    key    TransactionLogKey   version 0  (transactional_id)
+    value  TransactionLogValue version 0  (producer id and epoch, timeout, status,
+                               partitions grouped by topic (null when Empty),
+                               last update and start timestamps)
+    tombstone                  null value: the transactional id expired
+
+Loading reads value versions 0 and 1 and never refuses to start: a record it
+cannot read (no key, an unknown key version, a truncated or unknown value, a
+state id it does not know) is skipped with a warning naming its offset, as
+Kafka's loader skips unknown keys; the rest of the partition still loads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kproto import schemas
+from kproto.errors import KprotoError
+from kproto.schemas import transaction_log as TL
+from kproto.schemas.internal_records import key_version
+from kproto.server.coordinator.persistence import LogRecord, _key_value, _where, partition_for
+from kproto.server.txn_coordinator.metadata import (
+    NO_PRODUCER_EPOCH, TransactionMetadata, TxnTransitMetadata,
+)
+from kproto.server.txn_coordinator.state import TransactionState, state_from_id
+
+__all__ = ["TRANSACTION_STATE_TOPIC", "KEY_VERSION", "VALUE_VERSION", "partition_for",
+           "transaction_log_key", "transaction_log_value", "parse_key", "parse_value", "Replay", "replay"]
+
+log = logging.getLogger("kproto.server.transactions")
+
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+KEY_VERSION = 0
+VALUE_VERSION = 0
+
+
+def transaction_log_key(transactional_id: str) -> bytes:
+    return TL.TransactionLogKey.build({"version": KEY_VERSION, "data": {"transactional_id": transactional_id}})
+
+
+def transaction_log_value(t: TxnTransitMetadata) -> bytes | None:
+    """The record for ``t``; None (a tombstone) for Dead."""
+    if t.state is TransactionState.DEAD:
+        return None
+    if t.state is TransactionState.EMPTY and t.topic_partitions:
+        raise ValueError(f"an Empty transaction has no partitions: {t}")
+    partitions = None
+    if t.state is not TransactionState.EMPTY:
+        by_topic: dict[str, list[int]] = {}
+        for topic, p in sorted(t.topic_partitions):
+            by_topic.setdefault(topic, []).append(p)
+        partitions = [{"topic": topic, "partition_ids": ids} for topic, ids in by_topic.items()]
+    return TL.TransactionLogValue.build({"version": VALUE_VERSION, "data": {
+        "producer_id": t.producer_id, "producer_epoch": t.producer_epoch,
+        "transaction_timeout_ms": t.txn_timeout_ms, "transaction_status": t.state.id,
+        "transaction_partitions": partitions,
+        "transaction_last_update_timestamp_ms": t.txn_last_update_timestamp,
+        "transaction_start_timestamp_ms": t.txn_start_timestamp}})
+
+
+def parse_key(key: bytes) -> str | None:
+    """The transactional id; None for a key version this coordinator does not own."""
+    if key_version(key) not in (None, KEY_VERSION):
+        return None
+    return schemas.parse(TL.TransactionLogKey, key).data.transactional_id
+
+
+def parse_value(transactional_id: str, value: bytes) -> TransactionMetadata:
+    """A transaction as Kafka loads it (TransactionLog.readTxnRecordValue)."""
+    d = schemas.parse(TL.TransactionLogValue, value).data
+    state = state_from_id(d.transaction_status)
+    meta = TransactionMetadata(
+        transactional_id=transactional_id, producer_id=d.producer_id, producer_epoch=d.producer_epoch,
+        txn_timeout_ms=d.transaction_timeout_ms, state=state,
+        txn_last_update_timestamp=d.transaction_last_update_timestamp_ms,
+        previous_producer_id=d.get("previous_producer_id", -1), last_producer_epoch=NO_PRODUCER_EPOCH,
+        txn_start_timestamp=d.transaction_start_timestamp_ms)
+    if state is not TransactionState.EMPTY:
+        for entry in d.transaction_partitions or ():
+            meta.topic_partitions.update((entry.topic, p) for p in entry.partition_ids)
+    return meta
+
+
+@dataclass
+class Replay:
+    """One partition after replay: the last write per transactional id wins,
+    tombstones delete; ``skipped`` says why each unreadable record was dropped."""
+
+    transactions: dict[str, TransactionMetadata] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+
+
+def replay(records: Iterable[LogRecord], *, partition: int | None = None) -> Replay:
+    """``records``: ``(key, value)`` pairs, Records or LoggedRecords (the group
+    coordinator's loading types: a skip line says where the record was read), in log order."""
+    out = Replay()
+    where = TRANSACTION_STATE_TOPIC if partition is None else f"{TRANSACTION_STATE_TOPIC}-{partition}"
+    for i, record in enumerate(records):
+        (key, value), position = _key_value(record), _where(record, i)
+        try:
+            if key is None:
+                raise ValueError("the record has no key")
+            txn_id = parse_key(bytes(key))
+            if txn_id is None:
+                raise ValueError(f"unknown key version {key_version(bytes(key))}")
+            if value is None:
+                out.transactions.pop(txn_id, None)
+            else:
+                out.transactions[txn_id] = parse_value(txn_id, bytes(value))
+        except (KprotoError, ValueError) as e:
+            reason = f"{where} {position}: skipped an unreadable record: {e}"
+            out.skipped.append(reason)
+            log.warning("%s", reason)
+    return out

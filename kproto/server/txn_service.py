@@ -1,0 +1,211 @@
+"""The transaction coordinator wired to the broker's logs: ``__transaction_state``,
+the markers, the timers (the group service's shape, kproto.server.group_service).
+
+``TransactionCoordinator`` (sans-I/O) decides everything; this module drives
+it: after every request and timer it loops ``poll`` (hand out responses),
+``take_appends`` (write ``__transaction_state`` records, report
+``append_done``) and ``take_markers`` (write a COMMIT/ABORT control batch to
+each partition of the order through ``UnifiedLog.append`` with the
+coordinator's origin, report ``markers_done`` with the partitions that failed)
+until all three are empty. A partition whose topic is gone counts as written,
+as Kafka drops it. Appends take the broker's append lock, as Produce does.
+
+Startup: every ``__transaction_state`` partition is replayed before requests
+are answered (COORDINATOR_LOAD_IN_PROGRESS meanwhile); unreadable records are
+skipped and logged, never fatal; transactions caught preparing get their
+markers written again. The topic is created by the first request that needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kproto.errors import ErrorCode, KafkaError
+from kproto.log import AppendOrigin, LogManager
+from kproto.records import build_control_batch
+from kproto.server.coordinator import append_batch, records_from_segments
+from kproto.server.txn_coordinator import (
+    TRANSACTION_STATE_TOPIC, Pending, TransactionConfig, TransactionCoordinator, WriteTxnMarkers,
+)
+
+log = logging.getLogger("kproto.server.transactions")
+
+__all__ = ["TxnService", "txn_config"]
+
+# Kafka's broker settings for the coordinator and its topic (TransactionLogConfig,
+# TransactionStateManagerConfig), with Kafka's defaults when the broker has none.
+DEFAULTS = {
+    "transaction.max.timeout.ms": 900_000,
+    "transactional.id.expiration.ms": 604_800_000,
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 10_000,
+    "transaction.remove.expired.transaction.cleanup.interval.ms": 3_600_000,
+    "transaction.state.log.num.partitions": 50,
+    "transaction.state.log.segment.bytes": 104_857_600,
+    "offsets.topic.num.partitions": 50,
+}
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def txn_config(values: dict) -> TransactionConfig:
+    def get(name: str) -> int:
+        return int(values[name]) if name in values else DEFAULTS[name]
+    return TransactionConfig(
+        transaction_max_timeout_ms=get("transaction.max.timeout.ms"),
+        transactional_id_expiration_ms=get("transactional.id.expiration.ms"),
+        transaction_abort_timed_out_transaction_cleanup_interval_ms=get(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+        transaction_remove_expired_transaction_cleanup_interval_ms=get(
+            "transaction.remove.expired.transaction.cleanup.interval.ms"),
+        transaction_state_log_num_partitions=get("transaction.state.log.num.partitions"),
+        offsets_topic_num_partitions=get("offsets.topic.num.partitions"))
+
+
+class TxnService:
+    def __init__(self, logs: LogManager, values: dict, *, allocate_producer_id: Callable[[], int],
+                 append_lock: threading.Lock | None = None,
+                 on_markers: Callable[[WriteTxnMarkers, list[tuple[str, int]]], None] | None = None) -> None:
+        """``on_markers(order, written)``: called after markers reach partitions
+        (the broker wakes fetches; the group coordinator completes transactional offsets)."""
+        self.logs = logs
+        self.values = values
+        self.append_lock = append_lock or threading.Lock()
+        self.config = txn_config(values)
+        self.coordinator = TransactionCoordinator(self.config, allocate_producer_id=allocate_producer_id)
+        self.on_markers = on_markers
+        self._waiting: dict[Pending, asyncio.Future] = {}
+        self._wake = asyncio.Event()
+        self._timer: asyncio.Task | None = None
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self.logs.has_topic(TRANSACTION_STATE_TOPIC):
+            t = now_ms()
+            n = self.config.transaction_state_log_num_partitions
+            for p in range(n):
+                self.coordinator.begin_load(p, t)
+            for p in range(n):
+                loaded = self.coordinator.load_partition(p, self._records(p), now_ms())
+                if loaded:
+                    log.info("loaded %d transactional id(s) from %s-%d", len(loaded), TRANSACTION_STATE_TOPIC, p)
+            self._drive()
+        self._timer = asyncio.create_task(self._timers())
+
+    async def close(self) -> None:
+        # the flag too: wait_for (3.11) may swallow a cancel that races a wake-up
+        self._closed = True
+        self._wake.set()
+        if self._timer is not None:
+            self._timer.cancel()
+            await asyncio.gather(self._timer, return_exceptions=True)
+        for future in self._waiting.values():
+            future.cancel()
+
+    def ensure_topic(self) -> None:
+        """Kafka creates __transaction_state on the first transactional request."""
+        if not self.logs.has_topic(TRANSACTION_STATE_TOPIC):
+            self.logs.create_topic(TRANSACTION_STATE_TOPIC, self.config.transaction_state_log_num_partitions, {
+                "cleanup.policy": "compact", "compression.type": "uncompressed",
+                "segment.bytes": self.values.get("transaction.state.log.segment.bytes",
+                                                 DEFAULTS["transaction.state.log.segment.bytes"])},
+                internal=True)
+
+    def _records(self, partition: int):
+        """The partition's records from its log start, each with where it was
+        read (file @ byte, offset), for the line that reports it if unreadable."""
+        plog = self.logs.get_log(TRANSACTION_STATE_TOPIC, partition)
+        if plog is None:
+            return iter(())
+        start = plog.log_start_offset
+        return records_from_segments((str(seg.log.path), (b for b in seg.batches() if b.next_offset > start))
+                                     for seg in plog.segments)
+
+    # -- driving the coordinator ------------------------------------------------------------
+
+    def _drive(self) -> None:
+        """poll + take_appends + take_markers until none has anything."""
+        c = self.coordinator
+        while True:
+            for pending, response in c.poll(now_ms()):
+                future = self._waiting.pop(pending, None)
+                if future is not None and not future.done():
+                    future.set_result(response)
+            appends, orders = c.take_appends(), c.take_markers()
+            if not appends and not orders:
+                break
+            for a in appends:
+                error = ErrorCode.NONE
+                try:
+                    with self.append_lock:
+                        plog = self.logs.get_or_create_log(TRANSACTION_STATE_TOPIC, a.partition)
+                        plog.append(append_batch(a), origin=AppendOrigin.COORDINATOR)
+                except KafkaError as e:
+                    log.error("append to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, a.partition, e)
+                    error = e.error_code
+                c.append_done(a.id, now_ms(), error)
+            for order in orders:
+                failed = self.write_markers(order)
+                c.markers_done(order.id, now_ms(), failed)
+        self._wake.set()
+
+    def write_markers(self, order: WriteTxnMarkers) -> list[tuple[str, int]]:
+        """Append the order's control batch to each partition; the partitions that failed."""
+        failed, written = [], []
+        batch = build_control_batch(order.result.value, producer_id=order.producer_id,
+                                    producer_epoch=order.producer_epoch,
+                                    coordinator_epoch=order.coordinator_epoch, timestamp=now_ms())
+        for topic, partition in order.partitions:
+            plog = self.logs.get_log(topic, partition)
+            if plog is None:
+                log.info("dropping the %s marker of %r for %s-%d: no such partition", order.result.name,
+                         order.transactional_id, topic, partition)
+                continue
+            try:
+                with self.append_lock:
+                    plog.append(batch, origin=AppendOrigin.COORDINATOR)
+                written.append((topic, partition))
+            except KafkaError as e:
+                log.warning("writing the %s marker of %r to %s-%d failed: %s", order.result.name,
+                            order.transactional_id, topic, partition, e)
+                failed.append((topic, partition))
+        if self.on_markers is not None and written:
+            self.on_markers(order, written)
+        return failed
+
+    async def _timers(self) -> None:
+        while not self._closed:
+            deadline = self.coordinator.next_deadline()
+            delay = 1.0 if deadline is None else max(0.0, (deadline - now_ms()) / 1000)
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=min(delay, 1.0))
+                continue
+            except asyncio.TimeoutError:
+                pass
+            if self._closed:
+                return
+            try:
+                self._drive()
+            except Exception:   # a timer failure is logged; the broker serves on
+                log.exception("transaction coordinator timer pass failed")
+
+    async def ask(self, request) -> Any:
+        """One coordinator request (kproto.server.txn_coordinator.events) -> its response."""
+        self.ensure_topic()
+        result = self.coordinator.handle(request, now_ms())
+        if isinstance(result, Pending):
+            future = asyncio.get_running_loop().create_future()
+            self._waiting[result] = future
+            self._drive()
+            return await future
+        self._drive()
+        return result

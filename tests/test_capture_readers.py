@@ -1,0 +1,296 @@
+"""The capture layers on synthetic input: file formats, link types, TCP
+reassembly, frame hunting, pairing. Files come from tests/capture_session.py's
+small writer; real captures are in test_capture_clients.py."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from kproto.capture import CaptureError, Decoder, exchanges, json_default
+from kproto.capture.body import mask_plain_token
+from kproto.capture.packet import tcp_segment
+from kproto.capture.pcap import NEED_DATA, PacketReader
+from kproto.capture.tcp import Gap, HalfStream
+from kproto.framing import frame
+from kproto.records import NewRecord, build_record_batch
+from kproto.schemas.protocol import encode_request, encode_response
+from tests.capture_session import pcap_bytes, pcapng_bytes, tcp_packet
+
+T0 = 1_795_000_000_123_456_789
+C, S = "10.0.0.1", "10.0.0.2"
+
+
+def _packets(reader: PacketReader) -> list:
+    out = []
+    while (p := reader.next_packet()) is not NEED_DATA:
+        out.append(p)
+    return out
+
+
+def _read(data: bytes, step: int | None = None) -> list:
+    r = PacketReader()
+    if step is None:
+        r.feed(data)
+        return _packets(r)
+    out = []
+    for i in range(0, len(data), step):
+        r.feed(data[i:i + step])
+        out += _packets(r)
+    assert r.close() is None
+    return out
+
+
+# --- file formats ------------------------------------------------------------------
+
+@pytest.mark.parametrize("order", ["<", ">"])
+@pytest.mark.parametrize("nano", [False, True])
+def test_pcap_byte_orders_and_resolutions(order, nano):
+    pkts = [(T0 + i * 1_000_001, bytes([i]) * (10 + i)) for i in range(5)]
+    data = pcap_bytes(pkts, link=101, nano=nano, order=order)
+    whole, bytewise = _read(data), _read(data, 1)
+    assert whole == bytewise
+    assert [p.data for p in whole] == [d for _, d in pkts]
+    assert [p.ts_ns for p in whole] == [t if nano else t // 1000 * 1000 for t, _ in pkts]
+    assert {p.linktype for p in whole} == {101}
+
+
+def test_pcap_snaplen_keeps_orig_len():
+    (p,) = _read(pcap_bytes([(T0, b"x" * 100)], snaplen=40))
+    assert (len(p.data), p.orig_len) == (40, 100)
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_pcapng_sections_interfaces_resolutions_simple_blocks(order):
+    data = pcapng_bytes([
+        {"interfaces": [(1, 6), (276, 9)], "packets": [(0, T0, b"a" * 7), (1, T0 + 1, b"bb"), (0, T0 + 5000, b"c")],
+         "simple": [b"simple"]},
+        {"interfaces": [(101, 0x80 | 20)], "packets": [(0, T0, b"d" * 9)]},   # new section: interfaces reset
+    ], order=order)
+    pkts = _read(data)
+    assert pkts == _read(data, 3)
+    assert [(p.linktype, p.interface, p.data) for p in pkts] == [
+        (1, 0, b"a" * 7), (276, 1, b"bb"), (1, 0, b"c"), (1, 0, b"simple"), (101, 0, b"d" * 9)]
+    assert [p.ts_ns for p in pkts[:3]] == [T0 // 1000 * 1000, T0 + 1, (T0 + 5000) // 1000 * 1000]
+    assert pkts[3].ts_ns is None                              # simple packet blocks carry no time
+    assert abs(pkts[4].ts_ns - T0) < 1000                     # 2^-20 s resolution: within a µs
+
+
+def test_not_a_capture_is_one_located_error():
+    r = PacketReader()
+    r.feed(b"hello world, not a capture")
+    with pytest.raises(CaptureError) as e:
+        r.next_packet()
+    assert str(e.value) == "@ byte 0: not a pcap or pcapng file (magic 68656c6c)"
+
+
+def test_truncated_capture_is_a_note_not_an_error():
+    data = pcap_bytes([(T0, b"a" * 50), (T0, b"b" * 50)])
+    r = PacketReader()
+    r.feed(data[:-10])
+    assert [p.data for p in _packets(r)] == [b"a" * 50]
+    assert r.close() == ("@ byte 90: capture ends inside a pcap record (56 bytes of it captured); "
+                         "the packets before it are decoded")
+
+
+# --- link types and IP -----------------------------------------------------------------
+
+@pytest.mark.parametrize("link", [0, 1, 101, 113, 276])
+@pytest.mark.parametrize("addrs", [(C, S), ("fd00::1", "fd00::2")])
+def test_link_types_and_ip_versions(link, addrs):
+    data = tcp_packet(addrs[0], 40000, addrs[1], 9092, 77, b"payload", link=link)
+    seg = tcp_segment(link, data)
+    assert (seg.sport, seg.dport, seg.seq, seg.payload, seg.missing) == (40000, 9092, 77, b"payload", 0)
+
+
+def test_snaplen_cut_segment_reports_missing_bytes():
+    data = tcp_packet(C, 1, S, 9092, 0, b"x" * 100)
+    seg = tcp_segment(1, data[:80])
+    assert (len(seg.payload), seg.missing) == (80 - 54, 100 - (80 - 54))
+
+
+# --- TCP reassembly --------------------------------------------------------------------
+
+def _run(half: HalfStream, segs) -> list:
+    out = []
+    for seq, data in segs:
+        out += half.segment(seq, False, data)
+    return out
+
+
+def test_reassembly_out_of_order_retransmission_overlap():
+    h = HalfStream()
+    h.segment(999, True, b"")                                   # SYN: stream starts at 1000
+    out = _run(h, [(1000, b"abc"), (1006, b"ghi"), (1003, b"def"), (1000, b"abc"), (1004, b"EFGHIjk")])
+    assert b"".join(out) == b"abcdefghijk"                      # first copy wins on overlap
+    assert h.synced and h.retransmitted == 3 and not h.pending
+
+
+def test_reassembly_wraps_around_the_sequence_space():
+    h = HalfStream()
+    start = (1 << 32) - 2
+    assert b"".join(_run(h, [(start, b"ab"), (1, b"d"), (0, b"c")])) == b"abcd"
+    assert not h.synced                                         # no SYN seen: picked up mid-stream
+
+
+def test_gap_declared_when_the_peer_acks_past_it():
+    h = HalfStream()
+    _run(h, [(0, b"aa")])
+    assert _run(h, [(5, b"ff")]) == []                          # bytes 2..4 missing: wait
+    assert h.acked(3) == []                                     # ACK stops inside the hole
+    assert h.acked(7) == [Gap(3), b"ff"]                        # the receiver had them; we never will
+
+
+def test_gap_flushed_at_the_end():
+    h = HalfStream()
+    _run(h, [(0, b"aa"), (10, b"kk"), (5, b"ff")])
+    assert h.flush() == [Gap(3), b"ff", Gap(3), b"kk"]
+
+
+# --- Kafka on top ------------------------------------------------------------------------
+
+def _produce(corr: int, values: list[bytes]) -> tuple[bytes, bytes]:
+    batch = build_record_batch([NewRecord(b"k", v, [("h", b"1")]) for v in values])
+    req = encode_request(0, 9, corr, "synthetic", {
+        "transactional_id": None, "acks": -1, "timeout_ms": 1000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}]})
+    resp = encode_response(0, 9, corr, {"responses": [{"name": "t", "partition_responses": [
+        {"index": 0, "error_code": 0, "base_offset": corr}]}], "throttle_time_ms": 0})
+    return frame(req), frame(resp)
+
+
+def _conversation(n: int, *, link: int = 1, split: int = 0) -> list[tuple[int, bytes]]:
+    """n produce round trips on one connection; ``split`` > 0 cuts every PDU
+    into segments of that many bytes."""
+    pkts, cseq, sseq, ts = [], 1000, 5000, T0
+    pkts.append((ts, tcp_packet(C, 40000, S, 9092, cseq - 1, flags=0x02, link=link)))
+    for i in range(n):
+        req, resp = _produce(i, [b"v%d" % i])
+        for data, src, sp, dst, dp, seq, ack in ((req, C, 40000, S, 9092, cseq, sseq),
+                                                 (resp, S, 9092, C, 40000, sseq, cseq + len(req))):
+            step = split or len(data)
+            for j in range(0, len(data), step):
+                ts += 1000
+                pkts.append((ts, tcp_packet(src, sp, dst, dp, seq + j, data[j:j + step], ack=ack, link=link)))
+        cseq += len(req)
+        sseq += len(resp)
+    return pkts
+
+
+def test_pairs_and_decodes_a_synthetic_conversation_segment_by_segment():
+    pkts = _conversation(4, split=3)                        # edges inside every size prefix
+    exs = list(exchanges(io.BytesIO(pcap_bytes(pkts))))
+    assert [(e.api_name, e.api_version, e.correlation_id, e.warnings) for e in exs] == \
+           [("Produce", 9, i, ()) for i in range(4)]
+    assert [e.response["responses"][0]["partition_responses"][0]["base_offset"] for e in exs] == [0, 1, 2, 3]
+    rec = exs[2].request["topic_data"][0]["partition_data"][0]["records"][0]
+    assert rec["crc_valid"] and rec["records"][0]["value"] == b"v2"
+    assert rec["records"][0]["headers"] == (("h", b"1"),)
+    assert str(exs[0].connection) == "10.0.0.1:40000 > 10.0.0.2:9092"
+
+
+def test_lost_segment_gives_a_gap_warning_and_decoding_resumes():
+    pkts = _conversation(4)
+    del pkts[3]                                             # the second request's only segment
+    exs = list(exchanges(io.BytesIO(pcap_bytes(pkts))))
+    corr = [(e.correlation_id, e.api_name) for e in exs if e.api_name]
+    assert corr == [(0, "Produce"), (2, "Produce"), (3, "Produce")]
+    assert any("bytes not captured before this frame" in w for e in exs for w in e.warnings)
+    orphan = [e for e in exs if e.api_key is None]
+    assert len(orphan) == 1 and orphan[0].correlation_id == 1   # its response, unpaired
+
+
+def test_capture_starting_mid_connection_resyncs_at_a_frame_boundary():
+    pkts = _conversation(3, split=40)
+    later = [p for p in pkts[3:]]                           # no SYN, starts inside the first request
+    exs = [e for e in exchanges(io.BytesIO(pcap_bytes(later))) if e.api_name]
+    assert [e.correlation_id for e in exs] == [1, 2]
+    assert "skipped" in " ".join(exs[0].warnings)
+
+
+def test_a_reused_four_tuple_is_a_new_connection():
+    first, second = _conversation(2), _conversation(2)
+    later = [(t + 10**9, d) for t, d in second]             # same ports and ISNs, a second later
+    exs = list(exchanges(io.BytesIO(pcap_bytes(first + later))))
+    assert [(e.correlation_id, e.warnings) for e in exs] == [(0, ()), (1, ()), (0, ()), (1, ())]
+
+
+def test_stdin_style_stream_and_gzip_bounded_chunks():
+    import gzip
+    data = gzip.compress(pcap_bytes(_conversation(3, link=276), link=276))
+    dec = Decoder()
+    got = []
+    for i in range(0, len(data), 7):
+        dec.feed(data[i:i + 7])
+        got += dec.events()
+    dec.close()
+    got += dec.events()
+    assert [e.correlation_id for e in got] == [0, 1, 2] and dec.notes == []
+
+
+def test_tls_is_reported_not_decoded():
+    hello = bytes.fromhex("160301") + (200).to_bytes(2, "big") + b"\x01" + b"\x00" * 199
+    pkts = [(T0, tcp_packet(C, 40000, S, 9092, 0, hello))]
+    (ex,) = list(exchanges(io.BytesIO(pcap_bytes(pkts))))
+    assert (ex.api_name, ex.warnings) == ("TLS", ("TLS connection: encrypted, not decoded",))
+
+
+def test_kafka_found_by_header_shape_on_another_port():
+    pkts = [(t, d.replace((9092).to_bytes(2, "big"), (19093).to_bytes(2, "big"), 2))
+            for t, d in _conversation(2)]
+    assert [e.correlation_id for e in exchanges(io.BytesIO(pcap_bytes(pkts)), ports=[])] == [0, 1]
+
+
+def _round_trips(pairs: list[tuple[bytes, bytes]]) -> list[tuple[int, bytes]]:
+    """Request/response frames on one connection, with consistent sequence numbers."""
+    pkts, cseq, sseq, ts = [], 0, 0, T0
+    for req, resp in pairs:
+        ts += 1000
+        pkts.append((ts, tcp_packet(C, 40000, S, 9092, cseq, req, ack=sseq)))
+        cseq += len(req)
+        if resp:
+            ts += 1000
+            pkts.append((ts, tcp_packet(S, 9092, C, 40000, sseq, resp, ack=cseq)))
+            sseq += len(resp)
+    return pkts
+
+
+def _json_lines(pkts) -> str:
+    return "\n".join(json.dumps(e.to_json(), default=json_default)
+                     for e in exchanges(io.BytesIO(pcap_bytes(pkts))))
+
+
+TOKEN = b"\x00alice\x00s3cret-pw"
+
+
+def test_sasl_plain_password_masked_in_sasl_authenticate():
+    assert mask_plain_token(TOKEN) == b"\x00alice\x00********"
+    pkts = _round_trips([
+        (frame(encode_request(17, 1, 1, "c", {"mechanism": "PLAIN"})),
+         frame(encode_response(17, 1, 1, {"error_code": 0, "mechanisms": ["PLAIN"]}))),
+        (frame(encode_request(36, 2, 2, "c", {"auth_bytes": TOKEN})),
+         frame(encode_response(36, 2, 2, {"error_code": 0, "error_message": None, "auth_bytes": b"",
+                                          "session_lifetime_ms": 0}))),
+    ])
+    exs = list(exchanges(io.BytesIO(pcap_bytes(pkts))))
+    assert [(e.api_name, e.warnings) for e in exs] == [("SaslHandshake", ()), ("SaslAuthenticate", ())]
+    assert exs[1].request == {"auth_bytes": b"\x00alice\x00********"}
+    out = _json_lines(pkts)
+    assert "s3cret" not in out and "czNjcmV0" not in out
+
+
+def test_sasl_handshake_v0_bare_token_masked():
+    """SaslHandshake v0: the token then travels framed but without a Kafka header."""
+    pkts = _round_trips([
+        (frame(encode_request(17, 0, 1, "c", {"mechanism": "PLAIN"})),
+         frame(encode_response(17, 0, 1, {"error_code": 0, "mechanisms": ["PLAIN"]}))),
+        (frame(TOKEN), frame(b"")),
+        (frame(encode_request(3, 1, 2, "c", {"topics": None})), b""),
+    ])
+    exs = list(exchanges(io.BytesIO(pcap_bytes(pkts))))
+    assert [e.api_name for e in exs] == ["SaslHandshake", "SaslToken", None, "Metadata"]
+    assert exs[1].request == {"mechanism": "PLAIN", "auth_bytes": b"\x00alice\x00********"}
+    out = _json_lines(pkts)
+    assert "s3cret" not in out and "czNjcmV0" not in out

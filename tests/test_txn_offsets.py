@@ -1,0 +1,106 @@
+"""TxnOffsetCommit in the group coordinator: pending until the transaction's marker,
+written as the producer's transactional batch, replayed only when committed.
+
+Rules: GroupCoordinator.handleTxnCommitOffsets / validateOffsetCommit(isTransactional),
+GroupMetadata.prepareTxnOffsetCommit / completePendingTxnOffsetCommit /
+hasPendingOffsetCommitsForTopicPartition, GroupMetadataManager.getOffsets (requireStable),
+all at Kafka trunk 1eb76443.
+"""
+
+from __future__ import annotations
+
+from kproto.errors import ErrorCode
+from kproto.records import RecordBatch, build_control_batch, iter_batches
+from kproto.server.coordinator import (
+    GroupCoordinator, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    OffsetFetchRequest, OffsetFetchRequestTopic, TxnOffsetCommitRequest, append_batch, records_from_log,
+)
+from tests.test_coordinator import Harness, fetched
+
+E = ErrorCode
+PID, EPOCH = 4000, 3
+
+
+def txn_commit(offset: int, **kw) -> TxnOffsetCommitRequest:
+    return TxnOffsetCommitRequest(
+        transactional_id="tx", group_id="g", producer_id=PID, producer_epoch=EPOCH,
+        topics=(OffsetCommitRequestTopic(name="t", partitions=(
+            OffsetCommitRequestPartition(partition_index=0, committed_offset=offset),)),), **kw)
+
+
+def _topics():
+    return (OffsetFetchRequestTopic(name="t", partition_indexes=(0,)),)
+
+
+def error_of(response) -> ErrorCode:
+    return response.topics[0].partitions[0].error_code
+
+
+def test_pending_until_commit_marker_then_visible():
+    h = Harness(auto_append=False)
+    r = h.c.handle(txn_commit(42), h.now)
+    h.pump()
+    [append] = h.held
+    assert (append.producer_id, append.producer_epoch) == (PID, EPOCH)
+    [batch] = iter_batches(append_batch(append))
+    assert isinstance(batch, RecordBatch) and batch.is_transactional and not batch.is_control
+    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (PID, EPOCH, -1)
+    h.release()
+    assert error_of(h.done.pop(r)) == E.NONE
+    assert fetched(h.send(OffsetFetchRequest(group_id="g"))) == {}
+    stable = h.send(OffsetFetchRequest(group_id="g", topics=None, require_stable=True))
+    assert stable.topics == ()                         # no committed offsets to list yet
+    asked = h.send(OffsetFetchRequest(group_id="g", topics=_topics(), require_stable=True))
+    assert asked.topics[0].partitions[0].error_code == E.UNSTABLE_OFFSET_COMMIT
+    unstable_ok = h.send(OffsetFetchRequest(group_id="g", topics=_topics()))
+    assert unstable_ok.topics[0].partitions[0].committed_offset == -1
+    assert h.c.complete_txn_offsets(h.c.partition_for("g"), PID, committed=True) == 1
+    assert fetched(h.send(OffsetFetchRequest(group_id="g"))) == {("t", 0): (42, -1, "")}
+
+
+def test_abort_marker_drops_them():
+    h = Harness()
+    h.send(OffsetCommitRequest(group_id="g", topics=(OffsetCommitRequestTopic(name="t", partitions=(
+        OffsetCommitRequestPartition(partition_index=0, committed_offset=7),)),)))
+    assert error_of(h.send(txn_commit(42))) == E.NONE
+    other_partition = (h.c.partition_for("g") + 1) % 50
+    assert h.c.complete_txn_offsets(other_partition, PID, committed=True) == 0      # not this group's
+    assert h.c.complete_txn_offsets(h.c.partition_for("g"), PID, committed=False) == 0
+    assert fetched(h.send(OffsetFetchRequest(group_id="g"))) == {("t", 0): (7, -1, "")}
+    assert not h.c.group("g").pending_txn_offsets
+
+
+def test_member_checks_are_offset_commits_but_anonymous_commits_pass():
+    h = Harness()
+    ids, generation = h.stable_group(2)
+    # OffsetCommit from outside the group is refused; a transactional one (old producers) is not
+    plain = h.send(OffsetCommitRequest(group_id="g", topics=txn_commit(1).topics))
+    assert error_of(plain) == E.UNKNOWN_MEMBER_ID
+    assert error_of(h.send(txn_commit(1))) == E.NONE
+    assert error_of(h.send(txn_commit(2, generation_id=generation, member_id=ids[1]))) == E.NONE
+    assert error_of(h.send(txn_commit(3, generation_id=generation + 1, member_id=ids[1]))) == E.ILLEGAL_GENERATION
+    assert error_of(h.send(txn_commit(4, generation_id=generation, member_id="nobody"))) == E.UNKNOWN_MEMBER_ID
+
+
+def test_failed_append_leaves_nothing_pending():
+    h = Harness(auto_append=False)
+    r = h.c.handle(txn_commit(42), h.now)
+    h.pump()
+    h.release(E.NOT_LEADER_OR_FOLLOWER)
+    assert error_of(h.done.pop(r)) == E.NOT_COORDINATOR
+    assert not h.c.group("g").pending_txn_offsets
+
+
+def test_reload_applies_committed_transactional_offsets_only():
+    h = Harness(auto_append=False)
+    for offset, producer in ((10, PID), (20, PID + 1)):
+        h.c.handle(TxnOffsetCommitRequest(transactional_id="tx", group_id="g", producer_id=producer,
+                                          producer_epoch=EPOCH, topics=txn_commit(offset).topics), h.now)
+    h.pump()
+    log = b"".join(append_batch(a, base_offset=i) for i, a in enumerate(h.held))
+    log += build_control_batch(1, producer_id=PID, producer_epoch=EPOCH, base_offset=2)       # COMMIT
+    log += build_control_batch(0, producer_id=PID + 1, producer_epoch=EPOCH, base_offset=3)   # ABORT
+    c = GroupCoordinator()
+    c.load_partition(c.partition_for("g"), records_from_log(log), 0)
+    assert c.group("g").offsets[("t", 0)].committed_offset == 10
+
