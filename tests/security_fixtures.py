@@ -5,6 +5,7 @@ users created through AlterUserScramCredentials, the StandardAuthorizer on."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -35,6 +36,8 @@ class SecureCluster:
     client_key: Path
     client_chain: Path
     other_ca: Path          # a CA the broker does not trust / that did not sign the broker
+    expired: Path           # PEM key + chain of a client certificate (our CA) that expired in 2020
+    stranger: Path          # PEM key + chain of a client certificate from other_ca
     log: Path
 
     def bootstrap(self, listener: str) -> str:
@@ -50,9 +53,12 @@ def make_certs(tmp: Path) -> dict[str, Path]:
     server = ca.issue_cert("localhost", "127.0.0.1")
     client = ca.issue_cert("alice-client", common_name="alice-client")
     stranger = other.issue_cert("mallory", common_name="mallory")
+    past = datetime.datetime(2020, 1, 2, tzinfo=datetime.timezone.utc)
+    expired = ca.issue_cert("old-client", common_name="old-client", not_before=past - datetime.timedelta(days=1),
+                            not_after=past)
     out = {"ca": tmp / "ca.pem", "other_ca": tmp / "other-ca.pem", "server": tmp / "server.pem",
            "client": tmp / "client.pem", "client_key": tmp / "client.key", "client_chain": tmp / "client.crt",
-           "stranger": tmp / "stranger.pem"}
+           "stranger": tmp / "stranger.pem", "expired": tmp / "expired.pem"}
     ca.cert_pem.write_to_path(str(out["ca"]))
     other.cert_pem.write_to_path(str(out["other_ca"]))
     server.private_key_and_cert_chain_pem.write_to_path(str(out["server"]))
@@ -60,6 +66,7 @@ def make_certs(tmp: Path) -> dict[str, Path]:
     client.private_key_pem.write_to_path(str(out["client_key"]))
     client.cert_chain_pems[0].write_to_path(str(out["client_chain"]))
     stranger.private_key_and_cert_chain_pem.write_to_path(str(out["stranger"]))
+    expired.private_key_and_cert_chain_pem.write_to_path(str(out["expired"]))
     return out
 
 
@@ -87,4 +94,4 @@ def secure_broker(tmp: Path, *extra: str) -> Iterator[SecureCluster]:
         for p in ports.values():
             components.wait_for_port(p, proc=proc)
         yield SecureCluster(ports, certs["ca"], certs["client"], certs["client_key"], certs["client_chain"],
-                            certs["other_ca"], log)
+                            certs["other_ca"], certs["expired"], certs["stranger"], log)

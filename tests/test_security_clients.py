@@ -259,3 +259,78 @@ def test_no_credential_in_broker_log(cluster):
     for secret in SECRETS:
         assert secret not in text
     assert not re.search(r"password=|user_admin=", text)
+
+
+@pytest.mark.parametrize("which", ["expired", "stranger"])
+def test_bad_client_certificates(cluster, which):
+    """kcat presents an expired client certificate, or one from a CA the broker does
+    not trust: the handshake fails, the broker logs one line, others carry on."""
+    kcat = components.require_executable("kcat", "apt-get install kcat")
+    before = cluster.log_text().count("TLS handshake failed")
+    cert = getattr(cluster, which)
+    out = subprocess.run([kcat, "-b", cluster.bootstrap("SSL"), "-X", "security.protocol=SSL",
+                          "-X", f"ssl.ca.location={cluster.ca}", "-X", f"ssl.certificate.location={cert}",
+                          "-X", f"ssl.key.location={cert}", "-L", "-m", "5"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode != 0
+    time.sleep(0.3)
+    lines = [l for l in cluster.log_text().splitlines() if "TLS handshake failed" in l]
+    assert len(lines) > before
+    reason = {"expired": "CERTIFICATE_VERIFY_FAILED", "stranger": "CERTIFICATE_VERIFY_FAILED"}[which]
+    assert reason in lines[-1] and "Traceback" not in cluster.log_text()
+    assert produce(sasl_ssl(cluster), "sec-a", n=1) == [None]
+
+
+def test_sasl_handshake_v0_raw_tokens(cluster):
+    """SaslHandshake v0 (pre-KIP-152): the PLAIN token follows as a bare size-prefixed
+    frame and the answer is one too (here empty); then requests as usual."""
+    import socket
+    import struct
+
+    from kproto.schemas import protocol as P
+
+    def frame(data: bytes) -> bytes:
+        return struct.pack(">i", len(data)) + data
+
+    def read(sock) -> bytes:
+        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+        return sock.recv(size, socket.MSG_WAITALL) if size else b""
+
+    with socket.create_connection(("127.0.0.1", cluster.ports["SASL_PLAINTEXT"]), timeout=10) as s:
+        s.sendall(frame(P.encode_request(P.sasl_handshake.API.key, 0, 1, "raw", {"mechanism": "PLAIN"})))
+        _, answer = P.decode_response(P.sasl_handshake.API.key, 0, read(s))
+        assert answer.error_code == 0 and list(answer.mechanisms) == ["PLAIN", "SCRAM-SHA-256",
+                                                                              "SCRAM-SHA-512"]
+        s.sendall(frame(f"\0alice\0{ALICE_PW}".encode()))
+        assert read(s) == b""
+        s.sendall(frame(P.encode_request(P.metadata.API.key, 1, 2, "raw", {"topics": [{"name": "sec-a"}]})))
+        _, md = P.decode_response(P.metadata.API.key, 1, read(s))
+        assert [(t.name, t.error_code) for t in md.topics] == [("sec-a", 0)]
+    with socket.create_connection(("127.0.0.1", cluster.ports["SASL_PLAINTEXT"]), timeout=10) as s:
+        # anything but ApiVersions/SaslHandshake before authentication: the connection is closed
+        s.sendall(frame(P.encode_request(P.metadata.API.key, 1, 2, "raw", {"topics": None})))
+        assert s.recv(4) == b""
+    assert "Unexpected Kafka request of type METADATA during SASL handshake" in cluster.log_text()
+
+
+def test_reauthentication_with_librdkafka(tmp_path):
+    """connections.max.reauth.ms (KIP-368): librdkafka re-authenticates on the same
+    connection before the session ends; production carries on throughout."""
+    with secure_broker(tmp_path, "connections.max.reauth.ms=1500") as c:
+        admin = AdminClient({"bootstrap.servers": c.bootstrap("PLAINTEXT")})
+        admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+            "alice", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), ALICE_PW.encode())])["alice"].result(30)
+        admin.create_topics([NewTopic("sec-r", 1)])["sec-r"].result(30)
+        admin.create_acls([AclBinding(ResourceType.TOPIC, "sec-r", ResourcePatternType.LITERAL, "User:alice", "*",
+                                      AclOperation.WRITE, AclPermissionType.ALLOW)])[
+            AclBinding(ResourceType.TOPIC, "sec-r", ResourcePatternType.LITERAL, "User:alice", "*",
+                       AclOperation.WRITE, AclPermissionType.ALLOW)].result(30)
+        p = Producer(sasl_ssl(c))
+        results = []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            p.produce("sec-r", b"r", on_delivery=lambda e, m: results.append(e))
+            p.poll(0.2)
+        p.flush(20)
+        assert results and all(e is None for e in results)
+        assert c.log_text().count("re-authenticated User:alice with SCRAM-SHA-512 on SASL_SSL") >= 2

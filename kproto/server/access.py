@@ -113,13 +113,13 @@ class Access:
     def __init__(self, security) -> None:
         self.sec = security
 
-    def ok(self, op: O, rtype: R, name: str) -> bool:
-        return self.sec.allowed(op, rtype, name)
+    def ok(self, op: O, rtype: R, name: str, log_denied: bool = True) -> bool:
+        return self.sec.allowed(op, rtype, name, log_denied=log_denied)
 
     def split(self, body, rule: PerEntry) -> list:
         """Take the denied entries out of ``body``; -> them."""
         entries = getattr(body, rule.request) or []
-        if rule.unless_cluster is not None and self.ok(rule.unless_cluster, R.CLUSTER, CLUSTER_NAME):
+        if rule.unless_cluster is not None and self.ok(rule.unless_cluster, R.CLUSTER, CLUSTER_NAME, False):
             return []
         denied, kept = [], []
         for e in entries:
@@ -187,13 +187,13 @@ async def _metadata(a: Access, broker, header, body, handler):
         for t in body.topics:
             (kept if t.name is None or a.ok(O.DESCRIBE, R.TOPIC, t.name) else denied).append(t)
         body.topics = kept
-        if body.get("allow_auto_topic_creation") and not a.ok(O.CREATE, R.CLUSTER, CLUSTER_NAME):
+        if body.get("allow_auto_topic_creation") and not a.ok(O.CREATE, R.CLUSTER, CLUSTER_NAME, False):
             missing = [t.name for t in kept if t.name and not broker.logs.has_topic(t.name)]
-            if any(not a.ok(O.CREATE, R.TOPIC, n) for n in missing):
+            if any(not a.ok(O.CREATE, R.TOPIC, n, False) for n in missing):
                 body.allow_auto_topic_creation = False
     response = await handler(broker, header, body)
     if not explicit:
-        response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"])]
+        response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"], False)]
     response["topics"] = list(response["topics"]) + [
         {"error_code": T_DENIED, "name": t.name, "topic_id": t.get("topic_id"), "is_internal": False,
          "partitions": []} for t in denied]
@@ -230,7 +230,7 @@ async def _offset_fetch(a: Access, broker, header, body, handler):
     if not a.ok(O.DESCRIBE, R.GROUP, body.group_id):
         return {"topics": [], "error_code": G_DENIED}
     response = await handler(broker, header, body)
-    response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"])]
+    response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"], False)]
     return response
 
 
@@ -248,8 +248,8 @@ async def _find_coordinator(a: Access, broker, header, body, handler):
 
 async def _list_groups(a: Access, broker, header, body, handler):
     response = await handler(broker, header, body)
-    if not a.ok(O.DESCRIBE, R.CLUSTER, CLUSTER_NAME):
-        response["groups"] = [g for g in response["groups"] if a.ok(O.DESCRIBE, R.GROUP, g["group_id"])]
+    if not a.ok(O.DESCRIBE, R.CLUSTER, CLUSTER_NAME, False):
+        response["groups"] = [g for g in response["groups"] if a.ok(O.DESCRIBE, R.GROUP, g["group_id"], False)]
     return response
 
 
@@ -258,7 +258,8 @@ async def _init_producer_id(a: Access, broker, header, body, handler):
     if txn is not None:
         ok, err = a.ok(O.WRITE, R.TRANSACTIONAL_ID, txn), TXN_DENIED
     else:
-        ok = a.ok(O.IDEMPOTENT_WRITE, R.CLUSTER, CLUSTER_NAME) or a.sec.allowed_any(O.WRITE, R.TOPIC)
+        ok = (a.ok(O.IDEMPOTENT_WRITE, R.CLUSTER, CLUSTER_NAME, False) or a.sec.allowed_any(O.WRITE, R.TOPIC)
+              or a.ok(O.IDEMPOTENT_WRITE, R.CLUSTER, CLUSTER_NAME))      # False, logged once
         err = C_DENIED
     if not ok:
         return {"error_code": err, "producer_id": -1, "producer_epoch": -1}

@@ -125,15 +125,17 @@ class SecurityService:
 
     # -- authorization --------------------------------------------------------------------------
 
-    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
-        """Is the current connection's principal allowed? Always, without an authorizer."""
+    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str, *,
+                log_denied: bool = True) -> bool:
+        """Is the current connection's principal allowed? Always, without an authorizer.
+        ``log_denied=False`` when filtering a listing (Kafka's logIfDenied=false)."""
         if self.authorizer is None:
             return True
         conn = CURRENT.get()
         if conn is None:
             return True     # the broker's own work, not a client's request
         ok = self.authorizer.authorize(conn.principal, conn.host, operation, resource_type, name)
-        if not ok:
+        if not ok and log_denied:
             log.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s",
                      conn.principal, operation.name, conn.host, resource_type.name.title().replace("_", ""), name)
         return ok
