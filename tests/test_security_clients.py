@@ -334,3 +334,15 @@ def test_reauthentication_with_librdkafka(tmp_path):
         p.flush(20)
         assert results and all(e is None for e in results)
         assert c.log_text().count("re-authenticated User:alice with SCRAM-SHA-512 on SASL_SSL") >= 2
+
+
+def test_broker_configs_hide_secrets(cluster):
+    """DescribeConfigs on the broker: the JAAS line (it holds passwords) is sensitive, value null (Kafka's PASSWORD type)."""
+    from confluent_kafka.admin import ConfigResource
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap("PLAINTEXT")})
+    res = ConfigResource(ConfigResource.Type.BROKER, "1")
+    entries = admin.describe_configs([res])[res].result(timeout=20)
+    jaas = entries["sasl.jaas.config"]
+    assert jaas.is_sensitive and jaas.value is None
+    assert entries["ssl.keystore.location"].value == str(cluster.ca.parent / "server.pem")
+    assert not any(s in (e.value or "") for e in entries.values() for s in SECRETS)

@@ -94,6 +94,9 @@ def test_acls_add_list_and_secured_tools(cluster, tmp_path):
     r = kproto("topics", "--bootstrap-server", cluster.bootstrap("SASL_SSL"), "--command-config", conf,
                "--describe", "--topic", "carol-t")
     assert r.returncode == 0 and "Topic: carol-t" in r.stdout, r.stderr
+    # kproto groups over SASL_SSL: ListGroups filtered to groups carol may describe (none yet), no error
+    r = kproto("groups", "--bootstrap-server", cluster.bootstrap("SASL_SSL"), "--command-config", conf, "--list")
+    assert (r.returncode, r.stdout) == (0, ""), r.stderr
     # carol is not allowed to create topics: Kafka's error, one line
     r = kproto("topics", "--bootstrap-server", cluster.bootstrap("SASL_SSL"), "--command-config", conf,
                "--create", "--topic", "carol-new", "--partitions", "1")
