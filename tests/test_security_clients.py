@@ -346,3 +346,18 @@ def test_broker_configs_hide_secrets(cluster):
     assert jaas.is_sensitive and jaas.value is None
     assert entries["ssl.keystore.location"].value == str(cluster.ca.parent / "server.pem")
     assert not any(s in (e.value or "") for e in entries.values() for s in SECRETS)
+
+
+def test_certificate_without_a_mapping_rule(tmp_path):
+    """No ssl.principal.mapping.rules rule matches the client's DN: Kafka fails the
+    connection; kproto closes it with one log line."""
+    kcat = components.require_executable("kcat", "apt-get install kcat")
+    with secure_broker(tmp_path, "listener.name.ssl.ssl.principal.mapping.rules=RULE:^CN=nobody$/x/") as c:
+        out = subprocess.run([kcat, "-b", c.bootstrap("SSL"), "-X", "security.protocol=SSL",
+                              "-X", f"ssl.ca.location={c.ca}", "-X", f"ssl.certificate.location={c.client_cert}",
+                              "-X", f"ssl.key.location={c.client_cert}", "-L", "-m", "3"],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode != 0
+        time.sleep(0.3)
+        lines = [l for l in c.log_text().splitlines() if "No rules apply to CN=alice-client" in l]
+        assert len(lines) >= 1 and "Traceback" not in c.log_text()

@@ -31,6 +31,7 @@ from kproto.security.principal import ANONYMOUS, KafkaPrincipal, SslPrincipalMap
 from kproto.security.scram import MECHANISMS, ScramServer
 from kproto.security.session import SaslSession
 from kproto.security.store import AclStore, ScramCredentialStore
+from kproto.server.network import CloseConnection
 
 log = logging.getLogger("kproto.server.security")
 
@@ -111,7 +112,11 @@ class SecurityService:
         if ssl_object is not None:
             cert = ssl_object.getpeercert()
             if cert:
-                conn.tls_principal = self.mappers[listener.name].principal(distinguished_name(cert["subject"]))
+                dn = distinguished_name(cert["subject"])
+                try:
+                    conn.tls_principal = self.mappers[listener.name].principal(dn)
+                except InvalidConfigError as e:     # Kafka: no principal, the connection fails
+                    raise CloseConnection(f"ssl.principal.mapping.rules: {e}") from None
         if listener.sasl:
             reauth = int(self.settings[listener.name].get("connections.max.reauth.ms") or 0)
             conn.session = SaslSession(self.mechanisms[listener.name],
