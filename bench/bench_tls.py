@@ -15,23 +15,21 @@ SASL_SSL / PLAINTEXT ratios of the medians.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import (  # noqa: E402
-    AdminClient, NewTopic, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion,
+    AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion,
 )
 
-from bench.common import Report, alternate, broker_pid, cell, check_runs, cpu_seconds, ratio, table  # noqa: E402
+from bench.bench_broker import Sampler, measure  # noqa: E402   the same producer/consumer loop
+from bench.common import Report, alternate, broker_pid, cell, check_runs, ratio, table  # noqa: E402
 from tests.security_fixtures import secure_broker  # noqa: E402
 
-PARTITIONS = 3
+from bench.bench_broker import PARTITIONS  # noqa: E402
 PASSWORD = "bench-Secr3t!"
 
 
@@ -52,39 +50,16 @@ def run_one(listener: str, n: int, size: int) -> dict:
             admin = AdminClient({"bootstrap.servers": cluster.bootstrap("PLAINTEXT")})
             admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
                 "bench", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), PASSWORD.encode())])["bench"].result(30)
-            admin.create_topics([NewTopic("bench", PARTITIONS, 1)])["bench"].result(30)
-            return measure(broker_pid(cluster.bootstrap("PLAINTEXT")), client_conf(cluster, listener), n, size)
+            pid = broker_pid(cluster.bootstrap("PLAINTEXT"))
+            sampler = Sampler(pid)
+            sampler.start()
+            try:
+                return measure(listener, pid, cluster.bootstrap("PLAINTEXT"), n, size, sampler,
+                               client_conf(cluster, listener))
+            finally:
+                sampler.stop = True
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def measure(pid: int, conf: dict, n: int, size: int) -> dict:
-    value = os.urandom(size)
-    producer = Producer({**conf, "acks": "all", "linger.ms": 5, "batch.size": 1_000_000,
-                         "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1_048_576})
-    cpu0, t0 = cpu_seconds(pid), time.perf_counter()
-    for i in range(n):
-        while True:
-            try:
-                producer.produce("bench", value=value, partition=i % PARTITIONS)
-                break
-            except BufferError:
-                producer.poll(0.01)
-    assert producer.flush(120) == 0
-    produce_s, cpu1 = time.perf_counter() - t0, cpu_seconds(pid)
-    consumer = Consumer({**conf, "group.id": "bench", "enable.auto.commit": False, "fetch.max.bytes": 52_428_800,
-                         "max.partition.fetch.bytes": 10_485_760})
-    consumer.assign([TopicPartition("bench", p, 0) for p in range(PARTITIONS)])
-    got, t0 = 0, time.perf_counter()
-    while got < n and time.perf_counter() < t0 + 300:
-        got += sum(1 for m in consumer.consume(10000, 1.0) if m.error() is None)
-    consume_s, cpu2 = time.perf_counter() - t0, cpu_seconds(pid)
-    consumer.close()
-    if got != n:
-        raise SystemExit(f"consumed {got} of {n}")
-    mb = n * size / 1e6
-    return {"produce_mbs": mb / produce_s, "consume_mbs": mb / consume_s,
-            "cpu_produce": cpu1 - cpu0, "cpu_consume": cpu2 - cpu1}
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from typing import Any, Callable
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
+from kproto.server.handlers.metadata import ZERO_UUID
 
 T_DENIED, G_DENIED, C_DENIED, TXN_DENIED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,
                                             ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
@@ -195,7 +196,7 @@ async def _metadata(a: Access, broker, header, body, handler):
     if not explicit:
         response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"], False)]
     response["topics"] = list(response["topics"]) + [
-        {"error_code": T_DENIED, "name": t.name, "topic_id": t.get("topic_id"), "is_internal": False,
+        {"error_code": T_DENIED, "name": t.name, "topic_id": t.get("topic_id") or ZERO_UUID, "is_internal": False,
          "partitions": []} for t in denied]
     return response
 
