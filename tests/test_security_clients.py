@@ -361,3 +361,27 @@ def test_certificate_without_a_mapping_rule(tmp_path):
         time.sleep(0.3)
         lines = [l for l in c.log_text().splitlines() if "No rules apply to CN=alice-client" in l]
         assert len(lines) >= 1 and "Traceback" not in c.log_text()
+
+
+def test_partial_authorization_in_one_request(cluster):
+    """One Produce for an allowed and a denied topic, one Metadata naming both: the
+    allowed part is served, the denied part gets TOPIC_AUTHORIZATION_FAILED (29), as
+    Kafka's KafkaApis.handleProduceRequest / handleTopicMetadataRequest split them.
+    kproto's own client, over SASL_PLAINTEXT with PLAIN (its --command-config path)."""
+    from kproto.client.transport import BrokerClient
+    from kproto.records import NewRecord, build_record_batch
+    from kproto.schemas import protocol as P
+    conf = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "alice",
+            "sasl.password": ALICE_PW}
+    batch = build_record_batch([NewRecord(value=b"partial")])
+    with BrokerClient(cluster.bootstrap("SASL_PLAINTEXT"), config=conf) as client:
+        r = client.request(P.produce.API.key, {"transactional_id": None, "acks": -1, "timeout_ms": 10000,
+                                               "topic_data": [{"name": t, "partition_data": [
+                                                   {"index": 0, "records": batch}]} for t in ("sec-a", "secret")]},
+                           version=9)
+        got = {t.name: [(p.index, p.error_code, p.base_offset >= 0) for p in t.partition_responses]
+               for t in r.responses}
+        assert got == {"sec-a": [(0, 0, True)], "secret": [(0, 29, False)]}
+        md = client.request(P.metadata.API.key, {"topics": [{"name": "sec-a"}, {"name": "secret"}],
+                                                 "allow_auto_topic_creation": False}, version=12)
+        assert [(t.name, t.error_code, len(t.partitions)) for t in md.topics] == [("sec-a", 0, 1), ("secret", 29, 0)]
