@@ -82,7 +82,7 @@ def consume(conf, topic, n, timeout=30):
 def test_confluent_sasl_ssl_scram_sha_512_produce_consume(cluster):
     assert produce(sasl_ssl(cluster), "sec-a") == [None, None, None]
     assert consume(sasl_ssl(cluster), "sec-a", 3) == [b"m0", b"m1", b"m2"]
-    assert f"authenticated User:alice with SCRAM-SHA-512 on SASL_SSL" in cluster.log_text()
+    assert "authenticated User:alice with SCRAM-SHA-512 on SASL_SSL" in cluster.log_text()
 
 
 def test_confluent_missing_acl_gets_kafka_errors(cluster):
