@@ -98,3 +98,29 @@ def test_reauthentication_kip_368():
     s.handshake("PLAIN", 1)
     r = s.authenticate(b"\0v\0q")
     assert r.close and r.error_message == "Cannot change principals during re-authentication"
+
+
+# Kafka's SaslServerAuthenticator, written out independently: which requests a
+# connection may send in each state (anything else closes it).
+GRID = {
+    "HANDSHAKE_OR_VERSIONS": {"ApiVersions", "SaslHandshake"},
+    "AUTHENTICATE": {"SaslAuthenticate"},
+    "REAUTH_AUTHENTICATE": {"SaslAuthenticate"},
+    "RAW_TOKEN": set(),
+    "FAILED": set(),
+    "COMPLETE": {"ApiVersions", "SaslHandshake", "SaslAuthenticate", "Metadata", "Produce", "Fetch"},
+}
+
+
+@pytest.mark.parametrize("state", list(SaslState), ids=lambda s: s.name)
+def test_session_gate_sweeps_every_state_and_request(state):
+    for name in ("ApiVersions", "SaslHandshake", "SaslAuthenticate", "Metadata", "Produce", "Fetch"):
+        key = next(k for k, spec in P.API_KEYS.items() if spec.name == name)
+        s = SaslSession(["PLAIN"], lambda m: PlainServer({}))
+        s.state = state
+        allowed = True
+        try:
+            s.check(key)
+        except IllegalSaslStateError:
+            allowed = False
+        assert allowed == (name in GRID[state.name]), (state, name)
