@@ -124,3 +124,50 @@ def test_session_gate_sweeps_every_state_and_request(state):
         except IllegalSaslStateError:
             allowed = False
         assert allowed == (name in GRID[state.name]), (state, name)
+
+
+def test_tls_context_from_pem_text_and_files(tmp_path):
+    """ssl.keystore.certificate.chain + ssl.keystore.key as PEM text (Kafka's PEM
+    keystore), ssl.truststore.certificates as text; a real handshake checks them."""
+    import socket
+    import ssl
+    import threading
+
+    from kproto.security.listeners import server_ssl_context
+    from tests.security_fixtures import trustme
+    tm = trustme()
+    ca = tm.CA()
+    server = ca.issue_cert("localhost")
+    client = ca.issue_cert("c1", common_name="c1")
+    values = {"ssl.keystore.type": "PEM", "ssl.keystore.certificate.chain": b"".join(
+                  b.bytes() for b in server.cert_chain_pems).decode(),
+              "ssl.keystore.key": server.private_key_pem.bytes().decode(),
+              "ssl.truststore.type": "PEM", "ssl.truststore.certificates": ca.cert_pem.bytes().decode(),
+              "ssl.client.auth": "required"}
+    ctx = server_ssl_context(ListenerSettings(values, "SSL"), "SSL")
+    assert ctx.verify_mode == ssl.CERT_REQUIRED
+    cctx = ssl.create_default_context()
+    ca.configure_trust(cctx)
+    client.configure_cert(cctx)
+    a, b = socket.socketpair()
+    seen = {}
+
+    def serve():
+        with ctx.wrap_socket(a, server_side=True) as s:
+            seen["subject"] = s.getpeercert()["subject"]
+
+    t = threading.Thread(target=serve)
+    t.start()
+    with cctx.wrap_socket(b, server_hostname="localhost"):
+        pass
+    t.join(10)
+    from kproto.security.principal import distinguished_name
+    assert distinguished_name(seen["subject"]).startswith("CN=c1,")
+    with pytest.raises(InvalidConfigError, match="kproto reads PEM only"):
+        server_ssl_context(ListenerSettings({**values, "ssl.keystore.type": "JKS"}, "SSL"), "SSL")
+    with pytest.raises(InvalidConfigError, match="uses TLS but has no key"):
+        server_ssl_context(ListenerSettings({}, "SSL"), "SSL")
+    bad = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(tmp_path / "missing.pem")}
+    with pytest.raises(InvalidConfigError, match="cannot load the TLS key") as e:
+        server_ssl_context(ListenerSettings(bad, "SSL"), "SSL")
+    assert "BEGIN" not in str(e.value)
