@@ -385,3 +385,11 @@ def test_partial_authorization_in_one_request(cluster):
         md = client.request(P.metadata.API.key, {"topics": [{"name": "sec-a"}, {"name": "secret"}],
                                                  "allow_auto_topic_creation": False}, version=12)
         assert [(t.name, t.error_code, len(t.partitions)) for t in md.topics] == [("sec-a", 0, 1), ("secret", 29, 0)]
+        # DeleteTopics v6 by id: the id's topic is checked (alice may not DELETE); an unknown id is UNKNOWN_TOPIC_ID
+        import uuid
+        secret_id = next(t.topic_id for t in client.request(P.metadata.API.key, {
+            "topics": [{"name": "sec-a"}], "allow_auto_topic_creation": False}, version=12).topics)
+        r = client.request(P.delete_topics.API.key, {"topics": [{"name": None, "topic_id": secret_id},
+                                                                {"name": None, "topic_id": uuid.UUID(int=7)}],
+                                                     "timeout_ms": 5000}, version=6)
+        assert sorted(t.error_code for t in r.responses) == [29, 100]

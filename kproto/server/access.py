@@ -76,7 +76,7 @@ CREATE_TOPICS = PerEntry("topics", _topic_name, R.TOPIC, O.CREATE, "topics",
                          lambda e, err: {"name": e.name, "error_code": err, "num_partitions": -1,
                                          "replication_factor": -1, "configs": None},
                          unless_cluster=O.CREATE)
-DELETE_TOPICS = PerEntry("topics", lambda e: e.name or "", R.TOPIC, O.DELETE, "responses",
+DELETE_TOPICS = PerEntry("topics", lambda e: e.name, R.TOPIC, O.DELETE, "responses",
                          lambda e, err: {"name": e.name, "topic_id": e.topic_id, "error_code": err})
 DELETE_TOPICS_V0 = PerEntry("topic_names", lambda e: e, R.TOPIC, O.DELETE, "responses",
                             lambda e, err: {"name": e, "error_code": err})
@@ -128,7 +128,8 @@ class Access:
             if rule in (DESCRIBE_CONFIGS, ALTER_CONFIGS):
                 rtype = _CONFIG_RESOURCE.get(e.resource_type, R.TOPIC)
             name = CLUSTER_NAME if rtype == R.CLUSTER else rule.name(e)
-            (kept if self.ok(rule.operation, rtype, name) else denied).append(e)
+            # None: an unknown topic id (DeleteTopics v6), which the handler answers UNKNOWN_TOPIC_ID
+            (kept if name is None or self.ok(rule.operation, rtype, name) else denied).append(e)
         if denied:
             setattr(body, rule.request, kept)
         return denied
@@ -147,19 +148,33 @@ class Access:
 
 async def guarded(broker, header, body, handler) -> Any:
     """Run ``handler`` on what the connection's principal may do; answer the rest with Kafka's errors."""
-    key, version = header.request_api_key, header.request_api_version
+    key = header.request_api_key
     if key in SELF_CHECKED:
         return await handler(broker, header, body)
     a = Access(broker.security)
     rule = SIMPLE.get(key)
     if rule is not None:
-        if key == P.delete_topics.API.key and version < 6:
-            rule = DELETE_TOPICS_V0
         denied = a.split(body, rule)
         response = await handler(broker, header, body)
         a.merge(response, rule, denied)
         return response
     return await SPECIAL[key](a, broker, header, body, handler)
+
+
+async def _delete_topics(a: Access, broker, header, body, handler):
+    """v6 names topics by id too: the id's topic is what DELETE is checked on."""
+    if header.request_api_version < 6:
+        rule = DELETE_TOPICS_V0
+    else:
+        rule = DELETE_TOPICS
+        by_id = {broker.logs.topic_id(t): t for t in broker.logs.topics()}
+        for e in body.topics:
+            if e.name is None:
+                e.name = by_id.get(e.topic_id)
+    denied = a.split(body, rule)
+    response = await handler(broker, header, body)
+    a.merge(response, rule, denied)
+    return response
 
 
 async def _produce(a: Access, broker, header, body, handler):
@@ -268,12 +283,12 @@ async def _init_producer_id(a: Access, broker, header, body, handler):
 
 
 SIMPLE = {P.fetch.API.key: FETCH, P.list_offsets.API.key: LIST_OFFSETS, P.create_topics.API.key: CREATE_TOPICS,
-          P.delete_topics.API.key: DELETE_TOPICS, P.create_partitions.API.key: CREATE_PARTITIONS,
+          P.create_partitions.API.key: CREATE_PARTITIONS,
           P.describe_groups.API.key: DESCRIBE_GROUPS, P.delete_groups.API.key: DELETE_GROUPS,
           P.describe_configs.API.key: DESCRIBE_CONFIGS, P.alter_configs.API.key: ALTER_CONFIGS,
           P.incremental_alter_configs.API.key: ALTER_CONFIGS}
 SPECIAL = {
-    P.produce.API.key: _produce, P.metadata.API.key: _metadata, P.offset_commit.API.key: _offset_commit,
+    P.produce.API.key: _produce, P.metadata.API.key: _metadata, P.delete_topics.API.key: _delete_topics, P.offset_commit.API.key: _offset_commit,
     P.offset_fetch.API.key: _offset_fetch, P.find_coordinator.API.key: _find_coordinator,
     P.list_groups.API.key: _list_groups, P.init_producer_id.API.key: _init_producer_id,
     P.join_group.API.key: _group_whole(lambda b, e: {"error_code": e, "generation_id": -1, "protocol_name": "",
