@@ -6,9 +6,10 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump;
+# Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump
+# (and GNU time, for bench_decode's peak RSS);
 # a Java runtime for Spark (kproto.spark) and ZooKeeper, unless `java` is already there.
-DEB_PKGS := kcat zookeeper tshark tcpdump $(if $(shell command -v java),,default-jre-headless)
+DEB_PKGS := kcat zookeeper tshark tcpdump time $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: serve test bench deps debs venv clean
@@ -42,7 +43,8 @@ serve: venv
 # The Spark tests run twice: local[2] with the rest, then against a standalone
 # Master + Worker on loopback (tasks in executors of their own).
 PURE_TESTS := tests/test_records.py tests/test_records_bad_input.py tests/test_codegen_c.py \
-	tests/test_compression.py tests/test_protocol_*.py
+	tests/test_compression.py tests/test_protocol_*.py tests/test_dump_log.py
+
 # The fixtures' own checks first: third-party readers agree with each fixture's
 # JSON (check_fixtures.py), and regenerating them changes no byte (--verify).
 FIXTURE_CHECKS = $(wildcard tests/fixtures/check_fixtures.py tests/fixtures/*/check_fixtures.py)
@@ -58,7 +60,7 @@ test: deps
 # Each benchmark runs kproto and the strongest peer here side by side (>= 5 runs,
 # alternating) and writes its table to bench/results/<bench>.md.
 # `make bench BENCH_ARGS=--quick` checks the scripts with reduced sizes.
-BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups
+BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups bench_decode
 BENCH_ARGS ?=
 
 bench: venv debs

@@ -13,7 +13,8 @@ Then runs each tool in its own process under GNU time, stdout to /dev/null,
 alternating kproto and tshark, RUNS times each: wall and CPU time (median,
 min-max; CPU = user + sys, the fairer number on a shared machine), records/s
 (records in Produce requests + Fetch responses), the ratios, and peak RSS. Peak RSS is also measured on prefixes of the capture
-(25 %, 50 %, 100 %) to show it does not grow with the file.
+(25 %, 50 %, 100 %) to show it does not grow with the file. The table goes
+to bench/results/bench_decode.md (bench/common.py).
 
 Before timing, both tools' outputs are checked: the number of Produce
 requests and Fetch responses, and their record counts, agree.
@@ -38,6 +39,8 @@ from kproto.capture.body import record_count               # noqa: E402
 from kproto.capture.pcap import PacketReader               # noqa: E402
 from tests.capture_session import pcap_bytes, tcpdump      # noqa: E402
 from tests.components import VENV_BIN, kproto_broker       # noqa: E402
+
+from bench import common                                   # noqa: E402
 
 OUT = Path(__file__).parent / "out" / "decode"
 GNU_TIME = "/usr/bin/time"
@@ -129,16 +132,13 @@ def prefix(path: Path, fraction: float, out: Path) -> Path:
     return out
 
 
-def fmt(xs: list[float]) -> str:
-    return f"{statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=60000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--keep", action="store_true", help="keep the capture for the next run")
     args = ap.parse_args()
+    common.check_runs(args.runs)
     if not shutil.which("tshark") or not shutil.which("tcpdump") or not os.path.exists(GNU_TIME):
         raise SystemExit("needs tshark, tcpdump and GNU time: make deps installs them")
     OUT.mkdir(parents=True, exist_ok=True)
@@ -147,36 +147,38 @@ def main() -> None:
     if not path.exists() or not meta.exists():
         meta.write_text(str(make_capture(args.records, path)))
     port = int(meta.read_text())
-    size_mb = path.stat().st_size / 1e6
+    report = common.Report("bench_decode", "kproto decode --json vs tshark -T json",
+                           quick=args.records < 60000)
     produced, fetched = check_agreement(path, port)
     records = produced + fetched
-    print(f"capture: {path.name}, {size_mb:.1f} MB; records decoded: {produced} in Produce requests + "
-          f"{fetched} in Fetch responses = {records} (a Fetch answers with whole batches, and a consumer "
-          f"may fetch a batch again); both tools agree on PDU and record counts")
+    report.add(f"Capture: {path.stat().st_size / 1e6:.1f} MB, kafka-python at the Kafka 2.5 protocol "
+               f"against kproto serve; records decoded: {produced:,} in Produce requests + {fetched:,} in "
+               f"Fetch responses = {records:,} (a Fetch answers with whole batches, and a consumer may "
+               f"fetch a batch again). Both tools agree on the Produce/Fetch PDU and record counts.")
 
-    runs: dict[str, list[tuple[float, float, int]]] = {"kproto": [], "tshark": []}
-    for _ in range(args.runs):
-        for name, cmd in (("kproto", kproto_cmd(path, port)), ("tshark", tshark_cmd(path, port))):
-            runs[name].append(timed(cmd))
-    print(f"\n{'tool':<24}{'wall, median (min-max)':<26}{'CPU, median (min-max)':<26}"
-          f"{'records/s wall':>15}{'records/s CPU':>15}{'peak RSS':>10}")
-    med = {}
-    for name, label in (("kproto", "kproto decode --json"), ("tshark", "tshark -T json")):
+    runs = common.alternate({"kproto": lambda: timed(kproto_cmd(path, port)),
+                             "tshark": lambda: timed(tshark_cmd(path, port))}, args.runs)
+    rows = []
+    for name, label in (("kproto", "`kproto decode --json`"), ("tshark", "`tshark -T json`")):
         walls, cpus = [r[0] for r in runs[name]], [r[1] for r in runs[name]]
-        med[name] = statistics.median(walls), statistics.median(cpus)
-        print(f"{label:<24}{fmt(walls):<26}{fmt(cpus):<26}{records / med[name][0]:>15,.0f}"
-              f"{records / med[name][1]:>15,.0f}{max(r[2] for r in runs[name]):>6} MiB")
-    print(f"\nkproto vs tshark -T json: {med['tshark'][0] / med['kproto'][0]:.1f}x by median wall time, "
-          f"{med['tshark'][1] / med['kproto'][1]:.1f}x by median CPU time ({args.runs} alternating runs each)")
-    load = os.getloadavg()
-    print(f"load average during the runs: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs")
+        rows.append([label, common.cell(walls) + " s", common.cell(cpus) + " s",
+                     f"{records / statistics.median(walls):,.0f}", f"{records / statistics.median(cpus):,.0f}",
+                     f"{max(r[2] for r in runs[name])} MiB"])
+    report.add(common.table(["tool", "wall, median (min-max)", "CPU user+sys, median (min-max)",
+                             "records/s (wall)", "records/s (CPU)", "peak RSS"], rows))
+    wall = [[r[0] for r in runs[n]] for n in ("tshark", "kproto")]
+    cpu = [[r[1] for r in runs[n]] for n in ("tshark", "kproto")]
+    report.add(f"kproto vs tshark: {common.ratio(*wall)} by median wall time, {common.ratio(*cpu)} by median "
+               f"CPU time ({args.runs} runs each, alternating).")
 
-    print("\npeak RSS of kproto decode --json by capture prefix:")
+    lines = []
     with tempfile.TemporaryDirectory() as tmp:
         for fraction in (0.25, 0.5, 1.0):
             part = path if fraction == 1.0 else prefix(path, fraction, Path(tmp) / f"p{fraction}.pcap")
-            wall, cpu, peak = timed(kproto_cmd(part, port))
-            print(f"  {fraction:>4.0%} ({part.stat().st_size / 1e6:5.1f} MB): {peak} MiB")
+            _, _, peak = timed(kproto_cmd(part, port))
+            lines.append(f"{fraction:.0%} ({part.stat().st_size / 1e6:.1f} MB): {peak} MiB")
+    report.add("Peak RSS of `kproto decode --json` by capture prefix: " + ", ".join(lines) + ".")
+    report.write()
     if not args.keep:
         path.unlink()
         meta.unlink()

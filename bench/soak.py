@@ -369,7 +369,7 @@ def fuzz_decoders(count: int, rng: random.Random) -> dict:
 
 
 def _fuzz_targets() -> list:
-    from kproto.log.config import LogConfig
+    from kproto.topic_config import LogConfig
     from kproto.log.validator import validate_and_assign_offsets
     from kproto.records import NewRecord, build_record_batch, iter_batches
     from kproto.schemas import protocol

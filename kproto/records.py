@@ -7,7 +7,7 @@ Reading is two-level, like Kafka's FileRecords/MemoryRecords:
   derived from the schema's fixed fields) and checks sizes and CRCs: enough
   for offset assignment, index building, fetch and shallow dump-log;
 * ``batch.records()`` decodes (and decompresses) on demand through a decoder
-  generated from ``kproto.schemas.records.RecordBody`` (see kproto.codegen).
+  generated from ``kproto.schemas.records.RecordBody`` (see kproto.codegen.python).
 
 The schema path (``kproto.schemas.parse`` over ``schemas.records``) yields the
 same objects; tests/codec_check.py proves it on every fixture.
@@ -102,6 +102,8 @@ def _struct_field(schema: Struct, name: str):
 
 _V2_HEADER, V2_HEADER_FIELDS = codegen.header_struct(S.RecordBatchHeader)
 _LEGACY_HEADER, _ = codegen.header_struct(S.LegacyMessageHeader, upto="attributes")
+_V2_CRC = S.V2_OFFSETS["crc"]
+_LEGACY_TS = S.LEGACY_OFFSETS[1]["timestamp"]
 _RECORD_SLOTS = {f"set_{f}": getattr(Record, f).__set__ for f in Record.__slots__}
 
 
@@ -125,7 +127,7 @@ _decode_records_py = codegen.derive_decoder(
 
 
 def _load_accelerator(*, honour_switch: bool = True):
-    """The C translation of the same schema (kproto.codegen_c), unless it was
+    """The C translation of the same schema (kproto.codegen.c), unless it was
     not built or KPROTO_NO_EXTENSIONS is set (kproto.accel); both are tested
     equal to the schema path."""
     module = accel.load("_crecords", honour_switch=honour_switch)
@@ -240,7 +242,7 @@ class RecordBatch:
         return sequence_at(self.base_sequence, record.offset - self.base_offset)
 
     def compute_crc(self) -> int:
-        return crc32c(self.data[21:])
+        return crc32c(self.data[S.V2_CRC_FROM:])
 
     def is_valid(self) -> bool:
         return self.size >= S.RECORD_BATCH_OVERHEAD and self.compute_crc() == self.crc
@@ -252,7 +254,7 @@ class RecordBatch:
         base = self.position + S.RECORD_BATCH_OVERHEAD
         if self.records_count < 0:
             raise CorruptRecordError(f"Found invalid record count {self.records_count} in magic v2 batch",
-                                     position=self.position + 57, path="records_count")
+                                     position=self.position + S.V2_OFFSETS["records_count"], path="records_count")
         codec = self.compression
         if codec:
             try:
@@ -362,13 +364,13 @@ class LegacyBatch:
         return -1 if self.timestamp is None else self.timestamp
 
     def compute_crc(self) -> int:
-        return zlib.crc32(self.data[16:])
+        return zlib.crc32(self.data[S.LEGACY_CRC_FROM:])
 
     def is_valid(self) -> bool:
         return self.compute_crc() == self.crc
 
     def _key_value(self) -> tuple[bytes | None, bytes | None]:
-        start = 26 if self.magic == 1 else 18
+        start = S.LEGACY_OFFSETS[self.magic]["key"]
         (key, value), _ = _decode_legacy_body(bytes(self.data[start:]), 0, self.size - start, None)
         return key, value
 
@@ -448,18 +450,18 @@ def iter_batches(buf: bytes | bytearray | memoryview, *, verify_crc: bool = True
         if n - pos < S.MAGIC_OFFSET + 1:
             if allow_incomplete:
                 return
-            raise IncompleteBatchError(f"incomplete batch: {n - pos} bytes left, header needs 17",
+            raise IncompleteBatchError(f"incomplete batch: {n - pos} bytes left, header needs {S.MAGIC_OFFSET + 1}",
                                        position=where)
-        length = int.from_bytes(mv[pos + 8:pos + 12], "big", signed=True)
+        length = int.from_bytes(mv[pos + S.LENGTH_OFFSET:pos + S.LOG_OVERHEAD], "big", signed=True)
         if length < S.LEGACY_OVERHEAD[0]:
             raise CorruptRecordError(
-                f"Found record size {length} smaller than minimum record overhead (14)",
+                f"Found record size {length} smaller than minimum record overhead ({S.LEGACY_OVERHEAD[0]})",
                 position=where, path="batch_length")
         magic = mv[pos + S.MAGIC_OFFSET]
         size = length + S.LOG_OVERHEAD
         if magic == 2:
             if size < S.RECORD_BATCH_OVERHEAD:
-                raise CorruptRecordError(f"batch size {size} smaller than the v2 header (61)",
+                raise CorruptRecordError(f"batch size {size} smaller than the v2 header ({S.RECORD_BATCH_OVERHEAD})",
                                          position=where, path="batch_length")
         elif magic in (0, 1):
             if length < S.LEGACY_OVERHEAD[magic]:
@@ -477,12 +479,12 @@ def iter_batches(buf: bytes | bytearray | memoryview, *, verify_crc: bool = True
             batch = RecordBatch(*v2(mv, pos), where, data)
         else:
             fields = legacy(mv, pos)
-            ts = int.from_bytes(mv[pos + 18:pos + 26], "big", signed=True) if magic == 1 else None
+            ts = int.from_bytes(mv[pos + _LEGACY_TS:pos + _LEGACY_TS + 8], "big", signed=True) if magic == 1 else None
             batch = LegacyBatch(*fields, ts, where, data)
         if verify_crc and batch.compute_crc() != batch.crc:
             raise CorruptRecordError(
                 f"crc mismatch (stored {batch.crc}, computed {batch.compute_crc()})",
-                position=where + (17 if magic == 2 else 12), path="crc")
+                position=where + S.CRC_OFFSET[magic], path="crc")
         yield batch
         pos += size
 
@@ -542,8 +544,8 @@ def build_record_batch(
     except struct.error as e:
         raise CorruptRecordError(f"batch header field out of range: {e}", path="header") from None
     header += body
-    header[8:12] = (len(header) - S.LOG_OVERHEAD).to_bytes(4, "big", signed=True)
-    header[17:21] = crc32c(header[21:]).to_bytes(4, "big")
+    header[S.LENGTH_OFFSET:S.LOG_OVERHEAD] = (len(header) - S.LOG_OVERHEAD).to_bytes(4, "big", signed=True)
+    header[_V2_CRC:_V2_CRC + 4] = crc32c(header[S.V2_CRC_FROM:]).to_bytes(4, "big")
     return bytes(header)
 
 

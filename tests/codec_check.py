@@ -74,7 +74,8 @@ def _both_translations(b: RecordBatch) -> list[Record]:
     """The batch's records through the C and the Python translation of the schema."""
     recs = b.records()
     if records._decode_records_c is not None and b.records_count >= 0:
-        body = bytes(b.data[61:]) if not b.compression else records.decompress(b.compression, b.data[61:])
+        body = b.data[S.RECORD_BATCH_OVERHEAD:]
+        body = bytes(body) if not b.compression else records.decompress(b.compression, body)
         lat = b.max_timestamp if b.timestamp_type == TimestampType.LOG_APPEND_TIME else None
         py, end = records._decode_records_py(body, 0, len(body), b.records_count, b.base_offset,
                                              b.base_timestamp, lat)

@@ -18,7 +18,8 @@ from confluent_kafka import Consumer, TopicPartition
 from kproto.errors import ErrorCode
 from kproto.records import NewRecord, build_record_batch
 from tests.components import kproto_broker
-from tests.test_broker_robustness import create, produce_raw
+from tests.helpers import produce_raw
+from tests.helpers import create_topic as create
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ append to them, or get corrupt batches with a valid CRC acknowledged."""
 from __future__ import annotations
 
 import os
-import socket
 import struct
 import time
 
@@ -18,10 +17,10 @@ from kproto.client.admin import Admin
 from kproto.client.transport import BrokerClient
 from kproto.compression import CompressionType
 from kproto.errors import ErrorCode
-from kproto.framing import frame
 from kproto.records import NewRecord, build_record_batch
-from kproto.schemas import protocol
 from tests.components import kproto_broker
+from tests.helpers import produce_raw
+from tests.helpers import create_topic as create
 
 INTERNAL = ["__consumer_offsets", "__transaction_state"]
 
@@ -53,9 +52,6 @@ def committed(bootstrap: str, group: str, topic: str) -> int:
         c.close()
 
 
-def create(bootstrap: str, name: str, **configs: str) -> None:
-    a = admin(bootstrap)
-    a.create_topics([NewTopic(name, 1, 1, config=configs)])[name].result(timeout=10)
 
 
 # --- (a) internal topics: the broker sizes and owns them -------------------------------
@@ -156,25 +152,7 @@ def test_startup_skips_unreadable_offsets_records_and_logs_each_once(tmp_path):
 
 # --- (c) every record of every batch is validated -------------------------------------------
 
-def produce_raw(bootstrap: str, topic: str, partition: int, records: bytes, version: int = 9):
-    """One Produce request with ``records`` as given; the partition's response."""
-    host, port = bootstrap.split(":")
-    body = {"transactional_id": None, "acks": -1, "timeout_ms": 10000,
-            "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": records}]}]}
-    with socket.create_connection((host, int(port)), timeout=10) as s:
-        s.sendall(frame(protocol.encode_request(0, version, 1, "raw", body)))
-        size = int.from_bytes(_recv(s, 4), "big")
-        _, reply = protocol.decode_response(0, version, _recv(s, size))
-    return reply.responses[0].partition_responses[0]
 
-
-def _recv(s: socket.socket, n: int) -> bytes:
-    out = b""
-    while len(out) < n:
-        chunk = s.recv(n - len(out))
-        assert chunk, "connection closed"
-        out += chunk
-    return out
 
 
 def recrc(batch: bytes | bytearray) -> bytes:

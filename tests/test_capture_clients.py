@@ -92,12 +92,14 @@ def test_every_codec_magic_and_crc(lo):
                             assert b["crc_valid"], (_name(ex, t), b)
                             if side is ex.request:
                                 batches[_name(ex, t)].add((b["magic"], b["compression"]))
-    for codec in CODECS:
-        assert batches[f"cf-{codec}"] == {(2, codec)}
+    # librdkafka may send a small batch (one split off by linger.ms) uncompressed although a
+    # codec is set: seen here for kcat -z gzip in 2 runs of 5; the records still compare equal above
+    for topic, codec in [(f"cf-{c}", c) for c in CODECS] + [("kc", "gzip")]:
+        assert (2, codec) in batches[topic] and batches[topic] <= {(2, codec), (2, "none")}, topic
     # kafka-python pinned to the 0.9 / 0.10 protocol: MessageSet v0 / v1
     assert batches["kp09"] == {(0, "none")} and batches["kp09z"] == {(0, "gzip")}
     assert batches["kp10"] == {(1, "none")} and batches["kp10z"] == {(1, "snappy")}
-    assert batches["kc"] == {(2, "gzip")} and batches["aio"] == {(2, "lz4")} and batches["kp"] == {(2, "snappy")}
+    assert batches["aio"] == {(2, "lz4")} and batches["kp"] == {(2, "snappy")}
 
 
 def test_rechunked_pdus_span_many_segments(lo, session):
@@ -216,6 +218,15 @@ def test_cli_json_lines(lo, session):
     assert batch["records"][0]["headers"] == [["src", base64.b64encode(b"kcat").decode()]]
 
 
+def test_fast_json_writer_equals_json_dumps(lo, session):
+    """kproto.capture.jsonout (records pre-rendered) writes what json.dumps would."""
+    from kproto.capture import json_default
+    from kproto.capture.jsonout import dumps
+    fast = [dumps(e.to_json()) for e in exchanges(session.dir / "lo.pcap", ports=session.ports, binary="json")]
+    slow = [json.dumps(e.to_json(), default=json_default, separators=(",", ":")) for e in lo]
+    assert fast == slow
+
+
 def test_cli_lines_filters_and_stats(session):
     path = str(session.dir / "lo.pcap")
     ports = ["-p", str(session.port), "-p", str(session.proxy_port)]
@@ -251,6 +262,9 @@ def test_cli_bad_input_is_one_line(tmp_path, session):
     r = _kproto("-p", str(session.port), str(cut))
     assert r.returncode == 0 and r.stdout
     assert r.stderr.decode().startswith(f"kproto decode: {cut}: @ byte ") and b"Traceback" not in r.stderr
+    r = _kproto("--api", "Prodcue", str(cut))
+    assert (r.returncode, r.stdout, r.stderr) == (2, b"", b"kproto decode: --api: no API named 'Prodcue' "
+                                                            b"in kproto's registry\n")
     empty = tmp_path / "nokafka.pcap"
     empty.write_bytes(pcap_bytes([(10**18, b"\x00" * 60)]))
     r = _kproto(str(empty))

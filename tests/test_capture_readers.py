@@ -210,6 +210,23 @@ def test_capture_starting_mid_connection_resyncs_at_a_frame_boundary():
     assert "skipped" in " ".join(exs[0].warnings)
 
 
+def test_pickup_inside_a_megabyte_request_resyncs():
+    pkts, cseq, sseq, ts = [], 0, 0, T0
+    for i in range(3):
+        req, resp = _produce(i, [bytes([65 + i]) * 400_000] * 3)     # ~1.2 MB requests
+        for j in range(0, len(req), 1400):
+            ts += 1000
+            pkts.append((ts, tcp_packet(C, 40000, S, 9092, cseq + j, req[j:j + 1400], ack=sseq)))
+        cseq += len(req)
+        ts += 1000
+        pkts.append((ts, tcp_packet(S, 9092, C, 40000, sseq, resp, ack=cseq)))
+        sseq += len(resp)
+    exs = [e for e in exchanges(io.BytesIO(pcap_bytes(pkts[100:]))) if e.api_name]
+    assert [e.correlation_id for e in exs] == [1, 2]
+    assert exs[0].warnings[0].startswith("skipped ") and exs[1].warnings == ()
+    assert exs[1].request["topic_data"][0]["partition_data"][0]["records"][0]["records"][2]["value"] == b"C" * 400_000
+
+
 def test_a_reused_four_tuple_is_a_new_connection():
     first, second = _conversation(2), _conversation(2)
     later = [(t + 10**9, d) for t, d in second]             # same ports and ISNs, a second later
@@ -294,3 +311,95 @@ def test_sasl_handshake_v0_bare_token_masked():
     assert exs[1].request == {"mechanism": "PLAIN", "auth_bytes": b"\x00alice\x00********"}
     out = _json_lines(pkts)
     assert "s3cret" not in out and "czNjcmV0" not in out
+
+
+def test_progress_bar_only_for_big_files_on_a_terminal(tmp_path):
+    import os
+    import pty
+    import subprocess
+    from kproto.tools.decode import PROGRESS_MIN_BYTES
+    from tests.components import VENV_BIN
+    pkts = _conversation(1)                           # one round trip, then non-Kafka filler
+    filler = tcp_packet("10.9.9.9", 1, "10.9.9.8", 2, 0, b"\0" * 60000, link=1)
+    pkts += [(T0 + 10**9 + i, filler) for i in range(PROGRESS_MIN_BYTES // 60000 + 2)]
+    big = tmp_path / "big.pcap"
+    big.write_bytes(pcap_bytes(pkts))
+
+    def run(path, tty: bool) -> tuple[bytes, bytes]:
+        master, slave = pty.openpty() if tty else (None, None)
+        proc = subprocess.Popen([str(VENV_BIN / "kproto"), "decode", str(path)], stdout=subprocess.PIPE,
+                                stderr=slave if tty else subprocess.PIPE)
+        err = b""
+        if tty:
+            os.close(slave)
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                err += chunk
+            os.close(master)
+            out = proc.stdout.read()
+        else:
+            out, err = proc.communicate()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        return out, err
+    out_tty, err_tty = run(big, True)
+    out_plain, err_plain = run(big, False)
+    assert b"decoding" in err_tty and b"MB" in err_tty      # the bar, on the terminal only
+    assert err_plain == b"" and out_tty == out_plain and b"Produce v9 #0" in out_plain
+    small = tmp_path / "small.pcap"
+    small.write_bytes(pcap_bytes(_conversation(1)))
+    assert b"decoding" not in run(small, True)[1]
+
+
+def test_corrupt_record_length_mid_file_keeps_what_came_before():
+    good = pcap_bytes(_conversation(2))
+    bad = good + (0).to_bytes(8, "little") + (0x7FFFFFFF).to_bytes(4, "little") + b"\0" * 8
+    got = []
+    with pytest.raises(CaptureError) as e:
+        for ex in exchanges(io.BytesIO(bad)):
+            got.append(ex.correlation_id)
+    assert got == [0, 1]
+    assert str(e.value) == f"<stream> @ byte {len(good) + 8}: packet record of 2147483647 bytes: corrupt length"
+
+
+def test_control_batches_named_and_bad_crc_warned_in_a_fetch_response():
+    from kproto.capture.jsonout import dumps
+    from kproto.records import build_control_batch
+    data = build_record_batch([NewRecord(b"k", b"v")])
+    marker = build_control_batch(1, producer_id=7, producer_epoch=0, coordinator_epoch=3, base_offset=1)
+    corrupt = bytearray(build_record_batch([NewRecord(b"k", b"x")], base_offset=2))
+    corrupt[-2] ^= 1                                          # the value byte: CRC no longer matches
+    req = encode_request(1, 12, 5, "c", {"max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1000,
+                                         "isolation_level": 1, "session_id": 0, "session_epoch": -1,
+                                         "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0}]}]})
+    resp = encode_response(1, 12, 5, {"responses": [{"topic": "t", "partitions": [
+        {"partition_index": 0, "high_watermark": 3, "records": data + marker + bytes(corrupt) + data[:30]}]}]})
+    pkts = _round_trips([(frame(req), frame(resp))])
+    (ex,) = exchanges(io.BytesIO(pcap_bytes(pkts)))
+    batches = ex.response["responses"][0]["partitions"][0]["records"]
+    assert [b.get("control") for b in batches] == [False, True, False, None]
+    assert batches[2]["records"][0]["value"] == b"y"
+    assert batches[1]["records"][0]["control"] == {"type": "COMMIT", "coordinator_epoch": 3}
+    assert [b.get("crc_valid") for b in batches] == [True, True, False, None]
+    assert batches[3] == {"partial_batch_bytes": 30}           # a fetch may end mid-batch
+    assert ex.warnings == ("topic t partition 0: batch at offset 2: crc mismatch "
+                           f"(stored {batches[2]['crc']:#010x}, computed "
+                           f"{__import__('crc32c').crc32c(bytes(corrupt[21:])):#010x})",)
+    (fast,) = exchanges(io.BytesIO(pcap_bytes(pkts)), binary="json")
+    assert dumps(fast.to_json()) == json.dumps(ex.to_json(), default=json_default, separators=(",", ":"))
+    # records that do not decode: that batch says so, the others still decode
+    broken = bytearray(corrupt)
+    broken[-1] = 0x7F                                         # a header count past the end
+    resp = encode_response(1, 12, 5, {"responses": [{"topic": "t", "partitions": [
+        {"partition_index": 0, "high_watermark": 3, "records": bytes(broken) + data}]}]})
+    (ex,) = exchanges(io.BytesIO(pcap_bytes(_round_trips([(frame(req), frame(resp))]))))
+    batches = ex.response["responses"][0]["partitions"][0]["records"]
+    assert [b["records"] is None for b in batches] == [True, False]
+    assert "batch at offset 2: records do not decode" in ex.warnings[-1]
+    (fast,) = exchanges(io.BytesIO(pcap_bytes(_round_trips([(frame(req), frame(resp))]))), binary="json")
+    assert dumps(fast.to_json()) == json.dumps(ex.to_json(), default=json_default, separators=(",", ":"))

@@ -9,175 +9,18 @@ responses are collected by ``Harness.pump`` into ``Harness.done``.
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections import defaultdict
 
-from kproto.errors import ErrorCode
 from kproto.schemas import consumer_offsets as CO
 from kproto.server.coordinator import (
-    CoordinatorConfig, DeleteGroupsRequest, DescribeGroupsRequest, GroupCoordinator, GroupState,
-    HeartbeatRequest, JoinGroupRequest, JoinGroupRequestProtocol, LeaveGroupRequest, ListGroupsRequest,
-    MemberIdentity, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-    OffsetFetchRequest, OffsetFetchRequestTopic, Pending, SyncGroupRequest, SyncGroupRequestAssignment,
+    DeleteGroupsRequest, DescribeGroupsRequest, GroupCoordinator, GroupState, LeaveGroupRequest,
+    ListGroupsRequest, MemberIdentity, OffsetCommitRequest, OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic, Pending,
 )
 from kproto.server.coordinator.persistence import parse_key, parse_offset_value
-
-E = ErrorCode
-SESSION = 1_000
-REBALANCE = 2_000
-DELAY = 50
-
-
-def subscription(*topics: str) -> bytes:
-    return CO.ConsumerProtocolSubscription.build({"version": 0, "data": {"topics": list(topics)}})
-
-
-def assignment(topic: str, *partitions: int) -> bytes:
-    return CO.ConsumerProtocolAssignment.build({"version": 0, "data": {
-        "assigned_partitions": [{"topic": topic, "partitions": list(partitions)}], "user_data": None}})
-
-
-def protocols(*names: str, topics: tuple[str, ...] = ("t",)) -> tuple[JoinGroupRequestProtocol, ...]:
-    return tuple(JoinGroupRequestProtocol(name=n, metadata=subscription(*topics)) for n in names)
-
-
-class Harness:
-    def __init__(self, *, auto_append: bool = True, uuids: bool = False, **config) -> None:
-        settings = dict(group_min_session_timeout_ms=10, group_initial_rebalance_delay_ms=DELAY)
-        settings.update(config)
-        counter = itertools.count(1)
-        self.c = GroupCoordinator(CoordinatorConfig(**settings),
-                                  uuid_factory=None if uuids else (lambda: f"u{next(counter)}"))
-        self.now = 0
-        self.auto_append = auto_append
-        self.log: dict[int, list[tuple[bytes, bytes | None]]] = defaultdict(list)
-        self.held = []
-        self.done: dict[Pending, object] = {}
-
-    def send(self, request):
-        r = self.c.handle(request, self.now)
-        self.pump()
-        if isinstance(r, Pending) and r in self.done:
-            return self.done.pop(r)
-        return r
-
-    def pump(self) -> None:
-        """What the server's loop does after every call: append, report, poll,
-        until nothing is left (timers fired by poll may append more)."""
-        while True:
-            self.done.update(self.c.poll(self.now))
-            appends = self.c.take_appends()
-            if not appends:
-                return
-            for append in appends:
-                if self.auto_append:
-                    self.log[append.partition].extend(append.records)
-                    self.c.append_done(append.id, self.now)
-                else:
-                    self.held.append(append)
-
-    def release(self, error: ErrorCode = ErrorCode.NONE) -> None:
-        """Complete the appends held back with ``auto_append=False``."""
-        held, self.held = self.held, []
-        for append in held:
-            if error is ErrorCode.NONE:
-                self.log[append.partition].extend(append.records)
-            self.c.append_done(append.id, self.now, error)
-        self.pump()
-
-    def advance(self, ms: int) -> None:
-        self.now += ms
-        self.pump()
-
-    def settle(self, handles) -> None:
-        """Let the initial delay (and its extensions) run out."""
-        for _ in range(1000):
-            if all(x in self.done for x in handles):
-                return
-            self.advance(DELAY)
-        raise AssertionError("rebalance never completed")
-
-    def result(self, handle: Pending):
-        assert handle in self.done, f"{handle} not answered"
-        return self.done.pop(handle)
-
-    def state(self, group_id: str = "g") -> GroupState | None:
-        group = self.c.group(group_id)
-        return None if group is None else group.state
-
-    # --- client moves ---------------------------------------------------------------
-
-    def join(self, member_id: str = "", *, group: str = "g", client: str = "client", instance: str | None = None,
-             protos=None, session: int = SESSION, rebalance: int = REBALANCE, **kw):
-        return self.send(JoinGroupRequest(
-            group_id=group, member_id=member_id, group_instance_id=instance, client_id=client,
-            client_host="/127.0.0.1", session_timeout_ms=session, rebalance_timeout_ms=rebalance,
-            protocol_type=kw.pop("protocol_type", "consumer"), protocols=protos or protocols("range"), **kw))
-
-    def new_member(self, client: str = "client", group: str = "g", **kw):
-        """KIP-394: the first join hands out an id, the second joins with it."""
-        first = self.join(group=group, client=client, **kw)
-        assert first.error_code == E.MEMBER_ID_REQUIRED
-        return self.join(first.member_id, group=group, client=client, **kw)
-
-    def sync(self, member_id: str, generation: int, assignments: dict[str, bytes] | None = None,
-             group: str = "g", **kw):
-        return self.send(SyncGroupRequest(group_id=group, generation_id=generation, member_id=member_id,
-                                          assignments=tuple(SyncGroupRequestAssignment(member_id=m, assignment=a)
-                                                            for m, a in (assignments or {}).items()), **kw))
-
-    def heartbeat(self, member_id: str, generation: int, group: str = "g", instance: str | None = None):
-        return self.send(HeartbeatRequest(group_id=group, generation_id=generation, member_id=member_id,
-                                          group_instance_id=instance)).error_code
-
-    def commit(self, offsets: dict[tuple[str, int], int], *, group: str = "g", generation: int = -1,
-               member_id: str = "", metadata: str = "", **kw):
-        topics: dict[str, list] = {}
-        for (topic, partition), offset in offsets.items():
-            topics.setdefault(topic, []).append(OffsetCommitRequestPartition(
-                partition_index=partition, committed_offset=offset, committed_metadata=metadata))
-        return self.send(OffsetCommitRequest(
-            group_id=group, generation_id=generation, member_id=member_id,
-            topics=tuple(OffsetCommitRequestTopic(name=t, partitions=tuple(ps)) for t, ps in topics.items()),
-            **kw))
-
-    def fetch(self, group: str = "g", topics: dict[str, tuple[int, ...]] | None = None):
-        return self.send(OffsetFetchRequest(group_id=group, topics=None if topics is None else tuple(
-            OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in topics.items())))
-
-    def stable_group(self, n: int = 2, *, group: str = "g", statics: bool = False, **join):
-        """n members joined and synced; returns (member ids, generation), leader first."""
-        handles = []
-        for i in range(n):
-            if statics:
-                handles.append(self.join(group=group, client=f"c{i}", instance=f"i{i}", **join))
-            else:
-                handles.append(self.new_member(client=f"c{i}", group=group, **join))
-        self.settle(handles)
-        joins = [self.result(h) for h in handles]
-        generation = joins[0].generation_id
-        leader = joins[0].leader
-        ids = [j.member_id for j in joins]
-        assert ids[0] == leader
-        followers = [self.sync(m, generation, group=group) for m in ids[1:]]
-        done = self.sync(leader, generation, {m: assignment("t", i) for i, m in enumerate(ids)}, group=group)
-        assert done.error_code == E.NONE
-        for f in followers:
-            assert self.result(f).error_code == E.NONE
-        assert self.state(group) is GroupState.STABLE
-        return ids, generation
-
-
-def fetched(response) -> dict[tuple[str, int], tuple[int, int, str]]:
-    assert response.error_code == E.NONE
-    return {(t.name, p.partition_index): (p.committed_offset, p.committed_leader_epoch, p.metadata)
-            for t in response.topics for p in t.partitions if p.error_code == E.NONE}
-
-
-def commit_errors(response) -> dict[tuple[str, int], ErrorCode]:
-    return {(t.name, p.partition_index): p.error_code for t in response.topics for p in t.partitions}
-
+from tests.helpers import (
+    DELAY, REBALANCE, SESSION, E, Harness, assignment, commit_errors, fetched, protocols, subscription,
+)
 
 # --- JoinGroup ----------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from kproto.server.coordinator.persistence import (
     append_batch, group_metadata_key, group_metadata_value, java_string_hashcode, kafka_abs,
     offset_commit_key, offset_commit_value, parse_group_value, partition_for, records_from_log, replay,
 )
-from tests.test_coordinator import DELAY, Harness, assignment, fetched, subscription
+from tests.helpers import assignment, DELAY, fetched, Harness, subscription
 
 E = ErrorCode
 

@@ -15,7 +15,9 @@ import struct
 
 import pytest
 
-from tests.test_dump_log import legacy_segment, run, v2_segment, write
+from tests.helpers import legacy_segment, v2_segment
+from tests.helpers import run_dump_log as run
+from tests.helpers import write_segment as write
 
 BASE = "00000000000000000000"
 

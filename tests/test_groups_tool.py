@@ -17,7 +17,6 @@ ListOffsets by timestamp answers the earliest offset.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import subprocess
 import sys
@@ -28,8 +27,7 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka import Consumer, Producer, TopicPartition as KafkaTopicPartition
 
-from kproto.client.admin import LATEST, Admin, NewTopic, OffsetAndMetadata
-from kproto.client.transport import BrokerClient
+from kproto.client.admin import LATEST, NewTopic
 from kproto import jvm
 from kproto.tools import groups_text, render
 from kproto.tools.groups import (
@@ -39,6 +37,8 @@ from kproto.tools.groups import (
 from kproto.tools.main import cli
 from kproto.tools.topics import UsageProblem
 from tests import components
+from tests.helpers import admin, commit, committed, kg
+from tests.helpers import groups_ok as ok
 
 KPROTO = str(Path(sys.executable).parent / "kproto")
 NODE = {"kproto": 1, "tansu": 111}
@@ -52,29 +52,6 @@ T0 = 1_000_000_000_000          # 2001-09-09T01:46:40Z
 
 # --- helpers ---------------------------------------------------------------------------
 
-def kg(bootstrap: str | None, *args: str):
-    """`kproto groups ...` in process: (exit status, stdout, stderr)."""
-    full = ["groups"] + (["--bootstrap-server", bootstrap] if bootstrap else []) + list(args)
-    result = CliRunner().invoke(cli, full, catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def ok(bootstrap: str, *args: str) -> str:
-    status, out, err = kg(bootstrap, *args)
-    assert (status, err) == (0, ""), (status, out, err)
-    return out
-
-
-@contextlib.contextmanager
-def admin(bootstrap: str):
-    with BrokerClient(bootstrap) as client:
-        a = Admin(client)
-        try:
-            yield a
-        finally:
-            a.close()
-
-
 def make_topic(bootstrap: str, topic: str, counts: list[int], timestamps: list[int] | None = None) -> None:
     """A topic with ``counts[p]`` records in partition p, one record per batch."""
     with admin(bootstrap) as a:
@@ -85,17 +62,6 @@ def make_topic(bootstrap: str, topic: str, counts: list[int], timestamps: list[i
             extra = {"timestamp": timestamps[i]} if timestamps else {}
             producer.produce(topic, value=b"v%d" % i, partition=partition, **extra)
             assert producer.flush(20) == 0
-
-
-def commit(bootstrap: str, group: str, offsets: dict) -> None:
-    with admin(bootstrap) as a:
-        result = a.offset_commit(group, {tp: OffsetAndMetadata(o) for tp, o in offsets.items()})
-    assert set(result.values()) == {0}, result
-
-
-def committed(bootstrap: str, group: str) -> dict:
-    with admin(bootstrap) as a:
-        return {tp: o.offset for tp, o in a.offset_fetch(group).items()}
 
 
 def listed(bootstrap: str, offsets: dict) -> dict:

@@ -24,8 +24,10 @@ from kproto.schemas import cluster_metadata as CM
 from kproto.schemas import consumer_offsets as CO
 from kproto.schemas import group_records as GR
 from kproto.schemas import metadata_records as MR
-from tests.test_dump_log import run, v2_batch, write
-from tests.test_protocol_roundtrip import SETTINGS, plain, values
+from tests.helpers import PROTOCOL_SETTINGS as SETTINGS
+from tests.helpers import plain, v2_batch, values
+from tests.helpers import run_dump_log as run
+from tests.helpers import write_segment as write
 
 TOPIC_ID = uuid.UUID("523e709f-f16a-4d78-ab10-04af559458d7")   # Kafka: Uj5wn_FqTXirEASvVZRY1w
 

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from kproto.compression import CompressionType
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 from kproto.log.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.records import NewRecord, build_control_batch, build_record_batch
@@ -143,12 +143,20 @@ def test_dump_time_index_errors(simple_log):
 
 
 def test_index_has_entries_at_interval_128(simple_log):
-    """The scenario only tests something if the index has entries: with
-    index.interval.bytes=128 the 2nd to 4th appends each get one (Kafka's
-    LogSegment.append indexes an append once more than 128 bytes passed)."""
+    """The two tests above only test something if the indexes have entries. With
+    index.interval.bytes=128, Kafka's LogSegment.append indexes an append once
+    more than 128 bytes went in since the last entry (checked before the append):
+    not the first batch, then each of the others, at the batch's position with its
+    last offset; the time index with its largest timestamp (DLS.scala:176, :230)."""
+    _, log_out, _ = dump("--files", log_file(simple_log))
+    positions = [int(re.search(r" position: (\d+) ", line).group(1))
+                 for line in log_out.splitlines() if line.startswith("baseOffset")]
+    last_offsets = [29, 49, 59]
+    max_timestamps = [max(ts for ts, _, _ in records) for records, _, _ in SIMPLE_BATCHES[1:]]
     _, out, _ = dump("--files", log_file(simple_log, ".index"))
-    entries = [line for line in out.splitlines() if line.startswith("offset: ")]
-    assert entries and all(re.fullmatch(r"offset: \d+ position: \d+", e) for e in entries)
+    assert out.splitlines()[1:] == [f"offset: {o} position: {p}" for o, p in zip(last_offsets, positions[1:])]
+    _, out, _ = dump("--files", log_file(simple_log, ".timeindex"))
+    assert out.splitlines()[1:] == [f"timestamp: {t} offset: {o}" for t, o in zip(max_timestamps, last_offsets)]
 
 
 # --- DumpLogSegmentsTest.testDumpEmptyIndex ------------------------------------------------

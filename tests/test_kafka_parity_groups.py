@@ -22,7 +22,8 @@ import pytest
 from confluent_kafka import Producer
 
 from kproto.client.admin import NewTopic
-from tests.test_groups_tool import admin, commit, committed, kg, ok
+from tests.helpers import admin, commit, committed, kg
+from tests.helpers import groups_ok as ok
 
 RESET_FORMAT = "%-30s %-30s %-10s %-15s"          # CGC.java:158
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import uuid
 
-from tests.test_topics_tool import kt, ok
+from tests.helpers import kt, topic_configs
+from tests.helpers import topics_ok as ok
 
 ERROR = "Error while executing topic command : "
 
@@ -110,7 +111,6 @@ def test_config_preservation_across_partition_alteration(tmp_path):
     set at creation is still there after --alter --partitions 3 (kproto's broker:
     tansu 0.6 has no CreatePartitions)."""
     from tests import components
-    from tests.test_topics_tool import topic_configs
     with components.kproto_broker(tmp_path) as bs:
         topic = name()
         ok(bs, "--create", "--topic", topic, "--partitions", "1", "--config", "cleanup.policy=compact")

@@ -33,17 +33,7 @@ from kproto.records import (
 BATCH = 90     # bytes of one_batch(i) for i < 10
 
 
-class Clock:
-    def __init__(self, now: int = 1_000_000) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-
-def one_batch(i: int, ts: int | None = None, **kw) -> bytes:
-    return build_record_batch([NewRecord(b"k%d" % i, b"v" * 20, (), 1000 + 10 * i if ts is None else ts)], **kw)
-
+from tests.helpers import Clock, index_entries, one_batch, time_entries
 
 def make_log(tmp_path: Path, clock: Clock | None = None, name: str = "t-0", **props) -> UnifiedLog:
     config = LogConfig.from_props({k.replace("_", "."): v for k, v in props.items()})
@@ -52,16 +42,6 @@ def make_log(tmp_path: Path, clock: Clock | None = None, name: str = "t-0", **pr
 
 def files(log: UnifiedLog) -> list[str]:
     return sorted(os.listdir(log.dir))
-
-
-def index_entries(path: Path) -> list[tuple[int, int]]:
-    data = path.read_bytes()
-    return [struct.unpack_from(">ii", data, i) for i in range(0, len(data), 8)]
-
-
-def time_entries(path: Path) -> list[tuple[int, int]]:
-    data = path.read_bytes()
-    return [struct.unpack_from(">qi", data, i) for i in range(0, len(data), 12)]
 
 
 def test_batch_size_assumption():

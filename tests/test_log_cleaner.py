@@ -11,7 +11,7 @@ from kproto.records import (
     CompressionType, NewRecord, RecordBatch, build_control_batch, build_message_set,
     build_record_batch, iter_batches,
 )
-from tests.test_log import Clock
+from tests.helpers import Clock
 
 ABORT, COMMIT = 0, 1
 

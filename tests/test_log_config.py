@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kproto.errors import ErrorCode, InvalidConfigError
-from kproto.log.config import LONG_MAX, LogConfig
+from kproto.topic_config import LONG_MAX, LogConfig
 
 
 def test_defaults_are_kafkas():

@@ -21,7 +21,8 @@ from kproto.log.checkpoint import (
     CorruptCheckpointError, parse_offset_checkpoint, read_offset_checkpoint,
 )
 from kproto.records import CompressionType, NewRecord, build_message_set, build_record_batch, iter_batches
-from tests.test_log import Clock, index_entries, one_batch, time_entries
+from tests.helpers import Clock, index_entries, one_batch, time_entries
+from tests.helpers import run_dump_log as run
 
 SEG = "00000000000000000000"
 CONFIG = LogConfig.from_props({"index.interval.bytes": "100", "segment.index.bytes": "120"})
@@ -297,7 +298,6 @@ def test_manager_recovers_only_after_an_unclean_stop(tmp_path):
 
 def test_dump_log_verifies_the_indexes_written(reference):
     """kproto dump-log (DumpLogSegments) cross-checks index entries against the log."""
-    from tests.test_dump_log import run
     for suffix in (".index", ".timeindex"):
         code, out, err = run("--files", str(reference["dir"] / f"{SEG}{suffix}"), "--verify-index-only")
         assert (code, err) == (0, "")

@@ -25,7 +25,7 @@ from kproto.log.producer_state import (
 from kproto.log.segment import LogSegment
 from kproto.log.txn_index import AbortedTxn, TransactionIndex, parse_txn_index
 from kproto.records import NewRecord, build_control_batch, build_record_batch
-from tests.test_log import Clock
+from tests.helpers import Clock
 
 ABORT, COMMIT = 0, 1
 

@@ -1,4 +1,4 @@
-"""The generated protocol codecs (kproto.schemas.fastpath) equal the schema.
+"""The generated protocol codecs (kproto.codegen.protocol) equal the schema.
 
 For every fixture captured from third-party clients and brokers, and for
 hypothesis-generated messages of every API, version and direction: the fast
@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 
 from kproto.errors import DecodeError
 from kproto.schemas import build, parse, protocol as P
-from kproto.schemas.fastpath import fast_builder, fast_parser
+from kproto.codegen.protocol import Irregular, fast_builder, fast_parser
 from kproto.schemas.message import StructCodec
 from kproto.schemas.primitives import Deferred
 from kproto.schemas.protocol.header import request_header, response_header
-from tests.test_protocol_fixtures import DEFAULT_TAGS_WRITTEN, TRAILING_BYTES, WRITER_BUGS
-from tests.test_protocol_roundtrip import CASES, SETTINGS, plain, values
+from tests.helpers import DEFAULT_TAGS_WRITTEN, TRAILING_BYTES, WRITER_BUGS, plain, values
+from tests.helpers import PROTOCOL_CASES as CASES
+from tests.helpers import PROTOCOL_SETTINGS as SETTINGS
 
 from kproto.conformance import PROTOCOL_DIR as FIXTURES  # the corpus ships in the package
 
@@ -132,3 +133,23 @@ def test_bad_values_raise_the_schema_error():
     with pytest.raises(DecodeError) as fast:
         P._encode(con, {"topics": [{"name": None}]})
     assert str(fast.value) == str(slow.value)
+
+
+def test_irregular_input_is_the_only_fallback(monkeypatch):
+    """The generated code signals input it declines with Irregular alone (the
+    registry falls back to the schema for that and nothing else): a bug in
+    generated code surfaces instead of quietly taking the slow path."""
+    con = P.api(3).request(12)
+    frame = P.encode_request(3, 12, 1, "c", {"topics": [{"name": "t", "topic_id": None}]})
+    header, offset = P.decode_request_header(frame)
+    with pytest.raises(Irregular):
+        fast_parser(con.spec, con.version, con.flexible)(frame[:-3], offset)      # cut short
+    with pytest.raises(Irregular):
+        fast_builder(con.spec, con.version, con.flexible)({"topics": [{"name": 5}]}, bytearray())
+
+    def broken(buf, pos):
+        raise NameError("a bug in generated code")
+
+    monkeypatch.setattr(P, "fast_parser", lambda *spec: broken)
+    with pytest.raises(NameError):
+        P.decode_request(frame)

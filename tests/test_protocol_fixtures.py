@@ -18,26 +18,7 @@ from kproto.schemas.message import MalformedMessageError
 
 from kproto.conformance import PROTOCOL_DIR as FIXTURES  # the corpus ships in the package
 
-# Frames whose writer encoded tagged fields at their default value.
-DEFAULT_TAGS_WRITTEN = {
-    "api_versions_response_v3_tansu-0.6.0_000", "api_versions_response_v4_tansu-0.6.0_000",
-    "create_topics_response_v7_tansu-0.6.0_000", "fetch_response_v16_tansu-0.6.0_000",
-}
-
-# Frames with bytes after the body, which Kafka's readers ignore (so the
-# broker does: decode_request(allow_trailing=True)): stem -> how many.
-TRAILING_BYTES = {
-    # librdkafka 2.16 ends AlterUserScramCredentials v0 with one more 0 byte
-    # after the request's tag buffer.
-    "alter_user_scram_credentials_request_v0_librdkafka-2.16.0_000": 1,
-}
-
-# Frames that break Kafka's schema: stem -> (byte position, why). kproto must
-# refuse them with a located error, as Kafka's readers would.
-WRITER_BUGS = {
-    "describe_user_scram_credentials_response_v0_tansu-0.6.0_000":
-        (13, "tansu 0.6.0 writes a null results array; Kafka's schema has no nullable versions"),
-}
+from tests.helpers import DEFAULT_TAGS_WRITTEN, TRAILING_BYTES, WRITER_BUGS
 
 CASES = sorted(p.stem for p in FIXTURES.glob("*.bin") if p.stem not in WRITER_BUGS)
 

@@ -221,6 +221,9 @@ def test_highest_common_version():
     assert P.highest_common_version(1, 4, 17) == 17
     assert P.highest_common_version(1, 4, 99) == 18
     assert P.highest_common_version(18, 0, 3) == 3
+    assert P.highest_common_version(9, 0, 10, upto=9) == 9      # a client that stops at v9
+    with pytest.raises(UnsupportedVersionError, match="kproto v0-9"):
+        P.highest_common_version(9, 10, 10, upto=9)
     with pytest.raises(UnsupportedVersionError):
         P.highest_common_version(0, 14, 15)
     with pytest.raises(InvalidRequestError):

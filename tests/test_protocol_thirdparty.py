@@ -26,7 +26,7 @@ import pytest
 from kproto.schemas import protocol as P
 from kproto.schemas.message import present_only
 from tests.fixtures.protocol_codecs import from_json
-from tests.test_protocol_roundtrip import plain
+from tests.helpers import plain
 
 from kproto.conformance import PROTOCOL_DIR as FIXTURES
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kproto import records as R
 from kproto.compression import CompressionType
 from kproto.records import NewRecord, build_message_set, build_record_batch, iter_batches
+from kproto.schemas import records as S
 from tests.codec_check import assert_codec, fast_decode
 
 from kproto.conformance import RECORDS_DIR as FIXTURES  # the corpus ships in the package
@@ -191,3 +192,18 @@ def test_fast_decoder_is_generated_from_the_schema():
     names = ["attributes", "timestamp_delta", "offset_delta", "key", "value", "headers"]
     positions = [src.index(f"_{n}") for n in names]
     assert positions == sorted(positions)
+
+
+def test_byte_offset_table_is_kafkas():
+    # DefaultRecordBatch.java (BASE_OFFSET_OFFSET .. RECORDS_OFFSET) and
+    # LegacyRecord.java (CRC_OFFSET .. KEY_SIZE_OFFSET_V1, relative to the end of
+    # LOG_OVERHEAD = 12) at Kafka trunk, Oct 2024; the table is derived from the schema.
+    assert S.V2_OFFSETS == {
+        "base_offset": 0, "batch_length": 8, "partition_leader_epoch": 12, "magic": 16, "crc": 17,
+        "attributes": 21, "last_offset_delta": 23, "base_timestamp": 27, "max_timestamp": 35,
+        "producer_id": 43, "producer_epoch": 51, "base_sequence": 53, "records_count": 57, "records": 61}
+    for magic, key_size_offset in ((0, 6), (1, 14)):
+        o = S.LEGACY_OFFSETS[magic]
+        assert (o["crc"], o["magic"], o["attributes"], o["key"]) == (12 + 0, 12 + 4, 12 + 5, 12 + key_size_offset)
+    assert S.LEGACY_OFFSETS[1]["timestamp"] == 12 + 6
+    assert (S.LOG_OVERHEAD, S.RECORD_BATCH_OVERHEAD, S.LEGACY_OVERHEAD) == (12, 61, {0: 14, 1: 22})

@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from tests import components
+from tests.helpers import kt, topic_configs
+from tests.helpers import topics_ok as ok
 from kproto import jvm
-from kproto.tools.main import cli
 from kproto.tools.topics import (
     TopicCommandError, describe_order, parse_configs, parse_replica_assignment, select_topics,
 )
@@ -33,19 +33,6 @@ KPROTO = str(Path(sys.executable).parent / "kproto")
 TOPIC_ID = re.compile(r"\tTopicId: [A-Za-z0-9_-]{22}\t")
 
 
-
-
-def kt(bootstrap: str | None, *args: str):
-    """`kproto topics ...` in process: (exit status, stdout, stderr)."""
-    full = ["topics"] + (["--bootstrap-server", bootstrap] if bootstrap else []) + list(args)
-    result = CliRunner().invoke(cli, full, catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def ok(bootstrap: str, *args: str) -> str:
-    status, out, err = kt(bootstrap, *args)
-    assert (status, err) == (0, ""), (status, err)
-    return out
 
 
 def masked(text: str) -> str:
@@ -161,19 +148,6 @@ def test_alter_partitions_not_an_increase(broker):
         assert (status, err) == (1, "Error while executing topic command : Topic already has 3 partition(s).\n")
     else:
         assert err.startswith("Error while executing topic command : ") and err.count("\n") == 1
-
-
-def topic_configs(kind: str, bs: str, topic: str) -> dict:
-    """The topic's set configs. kafka-topics prints the non-default ones;
-    tansu reports every stored config with source DEFAULT_CONFIG (so Kafka's
-    tool, and kproto's, print none), so there read them through the admin client."""
-    if kind == "kproto":
-        return json.loads(ok(bs, "--describe", "--topic", topic, "--output", "json"))[0]["configs"]
-    from kproto.client.admin import Admin, ConfigResource
-    from kproto.client.transport import BrokerClient
-    with BrokerClient(bs) as client:
-        answer = Admin(client).describe_configs([ConfigResource(2, topic)])[ConfigResource(2, topic)]
-    return {e.name: e.value for e in answer.entries}
 
 
 def test_alter_and_delete_configs(broker):

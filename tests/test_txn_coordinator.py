@@ -23,7 +23,8 @@ from kproto.server.txn_coordinator.metadata import TxnTransitMetadata
 from kproto.server.txn_coordinator.persistence import (
     parse_value, replay, transaction_log_key, transaction_log_value,
 )
-from tests.test_txn_coordinator_state import Harness, loaded_record
+from tests.helpers import TxnHarness as Harness
+from tests.helpers import loaded_txn_record as loaded_record
 
 E = ErrorCode
 S = TransactionState

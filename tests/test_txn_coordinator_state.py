@@ -11,7 +11,6 @@ failing marker writes checks the coordinator's invariants.
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 
 import pytest
@@ -23,11 +22,12 @@ from kproto.errors import ErrorCode
 from kproto.server.txn_coordinator import (
     REQUEST_OUTCOMES, VALID_PREVIOUS_STATES, AddOffsetsToTxnRequest, AddPartitionsToTxnRequest,
     DescribeTransactionsRequest, EndTxnRequest, InitProducerIdRequest, ListTransactionsRequest, Pending,
-    TransactionConfig, TransactionCoordinator, TransactionResult, TransactionState, TxnEvent, WriteTxnMarkers,
+    TransactionResult, TransactionState, TxnEvent,
 )
-from kproto.server.txn_coordinator.persistence import transaction_log_key
 from kproto.server.txn_coordinator.state import can_transition
 from kproto.schemas import transaction_log as TL
+from tests.helpers import TxnHarness as Harness
+from tests.helpers import loaded_txn_record as loaded_record
 
 E = ErrorCode
 S = TransactionState
@@ -91,92 +91,6 @@ def test_the_table_is_total_and_only_uses_valid_transitions():
 
 
 # --- a harness: the server's loop around the coordinator --------------------------------------
-
-class Harness:
-    def __init__(self, *, auto_append: bool = True, auto_markers: bool = True, **config) -> None:
-        settings = dict(transaction_abort_timed_out_transaction_cleanup_interval_ms=100,
-                        transaction_remove_expired_transaction_cleanup_interval_ms=100,
-                        transaction_max_timeout_ms=10**9)
-        settings.update(config)
-        ids = itertools.count(1000)
-        self.c = TransactionCoordinator(TransactionConfig(**settings), allocate_producer_id=lambda: next(ids))
-        self.now = 0
-        self.auto_append = auto_append
-        self.auto_markers = auto_markers
-        self.log: dict[int, list] = defaultdict(list)
-        self.held: list = []
-        self.held_markers: list[WriteTxnMarkers] = []
-        self.markers: list[WriteTxnMarkers] = []          # every order taken, in order
-        self.written: list[tuple[WriteTxnMarkers, tuple]] = []
-        self.done: dict[Pending, object] = {}
-
-    def send(self, request):
-        r = self.c.handle(request, self.now)
-        self.pump()
-        if isinstance(r, Pending) and r in self.done:
-            return self.done.pop(r)
-        return r
-
-    def pump(self) -> None:
-        while True:
-            self.done.update(self.c.poll(self.now))
-            appends, markers = self.c.take_appends(), self.c.take_markers()
-            if not appends and not markers:
-                return
-            for a in appends:
-                if self.auto_append:
-                    self.log[a.partition].extend(a.records)
-                    self.c.append_done(a.id, self.now)
-                else:
-                    self.held.append(a)
-            for m in markers:
-                self.markers.append(m)
-                if self.auto_markers:
-                    self.written.append((m, m.partitions))
-                    self.c.markers_done(m.id, self.now)
-                else:
-                    self.held_markers.append(m)
-
-    def release(self, error: ErrorCode = ErrorCode.NONE) -> None:
-        held, self.held = self.held, []
-        for a in held:
-            if error is ErrorCode.NONE:
-                self.log[a.partition].extend(a.records)
-            self.c.append_done(a.id, self.now, error)
-        self.pump()
-
-    def write_markers(self, fail=lambda tp: False) -> None:
-        held, self.held_markers = self.held_markers, []
-        for m in held:
-            failed = [tp for tp in m.partitions if fail(tp)]
-            self.written.append((m, tuple(tp for tp in m.partitions if tp not in failed)))
-            self.c.markers_done(m.id, self.now, failed)
-        self.pump()
-
-    def advance(self, ms: int) -> None:
-        self.now += ms
-        self.pump()
-
-    def init(self, txn_id: str = "t", timeout: int = 60_000, pid: int = -1, epoch: int = -1):
-        return self.send(InitProducerIdRequest(transactional_id=txn_id, transaction_timeout_ms=timeout,
-                                               producer_id=pid, producer_epoch=epoch))
-
-    def state(self, txn_id: str = "t") -> TransactionState | None:
-        meta = self.c.transaction(txn_id)
-        return None if meta is None else meta.state
-
-
-def loaded_record(txn_id: str, state: TransactionState, pid: int = 1000, epoch: int = 0, timeout: int = 60_000,
-                  partitions=(("a", 0),), start: int = 0):
-    value = TL.TransactionLogValue.build({"version": 0, "data": {
-        "producer_id": pid, "producer_epoch": epoch, "transaction_timeout_ms": timeout,
-        "transaction_status": state.id,
-        "transaction_partitions": [{"topic": t, "partition_ids": [p]} for t, p in partitions],
-        "transaction_last_update_timestamp_ms": start, "transaction_start_timestamp_ms": start}})
-    return transaction_log_key(txn_id), value
-
-
-# --- the sweep ----------------------------------------------------------------------------
 
 PARTS = (("a", 0), ("a", 1))
 

@@ -15,7 +15,7 @@ from kproto.server.coordinator import (
     GroupCoordinator, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
     OffsetFetchRequest, OffsetFetchRequestTopic, TxnOffsetCommitRequest, append_batch, records_from_log,
 )
-from tests.test_coordinator import Harness, fetched
+from tests.helpers import Harness, fetched
 
 E = ErrorCode
 PID, EPOCH = 4000, 3

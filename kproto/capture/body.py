@@ -25,7 +25,6 @@ Values are Python values (``bytes`` for keys, values, assignments...);
 from __future__ import annotations
 
 import base64
-import binascii
 import uuid
 from functools import lru_cache
 
@@ -65,28 +64,9 @@ def _rows_bytes(recs, legacy: bool) -> list[dict]:
              "headers": r.headers} for r in recs]
 
 
-def _rows_base64(recs, legacy: bool) -> list[dict]:
-    b64 = binascii.b2a_base64
-    seen: dict = {}                 # producers repeat the same headers record after record
-
-    def headers(h):
-        out = seen.get(h)
-        if out is None:
-            out = seen[h] = [(k, None if v is None else b64(v, newline=False).decode("ascii")) for k, v in h]
-        return out
-    rows = [{"offset": r.offset, "timestamp": r.timestamp,
-             "key": None if r.key is None else b64(r.key, newline=False).decode("ascii"),
-             "value": None if r.value is None else b64(r.value, newline=False).decode("ascii"),
-             "headers": headers(r.headers) if r.headers else ()} for r in recs]
-    if legacy:
-        for row, r in zip(rows, recs):
-            row["crc"] = r.crc
-    return rows
-
-
-#: how records come out: with ``bytes`` (the Python API), base64 text, or as
-#: pre-rendered JSON text (``kproto decode --json``, kproto.capture.jsonout)
-ROWS = {"bytes": _rows_bytes, "base64": _rows_base64, "json": rows_json}
+#: how records come out: dicts with ``bytes`` (the Python API), or the same
+#: rows pre-rendered as JSON text (``kproto decode --json``, kproto.capture.jsonout)
+ROWS = {"bytes": _rows_bytes, "json": rows_json}
 
 
 @lru_cache(maxsize=None)
@@ -126,14 +106,27 @@ def _label(item: dict, where: str) -> str:
     return where
 
 
+_FLAGS: dict[int, tuple] = {}
+
+
+def _flags(batch) -> tuple[str, str, bool, bool]:
+    """(compression, timestamp type, transactional, control) of a batch's
+    attributes, worked out by the batch itself once per attributes value."""
+    flags = _FLAGS.get(batch.attributes)
+    if flags is None:
+        flags = _FLAGS[batch.attributes] = (batch.compression.name_lower,
+                                            TimestampType.NAMES[batch.timestamp_type],
+                                            batch.is_transactional, batch.is_control)
+    return flags
+
+
 def _v2(batch, warnings: list[str], where: str, rows) -> dict:
     crc_valid = batch.compute_crc() == batch.crc
+    compression, timestamp_type, transactional, control = _flags(batch)
     out = {"base_offset": batch.base_offset, "batch_length": batch.batch_length,
            "partition_leader_epoch": batch.partition_leader_epoch, "magic": 2, "crc": batch.crc,
-           "crc_valid": crc_valid, "attributes": batch.attributes,
-           "compression": batch.compression.name_lower,
-           "timestamp_type": TimestampType.NAMES[batch.timestamp_type],
-           "transactional": batch.is_transactional, "control": batch.is_control,
+           "crc_valid": crc_valid, "attributes": batch.attributes, "compression": compression,
+           "timestamp_type": timestamp_type, "transactional": transactional, "control": control,
            "last_offset_delta": batch.last_offset_delta, "base_timestamp": batch.base_timestamp,
            "max_timestamp": batch.max_timestamp, "producer_id": batch.producer_id,
            "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
@@ -141,11 +134,14 @@ def _v2(batch, warnings: list[str], where: str, rows) -> dict:
     if not crc_valid:
         warnings.append(f"{where}: batch at offset {batch.base_offset}: crc mismatch "
                         f"(stored {batch.crc:#010x}, computed {batch.compute_crc():#010x})")
-    recs = batch.records()
-    if batch.is_control and rows is rows_json:
-        rows = _rows_base64                  # rare; its rows get a "control" member below
+    recs = _records_of(batch, warnings, where, batch.base_offset)
+    if recs is None:
+        out["records"] = None
+        return out
+    if control and rows is rows_json:
+        rows = _rows_bytes                   # rare; its rows get a "control" member below
     out["records"] = made = rows(recs, False)
-    if batch.is_control:
+    if control:
         for row, r in zip(made, recs):
             try:
                 c = control_record(r)
@@ -164,8 +160,19 @@ def _legacy(batch: LegacyBatch, warnings: list[str], where: str, rows) -> dict:
            "crc": batch.crc, "crc_valid": crc_valid, "attributes": batch.attributes,
            "compression": batch.compression.name_lower,
            "timestamp_type": TimestampType.NAMES[batch.timestamp_type], "timestamp": batch.timestamp}
-    out["records"] = rows(batch.records(), True)
+    recs = _records_of(batch, warnings, where, batch.offset)
+    out["records"] = None if recs is None else rows(recs, True)
     return out
+
+
+def _records_of(batch, warnings: list[str], where: str, offset: int):
+    """The batch's records; None and a warning if they do not decode (the
+    batch's frame is sound, so the walk goes on to the next batch)."""
+    try:
+        return batch.records()
+    except DecodeError as e:
+        warnings.append(f"{where}: batch at offset {offset}: records do not decode: {e}")
+        return None
 
 
 def decode_records(raw: bytes | None, warnings: list[str], where: str = "",

@@ -263,12 +263,14 @@ class Capture:
                         self.progress(len(chunk))
                     if dec._out:
                         yield from dec.events()
+                dec.close()
             except CaptureError as e:
+                yield from dec.events()            # what came before the bad bytes
                 raise e.at(file=self.name) from None
             except zlib.error as e:
+                yield from dec.events()
                 raise CaptureError(f"gzip data is corrupt ({e})", file=self.name,
                                    position=dec.bytes_in) from None
-        dec.close()
         yield from dec.events()
 
 
@@ -297,9 +299,9 @@ def exchanges(source: str | Path | BinaryIO, ports: Iterable[int] = DEFAULT_PORT
     ports brokers announce in Metadata and FindCoordinator answers are added
     as the capture shows them; with ``by_shape``, connections on other ports
     are Kafka when their first bytes are a plausible request. ``binary``:
-    record keys, values and header values as ``bytes`` or as ``"base64"`` text
-    (``"json"``: each batch's records as pre-rendered JSON text, for
-    ``kproto.capture.jsonout.dumps``).
+    ``"bytes"`` (record keys, values and header values as ``bytes``) or
+    ``"json"`` (each batch's records as pre-rendered JSON text, for
+    ``kproto.capture.jsonout.dumps``: what ``kproto decode --json`` uses).
     Raises ``CaptureError`` (a ``kproto.errors.DecodeError``) only for bytes
     that are not a capture at all; everything else is a warning on an exchange.
     """

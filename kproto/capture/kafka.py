@@ -19,6 +19,7 @@ gets no response and is an exchange on its own.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
@@ -33,8 +34,8 @@ from kproto.schemas.protocol import API_KEYS, decode_request, decode_request_hea
 __all__ = ["Connection", "Exchange", "KafkaConnection", "iso_time", "looks_like_request", "looks_like_tls"]
 
 VERSION_SLACK = 8
-# Bytes kept while hunting for a frame boundary; older ones are dropped (counted).
-MAX_HUNT = 1 << 20
+# The largest frame a hunt waits to see whole before judging a candidate boundary.
+MAX_HUNT = 16 << 20
 _BY_NAME = {}
 
 
@@ -150,7 +151,9 @@ def provable_request(buf, pos: int) -> bool | None:
         return head
     end = pos + 4 + int.from_bytes(buf[pos:pos + 4], "big")
     if end > len(buf):
-        return None if end - pos <= MAX_HUNT else False
+        # wait to see the frame whole, unless that would hold more than MAX_HUNT:
+        # then the header alone has to do
+        return None if end - pos <= MAX_HUNT else True
     try:
         decode_request(bytes(buf[pos + 4:end]), allow_trailing=True)
         return True
@@ -163,14 +166,23 @@ def looks_like_tls(data: bytes) -> bool:
     return len(data) >= 3 and data[0] in (21, 22) and data[1] == 3 and data[2] <= 4
 
 
+# A frame under 16 MiB starts with a zero byte; a request's API key and version
+# (both < 256) have zero high bytes too. Candidates are found in C, then checked.
+_REQUEST_START = re.compile(rb"\x00(?=[\s\S]{3}\x00[\s\S]\x00)")
+_FRAME_START = re.compile(rb"\x00")
+
+
 class FrameStream:
     """Frames of one direction; hunts for a boundary after a gap."""
 
-    def __init__(self, synced: bool, plausible: Callable[[bytearray, int], bool | None]) -> None:
+    def __init__(self, synced: bool, plausible: Callable[[bytearray, int], bool | None],
+                 start: re.Pattern = _FRAME_START) -> None:
         self.reader = FrameReader()
         self.plausible = plausible
+        self.start = start
         self.hunting = not synced
         self.hunt = bytearray()
+        self.skipped = 0                 # bytes dropped from the front of hunt so far
         self.notes: list[str] = []
 
     def feed(self, items: list) -> None:
@@ -181,6 +193,7 @@ class FrameStream:
                                   + (f" ({lost} bytes of an earlier frame dropped with them)" if lost else ""))
                 self.reader = FrameReader()
                 self.hunt = bytearray()
+                self.skipped = 0
                 self.hunting = True
             elif self.hunting:
                 self.hunt += item
@@ -188,22 +201,30 @@ class FrameStream:
                 self.reader.feed(item)
 
     def _find(self) -> bool:
-        hunt, p = self.hunt, 0
-        while True:
+        """Scan for a provable boundary; bytes before the first undecided
+        candidate are dropped at once, so the hunt holds at most one frame."""
+        hunt, search = self.hunt, self.start.search
+        p = 0
+        while (m := search(hunt, p)) is not None:
+            p = m.start()
             ok = self.plausible(hunt, p)
             if ok is None:
                 break
             if ok:
-                if p:
-                    self.notes.append(f"skipped {p} bytes to the next provable frame boundary")
+                skipped = self.skipped + p
+                if skipped:
+                    self.notes.append(f"skipped {skipped} bytes to the next provable frame boundary")
                 self.reader.feed(memoryview(hunt)[p:])
                 self.hunt = bytearray()
+                self.skipped = 0
                 self.hunting = False
                 return True
             p += 1
-        if len(hunt) > MAX_HUNT:
-            self.notes.append(f"skipped {len(hunt) - 64} bytes with no provable frame boundary")
-            del hunt[:-64]
+        else:
+            p = max(0, len(hunt) - 16)     # no candidate left: keep a header's worth
+        if p:
+            self.skipped += p
+            del hunt[:p]
         return False
 
     def frames(self):
@@ -245,7 +266,7 @@ class KafkaConnection:
         self.connection = connection
         self.context = context                 # the Decoder: ports, topic_names
         self.pending: dict[int, _Pending] = {}
-        self.requests = FrameStream(client_synced, provable_request)
+        self.requests = FrameStream(client_synced, provable_request, _REQUEST_START)
         self.responses = FrameStream(server_synced, self._plausible_response)
         self.mechanism: str | None = None
         self.raw_sasl = False                  # SaslHandshake v0: next frames are bare tokens

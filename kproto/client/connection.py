@@ -125,4 +125,9 @@ class ClientConnection:
         if api_key not in self.broker_versions:
             raise UnsupportedVersionError(
                 f"the broker does not support {protocol.api(api_key).name} (key {api_key})")
-        return protocol.highest_common_version(api_key, *self.broker_versions[api_key])
+        # The admin layer builds and reads bodies as kproto's handlers do (topic
+        # names, not the ids of OffsetCommit/OffsetFetch v10): it speaks the
+        # versions kproto serves, not every version it can decode.
+        served = protocol.api(api_key).served
+        return protocol.highest_common_version(api_key, *self.broker_versions[api_key],
+                                               upto=served[1] if served else None)

@@ -15,6 +15,7 @@ from typing import Any
 from kproto.client.connection import ClientConnection
 from kproto.errors import KprotoError, UsageError
 from kproto.framing import NEED_DATA
+from kproto.properties import parse_properties
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -44,7 +45,6 @@ def load_client_properties(path: str | Path) -> dict[str, str]:
         text = Path(path).read_text()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
-    from kproto.log.checkpoint import parse_properties   # the log package is heavy to import
     props = parse_properties(text, str(path), strict=False)
     from kproto.security.client import sasl_credentials, security_protocol
     if security_protocol(props).startswith("SASL_"):

@@ -1,6 +1,5 @@
 """kproto.log: Kafka's on-disk log, byte-compatible.
 
-    config      LogConfig: topic configs, Kafka names/defaults, typed validation
     index       OffsetIndex / TimeIndex (.index, .timeindex) and their pure lookups
     validator   sans-I/O validation and offset assignment of appended batches
     segment     FileRecords, LogSegment, FetchSlice (a sendfile-able file region)
@@ -9,10 +8,14 @@
     cleaner     LogCleaner: compaction
     checkpoint  checkpoint files, meta.properties, the clean-shutdown marker
     manager     LogManager: the logs of a data directory
+
+Topic configs (LogConfig: Kafka names, defaults, typed validation) live in
+kproto.topic_config, outside this package, so the tools read them without
+importing the log; LogConfig is re-exported here as the log's own settings.
 """
 
 from kproto.log.cleaner import LogCleaner
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 from kproto.log.index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 from kproto.log.log import LogAppendInfo, LogOffsetMetadata, UnifiedLog
 from kproto.log.manager import LogManager

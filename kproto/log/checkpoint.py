@@ -4,7 +4,7 @@
   ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
   ``cleaner-offset-checkpoint``: a version line ``0``, a count line, then
   ``<topic> <partition> <offset>`` lines, LF-terminated;
-* ``meta.properties`` (java.util.Properties.store, KRaft version 1:
+* ``meta.properties`` (java.util.Properties.store, kproto.properties; KRaft version 1:
   ``node.id``, ``directory.id``, ``version``, ``cluster.id``);
 * ``.kafka_cleanshutdown``: ``{"version":0,"brokerEpoch":N}`` (CleanShutdownFileHandler).
 
@@ -17,13 +17,12 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
-import time
 import uuid
 from pathlib import Path
 from typing import Mapping
 
 from kproto.errors import DecodeError
+from kproto.properties import format_properties, parse_properties
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
@@ -132,45 +131,10 @@ def random_uuid() -> str:
             return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def format_properties(props: Mapping[str, str], now_s: float | None = None) -> str:
-    """java.util.Properties.store with an empty comment: '#', the date, then key=value."""
-    stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(now_s))
-    lines = ["#", "#" + stamp] + [f"{k}={_escape(v)}" for k, v in props.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
-
-
-_PROPERTY = re.compile(r"((?:[^\\=:\s]|\\.)*)\s*([=:]?)\s*(.*)")
-
-
-def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
-
-
-def parse_properties(text: str, path: str = "", *, strict: bool = True) -> dict[str, str]:
-    """java.util.Properties lines: the key ends at the first unescaped ``=``,
-    ``:`` or blank; ``#``/``!`` comments. ``strict`` (meta.properties): a
-    line must have a separator; otherwise a lone key means an empty value."""
-    out: dict[str, str] = {}
-    pos = 0
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if stripped and stripped[0] not in "#!":
-            key, sep, value = _PROPERTY.fullmatch(stripped).groups()
-            if strict and not sep and not value:
-                raise CorruptCheckpointError(f"malformed property line: {line}", file=path, position=pos)
-            out[_unescape(key)] = _unescape(value.strip())
-        pos += len(line) + 1
-    return out
-
-
 def read_meta_properties(dir: Path) -> dict[str, str] | None:
     path = Path(dir) / META_PROPERTIES
     try:
-        return parse_properties(path.read_text(), str(path))
+        return parse_properties(path.read_text(), str(path), error=CorruptCheckpointError)
     except FileNotFoundError:
         return None
 

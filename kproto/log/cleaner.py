@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kproto import schemas
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 from kproto.log.loader import CLEANED_SUFFIX, new_segment
 from kproto.log.log import UnifiedLog
 from kproto.log.segment import LogSegment

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kproto.errors import DecodeError
-from kproto.log.config import LogConfig
 from kproto.log.producer_state import ProducerStateManager, list_snapshots, load_latest_snapshot
 from kproto.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment, segment_path
 from kproto.log.txn_index import TXN_INDEX_SUFFIX, AbortedTxn
+from kproto.topic_config import LogConfig
 
 log = logging.getLogger("kproto.log")
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
 from kproto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, UsageError
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 from kproto.log.index import NO_TIMESTAMP, TimestampOffset
 from kproto.log.loader import DELETED_SUFFIX, LoadedLog, load_log, new_segment, rebuild_producer_state
 from kproto.log.producer_state import ProducerStateManager, list_snapshots, snapshot_path, write_snapshot

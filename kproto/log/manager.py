@@ -36,8 +36,8 @@ from kproto.errors import (
 )
 from kproto.log import checkpoint as ckpt
 from kproto.log.cleaner import LogCleaner
-from kproto.log.config import LogConfig
 from kproto.log.log import Clock, KafkaStorageError, UnifiedLog, parse_topic_partition, wall_clock_ms
+from kproto.topic_config import LogConfig
 
 TOPIC_CONFIGS_FILE = "topic-configs.json"
 PARTITION_METADATA_FILE = "partition.metadata"

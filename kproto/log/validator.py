@@ -36,7 +36,7 @@ from kproto.errors import (
     CorruptMessageError, DecodeError, DecompressionError, ErrorCode, InvalidRecordError, KafkaError,
     MessageTooLargeError,
 )
-from kproto.log.config import LONG_MAX, LogConfig
+from kproto.topic_config import LONG_MAX, LogConfig
 from kproto.records import (
     Batch, LegacyBatch, RecordBatch, TimestampType, build_record_batch, iter_batches,
 )

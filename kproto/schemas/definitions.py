@@ -106,6 +106,12 @@ def json_default(jtype: str, text, nullable: bool):
     return _ZERO_UUID
 
 
+def field_versions(jf: dict) -> str:
+    """A field's ``versions``; a tagged field may give only ``taggedVersions``
+    (TransactionLogValue does), which then are its versions."""
+    return jf.get("versions") or jf["taggedVersions"]
+
+
 def from_json(data: dict, version: int) -> MessageV:
     """One version of a Kafka JSON message definition."""
     common = {s["name"]: s for s in data.get("commonStructs", [])}
@@ -114,10 +120,10 @@ def from_json(data: dict, version: int) -> MessageV:
     def walk(jfields: list) -> list[FieldV]:
         out = []
         for jf in jfields:
-            if version not in versions_of(jf["versions"]):
+            if version not in versions_of(field_versions(jf)):
                 continue
             tagged = jf.get("tag") is not None and \
-                version in versions_of(jf.get("taggedVersions", jf["versions"]))
+                version in versions_of(jf.get("taggedVersions", field_versions(jf)))
             nullable = version in versions_of(jf.get("nullableVersions"))
             elem = jf["type"][2:] if jf["type"].startswith("[]") else jf["type"]
             sub = None

@@ -67,12 +67,21 @@ TIMESTAMP_TYPE_BIT = 0x08
 TRANSACTIONAL_BIT = 0x10
 CONTROL_BIT = 0x20
 DELETE_HORIZON_BIT = 0x40
-# Offsets inside a batch that batch-level work reads without decoding records.
-LENGTH_OFFSET = 8       # batch_length / message_size
-MAGIC_OFFSET = 16       # the same place in every magic: how a reader dispatches
-LOG_OVERHEAD = 12       # offset + length
-RECORD_BATCH_OVERHEAD = 61
-LEGACY_OVERHEAD = {0: 14, 1: 22}   # crc..value lengths of an empty message
+# Byte offsets inside a batch (V2_OFFSETS, LEGACY_OFFSETS and the constants
+# named from them) are derived from the header structs below.
+
+
+def field_offsets(schema: Struct, *, then: str, **context) -> dict[str, int]:
+    """The byte offset of each named field of a fixed-size header ``schema``
+    (``context`` settles what sizes depend on, e.g. ``magic=1``), and of what
+    follows it under the name ``then``: one table instead of literals."""
+    out, at = {}, 0
+    for sub in schema.subcons:
+        if sub.name:
+            out[sub.name] = at
+        at += sub.sizeof(**context)
+    out[then] = at
+    return out
 
 
 class Frame(Construct):
@@ -225,6 +234,15 @@ RecordBatchHeader = Struct(
     "records_count" / Rebuild(Int32, len_(this.records)),
 )
 
+#: name -> byte offset in a RecordBatch v2; "records" is where the records start.
+V2_OFFSETS = field_offsets(RecordBatchHeader, then="records")
+# What every magic starts with: base_offset/offset then the length of the rest.
+LENGTH_OFFSET = V2_OFFSETS["batch_length"]
+LOG_OVERHEAD = V2_OFFSETS["partition_leader_epoch"]      # offset + length
+MAGIC_OFFSET = V2_OFFSETS["magic"]     # the same place in every magic: how a reader dispatches
+RECORD_BATCH_OVERHEAD = V2_OFFSETS["records"]
+V2_CRC_FROM = V2_OFFSETS["attributes"]                    # the CRC covers attributes..end
+
 RecordBatch = Frame(
     Struct(
         *RecordBatchHeader.subcons,
@@ -234,7 +252,7 @@ RecordBatch = Frame(
             codec=this.attributes & CODEC_MASK, magic=2,
         ),
     ),
-    crc_at=17, crc_from=21, crc_func=crc32c,
+    crc_at=V2_OFFSETS["crc"], crc_from=V2_CRC_FROM, crc_func=crc32c,
 )
 
 # Control records (key and value of each record in a control batch).
@@ -255,6 +273,18 @@ LegacyMessageHeader = Struct(
     "timestamp" / If(this.magic == 1, Int64),
 )
 
+#: magic -> name -> byte offset in a legacy message; "key" is where the key's length starts.
+LEGACY_OFFSETS = {magic: field_offsets(LegacyMessageHeader, then="key", magic=magic) for magic in (0, 1)}
+LEGACY_CRC_FROM = LEGACY_OFFSETS[0]["magic"]              # the CRC covers magic..end
+#: crc..value lengths of an empty message (null key and value: two int32 -1s).
+LEGACY_OVERHEAD = {magic: o["key"] - LOG_OVERHEAD + 2 * 4 for magic, o in LEGACY_OFFSETS.items()}
+#: magic -> byte offset of the CRC.
+CRC_OFFSET = {2: V2_OFFSETS["crc"], 1: LEGACY_OFFSETS[1]["crc"], 0: LEGACY_OFFSETS[0]["crc"]}
+#: magic -> byte offset of the attributes.
+ATTRIBUTES_OFFSET = {2: V2_OFFSETS["attributes"], 1: LEGACY_OFFSETS[1]["attributes"],
+                     0: LEGACY_OFFSETS[0]["attributes"]}
+assert LENGTH_OFFSET == LEGACY_OFFSETS[0]["message_size"] and MAGIC_OFFSET == LEGACY_OFFSETS[0]["magic"]
+
 LegacyMessage = Frame(
     Struct(
         *LegacyMessageHeader.subcons,
@@ -270,7 +300,7 @@ LegacyMessage = Frame(
         ),
         Terminated,
     ),
-    crc_at=12, crc_from=16, crc_func=zlib.crc32,
+    crc_at=LEGACY_OFFSETS[0]["crc"], crc_from=LEGACY_CRC_FROM, crc_func=zlib.crc32,
 )
 
 MessageSet = UntilEof(LegacyMessage)
@@ -303,7 +333,7 @@ class ByMagic(Construct):
 Records = UntilEof(ByMagic())
 
 __all__ = [
-    "Header", "Record", "RecordBody", "RecordBatch", "RecordBatchHeader", "ControlRecordKey",
+    "field_offsets", "V2_OFFSETS", "LEGACY_OFFSETS", "CRC_OFFSET", "ATTRIBUTES_OFFSET", "Header", "Record", "RecordBody", "RecordBatch", "RecordBatchHeader", "ControlRecordKey",
     "EndTxnMarker", "LegacyMessage", "LegacyMessageHeader", "MessageSet", "Records",
     "Container",
 ]

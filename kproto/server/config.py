@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kproto.errors import InvalidConfigError
-from kproto.log.config import LogConfig
 from kproto.security.config import SECURITY_CONFIGS, is_listener_config
+from kproto.topic_config import LogConfig
 
 # Broker config -> topic config it sets the default of (KafkaConfig's TopicConfigSynonyms).
 LOG_SYNONYMS = {

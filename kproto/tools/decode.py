@@ -33,7 +33,8 @@ from kproto.capture import Capture, Exchange
 from kproto.capture.body import error_name, record_count
 from kproto.capture.kafka import iso_time
 from kproto.capture.jsonout import dumps
-from kproto.tools.main import OneLineCommand
+from kproto.schemas.protocol import API_KEYS
+from kproto.tools.main import OneLineCommand, UsageProblem
 
 # Files over this size get a progress bar (when stderr is a terminal).
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
@@ -233,6 +234,10 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
       tcpdump -i any -U -w - port 9092 | kproto decode -
       kproto decode --json kafka.pcap | jq 'select(.api_name=="Fetch") | .latency_ms'
     """
+    known = {spec.name.lower() for spec in API_KEYS.values()} | {str(k) for k in API_KEYS}
+    for a in apis:
+        if a.lower() not in known:
+            raise UsageProblem(f"kproto decode: --api: no API named {a!r} in kproto's registry")
     keep = _Filter(apis, topics, client_ids, errors_only)
     bar, advance = _progress(capture)
     cap = Capture(capture, ports or (9092,), progress=advance, binary="json" if as_json else "bytes")

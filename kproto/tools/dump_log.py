@@ -272,11 +272,11 @@ class _Run:
         try:
             codec = batch.compression.name_lower
         except CorruptRecordError as e:
-            return e.at(position=position + (21 if v2 else 17))
+            return e.at(position=position + S.ATTRIBUTES_OFFSET[batch.magic])
         valid = batch.is_valid()
         problem = None if valid else CorruptRecordError(
             f"crc mismatch (stored {batch.crc}, computed {batch.compute_crc()})",
-            position=position + (17 if v2 else 12), path="crc")
+            position=position + S.CRC_OFFSET[batch.magic], path="crc")
         deep, append = self.opts["deep"], self.out.append
         try:
             if self.as_json:
@@ -500,7 +500,7 @@ def _quiet_tail(view, valid_bytes: int, e: CorruptRecordError) -> bool:
     remaining = len(view) - valid_bytes
     if remaining <= HEADER_UP_TO_MAGIC:
         return True       # FileLogInputStream: position >= end - 17 ends the walk
-    length = int.from_bytes(view[valid_bytes + 8:valid_bytes + 12], "big", signed=True)
+    length = int.from_bytes(view[valid_bytes + S.LENGTH_OFFSET:valid_bytes + S.LOG_OVERHEAD], "big", signed=True)
     if e.path == "magic" and valid_bytes + S.LOG_OVERHEAD + length > len(view):
         return True       # Kafka checks the size against the end before the magic
     return e.path == "batch_length" and length < 14 and _all_zero(view, valid_bytes, len(view))

@@ -33,7 +33,7 @@ from kproto import compression
 from kproto.errors import CorruptRecordError, DecodeError
 from kproto.schemas import field_path
 from kproto.schemas.primitives import KArray
-from kproto.schemas.records import Compressed, Frame, UntilEof
+from kproto.schemas.records import LENGTH_OFFSET, LOG_OVERHEAD, Compressed, Frame, UntilEof
 
 __all__ = ["explain", "Row"]
 
@@ -140,13 +140,14 @@ class _Walker:
 
     def _frame(self, con, stream, ctx, path, org):
         start = stream.tell()
-        data = stream.read(12)
-        length = int.from_bytes(data[8:12], "big", signed=True) if len(data) == 12 else -1
+        data = stream.read(LOG_OVERHEAD)
+        length = (int.from_bytes(data[LENGTH_OFFSET:LOG_OVERHEAD], "big", signed=True)
+                  if len(data) == LOG_OVERHEAD else -1)
         if length < 0:
             raise CorruptRecordError("frame header cut short or negative length",
                                      position=org.base + start, path=path)
         data += stream.read(length)
-        if len(data) < 12 + length:
+        if len(data) < LOG_OVERHEAD + length:
             raise CorruptRecordError(f"length {length} runs past the end", position=org.base + start, path=path)
         first = len(self.rows)
         frame_org = _Origin(org.base + start, org.in_file)

@@ -108,7 +108,7 @@ def parse_configs(pairs: tuple[str, ...]) -> dict[str, str]:
 
 def validate_configs(configs: dict[str, str]) -> None:
     from kproto.errors import KafkaError
-    from kproto.log.config import LogConfig
+    from kproto.topic_config import LogConfig
     try:
         LogConfig.validate(configs)
     except KafkaError as e:
@@ -359,7 +359,7 @@ def run(o: dict) -> None:
     assignment = parse_replica_assignment(o["replica_assignment"]) if o["replica_assignment"] else {}
     configs = parse_configs(o["configs"])
     if o["delete_configs"]:
-        from kproto.log.config import LogConfig
+        from kproto.topic_config import LogConfig
         for name in o["delete_configs"]:
             if name not in LogConfig.names():
                 raise TopicCommandError(f"Unknown topic config name: {name}")

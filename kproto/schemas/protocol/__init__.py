@@ -34,8 +34,8 @@ from types import MappingProxyType
 from construct import Construct, Container, Sequence, Subconstruct, Tell, TerminatedError
 
 from kproto import schemas
+from kproto.codegen.protocol import Irregular, fast_builder, fast_parser
 from kproto.errors import ErrorCode, InvalidRequestError, UnsupportedVersionError
-from kproto.schemas.fastpath import fast_builder, fast_parser
 from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec
 from kproto.schemas.protocol.header import request_header, response_header
 
@@ -93,7 +93,7 @@ def _decode(con: StructCodec, data: bytes, position: int = 0, *, exact: bool = T
         value, end = fast_parser(con.spec, con.version, con.flexible)(data, start)
         if not exact or end == len(data):
             return value, end
-    except Exception:       # noqa: BLE001 - any irregularity: let the schema judge
+    except Irregular:       # input the generated code declines: the schema judges
         pass
     tail = data[start:] if start else data
     if exact:
@@ -108,7 +108,7 @@ def _encode(con: StructCodec, value) -> bytes:
     try:
         fast_builder(con.spec, con.version, con.flexible)(value, out)
         return bytes(out)
-    except Exception:       # noqa: BLE001 - the schema raises the located error
+    except Irregular:       # the schema raises the located error
         return schemas.build(con, value)
 
 
@@ -230,14 +230,17 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body) -
             + _encode(spec.response(version), body))
 
 
-def highest_common_version(api_key: int, broker_min: int, broker_max: int) -> int:
+def highest_common_version(api_key: int, broker_min: int, broker_max: int, *,
+                           upto: int | None = None) -> int:
     """The version a client uses for ``api_key`` against a broker advertising
-    ``broker_min..broker_max`` (ApiVersions): the highest both speak.
-    ``UnsupportedVersionError`` if the ranges do not overlap."""
+    ``broker_min..broker_max`` (ApiVersions): the highest both speak, and at
+    most ``upto`` (a client that builds bodies for fewer versions than kproto
+    decodes). ``UnsupportedVersionError`` if the ranges do not overlap."""
     spec = api(api_key)
-    version = min(spec.max_version, broker_max)
+    ours = spec.max_version if upto is None else min(upto, spec.max_version)
+    version = min(ours, broker_max)
     if version < max(spec.min_version, broker_min):
         raise UnsupportedVersionError(
             f"{spec.name}: broker speaks v{broker_min}-{broker_max}, "
-            f"kproto v{spec.min_version}-{spec.max_version}")
+            f"kproto v{spec.min_version}-{ours}")
     return version

@@ -8,7 +8,7 @@ DEFAULT_CONFIG (5) otherwise. Overrides persist in the data directory.
 from __future__ import annotations
 
 from kproto.errors import ErrorCode, InvalidConfigError, KafkaError
-from kproto.log.config import LogConfig
+from kproto.topic_config import LogConfig
 from kproto.schemas import protocol as P
 from kproto.security.config import is_secret
 from kproto.server.config import LOG_SYNONYMS

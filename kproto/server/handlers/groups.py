@@ -5,8 +5,10 @@ owns the coordinator, its appends to ``__consumer_offsets`` and its timers:
 each handler translates one request body into a coordinator request and the
 coordinator's answer back into that version's response body.
 
-Versions: every one the registry speaks (see each schema's ledger), because
-the coordinator implements each version's rules: MEMBER_ID_REQUIRED from
+Versions: each schema's ``API.served``, whose ledger says why it stops
+there (JoinGroup v8-9 and OffsetCommit/OffsetFetch v10: no client in
+brokers.md 2.1 sends them). Up to there the coordinator implements each
+version's rules: MEMBER_ID_REQUIRED from
 JoinGroup v4 (KIP-394), static membership from v5 (KIP-345), nullable
 protocol names from JoinGroup v7 and SyncGroup v5's protocol checks
 (KIP-559), batched LeaveGroup from v3, batched FindCoordinator from v4

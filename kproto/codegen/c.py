@@ -1,9 +1,9 @@
 """A C translation of the record schema, for the hottest loop there is.
 
-The Python translation in kproto.codegen is near the interpreter's ceiling
+The Python translation in kproto.codegen.python is near the interpreter's ceiling
 (~2x kafka-python). This module walks the *same* schema nodes and writes C for
 them, so the accelerator is derived from the schema like every other fast
-path: ``python -m kproto.codegen_c`` regenerates ``kproto/_crecords.c`` (committed,
+path: ``python -m kproto.codegen.c`` regenerates ``kproto/_crecords.c`` (committed,
 so installs need no construct at build time) and tests/test_codegen_c.py fails
 if the committed file drifts from what the schema generates. The extension is
 checked equal to the schema path by tests/codec_check.py like the Python one.
@@ -13,47 +13,46 @@ Only what the record schema uses is translated; anything else raises.
 
 from __future__ import annotations
 
-import itertools
 import struct
 from pathlib import Path
 
-from construct import Array, FormatField, Prefixed, Struct, Terminated
+from construct import Array
 
-from kproto.codegen import _unwrap
+from kproto.codegen.walk import (
+    ARRAY, C, FIXED, INTEGERS, PREFIXED, SIZED, UVARINT, ZIGZAG, Writer, emit_sized, is_terminator, node_kind,
+)
 from kproto.schemas import records as S
-from kproto.schemas.primitives import KArray, Sized, UnsignedVarInt, ZigZagVarInt
+from kproto.schemas.primitives import KArray
 
-OUTPUT = Path(__file__).with_name("_crecords.c")
+OUTPUT = Path(__file__).resolve().parent.parent / "_crecords.c"
 
 
-class _CGen:
+class _CGen(Writer):
+    """C lines, and the C variables they need declared (int64, uint64, PyObject*)."""
+
     def __init__(self, skip: bool = False) -> None:
+        super().__init__()
         # skip: walk and check every byte but build no object (Kafka's
         # skipKeyValueIterator); a Sized gives 1 if null else 0, an array its count.
         self.skip = skip
-        self.lines: list[str] = []
-        self.ids = itertools.count()
         self.ints: list[str] = []
         self.uints: list[str] = []
         self.objs: list[str] = []
 
     def int_var(self, stem: str) -> str:
-        v = f"{stem}{next(self.ids)}"
+        v = self.var(stem)
         self.ints.append(v)
         return v
 
     def uint_var(self, stem: str) -> str:
-        v = f"{stem}{next(self.ids)}"
+        v = self.var(stem)
         self.uints.append(v)
         return v
 
     def obj_var(self, stem: str) -> str:
-        v = f"{stem}{next(self.ids)}"
+        v = self.var(stem)
         self.objs.append(v)
         return v
-
-    def emit(self, ind: int, line: str) -> None:
-        self.lines.append("    " * ind + line)
 
 
 def _c_str(s: str) -> str:
@@ -90,16 +89,16 @@ def _uvarint(g: _CGen, ind: int, target: str, max_bytes: int, path: str) -> None
 
 def _int(g: _CGen, con, target: str, ind: int, path: str) -> None:
     """Parse an integer-valued node into the int64 ``target``."""
-    con = _unwrap(con)
-    if isinstance(con, ZigZagVarInt):
+    kind, con = node_kind(con, path)
+    if kind is ZIGZAG:
         u = g.uint_var("u")
         _uvarint(g, ind, u, con.unsigned.max_bytes, path)
         g.emit(ind, f"{target} = (int64_t)({u} >> 1) ^ -(int64_t)({u} & 1);")
-    elif isinstance(con, UnsignedVarInt):
+    elif kind is UVARINT:
         u = g.uint_var("u")
         _uvarint(g, ind, u, con.max_bytes, path)
         g.emit(ind, f"{target} = (int64_t){u};")
-    elif isinstance(con, FormatField):
+    elif kind is FIXED:
         size = struct.calcsize(con.fmtstr)
         signed = con.fmtstr[-1].islower()
         ctype = {1: "int8_t", 2: "int16_t", 4: "int32_t", 8: "int64_t"}[size]
@@ -112,42 +111,34 @@ def _int(g: _CGen, con, target: str, ind: int, path: str) -> None:
 
 
 def _is_int(con) -> bool:
-    return isinstance(_unwrap(con), (ZigZagVarInt, UnsignedVarInt, FormatField))
+    return node_kind(con)[0] in INTEGERS
 
 
 def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) -> None:
     """Parse an object-valued node into the PyObject* ``target`` (a new reference)."""
-    con = _unwrap(con)
-    if isinstance(con, Sized):
+    kind, con = node_kind(con, path)
+    if kind is SIZED:
         n = g.int_var("n")
         _int(g, con.length, n, ind, path)
-        if con.compact:
-            g.emit(ind, f"{n} -= 1;")
-        g.emit(ind, f"if ({n} < 0) {{")
-        if con.nullable:
-            g.emit(ind + 1, f"if ({n} != -1)")
-            _fail(g, ind + 2, "invalid length", path)
-            g.emit(ind + 1, f"{target} = 1;" if g.skip else f"Py_INCREF(Py_None); {target} = Py_None;")
-        else:
-            _fail(g, ind + 1, "invalid length", path)
-        g.emit(ind, "} else {")
-        g.emit(ind + 1, f"if (pos + {n} > {end})")
-        _fail(g, ind + 2, "length runs past the end of its container", path)
-        if g.skip:
-            if con.text:    # still checked, as the full decoder would refuse it
-                g.emit(ind + 1, f"{{ PyObject *t = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
-                g.emit(ind + 2, "if (!t) { if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; } goto error; }")
-                g.emit(ind + 2, "Py_DECREF(t); }")
-            g.emit(ind + 1, f"{target} = 0;")
-        elif con.text:
-            g.emit(ind + 1, f"{target} = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
-            g.emit(ind + 1, f"if (!{target}) {{ if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {{ PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; }} goto error; }}")
-        else:
-            g.emit(ind + 1, f"{target} = PyBytes_FromStringAndSize((const char *)buf + pos, {n});")
-            g.emit(ind + 1, f"if (!{target}) goto error;")
-        g.emit(ind + 1, f"pos += {n};")
-        g.emit(ind, "}")
-    elif isinstance(con, (KArray, Array)):
+
+        def take(i: int) -> None:
+            if g.skip:
+                if con.text:    # still checked, as the full decoder would refuse it
+                    g.emit(i, f"{{ PyObject *t = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
+                    g.emit(i + 1, "if (!t) { if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; } goto error; }")
+                    g.emit(i + 1, "Py_DECREF(t); }")
+                g.emit(i, f"{target} = 0;")
+            elif con.text:
+                g.emit(i, f"{target} = PyUnicode_DecodeUTF8((const char *)buf + pos, {n}, \"strict\");")
+                g.emit(i, f"if (!{target}) {{ if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {{ PyErr_Clear(); fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; fail_path = NULL; goto fail; }} goto error; }}")
+            else:
+                g.emit(i, f"{target} = PyBytes_FromStringAndSize((const char *)buf + pos, {n});")
+                g.emit(i, f"if (!{target}) goto error;")
+            g.emit(i, f"pos += {n};")
+
+        emit_sized(g, C, con, target, n, ind, end, fail=lambda i, reason: _fail(g, i, reason, path), take=take,
+                   null=f"{target} = 1;" if g.skip else None)
+    elif kind is ARRAY:
         n = g.int_var("c")
         if isinstance(con, KArray):
             _int(g, con.count, n, ind, path)
@@ -179,17 +170,19 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
         if as_tuple:
             g.emit(ind, f"{target} = PyList_AsTuple({lst}); Py_CLEAR({lst});")
             g.emit(ind, f"if (!{target}) goto error;")
-    elif isinstance(con, Prefixed):
+    elif kind is PREFIXED:
         n, sub_end = g.int_var("n"), g.int_var("e")
         _int(g, con.lengthfield, n, ind, path)
         g.emit(ind, f"{sub_end} = pos + {n};")
         g.emit(ind, f"if ({n} < 0 || {sub_end} > {end})")
         _fail(g, ind + 1, "length runs past the end of its container", path)
         _obj(g, con.subcon, target, ind, path, sub_end, make)
-    elif isinstance(con, Struct):
+    elif kind in INTEGERS:
+        raise TypeError(f"codegen_c: no C form for {type(con).__name__} at {path or 'top'}")
+    else:   # STRUCT
         fields: dict[str, tuple[str, bool]] = {}
         for sub in con.subcons:
-            if sub is Terminated or isinstance(sub, type(Terminated)):
+            if is_terminator(sub):
                 g.emit(ind, f"if (pos != {end})")
                 _fail(g, ind + 1, "bytes remain after the last field", path)
                 continue
@@ -216,8 +209,6 @@ def _obj(g: _CGen, con, target: str, ind: int, path: str, end: str, make: dict) 
             g.emit(ind, f"if (!{target}) goto error;")
             for v in names:
                 g.emit(ind, f"Py_DECREF({v}); {v} = NULL;")
-    else:
-        raise TypeError(f"codegen_c: no C form for {type(con).__name__} at {path or 'top'}")
 
 
 def _record_make(target: str, f: dict[str, str]) -> list[str]:
@@ -256,20 +247,20 @@ def _put_uvarint(g: _CGen, ind: int, value: str) -> None:
 
 
 def _put_int(g: _CGen, con, value: str, ind: int) -> None:
-    con = _unwrap(con)
+    kind, con = node_kind(con)
     if not value.isidentifier() and not value.lstrip("-").isdigit():
         # Evaluate once; a failed conversion (e.g. an int beyond int64) leaves an exception.
         t = g.int_var("t")
         g.emit(ind, f"{t} = {value};")
         g.emit(ind, "if (PyErr_Occurred()) goto error;")
         value = t
-    if isinstance(con, ZigZagVarInt):
+    if kind is ZIGZAG:
         if con.bits < 64:
             g.emit(ind, f"if ({value} < {con.min}LL || {value} > {con.max}LL) {{ PyErr_SetString(PyExc_OverflowError, \"varint out of range\"); goto error; }}")
         _put_uvarint(g, ind, f"((uint64_t)({value}) << 1) ^ (uint64_t)((int64_t)({value}) >> {con.bits - 1})")
-    elif isinstance(con, UnsignedVarInt):
+    elif kind is UVARINT:
         _put_uvarint(g, ind, value)
-    elif isinstance(con, FormatField):
+    elif kind is FIXED:
         size = struct.calcsize(con.fmtstr)
         g.emit(ind, f"if (put_be(out, (uint64_t)({value}), {size}) < 0) goto error;")
     else:
@@ -278,8 +269,8 @@ def _put_int(g: _CGen, con, value: str, ind: int) -> None:
 
 def _put_obj(g: _CGen, con, value: str, ind: int, access: dict) -> None:
     """Append ``value`` (a borrowed PyObject*) as ``con`` to the buffer ``out``."""
-    con = _unwrap(con)
-    if isinstance(con, Sized):
+    kind, con = node_kind(con)
+    if kind is SIZED:
         n = g.int_var("n")
         g.emit(ind, f"if ({value} == Py_None) {{")
         if con.nullable:
@@ -303,7 +294,7 @@ def _put_obj(g: _CGen, con, value: str, ind: int, access: dict) -> None:
             g.emit(ind + 2, "PyBuffer_Release(&v);")
             g.emit(ind + 1, "}")
         g.emit(ind, "}")
-    elif isinstance(con, (KArray, Array)):
+    elif kind is ARRAY:
         seq, i = g.obj_var("seq"), g.int_var("i")
         g.emit(ind, f"{seq} = PySequence_Fast({value}, \"expected a sequence\");")
         g.emit(ind, f"if (!{seq}) goto error;")
@@ -315,7 +306,7 @@ def _put_obj(g: _CGen, con, value: str, ind: int, access: dict) -> None:
         _put_obj(g, con.subcon, f"PySequence_Fast_GET_ITEM({seq}, {i})", ind + 1, access)
         g.emit(ind, "}")
         g.emit(ind, f"Py_CLEAR({seq});")
-    elif isinstance(con, Prefixed):
+    elif kind is PREFIXED:
         # The body goes to scratch first: its length prefix comes before it.
         g.emit(ind, "{")
         g.emit(ind + 1, "Buf *outer = out; Buf *scratch = &scratches[depth++]; scratch->len = 0; out = scratch;")
@@ -324,7 +315,9 @@ def _put_obj(g: _CGen, con, value: str, ind: int, access: dict) -> None:
         _put_int(g, con.lengthfield, "scratch->len", ind + 1)
         g.emit(ind + 1, "if (put_bytes(out, scratch->data, scratch->len) < 0) goto error;")
         g.emit(ind, "}")
-    elif isinstance(con, Struct):
+    elif kind in INTEGERS:
+        raise TypeError(f"codegen_c: no C form for {type(con).__name__}")
+    else:   # STRUCT
         exprs = access.get(id(con), {})
         named = [s for s in con.subcons if s.name]
         pair = None
@@ -351,8 +344,6 @@ def _put_obj(g: _CGen, con, value: str, ind: int, access: dict) -> None:
                 g.emit(ind, f"Py_CLEAR({obj});")
         if pair:
             g.emit(ind, f"Py_CLEAR({pair});")
-    else:
-        raise TypeError(f"codegen_c: no C form for {type(con).__name__}")
 
 
 # Where each record field comes from when encoding (C expressions on the item).
@@ -401,7 +392,7 @@ def generate() -> str:
             .replace("@WUNUSED@", "    " + " ".join(f"(void){v};" for v in wg.ints)))
 
 
-_TEMPLATE = r"""/* GENERATED by `python -m kproto.codegen_c` from kproto/schemas/records.py.
+_TEMPLATE = r"""/* GENERATED by `python -m kproto.codegen.c` from kproto/schemas/records.py.
  * Do not edit: regenerate. tests/test_codegen_c.py checks this file is current. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,5 +1,8 @@
 """Topic configuration (Kafka's LogConfig / TopicConfig), typed and validated.
 
+A neutral module: the log reads it, the broker validates CreateTopics and
+AlterConfigs with it, and the tools check names without importing the log.
+
 Every Kafka topic config is a field of ``LogConfig``; its Kafka name is the
 field name with ``_`` read as ``.`` (``segment_bytes`` is ``segment.bytes``).
 Each field carries its ConfigDef type and validator, so ``LogConfig`` is both

@@ -15,23 +15,17 @@ generation time rather than being silently mistranslated.
 
 from __future__ import annotations
 
-import itertools
 import struct
 from typing import Callable
 
-from construct import (
-    Array, Const, FormatField, Prefixed, Rebuild, Renamed, Struct, Terminated,
+from construct import FormatField, Struct
+
+from kproto.codegen.walk import (
+    ARRAY, FIXED, PREFIXED, PYTHON, SIZED, UVARINT, ZIGZAG, Writer, emit_sized, is_terminator, node_kind,
+    unwrap,
 )
-
 from kproto.errors import CorruptRecordError
-from kproto.schemas.primitives import KArray, Sized, UnsignedVarInt, ZigZagVarInt
-
-
-def _unwrap(con):
-    """Fields whose build value is derived (Rebuild, Const) parse as their subcon."""
-    while isinstance(con, (Renamed, Rebuild, Const)):
-        con = con.subcon
-    return con
+from kproto.schemas.primitives import KArray
 
 
 def header_struct(schema: Struct, upto: str | None = None) -> tuple[struct.Struct, tuple[str, ...]]:
@@ -43,7 +37,7 @@ def header_struct(schema: Struct, upto: str | None = None) -> tuple[struct.Struc
             continue
         if names and names[-1] == upto:
             break
-        inner = _unwrap(sub)
+        inner = unwrap(sub)
         if not isinstance(inner, FormatField):
             raise TypeError(f"{sub.name}: not a fixed-size field")
         fmt += inner.fmtstr.lstrip("<>=!")
@@ -61,23 +55,16 @@ for _v in range(16384):
     _UVARINT.append(bytes(_b))
 
 
-class _Gen:
+class _Gen(Writer):
     def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.ns: dict[str, object] = {"CorruptRecordError": CorruptRecordError,
-                                      "ZIGZAG1": _ZIGZAG1, "INT8": _INT8, "UVARINT": _UVARINT}
-        self.ids = itertools.count()
+        super().__init__({"CorruptRecordError": CorruptRecordError,
+                          "ZIGZAG1": _ZIGZAG1, "INT8": _INT8, "UVARINT": _UVARINT})
 
     def var(self, stem: str) -> str:
-        return f"_{stem}{next(self.ids)}"
+        return super().var("_" + stem)
 
-    def emit(self, indent: int, line: str) -> None:
-        self.lines.append("    " * indent + line)
-
-    def const(self, value: object) -> str:
-        name = self.var("k")
-        self.ns[name] = value
-        return name
+    def const(self, value: object, stem: str = "k") -> str:
+        return super().const(value, stem)
 
 
 # --- decoding ---------------------------------------------------------------
@@ -114,37 +101,24 @@ def _parse_uvarint(g: _Gen, ind: int, target: str, max_bytes: int, path: str,
 
 
 def _parse(g: _Gen, con, target: str, ind: int, path: str, end: str, make: dict) -> None:
-    con = _unwrap(con)
-    if isinstance(con, FormatField):
+    kind, con = node_kind(con, path)
+    if kind is FIXED:
         if con.fmtstr in (">b", "b"):
             g.emit(ind, f"{target} = INT8[buf[pos]]; pos += 1")
         else:
             s = struct.Struct(">" + con.fmtstr.lstrip("<>=!"))
             g.emit(ind, f"{target}, = {g.const(s.unpack_from)}(buf, pos); pos += {s.size}")
-    elif isinstance(con, ZigZagVarInt):
+    elif kind is ZIGZAG:
         _parse_uvarint(g, ind, g.var("u"), con.unsigned.max_bytes, path, zigzag_into=target)
-    elif isinstance(con, UnsignedVarInt):
+    elif kind is UVARINT:
         _parse_uvarint(g, ind, target, con.max_bytes, path)
-    elif isinstance(con, Sized):
+    elif kind is SIZED:
         n = g.var("n")
         _parse(g, con.length, n, ind, path, end, make)
-        if con.compact:
-            g.emit(ind, f"{n} -= 1")
-        g.emit(ind, f"if {n} < 0:")
-        if con.nullable:
-            g.emit(ind + 1, f"if {n} != -1:")
-            _fail(g, ind + 2, "invalid length", path)
-            g.emit(ind + 1, f"{target} = None")
-        else:
-            _fail(g, ind + 1, "invalid length", path)
-        g.emit(ind, "else:")
-        g.emit(ind + 1, f"if pos + {n} > {end}:")
-        _fail(g, ind + 2, "length runs past the end of its container", path)
-        if con.text:
-            g.emit(ind + 1, f"{target} = buf[pos:pos + {n}].decode(); pos += {n}")
-        else:
-            g.emit(ind + 1, f"{target} = buf[pos:pos + {n}]; pos += {n}")
-    elif isinstance(con, (KArray, Array)):
+        decode = ".decode()" if con.text else ""
+        emit_sized(g, PYTHON, con, target, n, ind, end, fail=lambda i, reason: _fail(g, i, reason, path),
+                   take=lambda i: g.emit(i, f"{target} = buf[pos:pos + {n}]{decode}; pos += {n}"))
+    elif kind is ARRAY:
         n = g.var("c")
         if isinstance(con, KArray):
             _parse(g, con.count, n, ind, path, end, make)
@@ -161,17 +135,17 @@ def _parse(g: _Gen, con, target: str, ind: int, path: str, end: str, make: dict)
         g.emit(ind + 1, f"{lst}.append({item})")
         wrap = make.get(id(con))
         g.emit(ind, f"{target} = {wrap.format(lst) if wrap else lst}")
-    elif isinstance(con, Prefixed):
+    elif kind is PREFIXED:
         n, sub_end = g.var("n"), g.var("e")
         _parse(g, con.lengthfield, n, ind, path, end, make)
         g.emit(ind, f"{sub_end} = pos + {n}")
         g.emit(ind, f"if {n} < 0 or {sub_end} > {end}:")
         _fail(g, ind + 1, "length runs past the end of its container", path)
         _parse(g, con.subcon, target, ind, path, sub_end, make)
-    elif isinstance(con, Struct):
+    else:   # STRUCT
         fields = {}
         for sub in con.subcons:
-            if sub is Terminated or isinstance(sub, type(Terminated)):
+            if is_terminator(sub):
                 g.emit(ind, f"if pos != {end}:")
                 _fail(g, ind + 1, "bytes remain after the last field", path)
                 continue
@@ -184,8 +158,6 @@ def _parse(g: _Gen, con, target: str, ind: int, path: str, end: str, make: dict)
         else:
             value = template.format(**fields) if template else "(" + ", ".join(fields.values()) + ",)"
             g.emit(ind, f"{target} = {value}")
-    else:
-        raise TypeError(f"codegen: no fast form for {type(con).__name__} at {path or 'top'}")
 
 
 def derive_decoder(schema, *, args: str, make: dict, namespace: dict | None = None,
@@ -205,23 +177,19 @@ def derive_decoder(schema, *, args: str, make: dict, namespace: dict | None = No
     g.emit(2, "raise CorruptRecordError(f'truncated or invalid data ({type(e).__name__})', position=pos) from None")
     g.emit(1, "return result, pos")
     g.ns["struct_error"] = struct.error
-    source = "\n".join(g.lines)
-    exec(compile(source, f"<kproto.codegen:{name}>", "exec"), g.ns)
-    fn = g.ns[name]
-    fn.__source__ = source
-    return fn
+    return g.compile(name, f"<kproto.codegen:{name}>")
 
 
 # --- encoding ---------------------------------------------------------------
 
 def _build(g: _Gen, con, value: str, ind: int, out: str, access: dict) -> None:
-    con = _unwrap(con)
-    if isinstance(con, FormatField):
+    kind, con = node_kind(con)
+    if kind is FIXED:
         s = struct.Struct(">" + con.fmtstr.lstrip("<>=!"))
         g.emit(ind, f"{out} += {g.const(s.pack)}({value})")
-    elif isinstance(con, (ZigZagVarInt, UnsignedVarInt)):
+    elif kind is ZIGZAG or kind is UVARINT:
         v = g.var("v")
-        if isinstance(con, ZigZagVarInt):
+        if kind is ZIGZAG:
             g.emit(ind, f"{v} = {value}")
             g.emit(ind, f"if not {con.min} <= {v} <= {con.max}: raise OverflowError('varint out of range')")
             g.emit(ind, f"{v} = ({v} << 1) ^ ({v} >> {con.bits - 1})")
@@ -233,7 +201,7 @@ def _build(g: _Gen, con, value: str, ind: int, out: str, access: dict) -> None:
         g.emit(ind + 1, f"while {v} >= 0x80:")
         g.emit(ind + 2, f"{out}.append(({v} & 0x7F) | 0x80); {v} >>= 7")
         g.emit(ind + 1, f"{out}.append({v})")
-    elif isinstance(con, Sized):
+    elif kind is SIZED:
         d = g.var("d")
         g.emit(ind, f"{d} = {value}")
         g.emit(ind, f"if {d} is None:")
@@ -246,7 +214,7 @@ def _build(g: _Gen, con, value: str, ind: int, out: str, access: dict) -> None:
             g.emit(ind + 1, f"{d} = {d}.encode()")
         _build(g, con.length, f"len({d}) + 1" if con.compact else f"len({d})", ind + 1, out, access)
         g.emit(ind + 1, f"{out} += {d}")
-    elif isinstance(con, (KArray, Array)):
+    elif kind is ARRAY:
         items, item, index = g.var("a"), g.var("it"), g.var("ix")
         g.emit(ind, f"{items} = {value}")
         if isinstance(con, KArray):
@@ -254,19 +222,17 @@ def _build(g: _Gen, con, value: str, ind: int, out: str, access: dict) -> None:
         g.emit(ind, f"for {index}, {item} in enumerate({items}):")
         g.index = index
         _build(g, con.subcon, item, ind + 1, out, access)
-    elif isinstance(con, Prefixed):
+    elif kind is PREFIXED:
         body = g.var("body")
         g.emit(ind, f"{body} = bytearray()")
         _build(g, con.subcon, value, ind, body, access)
         _build(g, con.lengthfield, f"len({body})", ind, out, access)
         g.emit(ind, f"{out} += {body}")
-    elif isinstance(con, Struct):
+    else:   # STRUCT
         exprs = access.get(id(con), {})
         for i, sub in enumerate(s for s in con.subcons if s.name):
             expr = exprs.get(sub.name, "{v}[%d]" % i)
             _build(g, sub, "(" + expr.format(v=value, i=getattr(g, "index", None)) + ")", ind, out, access)
-    else:
-        raise TypeError(f"codegen: no fast form for {type(con).__name__}")
 
 
 def derive_encoder(schema, *, args: str, access: dict, namespace: dict | None = None,
@@ -279,8 +245,4 @@ def derive_encoder(schema, *, args: str, access: dict, namespace: dict | None = 
     g.emit(0, f"def {name}(out, value, {args}):")
     _build(g, schema, "value", 1, "out", access)
     g.emit(1, "return out")
-    source = "\n".join(g.lines)
-    exec(compile(source, f"<kproto.codegen:{name}>", "exec"), g.ns)
-    fn = g.ns[name]
-    fn.__source__ = source
-    return fn
+    return g.compile(name, f"<kproto.codegen:{name}>")

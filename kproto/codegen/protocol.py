@@ -8,8 +8,10 @@ DescribeConfigs answer for 200 topics take a second. This module reads the
 
 The generated code handles the happy path only. Anything irregular (short
 input, a negative length, bad UTF-8, a value that does not fit, a stray key)
-raises, and the caller (``kproto.schemas.protocol``) reruns the construct
+raises ``Irregular`` (kproto.codegen.walk) and nothing else: the caller
+(``kproto.schemas.protocol``) catches only that and reruns the construct
 codec, which either raises the precise, located error or gives the answer.
+Any other exception is a bug in the generator and propagates.
 So errors always come from the schema, and tests/test_protocol_fastpath.py
 proves that both paths give equal objects and bytes on every fixture and on
 hypothesis-generated messages.
@@ -24,14 +26,19 @@ from typing import Callable
 
 from construct import Container
 
+from kproto.codegen.walk import Irregular as _Irregular
+from kproto.codegen.walk import Writer
 from kproto.schemas import message as M
 from kproto.schemas.primitives import Deferred, encode_uvarint
 
-__all__ = ["fast_parser", "fast_builder"]
+__all__ = ["fast_parser", "fast_builder", "Irregular"]
 
+Irregular = _Irregular
 
-class _Irregular(Exception):
-    """Internal: the fast path declines; the construct codec decides."""
+# What straight-line code raises on its own when the input is short or a
+# value does not fit; each generated function turns these into Irregular.
+_PARSE_ERRORS = "(IndexError, _struct_error, UnicodeDecodeError)"
+_BUILD_ERRORS = "(_struct_error, TypeError, AttributeError, ValueError, OverflowError)"
 
 
 def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
@@ -98,31 +105,57 @@ def _element(t, compact: bool) -> M.Field:
 _FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "float64": "d"}
 _SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint16": 2, "float64": 8}
 
+# A nullable struct: an int8 marker, -1 for null, then the struct.
+_NULLABLE_STRUCT_PARSE = ("{pad}if _u_int8(buf, pos)[0] < 0:\n{pad}    pos += 1\n{pad}    {var} = None\n"
+                          "{pad}else:\n{pad}    {var}, pos = {fn}(buf, pos + 1)")
+_NULLABLE_STRUCT_BUILD = ("{pad}if {var} is None:\n{pad}    out += b'\\xff'\n"
+                          "{pad}else:\n{pad}    out += b'\\x01'\n{pad}    {fn}({var}, out)")
 
-class _Gen:
-    """Writes the source of the parse and build functions of one struct tree."""
+
+def _scalar_parse(kafka: str, var: str, pad: str) -> str:
+    if kafka in _FMT:
+        return f"{pad}{var} = _u_{kafka}(buf, pos)[0]\n{pad}pos += {_SIZE[kafka]}"
+    if kafka == "bool":
+        return f"{pad}{var} = buf[pos] != 0\n{pad}pos += 1"
+    if kafka == "uuid":
+        return (f"{pad}if pos + 16 > len(buf):\n{pad}    raise _Irregular\n"
+                f"{pad}{var} = _UUID(bytes=buf[pos:pos + 16])\n{pad}pos += 16")
+    raise ValueError(kafka)
+
+
+def _scalar_build(kafka: str, var: str, pad: str) -> str:
+    if kafka in _FMT:
+        return f"{pad}out += _p_{kafka}({var})"
+    if kafka == "bool":
+        return f"{pad}out += b'\\x01' if {var} else b'\\x00'"
+    return f"{pad}out += ({var} or _ZERO_UUID).bytes"
+
+
+class _Gen(Writer):
+    """Writes the source of the parse and build functions of one struct tree
+    (``lines`` holds whole functions here)."""
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.env: dict = {
+        super().__init__({
             "Container": Container, "_Irregular": _Irregular, "_uvarint": _uvarint, "_tags": _tags,
             "_uvarint_bytes": _uvarint_bytes, "_write_tags": _write_tags, "_UUID": _uuid.UUID,
             "_ZERO_UUID": _uuid.UUID(int=0), "Deferred": Deferred, "_is_default": M._is_default,
-        }
+            "_struct_error": struct.error,
+        })
         for k, c in _FMT.items():
-            self.env[f"_u_{k}"] = struct.Struct(">" + c).unpack_from
-            self.env[f"_p_{k}"] = struct.Struct(">" + c).pack
+            self.ns[f"_u_{k}"] = struct.Struct(">" + c).unpack_from
+            self.ns[f"_p_{k}"] = struct.Struct(">" + c).pack
         self._done: dict[tuple, str] = {}
-        self._n = 0
 
     def name(self, prefix: str) -> str:
-        self._n += 1
-        return f"{prefix}{self._n}"
+        return self.var(prefix)
 
-    def const(self, value) -> str:
-        n = self.name("_k")
-        self.env[n] = value
-        return n
+    def function(self, signature: str, body: list[str], errors: str) -> None:
+        """One generated function; the exceptions in ``errors`` become Irregular
+        (a try costs nothing until something is raised)."""
+        inner = "\n".join("    " + line for line in "\n".join(body).split("\n"))
+        self.lines.append(f"def {signature}:\n    try:\n{inner}\n    except {errors} as e:\n"
+                          f"        raise _Irregular from e\n")
 
     # -- parse ------------------------------------------------------------------
 
@@ -156,7 +189,7 @@ class _Gen:
         if flexible:
             body.append("    if raw:\n        out['_unknown'] = raw")
         body.append("    return out, pos")
-        self.lines.append(f"def {fn}(buf, pos):\n" + "\n".join(body) + "\n")
+        self.function(f"{fn}(buf, pos)", body, _PARSE_ERRORS)
         return fn
 
     def _tag_parser(self, fn: str, f: M.Field, version: int, flexible: bool) -> None:
@@ -164,7 +197,7 @@ class _Gen:
         self.parse_value(body, "v", f, version, flexible, 1)
         body.append("    if pos != len(buf):\n        raise _Irregular")
         body.append("    return v")
-        self.lines.append(f"def {fn}(buf):\n" + "\n".join(body) + "\n")
+        self.function(f"{fn}(buf)", body, _PARSE_ERRORS)
 
     def default(self, f: M.Field) -> tuple[str, bool]:
         """(expression, fresh): a literal for an immutable default, else a call
@@ -206,22 +239,11 @@ class _Gen:
             return
         if isinstance(t, M.Struct):
             fn = self.parse_struct(t, version, flexible)
-            if nullable:
-                body.append(f"{pad}if _u_int8(buf, pos)[0] < 0:\n{pad}    pos += 1\n{pad}    {var} = None")
-                body.append(f"{pad}else:\n{pad}    {var}, pos = {fn}(buf, pos + 1)")
-            else:
-                body.append(f"{pad}{var}, pos = {fn}(buf, pos)")
+            body.append(_NULLABLE_STRUCT_PARSE.format(pad=pad, var=var, fn=fn) if nullable
+                        else f"{pad}{var}, pos = {fn}(buf, pos)")
             return
         if isinstance(t, M.Scalar):
-            if t.kafka in _FMT:
-                body.append(f"{pad}{var} = _u_{t.kafka}(buf, pos)[0]\n{pad}pos += {_SIZE[t.kafka]}")
-            elif t.kafka == "bool":
-                body.append(f"{pad}{var} = buf[pos] != 0\n{pad}pos += 1")
-            elif t.kafka == "uuid":
-                body.append(f"{pad}if pos + 16 > len(buf):\n{pad}    raise _Irregular")
-                body.append(f"{pad}{var} = _UUID(bytes=buf[pos:pos + 16])\n{pad}pos += 16")
-            else:
-                raise ValueError(t.kafka)
+            body.append(_scalar_parse(t.kafka, var, pad))
             return
         # Sized: string / bytes / records
         if compact:
@@ -285,14 +307,14 @@ class _Gen:
                 body.append(f"    v = obj[{f.name!r}] if {f.name!r} in obj else {d}()")
                 body.append(f"    if not _is_default(v, {d}()):\n        raw[{f.tag}] = {sub}(v)")
             body.append("    _write_tags(out, raw)")
-        self.lines.append(f"def {fn}(obj, out):\n" + "\n".join(body) + "\n")
+        self.function(f"{fn}(obj, out)", body, _BUILD_ERRORS)
         return fn
 
     def _tag_builder(self, fn: str, f: M.Field, version: int, flexible: bool) -> None:
         body = ["    out = bytearray()"]
         self.build_value(body, "v", f, version, flexible, 1)
         body.append("    return bytes(out)")
-        self.lines.append(f"def {fn}(v):\n" + "\n".join(body) + "\n")
+        self.function(f"{fn}(v)", body, _BUILD_ERRORS)
 
     def build_value(self, body: list[str], var: str, f: M.Field, version: int, flexible: bool,
                     depth: int) -> None:
@@ -320,19 +342,11 @@ class _Gen:
             return
         if isinstance(t, M.Struct):
             fn = self.build_struct(t, version, flexible)
-            if nullable:
-                body.append(f"{pad}if {var} is None:\n{pad}    out += b'\\xff'")
-                body.append(f"{pad}else:\n{pad}    out += b'\\x01'\n{pad}    {fn}({var}, out)")
-            else:
-                body.append(f"{pad}{fn}({var}, out)")
+            body.append(_NULLABLE_STRUCT_BUILD.format(pad=pad, var=var, fn=fn) if nullable
+                        else f"{pad}{fn}({var}, out)")
             return
         if isinstance(t, M.Scalar):
-            if t.kafka in _FMT:
-                body.append(f"{pad}out += _p_{t.kafka}({var})")
-            elif t.kafka == "bool":
-                body.append(f"{pad}out += b'\\x01' if {var} else b'\\x00'")
-            else:
-                body.append(f"{pad}out += ({var} or _ZERO_UUID).bytes")
+            body.append(_scalar_build(t.kafka, var, pad))
             return
         if compact:
             null, prefix = "b'\\x00'", "_uvarint_bytes({} + 1)"
@@ -367,15 +381,15 @@ def _compiled(spec: M.Struct, version: int, flexible: bool) -> tuple[Callable, C
     parse = gen.parse_struct(spec, version, flexible)
     build = gen.build_struct(spec, version, flexible)
     code = "\n".join(gen.lines)
-    exec(compile(code, f"<kproto.fastpath {spec.name} v{version}>", "exec"), gen.env)
-    return gen.env[parse], gen.env[build]
+    exec(compile(code, f"<kproto.codegen.protocol {spec.name} v{version}>", "exec"), gen.ns)
+    return gen.ns[parse], gen.ns[build]
 
 
 def fast_parser(spec: M.Struct, version: int, flexible: bool) -> Callable[[bytes, int], tuple[Container, int]]:
-    """``parse(buf, pos) -> (value, end)``; raises on anything irregular."""
+    """``parse(buf, pos) -> (value, end)``; ``Irregular`` on anything irregular."""
     return _compiled(spec, version, flexible)[0]
 
 
 def fast_builder(spec: M.Struct, version: int, flexible: bool) -> Callable[[object, bytearray], None]:
-    """``build(obj, out)`` appends the encoding to ``out``; raises on anything irregular."""
+    """``build(obj, out)`` appends the encoding to ``out``; ``Irregular`` on anything irregular."""
     return _compiled(spec, version, flexible)[1]
