@@ -171,3 +171,25 @@ def test_tls_context_from_pem_text_and_files(tmp_path):
     with pytest.raises(InvalidConfigError, match="cannot load the TLS key") as e:
         server_ssl_context(ListenerSettings(bad, "SSL"), "SSL")
     assert "BEGIN" not in str(e.value)
+
+
+@pytest.mark.parametrize("configs,message", [
+    (["listeners=SSL://127.0.0.1:0"], "listener SSL uses TLS but has no key: set ssl.keystore.location"),
+    (["listeners=SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms=PLAIN"],
+     "listener SASL_PLAINTEXT enables PLAIN but has no users"),
+    (["listeners=SASL_PLAINTEXT://127.0.0.1:0", 'sasl.jaas.config=M required user_a="topsecret"'],
+     "Invalid value for configuration sasl.jaas.config: the line must end with ';'"),
+    (["listeners=SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms=GSSAPI"], "Invalid value GSSAPI"),
+    (["listeners=CLIENT://127.0.0.1:0"], "No security protocol defined for listener CLIENT"),
+])
+def test_serve_refuses_bad_security_config_in_one_line(tmp_path, configs, message):
+    import subprocess
+
+    from tests import components
+    cmd = [str(components.VENV_BIN / "kproto"), "serve", "--data-dir", str(tmp_path / "d")]
+    for c in configs:
+        cmd += ["--config", c]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("kproto: error: ") and message in r.stderr
+    assert "topsecret" not in r.stderr
