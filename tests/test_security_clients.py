@@ -393,3 +393,24 @@ def test_partial_authorization_in_one_request(cluster):
                                                                 {"name": None, "topic_id": uuid.UUID(int=7)}],
                                                      "timeout_ms": 5000}, version=6)
         assert sorted(t.error_code for t in r.responses) == [29, 100]
+
+
+def test_authorized_operations_kip_430(cluster):
+    """include_*_authorized_operations: the operations the principal may do on the
+    resource (confluent-kafka's describe_topics/describe_cluster), alice: READ and
+    WRITE (hence DESCRIBE) on sec-a, nothing on the cluster."""
+    from confluent_kafka import TopicCollection
+    admin = AdminClient(sasl_ssl(cluster))
+    desc = admin.describe_topics(TopicCollection(["sec-a"]), include_authorized_operations=True)["sec-a"].result(20)
+    assert sorted(op.name for op in desc.authorized_operations) == ["DESCRIBE", "READ", "WRITE"]
+    c = admin.describe_cluster(include_authorized_operations=True).result(20)
+    assert not c.authorized_operations
+    superuser = AdminClient({"bootstrap.servers": cluster.bootstrap("PLAINTEXT")})
+    c = superuser.describe_cluster(include_authorized_operations=True).result(20)
+    assert sorted(op.name for op in c.authorized_operations) == sorted(
+        ["ALTER", "ALTER_CONFIGS", "CLUSTER_ACTION", "CREATE", "DESCRIBE", "DESCRIBE_CONFIGS", "IDEMPOTENT_WRITE"])
+    groups = admin.describe_consumer_groups(["g-sec-a", "not-allowed"], include_authorized_operations=True)
+    assert sorted(op.name for op in groups["g-sec-a"].result(20).authorized_operations) == ["DESCRIBE", "READ"]
+    with pytest.raises(Exception) as e:
+        groups["not-allowed"].result(20)
+    assert "GROUP_AUTHORIZATION_FAILED" in str(e.value)

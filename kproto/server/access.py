@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
-from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
+from kproto.security.acl import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation as O, ResourceType as R
 from kproto.server.handlers.metadata import ZERO_UUID
 
 T_DENIED, G_DENIED, C_DENIED, TXN_DENIED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,
@@ -30,7 +30,7 @@ T_DENIED, G_DENIED, C_DENIED, TXN_DENIED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED
                                             ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
 
 SELF_CHECKED = frozenset({P.api_versions.API.key, P.sasl_handshake.API.key, P.sasl_authenticate.API.key,
-                          P.describe_cluster.API.key, P.create_acls.API.key, P.describe_acls.API.key,
+                          P.create_acls.API.key, P.describe_acls.API.key,
                           P.delete_acls.API.key, P.describe_user_scram_credentials.API.key,
                           P.alter_user_scram_credentials.API.key})
 
@@ -108,6 +108,11 @@ DESCRIBE_CONFIGS = _configs("resources", "results", O.DESCRIBE_CONFIGS, {"config
 ALTER_CONFIGS = _configs("resources", "responses", O.ALTER_CONFIGS, {})
 
 
+def _bitfield(ops) -> int:
+    """Kafka's Utils.to32BitField: bit ``code`` set for each operation."""
+    return sum(1 << op for op in ops)
+
+
 class Access:
     """The checks for one request, given ``allowed(op, type, name)`` and ``allowed_any``."""
 
@@ -116,6 +121,10 @@ class Access:
 
     def ok(self, op: O, rtype: R, name: str, log_denied: bool = True) -> bool:
         return self.sec.allowed(op, rtype, name, log_denied=log_denied)
+
+    def operations(self, rtype: R, name: str) -> int:
+        """``*_authorized_operations``: the supported operations the principal may do (KIP-430)."""
+        return _bitfield(op for op in SUPPORTED_OPERATIONS[rtype] if self.ok(op, rtype, name, False))
 
     def split(self, body, rule: PerEntry) -> list:
         """Take the denied entries out of ``body``; -> them."""
@@ -210,6 +219,12 @@ async def _metadata(a: Access, broker, header, body, handler):
     response = await handler(broker, header, body)
     if not explicit:
         response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"], False)]
+    if body.get("include_topic_authorized_operations"):
+        for t in response["topics"]:
+            if not t["error_code"]:
+                t["topic_authorized_operations"] = a.operations(R.TOPIC, t["name"])
+    if body.get("include_cluster_authorized_operations"):
+        response["cluster_authorized_operations"] = a.operations(R.CLUSTER, CLUSTER_NAME)
     response["topics"] = list(response["topics"]) + [
         {"error_code": T_DENIED, "name": t.name, "topic_id": t.get("topic_id") or ZERO_UUID, "is_internal": False,
          "partitions": []} for t in denied]
@@ -262,6 +277,25 @@ async def _find_coordinator(a: Access, broker, header, body, handler):
     return response
 
 
+async def _describe_cluster(a: Access, broker, header, body, handler):
+    """Kafka checks nothing here but answers the principal's cluster operations when asked."""
+    response = await handler(broker, header, body)
+    if body.include_cluster_authorized_operations:
+        response["cluster_authorized_operations"] = a.operations(R.CLUSTER, CLUSTER_NAME)
+    return response
+
+
+async def _describe_groups(a: Access, broker, header, body, handler):
+    denied = a.split(body, DESCRIBE_GROUPS)
+    response = await handler(broker, header, body) if body.groups or not denied else {"groups": []}
+    if body.get("include_authorized_operations"):
+        for g in response["groups"]:
+            if not g["error_code"]:
+                g["authorized_operations"] = a.operations(R.GROUP, g["group_id"])
+    a.merge(response, DESCRIBE_GROUPS, denied)
+    return response
+
+
 async def _list_groups(a: Access, broker, header, body, handler):
     response = await handler(broker, header, body)
     if not a.ok(O.DESCRIBE, R.CLUSTER, CLUSTER_NAME, False):
@@ -284,13 +318,14 @@ async def _init_producer_id(a: Access, broker, header, body, handler):
 
 SIMPLE = {P.fetch.API.key: FETCH, P.list_offsets.API.key: LIST_OFFSETS, P.create_topics.API.key: CREATE_TOPICS,
           P.create_partitions.API.key: CREATE_PARTITIONS,
-          P.describe_groups.API.key: DESCRIBE_GROUPS, P.delete_groups.API.key: DELETE_GROUPS,
+          P.delete_groups.API.key: DELETE_GROUPS,
           P.describe_configs.API.key: DESCRIBE_CONFIGS, P.alter_configs.API.key: ALTER_CONFIGS,
           P.incremental_alter_configs.API.key: ALTER_CONFIGS}
 SPECIAL = {
     P.produce.API.key: _produce, P.metadata.API.key: _metadata, P.delete_topics.API.key: _delete_topics, P.offset_commit.API.key: _offset_commit,
     P.offset_fetch.API.key: _offset_fetch, P.find_coordinator.API.key: _find_coordinator,
-    P.list_groups.API.key: _list_groups, P.init_producer_id.API.key: _init_producer_id,
+    P.list_groups.API.key: _list_groups, P.describe_cluster.API.key: _describe_cluster,
+    P.describe_groups.API.key: _describe_groups, P.init_producer_id.API.key: _init_producer_id,
     P.join_group.API.key: _group_whole(lambda b, e: {"error_code": e, "generation_id": -1, "protocol_name": "",
                                                      "leader": "", "member_id": "", "members": []}),
     P.sync_group.API.key: _group_whole(lambda b, e: {"error_code": e, "assignment": b""}),
