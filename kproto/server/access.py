@@ -316,102 +316,15 @@ async def _init_producer_id(a: Access, broker, header, body, handler):
     return await handler(broker, header, body)
 
 
-# -- transactions (KafkaApis.handle{AddPartitionsToTxn,AddOffsetsToTxn,EndTxn,TxnOffsetCommit,...}) --
-
-TXN_OFFSET_COMMIT_TOPICS = PerEntry("topics", _topic_name, R.TOPIC, O.READ, "topics", OFFSET_COMMIT_TOPICS.denied)
-DESCRIBE_PRODUCERS = PerEntry("topics", _topic_name, R.TOPIC, O.READ, "topics",
-                              lambda e, err: {"name": e.name, "partitions": _partitions(
-                                  "partition_indexes", "", "partition_index", error_message=None,
-                                  active_producers=[])(e, err)})
-DESCRIBE_TRANSACTIONS = PerEntry("transactional_ids", lambda e: e, R.TRANSACTIONAL_ID, O.DESCRIBE,
-                                 "transaction_states",
-                                 lambda e, err: {"error_code": err, "transactional_id": e, "transaction_state": "",
-                                                 "transaction_timeout_ms": 0, "transaction_start_time_ms": -1,
-                                                 "producer_id": -1, "producer_epoch": -1, "topics": []},
-                                 error=TXN_DENIED)
-OPERATION_NOT_ATTEMPTED = ErrorCode.OPERATION_NOT_ATTEMPTED
-
-
-def _txn_topics_result(topics, error_of) -> list[dict]:
-    return [{"name": t.name, "results_by_partition": [
-        {"partition_index": p, "partition_error_code": error_of(t)} for p in t.partitions]} for t in topics]
-
-
-async def _add_partitions_to_txn(a: Access, broker, header, body, handler):
-    """v0-3 (clients): WRITE on the transactional id, else every partition
-    TRANSACTIONAL_ID_AUTHORIZATION_FAILED; WRITE on each topic, else that topic
-    TOPIC_AUTHORIZATION_FAILED and the others OPERATION_NOT_ATTEMPTED. v4+ (brokers'
-    verification): CLUSTER_ACTION on the cluster."""
-    if header.request_api_version >= 4:
-        if not a.ok(O.CLUSTER_ACTION, R.CLUSTER, CLUSTER_NAME):
-            return {"error_code": C_DENIED, "results_by_transaction": []}
-        return await handler(broker, header, body)
-    topics = body.v3_and_below_topics
-    if not a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.v3_and_below_transactional_id):
-        return {"results_by_topic_v3_and_below": _txn_topics_result(topics, lambda t: TXN_DENIED)}
-    denied = {t.name for t in topics if not a.ok(O.WRITE, R.TOPIC, t.name)}
-    if denied:
-        return {"results_by_topic_v3_and_below": _txn_topics_result(
-            topics, lambda t: T_DENIED if t.name in denied else OPERATION_NOT_ATTEMPTED)}
-    return await handler(broker, header, body)
-
-
-async def _add_offsets_to_txn(a: Access, broker, header, body, handler):
-    if not a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.transactional_id):
-        return {"error_code": TXN_DENIED}
-    if not a.ok(O.READ, R.GROUP, body.group_id):
-        return {"error_code": G_DENIED}
-    return await handler(broker, header, body)
-
-
-async def _end_txn(a: Access, broker, header, body, handler):
-    if not a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.transactional_id):
-        return {"error_code": TXN_DENIED, "producer_id": -1, "producer_epoch": -1}
-    return await handler(broker, header, body)
-
-
-async def _txn_offset_commit(a: Access, broker, header, body, handler):
-    whole = (TXN_DENIED if not a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.transactional_id) else
-             G_DENIED if not a.ok(O.READ, R.GROUP, body.group_id) else None)
-    if whole is not None:
-        response = {"topics": []}
-        a.merge(response, TXN_OFFSET_COMMIT_TOPICS, list(body.topics), whole)
-        return response
-    denied = a.split(body, TXN_OFFSET_COMMIT_TOPICS)
-    response = await handler(broker, header, body) if body.topics or not denied else {"topics": []}
-    a.merge(response, TXN_OFFSET_COMMIT_TOPICS, denied)
-    return response
-
-
-async def _write_txn_markers(a: Access, broker, header, body, handler):
-    """Broker to broker: CLUSTER_ACTION on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED."""
-    if a.ok(O.CLUSTER_ACTION, R.CLUSTER, CLUSTER_NAME):
-        return await handler(broker, header, body)
-    return {"markers": [{"producer_id": m.producer_id, "topics": [
-        {"name": t.name, "partitions": [{"partition_index": p, "error_code": C_DENIED} for p in t.partition_indexes]}
-        for t in m.topics]} for m in body.markers]}
-
-
-async def _list_transactions(a: Access, broker, header, body, handler):
-    response = await handler(broker, header, body)
-    response["transaction_states"] = [t for t in response["transaction_states"]
-                                      if a.ok(O.DESCRIBE, R.TRANSACTIONAL_ID, t["transactional_id"], False)]
-    return response
-
-
 SIMPLE = {P.fetch.API.key: FETCH, P.list_offsets.API.key: LIST_OFFSETS, P.create_topics.API.key: CREATE_TOPICS,
           P.create_partitions.API.key: CREATE_PARTITIONS,
-          P.delete_groups.API.key: DELETE_GROUPS, P.describe_producers.API.key: DESCRIBE_PRODUCERS,
-          P.describe_transactions.API.key: DESCRIBE_TRANSACTIONS,
+          P.delete_groups.API.key: DELETE_GROUPS,
           P.describe_configs.API.key: DESCRIBE_CONFIGS, P.alter_configs.API.key: ALTER_CONFIGS,
           P.incremental_alter_configs.API.key: ALTER_CONFIGS}
 SPECIAL = {
     P.produce.API.key: _produce, P.metadata.API.key: _metadata, P.delete_topics.API.key: _delete_topics, P.offset_commit.API.key: _offset_commit,
     P.offset_fetch.API.key: _offset_fetch, P.find_coordinator.API.key: _find_coordinator,
     P.list_groups.API.key: _list_groups, P.describe_cluster.API.key: _describe_cluster,
-    P.add_partitions_to_txn.API.key: _add_partitions_to_txn, P.add_offsets_to_txn.API.key: _add_offsets_to_txn,
-    P.end_txn.API.key: _end_txn, P.txn_offset_commit.API.key: _txn_offset_commit,
-    P.write_txn_markers.API.key: _write_txn_markers, P.list_transactions.API.key: _list_transactions,
     P.describe_groups.API.key: _describe_groups, P.init_producer_id.API.key: _init_producer_id,
     P.join_group.API.key: _group_whole(lambda b, e: {"error_code": e, "generation_id": -1, "protocol_name": "",
                                                      "leader": "", "member_id": "", "members": []}),
