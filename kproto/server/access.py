@@ -324,11 +324,11 @@ SIMPLE = {P.fetch.API.key: FETCH, P.list_offsets.API.key: LIST_OFFSETS, P.create
 SPECIAL = {
     P.produce.API.key: _produce, P.metadata.API.key: _metadata, P.delete_topics.API.key: _delete_topics, P.offset_commit.API.key: _offset_commit,
     P.offset_fetch.API.key: _offset_fetch, P.find_coordinator.API.key: _find_coordinator,
-    P.list_groups.API.key: _list_groups, P.describe_cluster.API.key: _describe_cluster,
-    P.describe_groups.API.key: _describe_groups, P.init_producer_id.API.key: _init_producer_id,
+    P.list_groups.API.key: _list_groups, P.init_producer_id.API.key: _init_producer_id,
     P.join_group.API.key: _group_whole(lambda b, e: {"error_code": e, "generation_id": -1, "protocol_name": "",
                                                      "leader": "", "member_id": "", "members": []}),
     P.sync_group.API.key: _group_whole(lambda b, e: {"error_code": e, "assignment": b""}),
     P.heartbeat.API.key: _group_whole(lambda b, e: {"error_code": e}),
     P.leave_group.API.key: _group_whole(lambda b, e: {"error_code": e, "members": []}),
+    P.describe_cluster.API.key: _describe_cluster, P.describe_groups.API.key: _describe_groups,
 }
