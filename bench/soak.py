@@ -3,21 +3,25 @@
     .venv/bin/python bench/soak.py [--kill-trials 100] [--frames 100000] [--fuzz 1000000]
                                    [--churn-seconds 300] [--out figures.json] [--seed N]
 
-Four parts, each sized by its option (0 skips it), run one after the other:
+Four parts, each sized by its option (0 skips it), run one after the other
+(figures written after each):
 
 kill    kill -9 mid-produce: an idempotent confluent-kafka producer (acks=all)
         writes numbered records to 3 partitions while the broker is killed and
         restarted ``--kill-trials`` times, once with the default flush and once
         with log.flush.interval.messages=1; then every record is read back.
         Figures: acknowledged records lost, duplicates, restarts that failed.
-frames  mutated and random request frames (from tests/fixtures/protocol: bit
+frames  mutated and random request frames (the corpus's request frames: bit
         flips, truncations, length-field edits, spliced and random bytes), each
         followed by an ApiVersions probe on the same connection.
         Figures: broker crashes, wedged connections (neither an answer nor a
         close within 5 s, for APIs that never park a request), peak RSS.
 fuzz    every record and protocol decoder over mutations of every fixture in
-        tests/fixtures, plus compression bombs for each codec, in this process.
-        Figures: exceptions that are not kproto's, slowest input, peak RSS.
+        the conformance corpus (kproto/conformance/corpus), plus compression
+        bombs for each codec, in this process. Figures: exceptions that are not
+        kproto's, slowest input, peak RSS (this process's lifetime maximum: run
+        the part alone, --kill-trials 0 --frames 0 --churn-seconds 0, for the
+        decoders' own figure).
 churn   a consumer group of member processes, one killed (SIGKILL) and one
         started every few seconds, while a producer writes.
         Figures: records never consumed, committed offsets going backwards.
@@ -50,7 +54,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-FIXTURES = ROOT / "tests" / "fixtures"
+from kproto.conformance import PROTOCOL_DIR, RECORDS_DIR  # noqa: E402  (the fixture corpus)
 KPROTO = str(Path(sys.executable).parent / "kproto")
 QUEUED_MAX = 64 << 20       # queued.max.request.bytes of the brokers started here
 PARKING_APIS = {0, 1, 11, 14}       # Produce (acks wait), Fetch, JoinGroup, SyncGroup may wait on purpose
@@ -63,7 +67,10 @@ def free_port() -> int:
 
 
 class Broker:
-    """`kproto serve` in its own process group, restartable on the same port and data."""
+    """`kproto serve` in its own process group, restartable on the same port and data.
+    Every one started is stopped when the run ends (``Broker.stop_all``), whatever broke."""
+
+    started: list["Broker"] = []
 
     def __init__(self, data: Path, *configs: str) -> None:
         self.data, self.port = data, free_port()
@@ -83,6 +90,7 @@ class Broker:
             cmd += ["--config", c]
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        Broker.started.append(self)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -111,6 +119,12 @@ class Broker:
 
     def stop(self) -> None:
         self.kill(signal.SIGTERM)
+
+    @classmethod
+    def stop_all(cls) -> None:
+        for broker in cls.started:
+            broker.kill()
+        cls.started.clear()
 
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
@@ -198,9 +212,11 @@ def _kill_mode(work: Path, trials: int, configs: tuple, rng: random.Random) -> d
 
 def seed_frames() -> list[tuple[int, bytes]]:
     out = []
-    for f in sorted((FIXTURES / "protocol").glob("*_request_*.bin")):
+    for f in sorted(PROTOCOL_DIR.glob("*_request_*.bin")):
         meta = json.loads(f.with_suffix(".json").read_text())
         out.append((meta["api_key"], f.read_bytes()))
+    if not out:
+        raise SystemExit(f"no request frames in {PROTOCOL_DIR}")
     return out
 
 
@@ -392,16 +408,18 @@ def _fuzz_targets() -> list:
         P.parse_group_value("g", data)
 
     out = []
-    for f in sorted((FIXTURES / "records").glob("*.bin")):
+    for f in sorted(RECORDS_DIR.glob("*.bin")):
         data = f.read_bytes()
         out += [(f"records:{f.name}", records, data), (f"append:{f.name}", append, data)]
-    for f in sorted((FIXTURES / "protocol").glob("*.bin")):
+    for f in sorted(PROTOCOL_DIR.glob("*.bin")):
         meta = json.loads(f.with_suffix(".json").read_text())
         if meta["direction"] == "request":
             fn = lambda d: protocol.decode_request(d, allow_trailing=True)
         else:
             fn = lambda d, k=meta["api_key"], v=meta["api_version"]: protocol.decode_response(k, v, d)
         out.append((f"protocol:{f.name}", fn, f.read_bytes()))
+    if len(out) < 100:
+        raise SystemExit(f"only {len(out)} fixtures found under {RECORDS_DIR.parent}")
     commit = P.offset_commit_key("g", "t", 0) + P.offset_commit_value(OffsetAndMetadata(5, 1, "m", 9))
     out.append(("consumer_offsets", consumer_offsets, commit))
     out.append(("append:built", append, build_record_batch([NewRecord(b"k", b"v" * 50, [("h", b"x")])] * 5)))
@@ -477,38 +495,44 @@ def group_churn(work: Path, seconds: float, rng: random.Random, members: int = 3
     report = lambda err, msg: acked.add(int(msg.value())) if err is None else None
     for _ in range(members):
         spawn()
-    backwards, killed, last = 0, 0, {}
-    i, end = 0, time.monotonic() + seconds
-    next_kill = time.monotonic() + 3
-    with BrokerClient(broker.bootstrap) as client:
-        admin = Admin(client)
-        while time.monotonic() < end:
-            for _ in range(50):
-                p.produce("churn", value=b"%d" % i, partition=i % 6, on_delivery=report)
-                i += 1
-            p.poll(0.1)
-            backwards += _check_commits(admin, last)
-            if time.monotonic() > next_kill:
-                victim = rng.choice([q for q in procs if q.poll() is None])
-                os.killpg(victim.pid, signal.SIGKILL)
-                victim.wait()
-                killed += 1
-                spawn()
-                next_kill = time.monotonic() + rng.uniform(2, 5)
-        p.flush(30)
-        # drain: the survivors commit up to the end
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            backwards += _check_commits(admin, last)
-            if acked <= _consumed_set(work):
-                break
-            time.sleep(0.5)
-        admin.close()
-    for q in procs:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(q.pid, signal.SIGKILL)
-        q.wait()
-    broker.stop()
+    backwards, killed, last, i = 0, 0, {}, 0
+    try:
+        i, end = 0, time.monotonic() + seconds
+        next_kill = time.monotonic() + 3
+        with BrokerClient(broker.bootstrap) as client:
+            admin = Admin(client)
+            while time.monotonic() < end:
+                for _ in range(50):         # ~500 records/s: a steady load, not a flood
+                    try:
+                        p.produce("churn", value=b"%d" % i, partition=i % 6, on_delivery=report)
+                        i += 1
+                    except BufferError:
+                        break
+                p.poll(0)
+                time.sleep(0.1)
+                backwards += _check_commits(admin, last)
+                if time.monotonic() > next_kill:
+                    victim = rng.choice([q for q in procs if q.poll() is None])
+                    os.killpg(victim.pid, signal.SIGKILL)
+                    victim.wait()
+                    killed += 1
+                    spawn()
+                    next_kill = time.monotonic() + rng.uniform(2, 5)
+            p.flush(30)
+            # drain: the survivors commit up to the end
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                backwards += _check_commits(admin, last)
+                if acked <= _consumed_set(work):
+                    break
+                time.sleep(0.5)
+            admin.close()
+    finally:        # members and broker never outlive the part, whatever broke
+        for q in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(q.pid, signal.SIGKILL)
+            q.wait()
+        broker.stop()
     never = acked - _consumed_set(work)
     return {"seconds": seconds, "members_killed": killed, "produced": i, "acknowledged": len(acked),
             "never_consumed": len(never), "commits_backwards": backwards}
@@ -547,19 +571,23 @@ def run(args: argparse.Namespace) -> dict:
     figures: dict = {"seed": args.seed, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     t0 = time.monotonic()
     try:
-        parts = [("fuzz", args.fuzz, lambda: fuzz_decoders(args.fuzz, rng)),
+        parts = [("kill", args.kill_trials, lambda: kill_trials(work / "kill", args.kill_trials, rng)),
                  ("frames", args.frames, lambda: frame_trials(work / "frames", args.frames, rng)),
-                 ("kill", args.kill_trials, lambda: kill_trials(work / "kill", args.kill_trials, rng)),
-                 ("churn", args.churn_seconds, lambda: group_churn(work / "churn", args.churn_seconds, rng))]
+                 ("churn", args.churn_seconds, lambda: group_churn(work / "churn", args.churn_seconds, rng)),
+                 ("fuzz", args.fuzz, lambda: fuzz_decoders(args.fuzz, rng))]
         for name, size, part in parts:
             if not size:
                 continue
             started = time.monotonic()
-            figures[name] = part()
+            try:
+                figures[name] = part()
+            except Exception as e:      # a part that breaks is a figure too; the others still run
+                figures[name] = {"error": f"{type(e).__name__}: {e}"}
             figures[name]["elapsed_s"] = round(time.monotonic() - started, 1)
             _save(args.out, figures)
             print(f"{name}: {json.dumps(figures[name])}", flush=True)
     finally:
+        Broker.stop_all()
         figures["elapsed_s"] = round(time.monotonic() - t0, 1)
         _save(args.out, figures)
         if not args.keep:

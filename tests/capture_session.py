@@ -251,7 +251,7 @@ def _aiokafka(bs: str, sent: dict) -> None:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
     async def run() -> None:
-        p = AIOKafkaProducer(bootstrap_servers=bs, compression_type="lz4", linger_ms=5)
+        p = AIOKafkaProducer(bootstrap_servers=bs, client_id="aiokafka-producer-1", compression_type="lz4", linger_ms=5)
         await p.start()
         sent["aio"] = _records("aio", 20)
         try:

@@ -223,7 +223,7 @@ def test_record_errors_name_each_rejected_record(broker):
         f"RecordError(batchIndex=3, message='{text}')]")
     # a real producer sees the partition's error on each record of the batch
     errors = []
-    p = Producer({"bootstrap.servers": broker, "acks": "all", "retries": 0, "linger.ms": 50})
+    p = Producer({"bootstrap.servers": broker, "acks": "all", "retries": 0, "linger.ms": 1000})  # one batch
     p.produce("compacted", key=b"k", value=b"v", on_delivery=lambda err, msg: errors.append(err))
     p.produce("compacted", value=b"keyless", on_delivery=lambda err, msg: errors.append(err))
     p.flush(20)

@@ -367,11 +367,12 @@ def test_kraft_snapshot_header_and_refused_kinds(tmp_path):
     code, out, _ = run("--files", str(snap))
     assert out.splitlines()[:2] == [f"Dumping {snap}", "Snapshot end offset: 100, epoch: 2"]
     assert code == 0
-    producer = write(tmp_path, b"\x00\x01", f"{'0' * 20}.snapshot")
+    producer = write(tmp_path, b"\x00\x01", f"{'0' * 20}.snapshot")     # a producer snapshot cut short
     code, out, err = run("--files", str(producer))
     assert out == f"Dumping {producer}\n"
-    assert err == f"kproto: error: {producer}: kproto does not decode .snapshot files yet\n"
-    assert code == 1
+    assert err == (f"kproto: error: {producer} @ byte 2: Snapshot failed schema validation: "
+                   "the header is cut short\n")
+    assert code == 4
 
 
 @pytest.mark.slow

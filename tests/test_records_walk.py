@@ -2,7 +2,6 @@
 schema as the decoder) accepts exactly what records() accepts, fails at the
 same byte, and reports what records() would show."""
 
-import os
 import struct
 
 import pytest
@@ -10,11 +9,12 @@ from crc32c import crc32c
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kproto import accel
 from kproto.compression import CompressionType
 from kproto.errors import CorruptRecordError, DecodeError
 from kproto.records import NewRecord, RecordsWalk, build_record_batch, iter_batches
 
-if os.environ.get("KPROTO_NO_EXTENSIONS"):
+if accel.DISABLED:    # the one reading of KPROTO_NO_EXTENSIONS
     pytest.skip("the walk is the C accelerator's", allow_module_level=True)
 
 record_st = st.builds(

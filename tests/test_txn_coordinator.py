@@ -314,3 +314,21 @@ def test_a_reloaded_producer_continues_where_it_was(committed):
     nxt = restarted.init(pid=pid, epoch=epoch)
     assert (nxt.error_code, nxt.producer_id, nxt.producer_epoch) == (
         (E.NONE, pid, epoch + 1) if committed else (E.CONCURRENT_TRANSACTIONS, -1, -1))
+
+
+def test_verify_only_says_which_partitions_are_in_the_transaction():
+    """handleVerifyPartitionsInTransaction (AddPartitionsToTxn v4+, KIP-890): no state change."""
+    h = Harness()
+    pid, epoch = begin(h, parts=(("a", 0),))
+
+    def verify(p=pid, e=epoch, txn="t"):
+        return h.send(AddPartitionsToTxnRequest(transactional_id=txn, producer_id=p, producer_epoch=e,
+                                                partitions=(("a", 0), ("b", 0)), verify_only=True))
+    assert verify().verified == ((("a", 0), E.NONE), (("b", 0), E.TRANSACTION_ABORTABLE))
+    assert h.c.transaction("t").topic_partitions == {("a", 0)}
+    assert {e for _, e in verify(e=epoch + 1).verified} == {E.PRODUCER_FENCED}
+    assert {e for _, e in verify(p=1).verified} == {E.INVALID_PRODUCER_ID_MAPPING}
+    assert {e for _, e in verify(txn="").verified} == {E.INVALID_REQUEST}
+    h.auto_markers = False
+    end(h, pid, epoch)
+    assert {e for _, e in verify().verified} == {E.CONCURRENT_TRANSACTIONS}

@@ -12,6 +12,7 @@ import pytest
 from kproto.errors import ErrorCode
 from kproto.log import LogManager
 from kproto.log.txn_index import AbortedTxn
+from kproto.server.config import BrokerConfig
 from kproto.records import NewRecord, RecordBatch, build_record_batch, control_record
 from kproto.server.txn_coordinator import (
     TRANSACTION_STATE_TOPIC, AddPartitionsToTxnRequest, DescribeTransactionsRequest, EndTxnRequest,
@@ -24,13 +25,17 @@ E = ErrorCode
 SMALL = {"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3}
 
 
+def broker_values(**overrides) -> dict:
+    return BrokerConfig.from_props({**SMALL, **overrides}).values
+
+
 class Node:
     """A LogManager and a TxnService over one data dir, as the broker holds them."""
 
     def __init__(self, tmp_path, **values) -> None:
         from kproto.server.txn_service import TxnService
         self.tmp_path = tmp_path
-        self.values = {**SMALL, **values}
+        self.values = broker_values(**values)
         self.logs = LogManager(tmp_path)
         if not self.logs.has_topic("t"):
             self.logs.create_topic("t", 2)

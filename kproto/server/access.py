@@ -246,10 +246,7 @@ async def _offset_commit(a: Access, broker, header, body, handler):
         response = {"topics": []}
         a.merge(response, OFFSET_COMMIT_TOPICS, list(body.topics), G_DENIED)
         return response
-    denied = a.split(body, OFFSET_COMMIT_TOPICS)
-    response = await handler(broker, header, body) if body.topics or not denied else {"topics": []}
-    a.merge(response, OFFSET_COMMIT_TOPICS, denied)
-    return response
+    return await _offset_commit_topics(a, broker, header, body, handler)
 
 
 async def _offset_fetch(a: Access, broker, header, body, handler):
@@ -318,15 +315,97 @@ async def _init_producer_id(a: Access, broker, header, body, handler):
     return await handler(broker, header, body)
 
 
+# --- transactions (KafkaApis.handle*Txn*, handleDescribeProducers, handle*Transactions) -------------
+
+def _txn_denied(rows, error: int):
+    """AddPartitionsToTxn v0-3 topic results, every partition answering ``error``."""
+    return [{"name": t.name, "results_by_partition": [{"partition_index": p, "partition_error_code": error}
+                                                      for p in t.partitions]} for t in rows]
+
+
+async def _add_partitions_to_txn(a: Access, broker, header, body, handler):
+    if header.request_api_version >= 4:           # the broker form: CLUSTER_ACTION
+        if not a.ok(O.CLUSTER_ACTION, R.CLUSTER, CLUSTER_NAME):
+            return {"error_code": C_DENIED, "results_by_transaction": []}
+        return await handler(broker, header, body)
+    topics = body.v3_and_below_topics
+    if not a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.v3_and_below_transactional_id):
+        return {"results_by_topic_v3_and_below": _txn_denied(topics, TXN_DENIED)}
+    denied = [t for t in topics if not a.ok(O.WRITE, R.TOPIC, t.name)]
+    if denied:                                     # the others are not attempted, as Kafka answers
+        return {"results_by_topic_v3_and_below": [
+            *_txn_denied(denied, T_DENIED), *_txn_denied([t for t in topics if t not in denied],
+                                                         ErrorCode.OPERATION_NOT_ATTEMPTED)]}
+    return await handler(broker, header, body)
+
+
+def _txn_whole(group: bool = False):
+    """WRITE on the transactional id (and READ on the group): else one error code."""
+    async def check(a: Access, broker, header, body, handler):
+        if not a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.transactional_id):
+            return {"error_code": TXN_DENIED}
+        if group and not a.ok(O.READ, R.GROUP, body.group_id):
+            return {"error_code": G_DENIED}
+        return await handler(broker, header, body)
+    return check
+
+
+async def _txn_offset_commit(a: Access, broker, header, body, handler):
+    for allowed, error in ((a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.transactional_id), TXN_DENIED),
+                           (a.ok(O.READ, R.GROUP, body.group_id), G_DENIED)):
+        if not allowed:
+            response = {"topics": []}
+            a.merge(response, OFFSET_COMMIT_TOPICS, list(body.topics), error)
+            return response
+    return await _offset_commit_topics(a, broker, header, body, handler)
+
+
+async def _offset_commit_topics(a: Access, broker, header, body, handler):
+    denied = a.split(body, OFFSET_COMMIT_TOPICS)
+    response = await handler(broker, header, body) if body.topics or not denied else {"topics": []}
+    a.merge(response, OFFSET_COMMIT_TOPICS, denied)
+    return response
+
+
+async def _write_txn_markers(a: Access, broker, header, body, handler):
+    if a.ok(O.CLUSTER_ACTION, R.CLUSTER, CLUSTER_NAME):
+        return await handler(broker, header, body)
+    return {"markers": [{"producer_id": m.producer_id, "topics": [
+        {"name": t.name, "partitions": [{"partition_index": p, "error_code": C_DENIED} for p in t.partition_indexes]}
+        for t in m.topics]} for m in body.markers]}
+
+
+async def _list_transactions(a: Access, broker, header, body, handler):
+    response = await handler(broker, header, body)
+    response["transaction_states"] = [t for t in response["transaction_states"]
+                                      if a.ok(O.DESCRIBE, R.TRANSACTIONAL_ID, t["transactional_id"])]
+    return response
+
+
+DESCRIBE_PRODUCERS = PerEntry("topics", _topic_name, R.TOPIC, O.READ, "topics",
+                              lambda e, err: {"name": e.name, "partitions": [
+                                  {"partition_index": p, "error_code": err, "error_message": None,
+                                   "active_producers": []} for p in e.partition_indexes]})
+DESCRIBE_TRANSACTIONS = PerEntry("transactional_ids", lambda e: e, R.TRANSACTIONAL_ID, O.DESCRIBE,
+                                 "transaction_states",
+                                 lambda e, err: {"error_code": err, "transactional_id": e, "transaction_state": "",
+                                                 "transaction_timeout_ms": 0, "transaction_start_time_ms": -1,
+                                                 "producer_id": -1, "producer_epoch": -1, "topics": []},
+                                 error=TXN_DENIED)
+
 SIMPLE = {P.fetch.API.key: FETCH, P.list_offsets.API.key: LIST_OFFSETS, P.create_topics.API.key: CREATE_TOPICS,
           P.create_partitions.API.key: CREATE_PARTITIONS,
           P.delete_groups.API.key: DELETE_GROUPS,
           P.describe_configs.API.key: DESCRIBE_CONFIGS, P.alter_configs.API.key: ALTER_CONFIGS,
-          P.incremental_alter_configs.API.key: ALTER_CONFIGS}
+          P.incremental_alter_configs.API.key: ALTER_CONFIGS, P.describe_producers.API.key: DESCRIBE_PRODUCERS,
+          P.describe_transactions.API.key: DESCRIBE_TRANSACTIONS}
 SPECIAL = {
     P.produce.API.key: _produce, P.metadata.API.key: _metadata, P.delete_topics.API.key: _delete_topics, P.offset_commit.API.key: _offset_commit,
     P.offset_fetch.API.key: _offset_fetch, P.find_coordinator.API.key: _find_coordinator,
     P.list_groups.API.key: _list_groups, P.init_producer_id.API.key: _init_producer_id,
+    P.add_partitions_to_txn.API.key: _add_partitions_to_txn, P.add_offsets_to_txn.API.key: _txn_whole(group=True),
+    P.end_txn.API.key: _txn_whole(), P.txn_offset_commit.API.key: _txn_offset_commit,
+    P.write_txn_markers.API.key: _write_txn_markers, P.list_transactions.API.key: _list_transactions,
     P.join_group.API.key: _group_whole(lambda b, e: {"error_code": e, "generation_id": -1, "protocol_name": "",
                                                      "leader": "", "member_id": "", "members": []}),
     P.sync_group.API.key: _group_whole(lambda b, e: {"error_code": e, "assignment": b""}),

@@ -9,8 +9,8 @@ connection; ApiVersions at a version we do not speak gets error 35 (KIP-511);
 other APIs outside their advertised range close the connection.
 
 Handlers run on the event-loop thread; Produce's appends run in a worker
-thread under ``append_lock``, which every other appender (the group
-coordinator) takes too, so appends never interleave.
+thread under ``append_lock``, which every other appender (the group and
+transaction coordinators) takes too, so appends never interleave.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersion
 from kproto.log import LogManager
 from kproto.schemas import protocol
 from kproto.schemas.message import RECORDS, carries
-from kproto.server import access, group_service, handlers
+from kproto.server import access, group_service, handlers, txn_service
 from kproto.server.config import BrokerConfig
 from kproto.server.handlers import groups as group_handlers
 from kproto.server.network import (
@@ -35,6 +35,7 @@ from kproto.server.network import (
 )
 from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
 from kproto.server.security_service import CURRENT, SecurityService
+from kproto.server.txn_coordinator import WriteTxnMarkers
 
 log = logging.getLogger("kproto.server")
 
@@ -62,13 +63,13 @@ class Broker:
         self.node_id = self.logs.node_id
         self.cluster_id = self.logs.cluster_id
         self.producer_ids = ProducerIdManager(next_id=1000 + now_ms() % 1_000_000 * 1000)
-        self._producer_states: dict[tuple[str, int], ProducerStateManager] = {}
         self._appended: asyncio.Future | None = None
         # Serializes log appends (produce runs them in a worker thread; the group
         # coordinator appends under it too) and the producer-state checks around them.
         self.append_lock = threading.Lock()
         self.handlers: dict[int, tuple[Handler, int, int]] = handlers.table()
         self.groups: group_service.GroupService | None = None   # set by start(), before any request
+        self.transactions: txn_service.TxnService | None = None  # likewise
         self._tasks: list[asyncio.Task] = []
         self.security = SecurityService(self.config.values, data_dir, host, port)
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
@@ -80,6 +81,10 @@ class Broker:
         host, port = await self.security.start(self.server)
         self.port = port
         await self._start_groups()
+        self.transactions = txn_service.TxnService(self.logs, self.config.values,
+                                                   allocate_producer_id=self.producer_ids.allocate,
+                                                   append_lock=self.append_lock, on_markers=self.markers_written)
+        await self.transactions.start()
         self._tasks.append(asyncio.create_task(self._background()))
         return host, port
 
@@ -96,6 +101,8 @@ class Broker:
         await self.server.close()
         if self.groups is not None:
             await self.groups.close()
+        if self.transactions is not None:
+            await self.transactions.close()
         self.logs.close()
 
     async def _background(self) -> None:
@@ -190,17 +197,20 @@ class Broker:
     # -- shared state for handlers -----------------------------------------------------------
 
     def producer_state(self, topic: str, partition: int) -> ProducerStateManager:
-        state = self._producer_states.get((topic, partition))
-        if state is None:
-            state = self._producer_states[(topic, partition)] = ProducerStateManager()
-            plog = self.logs.get_log(topic, partition)
-            if plog is not None:    # Kafka restores from snapshots; kproto replays batch headers
-                for seg in plog.segments:
-                    state.replay(seg.log.batches())
-        return state
+        """The partition's producer state, which its log keeps (snapshots, replay)."""
+        return self.logs.get_log(topic, partition).producer_state
 
     def forget_partition(self, topic: str, partition: int) -> None:
-        self._producer_states.pop((topic, partition), None)
+        """Nothing to forget: producer state goes with the deleted log."""
+
+    def markers_written(self, order: WriteTxnMarkers, written: list[tuple[str, int]]) -> None:
+        """Markers reached partitions: read_committed fetches may move on; offsets
+        committed in the transaction become the groups' (or are dropped)."""
+        for topic, partition in written:
+            if topic == group_service.OFFSETS_TOPIC and self.groups is not None:
+                self.groups.coordinator.complete_txn_offsets(partition, order.producer_id,
+                                                             order.result.name == "COMMIT")
+        self.notify_appended()
 
     def notify_appended(self) -> None:
         """Wake long-polling fetches (they re-read and decide)."""

@@ -61,6 +61,13 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "group.min.session.timeout.ms": (6000, int),
     "group.max.session.timeout.ms": (1800000, int),
     "group.max.size": (2**31 - 1, int),
+    # the transaction coordinator (TransactionStateManagerConfig, TransactionLogConfig)
+    "transaction.max.timeout.ms": (900000, int),
+    "transactional.id.expiration.ms": (604800000, int),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": (10000, int),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": (3600000, int),
+    "transaction.state.log.num.partitions": (50, int),
+    "transaction.state.log.segment.bytes": (104857600, int),
     "log.retention.check.interval.ms": (300000, int),
     "log.flush.scheduler.interval.ms": (2**63 - 1, int),
     "log.cleaner.enable": (True, bool),

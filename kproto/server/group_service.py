@@ -25,7 +25,7 @@ import threading
 from typing import Any
 
 from kproto.errors import ErrorCode, KafkaError
-from kproto.log import LogManager
+from kproto.log import AppendOrigin, LogManager
 from kproto.server.coordinator import (
     CoordinatorConfig, GroupCoordinator, Pending, append_batch, records_from_segments,
 )
@@ -63,6 +63,7 @@ class GroupService:
         self._waiting: dict[Pending, asyncio.Future] = {}
         self._wake = asyncio.Event()
         self._timer: asyncio.Task | None = None
+        self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -86,6 +87,10 @@ class GroupService:
                 "segment.bytes": self.values["offsets.topic.segment.bytes"]}, internal=True)
 
     async def close(self) -> None:
+        # The flag as well as the cancel: Python 3.11's wait_for can swallow a
+        # cancel that lands as the wake event fires, and the loop would run on.
+        self._closed = True
+        self._wake.set()
         if self._timer is not None:
             self._timer.cancel()
             await asyncio.gather(self._timer, return_exceptions=True)
@@ -119,7 +124,10 @@ class GroupService:
                 error = ErrorCode.NONE
                 try:
                     with self.append_lock:
-                        self.logs.get_or_create_log(OFFSETS_TOPIC, a.partition).append(append_batch(a))
+                        # the coordinator's origin, as GroupMetadataManager appends (a TxnOffsetCommit
+                        # batch is transactional with no sequence, which a client's may not be)
+                        self.logs.get_or_create_log(OFFSETS_TOPIC, a.partition).append(
+                            append_batch(a), origin=AppendOrigin.COORDINATOR)
                 except KafkaError as e:
                     log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, a.partition, e)
                     error = e.error_code
@@ -127,13 +135,13 @@ class GroupService:
         self._wake.set()
 
     async def _timers(self) -> None:
-        while True:
+        while not self._closed:
             deadline = self.coordinator.next_deadline()
             delay = 1.0 if deadline is None else max(0.0, (deadline - now_ms()) / 1000)
             self._wake.clear()
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=min(delay, 1.0))
-                continue        # a request changed the timers: recompute the deadline
+                continue        # a request changed the timers (or close): recompute
             except asyncio.TimeoutError:
                 pass
             try:

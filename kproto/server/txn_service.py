@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,34 +28,25 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
 from kproto.records import build_control_batch
 from kproto.server.coordinator import append_batch, records_from_segments
+from kproto.server.network import now_ms
 from kproto.server.txn_coordinator import (
-    TRANSACTION_STATE_TOPIC, Pending, TransactionConfig, TransactionCoordinator, WriteTxnMarkers,
+    TRANSACTION_STATE_TOPIC, AddPartitionsToTxnRequest, Pending, TransactionConfig, TransactionCoordinator,
+    WriteTxnMarkers,
 )
 
 log = logging.getLogger("kproto.server.transactions")
 
 __all__ = ["TxnService", "txn_config"]
 
-# Kafka's broker settings for the coordinator and its topic (TransactionLogConfig,
-# TransactionStateManagerConfig), with Kafka's defaults when the broker has none.
-DEFAULTS = {
-    "transaction.max.timeout.ms": 900_000,
-    "transactional.id.expiration.ms": 604_800_000,
-    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 10_000,
-    "transaction.remove.expired.transaction.cleanup.interval.ms": 3_600_000,
-    "transaction.state.log.num.partitions": 50,
-    "transaction.state.log.segment.bytes": 104_857_600,
-    "offsets.topic.num.partitions": 50,
-}
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
+_RETRIABLE_VERIFICATION = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
+                                     ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                                     ErrorCode.NOT_COORDINATOR})
 
 
 def txn_config(values: dict) -> TransactionConfig:
+    """The coordinator's settings from the broker's (Kafka names, kproto.server.config)."""
     def get(name: str) -> int:
-        return int(values[name]) if name in values else DEFAULTS[name]
+        return values[name]
     return TransactionConfig(
         transaction_max_timeout_ms=get("transaction.max.timeout.ms"),
         transactional_id_expiration_ms=get("transactional.id.expiration.ms"),
@@ -115,8 +105,7 @@ class TxnService:
         if not self.logs.has_topic(TRANSACTION_STATE_TOPIC):
             self.logs.create_topic(TRANSACTION_STATE_TOPIC, self.config.transaction_state_log_num_partitions, {
                 "cleanup.policy": "compact", "compression.type": "uncompressed",
-                "segment.bytes": self.values.get("transaction.state.log.segment.bytes",
-                                                 DEFAULTS["transaction.state.log.segment.bytes"])},
+                "segment.bytes": self.values["transaction.state.log.segment.bytes"]},
                 internal=True)
 
     def _records(self, partition: int):
@@ -159,27 +148,31 @@ class TxnService:
 
     def write_markers(self, order: WriteTxnMarkers) -> list[tuple[str, int]]:
         """Append the order's control batch to each partition; the partitions that failed."""
-        failed, written = [], []
+        errors = {tp: self.write_marker(order, *tp) for tp in order.partitions}
+        written = [tp for tp, error in errors.items() if error is ErrorCode.NONE]
+        if self.on_markers is not None and written:
+            self.on_markers(order, written)
+        return [tp for tp, error in errors.items() if error not in (ErrorCode.NONE,
+                                                                   ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+
+    def write_marker(self, order: WriteTxnMarkers, topic: str, partition: int) -> ErrorCode:
+        """One partition's marker (also WriteTxnMarkers' path); UNKNOWN_TOPIC_OR_PARTITION if it is gone."""
+        plog = self.logs.get_log(topic, partition)
+        if plog is None:
+            log.info("dropping the %s marker of %r for %s-%d: no such partition", order.result.name,
+                     order.transactional_id, topic, partition)
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         batch = build_control_batch(order.result.value, producer_id=order.producer_id,
                                     producer_epoch=order.producer_epoch,
                                     coordinator_epoch=order.coordinator_epoch, timestamp=now_ms())
-        for topic, partition in order.partitions:
-            plog = self.logs.get_log(topic, partition)
-            if plog is None:
-                log.info("dropping the %s marker of %r for %s-%d: no such partition", order.result.name,
-                         order.transactional_id, topic, partition)
-                continue
-            try:
-                with self.append_lock:
-                    plog.append(batch, origin=AppendOrigin.COORDINATOR)
-                written.append((topic, partition))
-            except KafkaError as e:
-                log.warning("writing the %s marker of %r to %s-%d failed: %s", order.result.name,
-                            order.transactional_id, topic, partition, e)
-                failed.append((topic, partition))
-        if self.on_markers is not None and written:
-            self.on_markers(order, written)
-        return failed
+        try:
+            with self.append_lock:
+                plog.append(batch, origin=AppendOrigin.COORDINATOR)
+        except KafkaError as e:
+            log.warning("writing the %s marker of %r to %s-%d failed: %s", order.result.name,
+                        order.transactional_id, topic, partition, e)
+            return ErrorCode(e.error_code)
+        return ErrorCode.NONE
 
     async def _timers(self) -> None:
         while not self._closed:
@@ -197,6 +190,39 @@ class TxnService:
                 self._drive()
             except Exception:   # a timer failure is logged; the broker serves on
                 log.exception("transaction coordinator timer pass failed")
+
+    def verify_produce(self, transactional_id: str, batches) -> dict[tuple[str, int], tuple[ErrorCode, str]]:
+        """KIP-890 part 1 (ReplicaManager.maybeStartTransactionVerificationForPartition): a
+        transactional batch that would open a transaction in a partition is refused
+        unless the coordinator has the partition in the producer's transaction:
+        INVALID_TXN_STATE when it is not there, NOT_ENOUGH_REPLICAS (retriable for
+        every client) when the coordinator cannot say yet, its error otherwise.
+        ``batches``: (topic, partition, first batch or None). Returns (error, message) of the refused."""
+        refused = {}
+        for topic, partition, batch in batches:
+            plog = self.logs.get_log(topic, partition)
+            if batch is None or not batch.is_transactional or plog is None:
+                continue
+            entry = plog.producer_state.producers.get(batch.producer_id)
+            if entry is not None and entry.current_txn_first_offset is not None:
+                continue                              # already verified when its transaction began here
+            r = self.coordinator.handle(AddPartitionsToTxnRequest(
+                transactional_id=transactional_id, producer_id=batch.producer_id,
+                producer_epoch=batch.producer_epoch, partitions=((topic, partition),), verify_only=True), now_ms())
+            error = r.verified[0][1] if r.verified else r.error_code
+            if error is not ErrorCode.NONE:
+                log.info("refusing a transactional batch of %r for %s-%d: %s", transactional_id, topic,
+                         partition, error.name)
+                if error in (ErrorCode.TRANSACTION_ABORTABLE, ErrorCode.INVALID_TXN_STATE):
+                    refused[(topic, partition)] = (ErrorCode.INVALID_TXN_STATE,
+                                                   "Partition was not added to the transaction")
+                elif error in _RETRIABLE_VERIFICATION:
+                    refused[(topic, partition)] = (ErrorCode.NOT_ENOUGH_REPLICAS,
+                                                   "Unable to verify the partition has been added to the "
+                                                   f"transaction. Underlying error: {error.name}")
+                else:
+                    refused[(topic, partition)] = (error, error.name)
+        return refused
 
     async def ask(self, request) -> Any:
         """One coordinator request (kproto.server.txn_coordinator.events) -> its response."""

@@ -41,8 +41,9 @@ Where kproto differs, and why:
   <Message>" is Kafka's own). ``"type"`` is the key version, as 3.8/3.9 print
   it (the later Java port prints the record's api key).
 * Control records of KRaft types (SNAPSHOT_HEADER … KRAFT_VOTERS) print
-  ``controlType: NAME(id)`` where 3.9 prints their JSON; ``.snapshot`` and
-  ``.txnindex`` files are refused (one error line) rather than decoded.
+  ``controlType: NAME(id)`` where 3.9 prints their JSON. ``.snapshot`` and
+  ``.txnindex`` files print as 3.9 does (kproto.tools.dump_txn); a corrupt
+  one is an error line with its byte, exit 4.
 * Key/value decoders are ``--key-decoder``/``--value-decoder`` with named
   choices (utf8 = Kafka's StringDecoder, hex, base64, json) instead of Java
   class names; hex is lowercase.
@@ -87,6 +88,7 @@ from kproto.schemas.index import (
 )
 from kproto.tools import dump_log_lines as L
 from kproto.tools import render as R
+from kproto.tools.dump_txn import dump_producer_snapshot, dump_txn_index
 from kproto.tools.main import ExitStatus
 
 __all__ = ["dump_log"]
@@ -170,16 +172,16 @@ class _Run:
             name = os.path.basename(shown)
             suffix = name[name.rfind("."):] if "." in name else ""
             handler = {".log": self.dump_log, ".checkpoint": self.dump_log, ".index": self.dump_index,
-                       ".timeindex": self.dump_time_index}.get(suffix)
+                       ".timeindex": self.dump_time_index,
+                       ".txnindex": lambda a, s, _: dump_txn_index(self, a, s),
+                       ".snapshot": lambda a, s, _: dump_producer_snapshot(self, a, s)}.get(suffix)
             if not self.as_json:
                 self.out.append(f"Dumping {shown}")
-            if handler is None and suffix not in (".snapshot", ".txnindex"):
+            if handler is None:
                 self.out.flush()
                 R.err(f"Ignoring unknown file {shown}")
                 continue
             try:
-                if handler is None:
-                    raise UsageError(f"{shown}: kproto does not decode {suffix} files yet")
                 handler(arg, shown, name)
             except BrokenPipeError:
                 raise

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kproto.errors import CorruptRecordError
 from kproto.log.producer_state import read_snapshot
 from kproto.log.txn_index import parse_txn_index
 from kproto.tools import render as R
@@ -23,12 +24,20 @@ __all__ = ["dump_txn_index", "dump_producer_snapshot"]
 
 
 def dump_txn_index(run, arg: str, shown: str) -> None:
-    """``run``: dump-log's _Run (``header`` writes a line, or a JSON object under --json)."""
-    for t in parse_txn_index(Path(arg).read_bytes(), shown):
+    """``run``: dump-log's _Run (``header`` writes a line, or a JSON object under --json).
+    The entries before a bad one are printed, as Kafka's iterator prints them, then the error."""
+    data = Path(arg).read_bytes()
+    try:
+        entries, error = parse_txn_index(data, shown), None
+    except CorruptRecordError as e:
+        entries, error = parse_txn_index(data[:e.position], shown), e
+    for t in entries:
         run.header(f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
                    f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}",
                    version=t.version, producerId=t.producer_id, firstOffset=t.first_offset,
                    lastOffset=t.last_offset, lastStableOffset=t.last_stable_offset)
+    if error is not None:
+        raise error
 
 
 def dump_producer_snapshot(run, arg: str, shown: str) -> None:

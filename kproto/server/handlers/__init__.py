@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from kproto.server.handlers import (
     acls, api_versions, cluster, configs, fetch, groups, list_offsets, metadata, produce, producer_ids, sasl,
-    scram, topics,
+    scram, topics, txn,
 )
 
 _MODULES = (api_versions, metadata, produce, fetch, list_offsets, producer_ids, topics, configs, cluster, groups,
-            sasl, acls, scram)
+            sasl, acls, scram, txn)
 
 
 def table() -> dict:

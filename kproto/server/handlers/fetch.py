@@ -6,7 +6,10 @@ sendfile when the response is written. Limits as Kafka applies them: each
 partition up to ``partition_max_bytes``, the response up to ``max_bytes``,
 but the first batch found is sent whole even when larger (KIP-74) so a
 consumer never stalls. Fetch sessions (KIP-227) are not kept: session id 0
-tells clients to send full fetches.
+tells clients to send full fetches. ``isolation_level`` 1 (read_committed,
+v4+) reads up to the last stable offset and lists the aborted transactions
+in what it returns, from the segments' ``.txnindex`` (the client drops their
+records); read_uncommitted reads to the high watermark, with no list.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
 from kproto.server.network import RecordsRegion, now_ms
 
+READ_COMMITTED = 1
+
 
 def _read(broker, body) -> tuple[list[dict], int, bool]:
     """(topic responses, bytes found, whether any partition has an error)."""
     remaining = body.max_bytes if body.max_bytes > 0 else 2**31 - 1
     total, errors, first = 0, False, True
+    read_committed = body.get("isolation_level", 0) == READ_COMMITTED
     responses = []
     for t in body.topics:
         parts = []
@@ -35,16 +41,23 @@ def _read(broker, body) -> tuple[list[dict], int, bool]:
                 out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 errors = True
                 continue
-            hw = plog.log_end_offset
-            out.update(high_watermark=hw, last_stable_offset=hw, log_start_offset=plog.log_start_offset)
+            hw, lso = plog.log_end_offset, plog.last_stable_offset
+            out.update(high_watermark=hw, last_stable_offset=lso, log_start_offset=plog.log_start_offset)
+            if read_committed:
+                out["aborted_transactions"] = []
             if remaining <= 0 and not first:
                 continue
             try:
-                found = plog.read(p.fetch_offset, min(p.partition_max_bytes, remaining), min_one_message=first)
+                found = plog.read(p.fetch_offset, min(p.partition_max_bytes, remaining), min_one_message=first,
+                                  max_offset=lso if read_committed else None)
             except KafkaError as e:
                 out["error_code"] = e.error_code
                 errors = True
                 continue
+            if found.length and read_committed:
+                out["aborted_transactions"] = [
+                    {"producer_id": t.producer_id, "first_offset": t.first_offset}
+                    for t in plog.collect_aborted_transactions(p.fetch_offset, lso)]
             if found.length:
                 out["records"] = RecordsRegion(found.fileno(), found.position, found.length, found.path)
                 total += found.length

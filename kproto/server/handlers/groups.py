@@ -14,9 +14,9 @@ protocol names from JoinGroup v7 and SyncGroup v5's protocol checks
 (KIP-559), batched LeaveGroup from v3, batched FindCoordinator from v4
 (KIP-699), several groups per OffsetFetch from v8 (KIP-709),
 GROUP_ID_NOT_FOUND from DescribeGroups v6 (KIP-1043), ListGroups' state and
-type filters (v4, v5). FindCoordinator for transactions or share groups
-(key_type 1, 2) answers COORDINATOR_NOT_AVAILABLE: kproto coordinates
-consumer groups only.
+type filters (v4, v5). FindCoordinator for a transactional id (key_type 1)
+answers this node too (the transaction coordinator, kproto.server.txn_service);
+for share groups (key_type 2) COORDINATOR_NOT_AVAILABLE.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from kproto.server.coordinator import (
 #: Kafka prints a client host); the broker sets it for each JoinGroup.
 CLIENT_HOST: contextvars.ContextVar[str] = contextvars.ContextVar("client_host", default="")
 
-GROUP_KEY_TYPE = 0      # FindCoordinator key_type: 0 group, 1 transaction, 2 share group
+GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1     # FindCoordinator key_type (2: share group)
 
 
 def wire(value: Any) -> Any:
@@ -67,12 +67,14 @@ async def find_coordinator(broker, header, body) -> dict:
     node_id = _groups(broker, offsets_topic=body.key_type == GROUP_KEY_TYPE).node[0]
     host, port = broker.endpoint()      # the listener the client came in on
     keys = body.coordinator_keys if version >= 4 else [body.key]
+    if body.key_type == TRANSACTION_KEY_TYPE:
+        broker.transactions.ensure_topic()      # Kafka creates __transaction_state here
 
     def answer(k: str) -> dict:
-        if body.key_type != GROUP_KEY_TYPE:
+        if body.key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
             return {"key": k, "node_id": -1, "host": "", "port": -1,
                     "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                    "error_message": "kproto does not coordinate transactions"}
+                    "error_message": "kproto does not coordinate share groups"}
         return {"key": k, "node_id": node_id, "host": host, "port": port,
                 "error_code": 0, "error_message": None}
 

@@ -1,4 +1,6 @@
-"""Produce: validate and append through the log; idempotent producers deduplicated.
+"""Produce: validate and append through the log; idempotent producers deduplicated,
+transactional ones checked by the log's producer state (fenced epochs, data
+outside an open transaction).
 
 The log validates every batch as Kafka's LogValidator does (sizes, CRC,
 offsets, then every record, decompressed): a rejected batch writes nothing,
@@ -71,23 +73,32 @@ def append_partition(broker, topic: str, partition: int, records) -> dict:
     return out
 
 
-def _append_all(broker, topic_data) -> list[dict]:
+def _append_all(broker, topic_data, refused: dict | None = None) -> list[dict]:
+    """``refused``: (topic, partition) -> (error, message) of the partitions not to append."""
+    refused = refused or {}
+
+    def refusal(key) -> dict:
+        error, message = refused[key]
+        return {"index": key[1], "error_code": error, "error_message": message, "base_offset": -1,
+                "log_append_time_ms": -1, "log_start_offset": -1}
     with broker.append_lock:
         return [{"name": t.name, "partition_responses": [
-            append_partition(broker, t.name, p.index, p.records) for p in t.partition_data]}
+            refusal((t.name, p.index)) if (t.name, p.index) in refused
+            else append_partition(broker, t.name, p.index, p.records) for p in t.partition_data]}
             for t in topic_data]
 
 
 async def produce(broker, header, body):
+    # transactional batches go through the same path (the log's producer state
+    # checks their epoch and transaction state) once the coordinator has said
+    # that their partitions are in the transaction (KIP-890 part 1)
+    refused = {}
     if body.transactional_id is not None:
-        code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        responses = [{"name": t.name, "partition_responses": [
-            {"index": p.index, "error_code": code, "base_offset": -1, "log_append_time_ms": -1,
-             "log_start_offset": -1, "error_message": "kproto does not support transactions"}
-            for p in t.partition_data]} for t in body.topic_data]
-    else:
-        responses = await asyncio.to_thread(_append_all, broker, body.topic_data)
-        broker.notify_appended()
+        refused = broker.transactions.verify_produce(body.transactional_id, [
+            (t.name, p.index, _idempotent_batch(p.records) if p.records else None)
+            for t in body.topic_data for p in t.partition_data])
+    responses = await asyncio.to_thread(_append_all, broker, body.topic_data, refused)
+    broker.notify_appended()
     if body.acks == 0:
         return None
     return {"responses": responses, "throttle_time_ms": 0}

@@ -289,6 +289,8 @@ class TransactionCoordinator(CoordinatorRuntime):
     # --- AddPartitionsToTxn / AddOffsetsToTxn -----------------------------------------
 
     def _add_partitions(self, r: AddPartitionsToTxnRequest, handle: Pending, now_ms: int) -> None:
+        if r.verify_only:
+            return self._reply(handle, self._verify(r))
         self._add(r.transactional_id, r.producer_id, r.producer_epoch, frozenset(r.partitions), now_ms,
                   lambda error: self._reply(handle, AddPartitionsToTxnResponse(error_code=error)))
 
@@ -296,6 +298,24 @@ class TransactionCoordinator(CoordinatorRuntime):
         partition = (OFFSETS_TOPIC, hash_partition(r.group_id, self.config.offsets_topic_num_partitions))
         self._add(r.transactional_id, r.producer_id, r.producer_epoch, frozenset({partition}), now_ms,
                   lambda error: self._reply(handle, AddOffsetsToTxnResponse(error_code=error)))
+
+    def _verify(self, r: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse:
+        """handleVerifyPartitionsInTransaction: is each partition in the open transaction?"""
+        meta = self.transactions.get(r.transactional_id) if r.transactional_id else None
+        if not r.transactional_id:
+            error = E.INVALID_REQUEST
+        elif (error := self._ownership_error(r.transactional_id)) is not E.NONE:
+            pass
+        elif meta is None or meta.producer_id != r.producer_id:
+            error = E.INVALID_PRODUCER_ID_MAPPING
+        elif meta.producer_epoch != r.producer_epoch:
+            error = E.PRODUCER_FENCED
+        elif meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            error = E.CONCURRENT_TRANSACTIONS
+        else:
+            return AddPartitionsToTxnResponse(error_code=E.NONE, verified=tuple(
+                (tp, E.NONE if tp in meta.topic_partitions else E.TRANSACTION_ABORTABLE) for tp in r.partitions))
+        return AddPartitionsToTxnResponse(error_code=error, verified=tuple((tp, error) for tp in r.partitions))
 
     def _add(self, txn_id: str, pid: int, epoch: int, partitions: frozenset[TopicPartition], now_ms: int,
              reply: Reply) -> None:

@@ -42,6 +42,7 @@ class AddPartitionsToTxnRequest:
     producer_id: int
     producer_epoch: int
     partitions: tuple[TopicPartition, ...]
+    verify_only: bool = False                 # v4+ (KIP-890): are they in the transaction?
 
 
 @_frozen
@@ -85,7 +86,8 @@ class InitProducerIdResponse:
 
 @_frozen
 class AddPartitionsToTxnResponse:
-    error_code: ErrorCode
+    error_code: ErrorCode                     # the error of every partition, unless ``verified``
+    verified: tuple[tuple[TopicPartition, ErrorCode], ...] = ()    # verify_only: per partition
 
 
 @_frozen

@@ -1,0 +1,100 @@
+"""Transactional produce bench: confluent-kafka sending 1 KB values in transactions of
+100 records against `kproto serve` and tansu (the anchor), and the same records
+without transactions on each, >= 5 runs alternating the brokers.
+
+    python bench/bench_txn.py [--messages 20000] [--per-txn 100] [--runs 5] [--quick]
+
+Each run: a fresh broker process (kproto's data on tmpfs, tansu in memory), a
+3-partition topic, one producer (acks=all, linger.ms=5, no compression). The
+transactional side calls begin/produce x per-txn/commit until --messages are
+sent (each commit waits for the coordinator and its markers); the plain side
+produces the same values and flushes once. Reported: messages/s, median
+(min-max), and the cost of transactions on each broker (plain / transactional).
+A broker that fails a transaction is reported with its error instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from confluent_kafka import KafkaException, Producer  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from bench.bench_broker import start  # noqa: E402
+from bench.common import Report, alternate, cell, check_runs, ratio, table  # noqa: E402
+
+PARTITIONS = 3
+SIZE = 1024
+
+
+def run_one(kind: str, n: int, per_txn: int) -> dict:
+    shm = Path("/dev/shm")
+    workdir = Path(tempfile.mkdtemp(prefix=f"bench-txn-{kind}-", dir=shm if shm.is_dir() else None))
+    try:
+        with start(kind, workdir) as (_, bootstrap):
+            admin = AdminClient({"bootstrap.servers": bootstrap})
+            for topic in ("plain", "txn"):
+                admin.create_topics([NewTopic(topic, PARTITIONS, 1)], operation_timeout=10)[topic].result(10)
+            value = b"x" * SIZE
+            conf = {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5}
+            p = Producer(conf)
+            t0 = time.perf_counter()
+            for i in range(n):
+                p.produce("plain", value=value, partition=i % PARTITIONS)
+                if i % 1024 == 0:
+                    p.poll(0)
+            p.flush(60)
+            plain = n / (time.perf_counter() - t0)
+            try:
+                tp = Producer({**conf, "transactional.id": f"bench-{kind}"})
+                tp.init_transactions(30)
+                t0 = time.perf_counter()
+                for start_at in range(0, n, per_txn):
+                    tp.begin_transaction()
+                    for i in range(start_at, min(n, start_at + per_txn)):
+                        tp.produce("txn", value=value, partition=i % PARTITIONS)
+                    tp.commit_transaction(30)
+                txn = n / (time.perf_counter() - t0)
+            except KafkaException as e:
+                return {"plain": plain, "txn": None, "error": str(e.args[0])}
+            return {"plain": plain, "txn": txn, "error": None}
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--messages", type=int, default=20_000)
+    ap.add_argument("--per-txn", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="a small run that checks the script")
+    args = ap.parse_args()
+    if args.quick:
+        args.messages, args.runs = 2_000, 5
+    check_runs(args.runs)
+    report = Report("bench_txn", "Transactional produce: kproto serve vs tansu, confluent-kafka", args.quick)
+    runs = alternate({k: (lambda k=k: run_one(k, args.messages, args.per_txn)) for k in ("tansu", "kproto")},
+                     args.runs)
+    rows = []
+    for kind in ("tansu", "kproto"):
+        plain = [r["plain"] for r in runs[kind]]
+        txn = [r["txn"] for r in runs[kind] if r["txn"] is not None]
+        errors = {r["error"] for r in runs[kind] if r["error"]}
+        rows.append([kind, cell(plain, "{:,.0f}"), cell(txn, "{:,.0f}") if len(txn) == len(plain)
+                     else "fails: " + "; ".join(sorted(errors)),
+                     ratio(plain, txn) if len(txn) == len(plain) else "-"])
+    report.add(f"{args.messages:,} values of {SIZE} bytes, {args.per_txn} per transaction, messages/s, median "
+               f"(min-max) of {args.runs} runs alternating the brokers; plain = the same values without "
+               "transactions (acks=all, linger.ms=5, one flush).")
+    report.add(table(["broker", "plain msg/s", "transactional msg/s", "plain / transactional"], rows))
+    report.write()
+
+
+if __name__ == "__main__":
+    main()
