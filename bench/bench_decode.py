@@ -9,7 +9,8 @@ tshark's table, so tshark decodes all of it and the comparison is fair)
 produces RECORDS records of ~100 B JSON values (16 B keys, one header) in
 1 KiB batches, uncompressed, to ``kproto serve``, then a consumer fetches them all.
 
-Then runs each tool in its own process under GNU time, stdout to /dev/null,
+Then byte-compiles kproto (as an install does) and runs each tool in its
+own process under GNU time, stdout to /dev/null for both,
 alternating kproto and tshark, RUNS times each: wall and CPU time (median,
 min-max; CPU = user + sys, the fairer number on a shared machine), records/s
 (records in Produce requests + Fetch responses), the ratios, and peak RSS. Peak RSS is also measured on prefixes of the capture
@@ -23,6 +24,7 @@ requests and Fetch responses, and their record counts, agree.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -34,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import kproto                                              # noqa: E402
 from kproto.capture import exchanges                       # noqa: E402
 from kproto.capture.body import record_count               # noqa: E402
 from kproto.capture.pcap import PacketReader               # noqa: E402
@@ -156,6 +159,9 @@ def main() -> None:
                f"Fetch responses = {records:,} (a Fetch answers with whole batches, and a consumer may "
                f"fetch a batch again). Both tools agree on the Produce/Fetch PDU and record counts.")
 
+    # as installed (pip and Debian byte-compile): with PYTHONDONTWRITEBYTECODE set
+    # and no __pycache__, every run would also compile kproto's sources (~0.07 s)
+    compileall.compile_dir(str(Path(kproto.__file__).parent), quiet=1)
     runs = common.alternate({"kproto": lambda: timed(kproto_cmd(path, port)),
                              "tshark": lambda: timed(tshark_cmd(path, port))}, args.runs)
     rows = []

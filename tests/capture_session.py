@@ -216,9 +216,11 @@ def _kafka_python(bs: str, sent: dict) -> None:
     admin.list_groups()
     admin.describe_cluster()
     admin.close()
-    for version, codec, topic in (((0, 9), None, "kp09"), ((0, 9), "gzip", "kp09z"),
-                                  ((0, 10), None, "kp10"), ((0, 10), "snappy", "kp10z")):
-        p = KafkaProducer(bootstrap_servers=bs, api_version=version, compression_type=codec, linger_ms=5)
+    # Client ids named here: kafka-python's defaults count up across the whole test process.
+    for n, (version, codec, topic) in enumerate((((0, 9), None, "kp09"), ((0, 9), "gzip", "kp09z"),
+                                                 ((0, 10), None, "kp10"), ((0, 10), "snappy", "kp10z")), 1):
+        p = KafkaProducer(bootstrap_servers=bs, client_id=f"kafka-python-producer-{n}", api_version=version,
+                          compression_type=codec, linger_ms=5)
         sent[topic] = _records(topic, 10, headers=False)
         for k, v, _ in sent[topic]:
             p.send(topic, key=k, value=v)
@@ -229,7 +231,8 @@ def _kafka_python(bs: str, sent: dict) -> None:
     c.assign([TopicPartition("kp10z", 0)])
     assert len(list(c)) == 10
     c.close()
-    p = KafkaProducer(bootstrap_servers=bs, compression_type="snappy", linger_ms=5)
+    p = KafkaProducer(bootstrap_servers=bs, client_id="kafka-python-producer-5", compression_type="snappy",
+                      linger_ms=5)
     sent["kp"] = _records("kp", 20)
     for k, v, h in sent["kp"]:
         p.send("kp", key=k, value=v, headers=list(h))

@@ -403,3 +403,35 @@ def test_control_batches_named_and_bad_crc_warned_in_a_fetch_response():
     assert "batch at offset 2: records do not decode" in ex.warnings[-1]
     (fast,) = exchanges(io.BytesIO(pcap_bytes(_round_trips([(frame(req), frame(resp))]))), binary="json")
     assert dumps(fast.to_json()) == json.dumps(ex.to_json(), default=json_default, separators=(",", ":"))
+
+
+def test_decode_json_cli_output_is_json_dumps_of_the_exchanges(tmp_path):
+    """`kproto decode --json` (batches and records pre-rendered, json's C encoder
+    for the rest, one write per chunk) prints exactly json.dumps of each
+    exchange decoded with bytes: every batch shape, null keys/values/header
+    values, non-ASCII text, legacy message sets, a control batch, a cut batch."""
+    import subprocess
+    from kproto.compression import CompressionType
+    from kproto.records import build_control_batch, build_message_set
+    from tests.components import VENV_BIN
+    recs = [NewRecord(None, b"v", [("h\u00e9", None), ("h", b"\x00\xff")]), NewRecord(b"k", None),
+            NewRecord(b"k2", b'"quoted" \\ \n')]
+    data = (build_record_batch(recs)
+            + build_record_batch(recs, base_offset=3, compression=CompressionType.GZIP)
+            + build_control_batch(0, producer_id=7, producer_epoch=0, coordinator_epoch=3, base_offset=6)
+            + build_message_set([NewRecord(b"a", b"b")], magic=0, base_offset=7)
+            + build_message_set([NewRecord(None, b"c")], magic=1, base_offset=8))
+    fetch = encode_request(1, 4, 5, "c", {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1000, "isolation_level": 0,
+        "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 9}]}]})
+    resp = encode_response(1, 4, 5, {"throttle_time_ms": 0, "responses": [{"topic": "t", "partitions": [
+        {"partition_index": 0, "error_code": 0, "high_watermark": 9, "last_stable_offset": 9,
+         "aborted_transactions": [], "records": data + data[:25]}]}]})
+    req, ok = _produce(1, [b"x" * 300, b""])
+    path = tmp_path / "mixed.pcap"
+    path.write_bytes(pcap_bytes(_round_trips([(frame(fetch), frame(resp)), (req, ok)])))
+    want = [json.dumps(e.to_json(), default=json_default, separators=(",", ":")) for e in exchanges(path)]
+    assert len(want) == 2 and '"partial_batch_bytes":25' in want[0] and '"compression":"gzip"' in want[0]
+    out = subprocess.run([str(VENV_BIN / "kproto"), "decode", "--json", str(path)], capture_output=True,
+                         timeout=60, check=True).stdout.decode("ascii")
+    assert out == "".join(line + "\n" for line in want)

@@ -3,6 +3,8 @@ that must be zero is zero, and the broker's peak RSS stays under the target."""
 
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -318,6 +318,56 @@ def consume_all(bootstrap: str, topic: str, partitions: int, n: int, timeout: fl
         c.close()
 
 
+# --- captures ---------------------------------------------------------------------------
+
+def test_kafka_pcap_rows_are_kproto_decode_json(spark, tmp_path):
+    """A tcpdump capture of confluent-kafka producing (lz4) and consuming
+    through ``kproto serve``: one row per exchange, the fields and bodies
+    ``kproto decode --json`` prints for the same file."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from tests.capture_session import tcpdump
+    pcap = tmp_path / "traffic.pcap"
+    with components.kproto_broker(tmp_path) as bootstrap:
+        port = int(bootstrap.rsplit(":", 1)[1])
+        with tcpdump(pcap, "lo", f"tcp port {port}"):
+            p = Producer({"bootstrap.servers": bootstrap, "compression.type": "lz4", "linger.ms": 5})
+            for i in range(20):
+                p.produce("captured", key=b"k%d" % i, value=b"v" * i, headers=[("h", b"%d" % i)])
+            p.flush(30)
+            del p
+            c = Consumer({"bootstrap.servers": bootstrap, "group.id": "pcap", "auto.offset.reset": "earliest"})
+            c.assign([TopicPartition("captured", 0, 0)])
+            got = [m for m in (c.poll(0.5) for _ in range(40)) if m is not None and not m.error()]
+            c.close()
+            assert len(got) == 20
+    cli = subprocess.run([KPROTO, "decode", "--json", "-p", str(port), str(pcap)], capture_output=True, text=True,
+                         timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    want = [json.loads(line) for line in cli.stdout.splitlines()]
+    df = spark.read.format("kafka-pcap").option("ports", str(port)).load(str(pcap))
+    rows = df.orderBy("ts", "connection", "correlation_id").collect()
+    assert len(rows) == len(want) > 5
+    key = lambda r: (r["connection"], r["correlation_id"] if r["correlation_id"] is not None else -1, r["api_name"] or "")
+    by_key = {key(w): w for w in want}
+    for r in rows:
+        w = by_key[key(r.asDict())]
+        assert (r.api_key, r.api_name, r.api_version, r.client_id, r.latency_ms, list(r.warnings)) == \
+            (w["api_key"], w["api_name"], w["api_version"], w["client_id"], w["latency_ms"], w["warnings"])
+        assert (json.loads(r.request) if r.request else None) == w["request"]
+        assert (json.loads(r.response) if r.response else None) == w["response"]
+    produce = df.where("api_name = 'Produce'").count()
+    assert produce >= 1 and df.where("api_name = 'Fetch'").count() >= 1
+    assert {r.capture for r in rows} == {str(pcap)}
+    import pyarrow.parquet as pq
+    from click.testing import CliRunner
+    from kproto.tools.main import cli as kproto_cli
+    res = CliRunner().invoke(kproto_cli, ["export", str(pcap), "--out", str(tmp_path / "ex"), "--where",
+                                          "api_name = 'Produce'", "--select", "correlation_id, request"])
+    assert res.exit_code == 0, res.output
+    table = pq.read_table(tmp_path / "ex")
+    assert table.num_rows == produce == sum(w["api_name"] == "Produce" for w in want)
+
+
 # --- __consumer_offsets -------------------------------------------------------------------
 
 def test_consumer_offsets_match_groups_describe(spark, tmp_path):
@@ -334,6 +384,7 @@ def test_consumer_offsets_match_groups_describe(spark, tmp_path):
         for i in range(30):
             p.produce("orders", key=str(i).encode(), value=b"v", partition=i % 3)
         p.flush(30)
+        del p                                  # no reconnect attempts once the broker stops
         for group, commits in (("billing", {0: 4, 1: 7, 2: 10}), ("audit", {1: 3}), ("gone", {0: 2})):
             c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
             c.commit(offsets=[TopicPartition("orders", part, off) for part, off in commits.items()],

@@ -23,7 +23,8 @@ latency_ms         property; ``topics()``, ``error_codes()``, ``to_json()`` meth
 Bodies hold only the fields of their version, with Kafka's snake_case names
 (kproto.schemas.protocol); RECORDS fields are lists of decoded batches (see
 ``kproto.capture.body``) whose record keys, values and header values are
-``bytes`` (``binary="json"`` pre-renders them for ``kproto.capture.jsonout``).
+``bytes`` (``binary="json"`` pre-renders each RECORDS field as JSON text
+for ``kproto.capture.jsonout``).
 Other options: ``discover_ports`` (follow ports brokers announce, default on)
 and ``by_shape`` (Kafka on unknown ports, recognised by its first request). Everything is decoded with the registry
 ``kproto.schemas.protocol.API_KEYS``: an API it lacks still pairs (header,

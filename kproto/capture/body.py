@@ -24,11 +24,9 @@ Values are Python values (``bytes`` for keys, values, assignments...);
 
 from __future__ import annotations
 
-import base64
-import uuid
 from functools import lru_cache
 
-from kproto.capture.jsonout import rows_json
+from kproto.capture.jsonout import batch_json, batches_json, json_default, rows_json
 from kproto.errors import DecodeError, ErrorCode
 from kproto.records import LegacyBatch, TimestampType, control_record, iter_batches
 from kproto.schemas.message import RECORDS, ArrayOf, Struct, present_only
@@ -120,9 +118,14 @@ def _flags(batch) -> tuple[str, str, bool, bool]:
     return flags
 
 
-def _v2(batch, warnings: list[str], where: str, rows) -> dict:
+def _v2(batch, warnings: list[str], where: str, rows) -> dict | bytes:
     crc_valid = batch.compute_crc() == batch.crc
-    compression, timestamp_type, transactional, control = _flags(batch)
+    flags = _flags(batch)
+    compression, timestamp_type, transactional, control = flags
+    if rows is rows_json and not control:      # --json: the batch as JSON text at once
+        if not crc_valid:
+            _crc_warning(batch, warnings, where)
+        return batch_json(batch, crc_valid, flags, _records_of(batch, warnings, where, batch.base_offset))
     out = {"base_offset": batch.base_offset, "batch_length": batch.batch_length,
            "partition_leader_epoch": batch.partition_leader_epoch, "magic": 2, "crc": batch.crc,
            "crc_valid": crc_valid, "attributes": batch.attributes, "compression": compression,
@@ -132,8 +135,7 @@ def _v2(batch, warnings: list[str], where: str, rows) -> dict:
            "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
            "records_count": batch.records_count}
     if not crc_valid:
-        warnings.append(f"{where}: batch at offset {batch.base_offset}: crc mismatch "
-                        f"(stored {batch.crc:#010x}, computed {batch.compute_crc():#010x})")
+        _crc_warning(batch, warnings, where)
     recs = _records_of(batch, warnings, where, batch.base_offset)
     if recs is None:
         out["records"] = None
@@ -149,6 +151,11 @@ def _v2(batch, warnings: list[str], where: str, rows) -> dict:
             except DecodeError as e:
                 warnings.append(f"{where}: control record at offset {r.offset}: {e}")
     return out
+
+
+def _crc_warning(batch, warnings: list[str], where: str) -> None:
+    warnings.append(f"{where}: batch at offset {batch.base_offset}: crc mismatch "
+                    f"(stored {batch.crc:#010x}, computed {batch.compute_crc():#010x})")
 
 
 def _legacy(batch: LegacyBatch, warnings: list[str], where: str, rows) -> dict:
@@ -176,8 +183,14 @@ def _records_of(batch, warnings: list[str], where: str, offset: int):
 
 
 def decode_records(raw: bytes | None, warnings: list[str], where: str = "",
-                   rows=_rows_bytes) -> list[dict] | None:
-    """Every batch in ``raw`` (any magic), records decoded and CRCs checked."""
+                   rows=_rows_bytes) -> "list[dict] | RawJSON | None":
+    """Every batch in ``raw`` (any magic), records decoded and CRCs checked;
+    with ``rows_json`` the whole list comes out as JSON text."""
+    out = _batches(raw, warnings, where, rows)
+    return batches_json(out) if rows is rows_json and out is not None else out
+
+
+def _batches(raw: bytes | None, warnings: list[str], where: str, rows) -> list | None:
     if raw is None:
         return None
     where = where or "records"
@@ -284,17 +297,3 @@ def mask_plain_token(token: bytes | None) -> bytes | None:
         return token
     authzid, authcid, _ = token.split(b"\x00")
     return authzid + b"\x00" + authcid + b"\x00" + MASK
-
-
-# --- JSON ---------------------------------------------------------------------
-
-def json_default(value):
-    """JSON for what JSON has no type for: bytes as standard base64 text
-    (RFC 4648, padded), UUIDs in their canonical text form, sets as sorted lists."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, (set, frozenset)):
-        return sorted(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

@@ -253,6 +253,13 @@ class Capture:
         return getattr(self.source, "name", "<stream>")
 
     def __iter__(self) -> Iterator[Exchange]:
+        for batch in self.batches():
+            yield from batch
+
+    def batches(self) -> Iterator[list[Exchange]]:
+        """The exchanges as lists, one per chunk read: what the chunk completed
+        (a writer can emit each list at once; on a live stream each arrives as
+        soon as its bytes do)."""
         dec = self.decoder
         with _open(self.source) as stream:
             read = getattr(stream, "read1", stream.read)
@@ -262,16 +269,17 @@ class Capture:
                     if self.progress:
                         self.progress(len(chunk))
                     if dec._out:
-                        yield from dec.events()
+                        yield dec.events()
                 dec.close()
             except CaptureError as e:
-                yield from dec.events()            # what came before the bad bytes
+                yield dec.events()                 # what came before the bad bytes
                 raise e.at(file=self.name) from None
             except zlib.error as e:
-                yield from dec.events()
+                yield dec.events()
                 raise CaptureError(f"gzip data is corrupt ({e})", file=self.name,
                                    position=dec.bytes_in) from None
-        yield from dec.events()
+        if dec._out:
+            yield dec.events()
 
 
 class _open:
@@ -300,7 +308,7 @@ def exchanges(source: str | Path | BinaryIO, ports: Iterable[int] = DEFAULT_PORT
     as the capture shows them; with ``by_shape``, connections on other ports
     are Kafka when their first bytes are a plausible request. ``binary``:
     ``"bytes"`` (record keys, values and header values as ``bytes``) or
-    ``"json"`` (each batch's records as pre-rendered JSON text, for
+    ``"json"`` (each RECORDS field's batches as pre-rendered JSON text, for
     ``kproto.capture.jsonout.dumps``: what ``kproto decode --json`` uses).
     Raises ``CaptureError`` (a ``kproto.errors.DecodeError``) only for bytes
     that are not a capture at all; everything else is a warning on an exchange.

@@ -3,19 +3,21 @@
 A capture is mostly records, and ``json.dumps`` spends ~5 µs on each record
 dict (plus a ``default`` call per bytes value). Here records are rendered
 where they are decoded (``rows_json``: one format string per record, base64
-for bytes, header lists cached because producers repeat them) into
-``RawJSON`` text that ``dumps`` copies as is. The output is what
+for bytes, header lists cached because producers repeat them; ``batch_json``:
+a whole v2 batch in one more) into ``RawJSON`` text that ``dumps`` (json's C
+encoder, strings passed through one hook) copies as is. The output is what
 ``json.dumps(obj, default=json_default, separators=(",", ":"))`` would give
 for the same data (tests check it).
 """
 
 from __future__ import annotations
 
+import base64
 import binascii
 import json
 import uuid
 
-__all__ = ["RawJSON", "dumps", "rows_json"]
+__all__ = ["RawJSON", "dumps", "json_default", "rows_json", "batch_json", "batches_json"]
 
 _string = json.encoder.encode_basestring_ascii      # the C escaper json itself uses
 
@@ -26,74 +28,36 @@ class RawJSON(str):
     __slots__ = ()
 
 
+def _encode_string(s: str, raw=RawJSON, escape=_string) -> str:
+    return s if s.__class__ is raw else escape(s)
+
+
+def json_default(value):
+    """JSON for what JSON has no type for: bytes as standard base64 text
+    (RFC 4648, padded), UUIDs in their canonical text form, sets as sorted lists."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# json.dumps(separators=(",", ":"), default=json_default)'s own encoder (C when
+# there is _json), except that strings pass _encode_string: RawJSON goes verbatim
+if json.encoder.c_make_encoder is not None:
+    _encoder = json.encoder.c_make_encoder(None, json_default, _encode_string, None, ":", ",",
+                                           False, False, True)
+else:
+    _encoder = json.encoder._make_iterencode(None, json_default, _encode_string, None, float.__repr__,
+                                             ":", ",", False, False, True)
+
+
 def dumps(value) -> str:
-    out: list[str] = []
-    _write(value, out.append)
-    return "".join(out)
-
-
-_KEYS: dict[str, str] = {}
-
-
-def _key(k: str) -> str:
-    text = _KEYS.get(k)
-    if text is None:
-        text = _KEYS[k] = _string(k) + ":"
-    return text
-
-
-def _write(v, w) -> None:
-    t = type(v)
-    if t is str:
-        w(_string(v))
-    elif t is RawJSON:
-        w(v)
-    elif v is None:
-        w("null")
-    elif t is bool:
-        w("true" if v else "false")
-    elif t is int:
-        w(int.__repr__(v))
-    elif t is float:
-        w(float.__repr__(v))
-    elif isinstance(v, dict):
-        # scalars inline: most members of a body are ints and strings
-        parts = []
-        add = parts.append
-        for k, x in v.items():
-            tx = type(x)
-            if tx is int:
-                add(_key(k) + int.__repr__(x))
-            elif tx is str:
-                add(_key(k) + _string(x))
-            elif tx is RawJSON:
-                add(_key(k) + x)
-            elif x is None:
-                add(_key(k) + "null")
-            else:
-                sub: list[str] = []
-                _write(x, sub.append)
-                add(_key(k) + "".join(sub))
-        w("{" + ",".join(parts) + "}")
-    elif t is list or t is tuple:
-        w("[")
-        for i, x in enumerate(v):
-            if i:
-                w(",")
-            _write(x, w)
-        w("]")
-    elif t is bytes or t is bytearray or t is memoryview:
-        w('"' + binascii.b2a_base64(v, newline=False).decode("ascii") + '"')
-    elif t is uuid.UUID:
-        w('"' + str(v) + '"')
-    elif isinstance(v, (set, frozenset)):
-        _write(sorted(v), w)
-    elif isinstance(v, str):
-        w(_string(v))
-    elif isinstance(v, int):
-        w(int.__repr__(int(v)))
-    else:
-        raise TypeError(f"{type(v).__name__} is not JSON serialisable")
+    """``json.dumps(value, default=json_default, separators=(",", ":"))``, with
+    ``RawJSON`` copied as is."""
+    return "".join(_encoder(value, 0))
 
 
 _HEADERS: dict = {}          # producers repeat the same headers record after record
@@ -109,22 +73,60 @@ def _headers(h) -> bytes:
 
 
 _RECORD = b'{"offset":%d,"timestamp":%d,"key":%s,"value":%s,"headers":%s}'
+_KEYED = b'{"offset":%d,"timestamp":%d,"key":"%s","value":"%s","headers":%s}'    # the usual case
 _LEGACY = b'{"offset":%d,"timestamp":%d,"key":%s,"value":%s,"headers":%s,"crc":%d}'
 
 
-def rows_json(recs, legacy: bool) -> RawJSON:
-    """The JSON array of ``recs`` (kproto.records.Record), as ``body`` lays rows out.
-    Built as bytes (base64 is bytes already) and decoded once per batch."""
-    b64 = binascii.b2a_base64
-    headers = _headers
+def _b64(v: bytes | None) -> bytes:
+    return b"null" if v is None else b'"' + binascii.b2a_base64(v, newline=False) + b'"'
+
+
+def _rows(recs, legacy: bool) -> bytes:
+    """The JSON array of ``recs`` (kproto.records.Record), as ``body`` lays rows out."""
     if legacy:
-        rows = [_LEGACY % (r.offset, r.timestamp,
-                           b'"' + b64(r.key, newline=False) + b'"' if r.key is not None else b"null",
-                           b'"' + b64(r.value, newline=False) + b'"' if r.value is not None else b"null",
-                           headers(r.headers), r.crc) for r in recs]
-    else:
-        rows = [_RECORD % (r.offset, r.timestamp,
-                           b'"' + b64(r.key, newline=False) + b'"' if r.key is not None else b"null",
-                           b'"' + b64(r.value, newline=False) + b'"' if r.value is not None else b"null",
-                           headers(r.headers)) for r in recs]
-    return RawJSON((b"[" + b",".join(rows) + b"]").decode("ascii"))
+        rows = [_LEGACY % (r.offset, r.timestamp, _b64(r.key), _b64(r.value), _headers(r.headers), r.crc)
+                for r in recs]
+    else:       # key and value both set: one template, no quote concatenations, headers cache inline
+        b64, cached, headers = binascii.b2a_base64, _HEADERS.get, _headers
+        rows = [_KEYED % (r.offset, r.timestamp, b64(r.key, newline=False), b64(r.value, newline=False),
+                          cached(r.headers) or headers(r.headers))
+                if r.key is not None and r.value is not None else
+                _RECORD % (r.offset, r.timestamp, _b64(r.key), _b64(r.value), headers(r.headers))
+                for r in recs]
+    return b"[" + b",".join(rows) + b"]"
+
+
+def rows_json(recs, legacy: bool) -> RawJSON:
+    """The JSON array of ``recs``, built as bytes (base64 is bytes already)
+    and decoded once per batch."""
+    return RawJSON(_rows(recs, legacy).decode("ascii"))
+
+
+# a v2 batch as ``body._v2`` lays it out (keys in that order), non-control
+_BATCH = (b'{"base_offset":%d,"batch_length":%d,"partition_leader_epoch":%d,"magic":2,"crc":%d,'
+          b'"crc_valid":%s,"attributes":%d,"compression":%s,"timestamp_type":%s,"transactional":%s,'
+          b'"control":false,"last_offset_delta":%d,"base_timestamp":%d,"max_timestamp":%d,'
+          b'"producer_id":%d,"producer_epoch":%d,"base_sequence":%d,"records_count":%d,"records":%s}')
+_FLAG_TEXT: dict[tuple, tuple[bytes, bytes, bytes]] = {}
+
+
+def batch_json(batch, crc_valid: bool, flags: tuple, recs) -> bytes:
+    """A non-control v2 batch (``flags`` from ``body._flags``, ``recs`` its
+    records or None) as the JSON object ``body._v2`` would be dumped to, in
+    one format step: no dict per batch, no Python object per record."""
+    text = _FLAG_TEXT.get(flags)
+    if text is None:
+        text = _FLAG_TEXT[flags] = (_string(flags[0]).encode(), _string(flags[1]).encode(),
+                                    b"true" if flags[2] else b"false")
+    return _BATCH % (batch.base_offset, batch.batch_length, batch.partition_leader_epoch, batch.crc,
+                     b"true" if crc_valid else b"false", batch.attributes, text[0], text[1], text[2],
+                     batch.last_offset_delta, batch.base_timestamp, batch.max_timestamp, batch.producer_id,
+                     batch.producer_epoch, batch.base_sequence, batch.records_count,
+                     b"null" if recs is None else _rows(recs, False))
+
+
+def batches_json(parts: list) -> RawJSON:
+    """A RECORDS field's list of batches as JSON: ``parts`` are ``batch_json``
+    bytes or, for the rare rest (legacy, control, partial), plain dicts."""
+    return RawJSON((b"[" + b",".join(p if type(p) is bytes else dumps(p).encode("ascii") for p in parts)
+                    + b"]").decode("ascii"))

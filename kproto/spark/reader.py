@@ -107,10 +107,10 @@ class _Rows:
                 self.header_values += [v for r in records for _, v in r.headers]
         self._add_batch(batch, n, first, crc_ok, error)
 
-    def add_offsets(self, batch: RecordBatch, first: int, last: int, crc_ok: bool) -> None:
+    def add_offsets(self, batch: RecordBatch, first: int, last: int, crc_ok: bool, error: str | None) -> None:
         """A batch's rows from its header alone (contiguous offsets)."""
         self.offsets += range(first, last + 1)
-        self._add_batch(batch, last - first + 1, first, crc_ok, None)
+        self._add_batch(batch, last - first + 1, first, crc_ok, error)
 
     def _add_batch(self, batch, n: int, first: int | None, crc_ok: bool, error: str | None) -> None:
         if isinstance(batch, RecordBatch):
@@ -246,7 +246,7 @@ def _read_batch(batch, rows: _Rows, opts: ReadOptions, lo, hi, aborted, uri: str
     if v2 and not rows.need_records and batch.records_count == batch.last_offset_delta + 1:
         first = batch.base_offset if lo is None else max(lo, batch.base_offset)
         last = batch.last_offset if hi is None else min(hi - 1, batch.last_offset)
-        rows.add_offsets(batch, first, last, crc_ok)
+        rows.add_offsets(batch, first, last, crc_ok, crc_error)
         return None
     try:
         records = batch.records()

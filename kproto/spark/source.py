@@ -8,6 +8,7 @@ by reference, so kproto must be importable where the tasks run (see
 
 from __future__ import annotations
 
+import json
 from typing import Iterator
 
 from pyspark.sql.datasource import (
@@ -136,3 +137,39 @@ class KafkaLogWriter(DataSourceArrowWriter):
 
     def abort(self, messages) -> None:
         abort(self.opts)
+
+
+class KafkaPcapDataSource(DataSource):
+    """``spark.read.format("kafka-pcap").load(path)``: one row per exchange."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafka-pcap"
+
+    def schema(self) -> str:
+        from kproto.spark.pcap import DDL
+        return DDL
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return KafkaPcapReader(dict(self.options))
+
+
+class KafkaPcapReader(DataSourceReader):
+    def __init__(self, options: dict) -> None:
+        from kproto.spark.pcap import parse_ports
+        paths = json.loads(options["paths"]) if options.get("paths") else []
+        if options.get("path"):
+            paths.append(options["path"])
+        if not paths:
+            raise UsageError("kafka-pcap needs a path: spark.read.format('kafka-pcap').load(PATH)")
+        self.paths, self.ports = paths, parse_ports(options.get("ports"))
+
+    def partitions(self) -> list[InputPartition]:
+        from kproto.spark.pcap import CaptureFile, find_captures
+        return [InputPartition(CaptureFile(uri, self.ports)) for p in self.paths for uri in find_captures(p)]
+
+    def read(self, partition: InputPartition) -> Iterator:
+        from kproto.spark.pcap import read_capture
+        if partition.value is None:
+            return iter(())
+        return read_capture(partition.value)

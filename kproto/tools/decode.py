@@ -12,7 +12,7 @@ Output modes, one exchange (a request and its response) at a time:
   ``connection``, ``api_key``, ``api_name``, ``api_version``,
   ``correlation_id``, ``client_id``, ``latency_ms``, ``request``, ``response``
   (full decoded bodies, null when not captured) and ``warnings``; bytes are
-  base64 text, UUIDs canonical text (``kproto.capture.body.json_default``);
+  base64 text, UUIDs canonical text (``kproto.capture.json_default``);
 * ``--stats``: per-API counts, latency percentiles, bytes, error codes and
   the versions each client used, instead of the exchanges.
 
@@ -240,7 +240,7 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
             raise UsageProblem(f"kproto decode: --api: no API named {a!r} in kproto's registry")
     keep = _Filter(apis, topics, client_ids, errors_only)
     bar, advance = _progress(capture)
-    cap = Capture(capture, ports or (9092,), progress=advance, binary="json" if as_json else "bytes")
+    cap = Capture(capture, ports or (9092,), progress=advance, binary="json" if as_json and not stats else "bytes")
     summary = _Stats() if stats else None
     out = sys.stdout
     shown = 0
@@ -248,20 +248,23 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
         if bar is not None:
             bar.start()
         try:
-            for ex in cap:
-                if keep.active and not keep(ex):
-                    continue
-                shown += 1
-                if summary is not None:
-                    summary.add(ex)
-                elif as_json:
-                    out.write(dumps(ex.to_json()) + "\n")
-                else:
-                    text = [line(ex)] + [f"  ! {w}" for w in ex.warnings]
-                    if verbose:
-                        for side in ("request", "response"):
-                            body = getattr(ex, side)
-                            text += [f"  {side}:"] + (tree(body, "    ") if body is not None else ["    null"])
+            for batch in cap.batches():        # one write per chunk read, not per exchange
+                text: list[str] = []
+                for ex in batch:
+                    if keep.active and not keep(ex):
+                        continue
+                    shown += 1
+                    if summary is not None:
+                        summary.add(ex)
+                    elif as_json:
+                        text.append(dumps(ex.to_json()))
+                    else:
+                        text += [line(ex)] + [f"  ! {w}" for w in ex.warnings]
+                        if verbose:
+                            for side in ("request", "response"):
+                                body = getattr(ex, side)
+                                text += [f"  {side}:"] + (tree(body, "    ") if body is not None else ["    null"])
+                if text:
                     out.write("\n".join(text) + "\n")
         finally:
             if bar is not None:

@@ -129,6 +129,9 @@ def _fail(message: str) -> None:
 def export(path, out, fmt, master, where, select, options, overwrite, consumer_offsets, driver_memory) -> None:
     """Export Kafka log segments (a data dir, partition dir or .log files) with Spark.
 
+    A PATH ending in .pcap/.pcapng/.cap (.gz too) is a capture: one row per
+    request/response exchange, the fields of ``kproto decode --json``.
+
     \b
     Columns: key value topic partition offset timestamp timestampType headers
     base_offset magic compression producer_id producer_epoch base_sequence
@@ -177,11 +180,12 @@ def _export(spark, path, out, fmt, where, select, read_opts, overwrite) -> int:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
     cols = split_select(select) if select else []
-    reader = spark.read.format("kafka-log")
+    from kproto.spark.pcap import SUFFIXES
+    reader = spark.read.format("kafka-pcap" if path.endswith(SUFFIXES) else "kafka-log")
     for k, v in read_opts.items():
         reader = reader.option(k, v)
     needed = needed_columns(cols, where)
-    if needed and "columns" not in {k.lower() for k in read_opts}:
+    if needed and "columns" not in {k.lower() for k in read_opts} and not path.endswith(SUFFIXES):
         reader = reader.option("columns", ",".join(needed))
     df = reader.load(path)
     if where:
