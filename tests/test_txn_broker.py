@@ -21,6 +21,10 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 
+from kproto.log.manager import LogManager
+from kproto.records import control_record
+from kproto.server.txn_coordinator.persistence import TRANSACTION_STATE_TOPIC, parse_value
+from kproto.server.txn_coordinator.state import TransactionState
 from tests.components import kproto_broker, tansu
 
 
@@ -353,3 +357,53 @@ def test_exactly_once_across_a_killed_producer_and_a_broker_restart(tmp_path):
         assert sorted(out) == sorted(b"%d!" % i for i in range(n))        # each once, none lost
         # the killed transaction's records are in the log, aborted: read_uncommitted sees them twice
         assert len(read_all(bootstrap, "eos-out", 2, "read_uncommitted", expect=n + 1)) > n
+
+
+def _last_batches(mgr: LogManager, topic: str) -> tuple[int, list]:
+    """The one partition of ``topic`` with data, and its batches."""
+    [(partition, batches)] = [(p, [b for seg in plog.segments for b in seg.batches()])
+                              for p in range(50) if (plog := mgr.get_log(topic, p)) and plog.log_end_offset]
+    return partition, batches
+
+
+def test_offsets_of_a_transaction_cut_before_its_marker_complete_after_a_restart(tmp_path):
+    """The broker dies after PrepareCommit, before the COMMIT marker reached
+    __consumer_offsets (made on disk by cutting both logs back there). After one
+    restart the group coordinator holds the offset pending (loadGroupsAndOffsets'
+    pendingOffsets) and the transaction coordinator's re-sent marker makes it the
+    group's, as in Kafka; before, it showed only after a second restart."""
+    data = tmp_path / "data"
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:
+        create(bootstrap, "cut-in", 1)
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "cut", "enable.auto.commit": False})
+        p = producer(bootstrap, "cut")
+        p.begin_transaction()
+        p.send_offsets_to_transaction([TopicPartition("cut-in", 0, 42)], c.consumer_group_metadata(), 15)
+        p.commit_transaction(15)
+        c.close()
+        del p
+    mgr = LogManager(data)
+    try:
+        state_partition, states = _last_batches(mgr, TRANSACTION_STATE_TOPIC)
+        assert parse_value("cut", states[-2].records()[0].value).state is TransactionState.PREPARE_COMMIT
+        assert parse_value("cut", states[-1].records()[0].value).state is TransactionState.COMPLETE_COMMIT
+        offsets_partition, batches = _last_batches(mgr, "__consumer_offsets")
+        assert batches[-1].is_control and control_record(next(iter(batches[-1]))).type == 1   # COMMIT
+        assert batches[-2].is_transactional and not batches[-2].is_control
+        mgr.get_log(TRANSACTION_STATE_TOPIC, state_partition).truncate_to(states[-1].base_offset)
+        mgr.get_log("__consumer_offsets", offsets_partition).truncate_to(batches[-1].base_offset)
+    finally:
+        mgr.close()
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "cut", "enable.auto.commit": False})
+        try:
+            [committed] = c.committed([TopicPartition("cut-in", 0)], timeout=10)
+        finally:
+            c.close()
+        assert committed.offset == 42
+    mgr = LogManager(data)
+    try:
+        _, batches = _last_batches(mgr, "__consumer_offsets")
+        assert batches[-1].is_control and control_record(next(iter(batches[-1]))).type == 1   # re-sent
+    finally:
+        mgr.close()

@@ -13,8 +13,10 @@ from kproto.errors import ErrorCode
 from kproto.records import RecordBatch, build_control_batch, iter_batches
 from kproto.server.coordinator import (
     GroupCoordinator, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-    OffsetFetchRequest, OffsetFetchRequestTopic, TxnOffsetCommitRequest, append_batch, records_from_log,
+    Append, OffsetFetchRequest, OffsetFetchRequestTopic, TxnOffsetCommitRequest, append_batch, records_from_log,
 )
+from kproto.server.coordinator.offsets import OffsetAndMetadata
+from kproto.server.coordinator.persistence import LoggedRecord, TxnMarker, offset_commit_key, offset_commit_value
 from tests.helpers import Harness, fetched
 
 E = ErrorCode
@@ -104,3 +106,91 @@ def test_reload_applies_committed_transactional_offsets_only():
     c.load_partition(c.partition_for("g"), records_from_log(log), 0)
     assert c.group("g").offsets[("t", 0)].committed_offset == 10
 
+
+
+# --- reload: GroupMetadataManager.loadGroupsAndOffsets keeps pendingOffsets per producer id,
+# applies them on that producer's COMMIT control batch (unless the loaded offset was appended
+# later: CommitRecordMetadataAndOffset.olderThan), drops them on any other control batch, and
+# loads the rest as the groups' pendingTransactionalOffsetCommits (loadGroup/initializeOffsets).
+
+def _txn_batch(producer: int, base: int, *offsets: tuple[int, int]) -> bytes:
+    """A TxnOffsetCommit batch of ``producer`` for group g: (partition of t, offset) pairs."""
+    return append_batch(Append(id=0, partition=0, timestamp_ms=0, producer_id=producer, producer_epoch=EPOCH,
+                               records=tuple((offset_commit_key("g", "t", p), offset_commit_value(_offset(o)))
+                                             for p, o in offsets)), base_offset=base)
+
+
+def _regular_batch(base: int, partition: int, offset: int) -> bytes:
+    return append_batch(Append(id=0, partition=0, timestamp_ms=0, records=(
+        (offset_commit_key("g", "t", partition), offset_commit_value(_offset(offset))),)), base_offset=base)
+
+
+def _offset(o: int) -> OffsetAndMetadata:
+    return OffsetAndMetadata(committed_offset=o, committed_leader_epoch=-1, metadata="", commit_timestamp_ms=0)
+
+
+def _reloaded(log: bytes) -> Harness:
+    h = Harness()
+    assert h.c.load_partition(h.c.partition_for("g"), records_from_log(log), 0) == ("g",)
+    return h
+
+
+def _stable_errors(h: Harness) -> dict[int, ErrorCode]:
+    asked = OffsetFetchRequest(group_id="g", require_stable=True, topics=(
+        OffsetFetchRequestTopic(name="t", partition_indexes=(0, 1, 2)),))
+    return {p.partition_index: p.error_code for p in h.send(asked).topics[0].partitions}
+
+
+def _pending(h: Harness) -> dict[int, dict[tuple[str, int], int]]:
+    return {pid: {tp: o.committed_offset for tp, o in offsets.items()}
+            for pid, offsets in h.c.group("g").pending_txn_offsets.items()}
+
+
+def test_reload_commit_applies_abort_drops_and_no_marker_stays_pending():
+    log = (_txn_batch(PID, 0, (0, 10)) + _txn_batch(PID + 1, 1, (1, 20))
+           + _txn_batch(PID + 2, 2, (2, 30), (0, 31))
+           + build_control_batch(1, producer_id=PID, producer_epoch=EPOCH, base_offset=3)        # COMMIT
+           + build_control_batch(0, producer_id=PID + 1, producer_epoch=EPOCH, base_offset=4))  # ABORT
+    h = _reloaded(log)
+    assert fetched(h.send(OffsetFetchRequest(group_id="g"))) == {("t", 0): (10, -1, "")}
+    assert _pending(h) == {PID + 2: {("t", 2): 30, ("t", 0): 31}}
+    assert _stable_errors(h) == {0: E.UNSTABLE_OFFSET_COMMIT, 1: E.NONE, 2: E.UNSTABLE_OFFSET_COMMIT}
+    # the transaction coordinator's marker, written after its own reload, completes them
+    assert h.c.complete_txn_offsets(h.c.partition_for("g"), PID + 2, committed=True) == 2
+    assert fetched(h.send(OffsetFetchRequest(group_id="g"))) == {("t", 0): (31, -1, ""), ("t", 2): (30, -1, "")}
+    assert _stable_errors(h) == {0: E.NONE, 1: E.NONE, 2: E.NONE}
+
+
+def test_reload_of_a_group_with_only_pending_offsets_then_abort():
+    h = _reloaded(_txn_batch(PID, 0, (0, 10)))
+    assert h.c.group("g").state.name == "EMPTY" and not h.c.group("g").offsets
+    assert _pending(h) == {PID: {("t", 0): 10}}
+    assert h.c.complete_txn_offsets(h.c.partition_for("g"), PID, committed=False) == 0
+    assert fetched(h.send(OffsetFetchRequest(group_id="g"))) == {}
+    assert _stable_errors(h) == {0: E.NONE, 1: E.NONE, 2: E.NONE}
+
+
+def test_reload_keeps_a_regular_commit_appended_after_the_transactional_one():
+    later = _txn_batch(PID, 0, (0, 10)) + _regular_batch(1, 0, 15) + build_control_batch(
+        1, producer_id=PID, producer_epoch=EPOCH, base_offset=2)
+    assert fetched(_reloaded(later).send(OffsetFetchRequest(group_id="g"))) == {("t", 0): (15, -1, "")}
+    earlier = _regular_batch(0, 0, 5) + _txn_batch(PID, 1, (0, 10)) + build_control_batch(
+        1, producer_id=PID, producer_epoch=EPOCH, base_offset=2)
+    assert fetched(_reloaded(earlier).send(OffsetFetchRequest(group_id="g"))) == {("t", 0): (10, -1, "")}
+
+
+def test_a_transactional_tombstone_takes_back_the_producers_pending_offset():
+    log = _txn_batch(PID, 0, (0, 10), (1, 11)) + append_batch(Append(
+        id=0, partition=0, timestamp_ms=0, producer_id=PID, producer_epoch=EPOCH,
+        records=((offset_commit_key("g", "t", 1), None),)), base_offset=2)
+    assert _pending(_reloaded(log)) == {PID: {("t", 0): 10}}
+
+
+def test_records_from_log_carries_the_producer_and_the_markers():
+    log = _regular_batch(0, 0, 5) + _txn_batch(PID, 1, (0, 10)) + build_control_batch(
+        0, producer_id=PID, producer_epoch=EPOCH, base_offset=2)
+    regular, txn, marker = records_from_log(log, file="00.log")
+    assert isinstance(regular, LoggedRecord) and regular.producer_id == -1
+    assert isinstance(txn, LoggedRecord) and txn.producer_id == PID and txn.where.endswith("offset 1")
+    first, second = len(_regular_batch(0, 0, 5)), len(_txn_batch(PID, 1, (0, 10)))
+    assert marker == TxnMarker(PID, False, f"00.log @ byte {first + second}, offset 2")

@@ -125,7 +125,9 @@ class GroupCoordinator(GroupMembership, TxnOffsetCommits):
         """Replay the partition's records (``(key, value)`` pairs or Records, in
         log order; see ``persistence.records_from_log``) and own it. Returns the
         ids of the groups loaded. Groups with members come back Stable and their
-        members must heartbeat within their session timeout, as in Kafka."""
+        members must heartbeat within their session timeout, as in Kafka.
+        Transactional offsets whose marker is not in the log yet come back
+        pending; ``complete_txn_offsets`` settles them when it is written."""
         now_ms = self._observe(now_ms)
         if partition not in self._loading:
             self.begin_load(partition, now_ms)
@@ -134,11 +136,14 @@ class GroupCoordinator(GroupMembership, TxnOffsetCommits):
         loaded = []
         for group_id, group in result.groups.items():
             group.offsets = result.offsets.pop(group_id, {})
+            group.pending_txn_offsets = result.pending_txn_offsets.pop(group_id, {})
             loaded.append(self._load_group(group, now_ms))
-        for group_id, offsets in result.offsets.items():
-            # offsets without group metadata: a group that only stores offsets
+        # offsets (committed or pending in a transaction) without group metadata: a group that
+        # only stores offsets
+        for group_id in {**result.offsets, **result.pending_txn_offsets}:
             group = GroupMetadata(group_id, EMPTY, current_state_timestamp=now_ms)
-            group.offsets = offsets
+            group.offsets = result.offsets.get(group_id, {})
+            group.pending_txn_offsets = result.pending_txn_offsets.get(group_id, {})
             loaded.append(self._load_group(group, now_ms))
         self._loading.discard(partition)
         self._owned.add(partition)

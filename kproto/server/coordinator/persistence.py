@@ -54,7 +54,7 @@ __all__ = [
     "offset_commit_key", "group_metadata_key", "offset_commit_value", "group_metadata_value",
     "OffsetKey", "GroupKey", "parse_key", "parse_offset_value", "parse_group_value", "Replay",
     "replay", "records_from_log", "records_from_batches", "records_from_segments", "append_batch", "LogRecord",
-    "LoggedRecord",
+    "LoggedRecord", "TxnMarker",
 ]
 
 log = logging.getLogger("kproto.server.groups")
@@ -62,15 +62,26 @@ log = logging.getLogger("kproto.server.groups")
 
 class LoggedRecord(NamedTuple):
     """A record with where it was read (``file @ byte N, offset M``), for the
-    one line that reports it if it cannot be loaded."""
+    one line that reports it if it cannot be loaded; ``producer_id`` is its
+    batch's when the batch is transactional (a TxnOffsetCommit), else -1."""
 
     key: bytes | None
     value: bytes | None
     where: str
+    producer_id: int = -1
 
 
-# A record of the log as loading takes it: (key, value), a kproto.records.Record or a LoggedRecord.
-LogRecord = tuple[bytes | None, bytes | None] | Record | LoggedRecord
+class TxnMarker(NamedTuple):
+    """A COMMIT (``committed``) or ABORT control record of ``producer_id``."""
+
+    producer_id: int
+    committed: bool
+    where: str
+
+
+# A record of the log as loading takes it: (key, value), a kproto.records.Record, a LoggedRecord
+# or a transaction's marker.
+LogRecord = tuple[bytes | None, bytes | None] | Record | LoggedRecord | TxnMarker
 
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_COMMIT_KEY_VERSION = 1
@@ -193,9 +204,17 @@ class Replay:
 
     groups: dict[str, GroupMetadata] = field(default_factory=dict)
     offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = field(default_factory=dict)
+    # TxnOffsetCommits whose marker is not in the log yet: group -> producer id -> offsets
+    pending_txn_offsets: dict[str, dict[int, dict[TopicPartition, OffsetAndMetadata]]] = field(
+        default_factory=dict)
     removed_groups: set[str] = field(default_factory=set)
     skipped: int = 0                   # records of types the classic coordinator does not own
     unreadable: int = 0                # records that did not parse: logged and skipped
+    # while replaying: where (record index) each loaded offset was written, and per producer
+    # its transactional offsets with theirs (CommitRecordMetadataAndOffset.appendedBatchOffset)
+    _written: dict[tuple[str, TopicPartition], int] = field(default_factory=dict, repr=False)
+    _pending: dict[int, dict[tuple[str, TopicPartition], tuple[int, OffsetAndMetadata]]] = field(
+        default_factory=dict, repr=False)
 
 
 def _key_value(record: LogRecord) -> tuple[bytes | None, bytes | None]:
@@ -213,35 +232,71 @@ def _where(record: LogRecord, index: int) -> str:
 
 
 def replay(records: Iterable[LogRecord]) -> Replay:
-    """``records``: ``(key, value)`` pairs or objects with ``.key``/``.value``
-    (kproto.records.Record, LoggedRecord), in log order. One that does not
-    parse is logged (with where it was read) and counted in ``unreadable``."""
+    """``records``: ``(key, value)`` pairs, objects with ``.key``/``.value``
+    (kproto.records.Record, LoggedRecord) and TxnMarkers, in log order, as
+    GroupMetadataManager.loadGroupsAndOffsets replays them: a transactional
+    offset (LoggedRecord with a producer id) is held per producer until that
+    producer's COMMIT marker applies it (unless a regular commit written after
+    it is loaded) or its ABORT drops it; those with no marker yet end up in
+    ``pending_txn_offsets``. One that does not parse is logged (with where it
+    was read) and counted in ``unreadable``."""
     out = Replay()
     for index, record in enumerate(records):
+        if isinstance(record, TxnMarker):
+            _complete(out, record.producer_id, record.committed)
+            continue
+        producer_id = record.producer_id if isinstance(record, LoggedRecord) else -1
         try:
-            _apply(out, *_key_value(record))
+            _apply(out, *_key_value(record), producer_id, index)
         except DecodeError as e:
             out.unreadable += 1
             log.warning("skipping unreadable __consumer_offsets record at %s: %s", _where(record, index), e)
+    for producer_id, held in out._pending.items():
+        for (group, tp), (_, offset) in held.items():
+            out.pending_txn_offsets.setdefault(group, {}).setdefault(producer_id, {})[tp] = offset
+    out._pending.clear()
+    out._written.clear()
     return out
 
 
-def _apply(out: Replay, key: bytes | None, value: bytes | None) -> None:
+def _complete(out: Replay, producer_id: int, committed: bool) -> None:
+    held = out._pending.pop(producer_id, {})
+    if not committed:
+        return
+    for (group, tp), (at, offset) in held.items():
+        if out._written.get((group, tp), -1) < at:        # olderThan: a later regular commit wins
+            _put_offset(out, group, tp, offset, at)
+
+
+def _put_offset(out: Replay, group: str, tp: TopicPartition, offset: OffsetAndMetadata, at: int) -> None:
+    offsets = out.offsets.setdefault(group, {})
+    offsets.pop(tp, None)                  # keep dict order = order of last write
+    offsets[tp] = offset
+    out._written[(group, tp)] = at
+
+
+def _apply(out: Replay, key: bytes | None, value: bytes | None, producer_id: int, at: int) -> None:
     if key is None:
         raise CorruptRecordError("__consumer_offsets record without a key", path="key")
     parsed = parse_key(bytes(key))
     if parsed is None:
         out.skipped += 1
     elif isinstance(parsed, OffsetKey):
-        offsets = out.offsets.setdefault(parsed.group, {})
         tp = (parsed.topic, parsed.partition)
-        if value is None:
-            offsets.pop(tp, None)
-            if not offsets:
-                del out.offsets[parsed.group]
+        offset = None if value is None else parse_offset_value(bytes(value))
+        if producer_id >= 0:               # a TxnOffsetCommit: held until its marker
+            held = out._pending.setdefault(producer_id, {})
+            held.pop((parsed.group, tp), None)
+            if offset is not None:
+                held[(parsed.group, tp)] = (at, offset)
+        elif offset is not None:
+            _put_offset(out, parsed.group, tp, offset, at)
         else:
-            offsets.pop(tp, None)          # keep dict order = order of last write
-            offsets[tp] = parse_offset_value(bytes(value))
+            offsets = out.offsets.get(parsed.group, {})
+            offsets.pop(tp, None)
+            out._written.pop((parsed.group, tp), None)
+            if not offsets:
+                out.offsets.pop(parsed.group, None)
     elif value is None:
         out.groups.pop(parsed.group, None)
         out.removed_groups.add(parsed.group)
@@ -255,20 +310,18 @@ def records_from_log(buf: bytes | bytearray | memoryview, file: str = "") -> Ite
     return records_from_batches(iter_batches(buf), file=file)
 
 
-def records_from_batches(batches: Iterable[Batch], file: str = "") -> Iterator[LoggedRecord]:
-    """The records of a ``__consumer_offsets`` log (any batch magic) in the
-    order loading applies them: transactional records (TxnOffsetCommit) only
-    when their COMMIT marker is reached, aborted ones never. (Kafka also keeps
-    a regular commit appended between a transactional one and its marker; that
-    refinement is not made here.) A batch whose records do not decode is
-    logged and skipped; one the iterator cannot read ends ``batches``."""
+def records_from_batches(batches: Iterable[Batch], file: str = "") -> Iterator[LoggedRecord | TxnMarker]:
+    """The records of a ``__consumer_offsets`` log (any batch magic) in log
+    order, for ``replay``: those of a transactional batch (TxnOffsetCommit)
+    carry its producer id, a control batch becomes a TxnMarker. A batch whose
+    records do not decode is logged and skipped; one the iterator cannot read
+    ends ``batches``."""
     return records_from_segments([(file, batches)])
 
 
-def records_from_segments(segments: Iterable[tuple[str, Iterable[Batch]]]) -> Iterator[LoggedRecord]:
+def records_from_segments(segments: Iterable[tuple[str, Iterable[Batch]]]) -> Iterator[LoggedRecord | TxnMarker]:
     """``records_from_batches`` over several files' batches, in order:
     ``(file name, batches)`` pairs, one per segment."""
-    pending: dict[int, list[LoggedRecord]] = {}
     for file, batches in segments:
         it = iter(batches)
         while True:
@@ -280,20 +333,23 @@ def records_from_segments(segments: Iterable[tuple[str, Iterable[Batch]]]) -> It
                 log.warning("skipping the rest of %s: unreadable batch: %s", file or "__consumer_offsets", e)
                 break
             where = f"{file + ' ' if file else ''}@ byte {batch.position}"
+            producer_id = batch.producer_id if getattr(batch, "is_transactional", False) else -1
             try:
-                records = [LoggedRecord(r.key, r.value, f"{where}, offset {r.offset}") for r in batch]
+                records = [LoggedRecord(r.key, r.value, f"{where}, offset {r.offset}", producer_id)
+                           for r in batch]
             except DecodeError as e:
                 log.warning("skipping unreadable __consumer_offsets batch at %s, offset %d: %s",
                             where, batch.base_offset, e)
                 continue
             if getattr(batch, "is_control", False):
-                for record in batch:
-                    marker = control_record(record)
-                    held = pending.pop(batch.producer_id, [])
-                    if marker.type == 1:
-                        yield from held
-            elif getattr(batch, "is_transactional", False):
-                pending.setdefault(batch.producer_id, []).extend(records)
+                # Kafka reads the first control record of the batch (there is only ever one)
+                for record in records[:1]:
+                    try:
+                        committed = control_record(record).type == 1
+                    except DecodeError as e:
+                        log.warning("skipping unreadable control record at %s: %s", record.where, e)
+                        continue
+                    yield TxnMarker(batch.producer_id, committed, record.where)
             else:
                 yield from records
 

@@ -6,8 +6,10 @@ batch of the producer (``Append.producer_id``), but stay pending: OffsetFetch
 does not return them (and answers UNSTABLE_OFFSET_COMMIT when asked for stable
 offsets) until the transaction's marker reaches that ``__consumer_offsets``
 partition and the server calls ``complete_txn_offsets``: COMMIT makes them the
-group's offsets, ABORT drops them. Loading applies them the same way
-(``persistence.records_from_batches``).
+group's offsets, ABORT drops them. Loading replays them the same way
+(``persistence.replay``); those whose marker is not in the log yet are loaded
+pending, and the transaction coordinator, which orders the markers of a
+transaction it reloads in PrepareCommit/PrepareAbort, settles them.
 
 Validation is OffsetCommit's (validateOffsetCommit with isTransactional): a
 Dead group answers COORDINATOR_NOT_AVAILABLE, a member's commit must carry its

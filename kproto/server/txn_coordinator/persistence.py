@@ -27,7 +27,7 @@ from kproto import schemas
 from kproto.errors import KprotoError
 from kproto.schemas import transaction_log as TL
 from kproto.schemas.internal_records import key_version
-from kproto.server.coordinator.persistence import LogRecord, _key_value, _where, partition_for
+from kproto.server.coordinator.persistence import LogRecord, TxnMarker, _key_value, _where, partition_for
 from kproto.server.txn_coordinator.metadata import (
     NO_PRODUCER_EPOCH, TransactionMetadata, TxnTransitMetadata,
 )
@@ -105,6 +105,8 @@ def replay(records: Iterable[LogRecord], *, partition: int | None = None) -> Rep
     out = Replay()
     where = TRANSACTION_STATE_TOPIC if partition is None else f"{TRANSACTION_STATE_TOPIC}-{partition}"
     for i, record in enumerate(records):
+        if isinstance(record, TxnMarker):          # no transaction writes __transaction_state
+            continue
         (key, value), position = _key_value(record), _where(record, i)
         try:
             if key is None:
