@@ -80,12 +80,15 @@ def run_one(kind: str, n: int, size: int) -> dict:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
-def measure(kind: str, pid: int, bootstrap: str, n: int, size: int, sampler: "Sampler") -> dict:
+def measure(kind: str, pid: int, bootstrap: str, n: int, size: int, sampler: "Sampler",
+            conf: dict | None = None) -> dict:
+    """``conf``: client security settings (bench_tls.py); the topic is created on ``bootstrap``."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic("bench", PARTITIONS, 1)])["bench"].result(30)
+    conf = conf or {"bootstrap.servers": bootstrap}
     time.sleep(0.5)
     value = os.urandom(size)
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
+    producer = Producer({**conf, "acks": "all", "linger.ms": 5,
                          "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
                          "queue.buffering.max.kbytes": 1_048_576})
     cpu0 = cpu_seconds(pid)
@@ -100,7 +103,7 @@ def measure(kind: str, pid: int, bootstrap: str, n: int, size: int, sampler: "Sa
     assert producer.flush(120) == 0
     produce_s = time.perf_counter() - t0
     cpu1 = cpu_seconds(pid)
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
+    consumer = Consumer({**conf, "group.id": "bench", "enable.auto.commit": False,
                          "fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 10_485_760})
     consumer.assign([TopicPartition("bench", p, 0) for p in range(PARTITIONS)])
     got = 0

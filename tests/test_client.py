@@ -72,7 +72,12 @@ def test_client_properties(tmp_path):
     assert load_client_properties(props) == {"client.id": "tools", "request.timeout.ms": "5000",
                                              "sasl.mechanism": "PLAIN"}
     props.write_text("security.protocol=SSL\n")
-    with pytest.raises(UsageError, match="security.protocol=SSL is not supported"):
+    assert load_client_properties(props) == {"security.protocol": "SSL"}     # TLS: kproto/security/client.py
+    props.write_text("security.protocol=KERBEROS\n")
+    with pytest.raises(UsageError, match="security.protocol=KERBEROS: expected one of PLAINTEXT, SSL"):
+        load_client_properties(props)
+    props.write_text("security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n")
+    with pytest.raises(UsageError, match="PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512"):
         load_client_properties(props)
 
 

@@ -267,3 +267,25 @@ def test_stores_are_durable_and_hold_no_password(tmp_path):
     (tmp_path / ACLS_FILE).write_text(json.dumps({"acls": [{"resourceType": "TOPIC"}]}))
     with pytest.raises(CorruptSecurityStoreError, match=r"acls\[0\]"):
         AclStore(tmp_path)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(user=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20),
+       password=st.text(st.characters(blacklist_categories=("Cs",)), max_size=30),
+       mech=st.sampled_from([SCRAM_SHA_256, SCRAM_SHA_512]))
+def test_scram_client_and_server_agree(user, password, mech):
+    """Any user name (saslname escapes) and password: our client and server complete
+    the exchange; one changed character of the password fails it."""
+    from kproto.security.client import ScramClient
+    cred = ScramCredential.from_password(mech, password)
+    server = ScramServer(mech, lambda u, m: cred if u == user else None)
+    client = ScramClient(mech, user, password)
+    client.verify(server.evaluate(client.final(server.evaluate(client.first()))))
+    assert server.complete and server.username == user
+    wrong = ScramClient(mech, user, password + "x")
+    s2 = ScramServer(mech, lambda u, m: cred)
+    with pytest.raises(CredentialError):
+        s2.evaluate(wrong.final(s2.evaluate(wrong.first())))

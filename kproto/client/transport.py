@@ -39,16 +39,16 @@ def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
 
 def load_client_properties(path: str | Path) -> dict[str, str]:
     """A Java properties file (``k=v``, ``k: v`` or ``k v``; ``#``/``!``
-    comments), as ``--command-config`` takes it. kproto speaks PLAINTEXT only,
-    so any other ``security.protocol`` is refused here rather than ignored."""
+    comments), as ``--command-config`` takes it; ``security.protocol`` and the
+    SASL/TLS settings are checked here (kproto/security/client.py)."""
     try:
         text = Path(path).read_text()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
     props = parse_properties(text, str(path), strict=False)
-    protocol = props.get("security.protocol", "PLAINTEXT").upper()
-    if protocol != "PLAINTEXT":
-        raise UsageError(f"security.protocol={protocol} is not supported by kproto (PLAINTEXT only)")
+    from kproto.security.client import sasl_credentials, security_protocol
+    if security_protocol(props).startswith("SASL_"):
+        sasl_credentials(props)
     return props
 
 
@@ -68,6 +68,7 @@ class BrokerClient:
         self.conn = ClientConnection(self.client_id)
         self._connect(parse_bootstrap(bootstrap))
         self._negotiate()
+        self._authenticate()
 
     def _connect(self, addresses: list[tuple[str, int]]) -> None:
         errors = []
@@ -75,10 +76,13 @@ class BrokerClient:
             try:
                 self._sock = socket.create_connection((host, port), timeout=self.timeout_s)
                 self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if self.config.get("security.protocol", "PLAINTEXT").upper() in ("SSL", "SASL_SSL"):
+                    from kproto.security.client import client_ssl_context
+                    self._sock = client_ssl_context(self.config).wrap_socket(self._sock, server_hostname=host)
                 self.address = (host, port)
                 return
-            except OSError as e:
-                errors.append(f"cannot connect to {host}:{port}: {e.strerror or e}")
+            except OSError as e:     # ssl.SSLError too: an untrusted certificate, one line
+                errors.append(f"cannot connect to {host}:{port}: {getattr(e, 'reason', None) or e.strerror or e}")
         raise BrokerConnectionError("; ".join(errors))
 
     def _negotiate(self) -> None:
@@ -89,6 +93,31 @@ class BrokerClient:
             _, data = self.conn.api_versions_request(retry)
             body = self._roundtrip(data)
         self.conn.negotiate(body)
+
+    def _authenticate(self) -> None:
+        """SaslHandshake v1 + SaslAuthenticate rounds (PLAIN or SCRAM) on SASL_* protocols."""
+        if not self.config.get("security.protocol", "PLAINTEXT").upper().startswith("SASL_"):
+            return
+        from kproto.schemas import protocol as P
+        from kproto.security.client import ScramClient, sasl_credentials
+        from kproto.security.scram import MECHANISMS
+        mech, user, password = sasl_credentials(self.config)
+        answer = self.request(P.sasl_handshake.API.key, {"mechanism": mech})
+        if answer.error_code:
+            raise BrokerConnectionError(f"the broker does not enable SASL mechanism {mech} "
+                                        f"(it offers {', '.join(answer.mechanisms) or 'none'})")
+
+        def step(token: bytes) -> bytes:
+            r = self.request(P.sasl_authenticate.API.key, {"auth_bytes": token})
+            if r.error_code:
+                raise BrokerConnectionError(r.error_message or "SASL authentication failed")
+            return bytes(r.auth_bytes)
+
+        if mech == "PLAIN":
+            step(f"\0{user}\0{password}".encode())
+            return
+        scram = ScramClient(MECHANISMS[mech], user, password)
+        scram.verify(step(scram.final(step(scram.first()))))
 
     def _roundtrip(self, data: bytes) -> Any:
         assert self._sock is not None

@@ -109,10 +109,11 @@ def _pem_file(text: str, directory: str, name: str) -> str:
 def server_ssl_context(settings: ListenerSettings, listener: str) -> ssl.SSLContext:
     """The listener's TLS context from Kafka's ssl.* configs (PEM)."""
     get = settings.get
-    for kind in ("ssl.keystore.type", "ssl.truststore.type"):
-        explicit = str(get(kind)).upper()
-        if (settings.prefix + kind in settings.values or kind in settings.values) and explicit != "PEM":
-            raise InvalidConfigError(f"{kind}={explicit} on listener {listener}: kproto reads PEM only "
+    # A configured store must be PEM (Kafka's default type JKS would not read a PEM file either).
+    for kind, given in (("ssl.keystore.type", ("ssl.keystore.location", "ssl.keystore.certificate.chain")),
+                        ("ssl.truststore.type", ("ssl.truststore.location", "ssl.truststore.certificates"))):
+        if any(get(g) for g in given) and str(get(kind)).upper() != "PEM":
+            raise InvalidConfigError(f"{kind}={get(kind)} on listener {listener}: kproto reads PEM only "
                                      f"(set {kind}=PEM)")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     protocols = [p.strip() for p in str(get("ssl.enabled.protocols")).split(",") if p.strip()]

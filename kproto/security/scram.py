@@ -27,6 +27,8 @@ import hashlib
 import hmac
 import os
 import re
+import secrets
+import string
 from dataclasses import dataclass
 from typing import Callable
 
@@ -130,6 +132,13 @@ def _attributes(message: str, names: str) -> dict[str, str]:
     return out
 
 
+def _server_nonce() -> str:
+    """Letters and digits only, like Kafka's ScramFormatter.secureRandomString: librdkafka
+    2.0 (Debian's kcat) mis-handles a server nonce with ``+`` or ``/``."""
+    alphabet = string.ascii_letters + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(32))
+
+
 class State(enum.Enum):
     RECEIVE_CLIENT_FIRST = "RECEIVE_CLIENT_FIRST_MESSAGE"
     RECEIVE_CLIENT_FINAL = "RECEIVE_CLIENT_FINAL_MESSAGE"
@@ -151,7 +160,7 @@ class ScramServer:
                  nonce: Callable[[], str] | None = None) -> None:
         self.mechanism = mechanism
         self._lookup = lookup
-        self._nonce = nonce or (lambda: base64.b64encode(os.urandom(24)).decode().rstrip("="))
+        self._nonce = nonce or _server_nonce
         self.state = State.RECEIVE_CLIENT_FIRST
         self.username: str | None = None
         self._credential: ScramCredential | None = None
@@ -220,7 +229,9 @@ class ScramServer:
         without_proof, sep, proof_b64 = text.rpartition(",p=")
         if not sep:
             raise CredentialError("client final message without proof")
-        if attrs["r"] != self._nonce_full:
+        # Kafka's ScramSaslServer checks endsWith, not equality: librdkafka <= 2.0 (Debian's
+        # kcat) sends its client nonce twice. The proof still signs the r= it sent.
+        if not attrs["r"].endswith(self._nonce_full):
             raise CredentialError("Invalid client nonce in the final client message.")
         try:
             binding = base64.b64decode(attrs["c"], validate=True)

@@ -325,7 +325,7 @@ class BrokerServer:
             writer.close()
             try:
                 await writer.wait_closed()
-            except (ConnectionError, asyncio.CancelledError):
+            except (ConnectionError, ssl.SSLError, asyncio.CancelledError):   # the handshake error again
                 pass
 
     @staticmethod
@@ -337,10 +337,32 @@ class BrokerServer:
                 if part.length == 0:
                     continue
                 await writer.drain()
-                with open(part.fd, "rb", closefd=False) as f:
-                    sent = await loop.sendfile(writer.transport, f, part.position, part.length)
+                if writer.get_extra_info("ssl_object") is not None:
+                    sent = await _copy_region(writer, part)
+                else:
+                    with open(part.fd, "rb", closefd=False) as f:
+                        sent = await loop.sendfile(writer.transport, f, part.position, part.length)
                 if sent != part.length:   # the file shrank under us (retention): never send a short frame
                     raise ConnectionError(f"sent {sent} of {part.length} bytes of {os.path.basename(part.path)}")
             else:
                 writer.write(part)
         await writer.drain()
+
+
+TLS_CHUNK = 256 << 10
+
+
+async def _copy_region(writer: asyncio.StreamWriter, part: FileRegion) -> int:
+    """TLS encrypts in user space, so records are copied, not sent with sendfile
+    (Python's ssl module offers no kTLS offload). ``os.pread`` reads at the
+    region's own offset: the segment's fd is shared, and asyncio's sendfile
+    fallback would seek it under other readers and the appender."""
+    sent = 0
+    while sent < part.length:
+        chunk = os.pread(part.fd, min(TLS_CHUNK, part.length - sent), part.position + sent)
+        if not chunk:   # the file shrank under us (retention): never send a short frame
+            raise ConnectionError(f"sent {sent} of {part.length} bytes of {os.path.basename(part.path)}")
+        writer.write(chunk)
+        sent += len(chunk)
+        await writer.drain()
+    return sent

@@ -31,6 +31,7 @@ from kproto.security.principal import ANONYMOUS, KafkaPrincipal, SslPrincipalMap
 from kproto.security.scram import MECHANISMS, ScramServer
 from kproto.security.session import SaslSession
 from kproto.security.store import AclStore, ScramCredentialStore
+from kproto.server.network import CloseConnection
 
 log = logging.getLogger("kproto.server.security")
 
@@ -111,7 +112,11 @@ class SecurityService:
         if ssl_object is not None:
             cert = ssl_object.getpeercert()
             if cert:
-                conn.tls_principal = self.mappers[listener.name].principal(distinguished_name(cert["subject"]))
+                dn = distinguished_name(cert["subject"])
+                try:
+                    conn.tls_principal = self.mappers[listener.name].principal(dn)
+                except InvalidConfigError as e:     # Kafka: no principal, the connection fails
+                    raise CloseConnection(f"ssl.principal.mapping.rules: {e}") from None
         if listener.sasl:
             reauth = int(self.settings[listener.name].get("connections.max.reauth.ms") or 0)
             conn.session = SaslSession(self.mechanisms[listener.name],
@@ -125,15 +130,17 @@ class SecurityService:
 
     # -- authorization --------------------------------------------------------------------------
 
-    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
-        """Is the current connection's principal allowed? Always, without an authorizer."""
+    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str, *,
+                log_denied: bool = True) -> bool:
+        """Is the current connection's principal allowed? Always, without an authorizer.
+        ``log_denied=False`` when filtering a listing (Kafka's logIfDenied=false)."""
         if self.authorizer is None:
             return True
         conn = CURRENT.get()
         if conn is None:
             return True     # the broker's own work, not a client's request
         ok = self.authorizer.authorize(conn.principal, conn.host, operation, resource_type, name)
-        if not ok:
+        if not ok and log_denied:
             log.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s",
                      conn.principal, operation.name, conn.host, resource_type.name.title().replace("_", ""), name)
         return ok

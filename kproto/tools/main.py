@@ -60,6 +60,8 @@ COMMANDS = {
     "groups": ("kproto.tools.groups:groups", "List, describe, delete consumer groups and reset their offsets like kafka-consumer-groups.sh."),
     "transactions": ("kproto.tools.transactions:transactions", "List, describe and abort transactions like kafka-transactions.sh."),
     "conformance": ("kproto.tools.conformance:conformance", "Check a Kafka decoder against the third-party corpus."),
+    "users": ("kproto.tools.users:users", "Add, delete or describe SCRAM users like kafka-configs.sh --entity-type users."),
+    "acls": ("kproto.tools.acls:acls", "Add, remove or list ACLs like kafka-acls.sh."),
 }
 
 

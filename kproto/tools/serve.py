@@ -19,7 +19,8 @@ def _listen(value: str) -> tuple[str, int]:
 
 
 @click.command()
-@click.option("--listen", default="127.0.0.1:9092", show_default=True, help="HOST:PORT to accept on.")
+@click.option("--listen", default="127.0.0.1:9092", show_default=True,
+              help="HOST:PORT to accept on: one PLAINTEXT listener (--config listeners=... for several, TLS, SASL).")
 @click.option("--data-dir", default="./kproto-data", show_default=True, help="Log directory.")
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
               help="Kafka broker config, e.g. num.partitions=3 or log.segment.bytes=1048576 (repeatable).")

@@ -15,6 +15,7 @@ import logging
 
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
+from kproto.security.session import SaslState
 from kproto.server.security_service import CURRENT
 
 log = logging.getLogger("kproto.server.security")
@@ -34,13 +35,14 @@ async def sasl_handshake(broker, header, body) -> dict:
 
 
 def _authenticate(conn, token: bytes):
+    again = conn.session.authenticated
     result = conn.session.authenticate(token)
     if result.close:
         log.warning("closing %s on %s: %s", conn.host, conn.listener.name, result.log_line)
         conn.extra["close"] = True
-    elif conn.session.authenticated and result.error_code == 0 and conn.session.state.name == "COMPLETE":
-        log.info("%s authenticated %s with %s on %s", conn.host, conn.principal, conn.session.mechanism,
-                 conn.listener.name)
+    elif result.error_code == 0 and conn.session.state is SaslState.COMPLETE:
+        log.info("%s %sauthenticated %s with %s on %s", conn.host, "re-" if again else "", conn.principal,
+                 conn.session.mechanism, conn.listener.name)
     return result
 
 
