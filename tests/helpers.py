@@ -12,6 +12,7 @@ import itertools
 import json
 import socket
 import struct
+import time
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import crc32c
 import pytest
 from click.testing import CliRunner
+from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin import NewTopic as CKNewTopic
 from hypothesis import HealthCheck, settings
@@ -495,6 +497,27 @@ def _recv(s: socket.socket, n: int) -> bytes:
         assert chunk, "connection closed"
         out += chunk
     return out
+
+
+def read_all(bootstrap: str, topic: str, partitions: int, isolation: str, expect: int | None = None,
+             timeout: float = 10.0) -> list[bytes]:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.monotonic_ns()}",
+                  "isolation.level": isolation, "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got, end, quiet_since = [], time.monotonic() + timeout, time.monotonic()
+    try:
+        while time.monotonic() < end:
+            m = c.poll(0.1)
+            if m is None:
+                if (expect is None or len(got) >= expect) and time.monotonic() - quiet_since > 1.0:
+                    break
+                continue
+            quiet_since = time.monotonic()
+            if not m.error():
+                got.append(m.value())
+    finally:
+        c.close()
+    return got
 
 
 # --- the transaction coordinator, driven with a fake clock -----------------------------------

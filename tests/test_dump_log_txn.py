@@ -15,8 +15,8 @@ import struct
 
 from kproto.log import AppendOrigin, LogConfig, UnifiedLog
 from kproto.records import NewRecord, build_control_batch, build_record_batch
-from tests.test_dump_log import run
-from tests.test_log import Clock
+from tests.helpers import Clock
+from tests.helpers import run_dump_log as run
 
 
 def make_log(tmp_path):

@@ -4,7 +4,7 @@ No codec available to the tests writes LeaderAndIsr, StopReplica,
 UpdateMetadata or ControlledShutdown (Kafka 4.0 removed them with ZooKeeper),
 so test_protocol_thirdparty.py cannot check them on third-party bytes. The
 other direction is checked here: kproto encodes a request and a response of
-every version, with every field set (test_protocol_conformance.sample), they
+every version, with every field set (tests/protocol_samples.sample), they
 go into a pcap as one loopback TCP conversation with port 9092, and tshark
 4.0 (Debian's, installed by ``make test``) dissects them. Every frame must
 dissect without a malformed-packet error, and the values Wireshark shows for
@@ -29,7 +29,7 @@ import pytest
 from kproto.schemas import protocol as P
 from kproto.schemas.message import ArrayOf, Struct
 from tests.components import require_executable
-from tests.test_protocol_conformance import sample
+from tests.protocol_samples import sample
 
 READS = {4: range(5), 5: range(3), 6: range(4, 7), 7: range(4)}
 WIRESHARK_BUGS = {(6, v): "Wireshark 4.0 reads offline_replicas before v4" for v in range(4)}

@@ -15,7 +15,7 @@ from kproto.client.transport import BrokerClient
 from kproto.records import NewRecord, build_record_batch
 from kproto.tools.transactions import pretty_table
 from tests.components import VENV_BIN, kproto_broker
-from tests.test_txn_broker import read_all
+from tests.helpers import read_all
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from aiokafka import AIOKafkaProducer
@@ -26,6 +25,7 @@ from kproto.records import control_record
 from kproto.server.txn_coordinator.persistence import TRANSACTION_STATE_TOPIC, parse_value
 from kproto.server.txn_coordinator.state import TransactionState
 from tests.components import kproto_broker, tansu
+from tests.helpers import read_all
 
 
 @pytest.fixture(scope="module")
@@ -64,27 +64,6 @@ def open_transaction(bootstrap: str, txn_id: str, topic: str, value: bytes) -> P
     p.produce(topic, value=value, partition=0)
     p.flush(15)
     return p
-
-
-def read_all(bootstrap: str, topic: str, partitions: int, isolation: str, expect: int | None = None,
-             timeout: float = 10.0) -> list[bytes]:
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{time.monotonic_ns()}",
-                  "isolation.level": isolation, "enable.auto.commit": False})
-    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    got, end, quiet_since = [], time.monotonic() + timeout, time.monotonic()
-    try:
-        while time.monotonic() < end:
-            m = c.poll(0.1)
-            if m is None:
-                if (expect is None or len(got) >= expect) and time.monotonic() - quiet_since > 1.0:
-                    break
-                continue
-            quiet_since = time.monotonic()
-            if not m.error():
-                got.append(m.value())
-    finally:
-        c.close()
-    return got
 
 
 def test_commit_and_abort_over_partitions(broker):
