@@ -77,7 +77,7 @@ class Broker:
         self.configs = ["group.initial.rebalance.delay.ms=0", f"queued.max.request.bytes={QUEUED_MAX}",
                         *configs]
         self.proc: subprocess.Popen | None = None
-        self.peak_rss = 0
+        self.peak_rss = self.peak_fds = 0
         self.log = data.parent / f"broker-{self.port}.log"
 
     @property
@@ -105,7 +105,13 @@ class Broker:
 
     def sample_rss(self) -> None:
         with contextlib.suppress(psutil.Error, AttributeError):
-            self.peak_rss = max(self.peak_rss, psutil.Process(self.proc.pid).memory_info().rss)
+            proc = psutil.Process(self.proc.pid)
+            self.peak_rss = max(self.peak_rss, proc.memory_info().rss)
+            self.peak_fds = max(self.peak_fds, proc.num_fds())
+
+    def partitions(self) -> int:
+        """Partition directories in the data dir (what clients made it create)."""
+        return sum(1 for d in self.data.iterdir() if d.is_dir() and "-" in d.name)
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -337,7 +343,10 @@ def frame_trials(work: Path, count: int, rng: random.Random, workers: int = 4) -
     return {"frames": count, "crashes": crashes + (0 if alive else 1), "wedged": outcomes["wedged"],
             "internal_errors": sum(internal.values()), "internal_error_kinds": dict(internal),
             "wedged_by_api": dict(wedged_by_api), "outcomes": dict(outcomes),
-            "peak_rss_mib": round(broker.peak_rss / 2**20, 1)}
+            "peak_rss_mib": round(broker.peak_rss / 2**20, 1),
+            # auto-created topics each hold segment files: the open-file cap must bound these
+            "partitions_created": broker.partitions(), "peak_open_fds": broker.peak_fds,
+            "fd_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
 
 
 def _internal_errors(log: Path) -> Counter:
