@@ -128,6 +128,13 @@ class Ext4:
             (self.mountpoint / "probe").write_bytes(b"x")
         assert e.value.errno == errno.EROFS
 
+    def repair(self) -> None:
+        """What an operator does once the broker is down: fsck, mount again."""
+        run("umount", str(self.mountpoint))
+        if subprocess.run(["e2fsck", "-fy", self.device], capture_output=True).returncode not in (0, 1):
+            pytest.fail(f"e2fsck could not repair {self.device}")      # 1: errors corrected
+        run("mount", "-t", "ext4", "-o", "errors=remount-ro", self.device, str(self.mountpoint))
+
     def remove(self) -> None:
         if self.mountpoint is not None:     # lazily if a failed test left files open
             subprocess.run(["umount", "-l", str(self.mountpoint)], capture_output=True)
@@ -160,15 +167,17 @@ def test_partition_dir_turns_read_only(ext4, tmp_path):
     to doomed-0 answer KAFKA_STORAGE_ERROR (plain ones and one that must roll
     a segment), keep nothing, and its acknowledged records still read back;
     the rest serves produce and fetch; the broker lives on and shuts down
-    cleanly, leaving no clean-shutdown marker so the next start recovers."""
+    cleanly, leaving no clean-shutdown marker. Once the file system is
+    repaired the next start recovers every log: with flush.messages=1 the
+    records acknowledged before the failure were on disk, and are there."""
     data, port = tmp_path / "data", free_port()
     cmd = [str(VENV_BIN / "kproto"), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data)]
     with running(cmd, port, log=tmp_path / "kproto.log") as proc:
         bs = f"127.0.0.1:{port}"
         ext4.mount(data / "doomed-0")
         admin = AdminClient({"bootstrap.servers": bs})
-        for done in admin.create_topics([NewTopic("doomed", 2, 1, config={"segment.bytes": "350000"}),
-                                         NewTopic("other", 1, 1)]).values():
+        doomed = NewTopic("doomed", 2, 1, config={"segment.bytes": "350000", "flush.messages": "1"})
+        for done in admin.create_topics([doomed, NewTopic("other", 1, 1)]).values():
             done.result(timeout=10)
         acked = [batch_of(i) for i in range(2)]
         assert [produce_raw(bs, "doomed", 0, d).base_offset for d in acked] == [0, 1]
@@ -204,16 +213,23 @@ def test_partition_dir_turns_read_only(ext4, tmp_path):
         assert [v for _, v in consume(bs, "doomed", 1, partition=1)] == [b"elsewhere"]
         assert [o for o, _ in consume(bs, "other", 3)] == [0, 1, 2]
         assert proc.poll() is None
-    # shut down: the rest closed and checkpointed; doomed-0 keeps the recovery
-    # point of its last flush (none yet) and no marker says the close was clean
+    # shut down: the rest closed and checkpointed, doomed-0 with the recovery
+    # point of its last flush, and no marker says the close was clean
     assert proc.returncode == 0
     after_ready = (tmp_path / "kproto.log").read_text().splitlines()[1:]
     assert [line[24:] for line in after_ready] == [       # past the timestamp
-        f"ERROR kproto.log: Closing doomed-0 failed: Error while flushing the log for doomed-0 in dir {data}: "
-        "[Errno 30] Read-only file system"]
+        f"ERROR kproto.log: Closing doomed-0 failed: Error while writing the producer snapshot for doomed-0 "
+        f"in dir {data}: [Errno 30] Read-only file system: '{data}/doomed-0/00000000000000000002.snapshot.tmp'"]
     checkpoint = (data / "recovery-point-offset-checkpoint").read_text().splitlines()
-    assert {"doomed 0 0", "doomed 1 1", "other 0 3"} <= set(checkpoint)
+    assert {"doomed 0 2", "doomed 1 1", "other 0 3"} <= set(checkpoint)
     assert not (data / ".kafka_cleanshutdown").exists()
+
+    ext4.repair()
+    with kproto_broker(tmp_path, data_dir=data) as bs:
+        assert [v for _, v in consume(bs, "doomed", 2)] == [v for _, v in got]
+        assert produce_raw(bs, "doomed", 0, batch_of(3)).base_offset == 2
+        assert [v for _, v in consume(bs, "doomed", 1, partition=1)] == [b"elsewhere"]
+        assert [o for o, _ in consume(bs, "other", 3)] == [0, 1, 2]
 
 
 @pytest.mark.parametrize("damage", ["zero-filled", "truncated"])
