@@ -7,9 +7,10 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 # Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump
-# (and GNU time, for bench_decode's peak RSS);
+# (and GNU time, for bench_decode's peak RSS; mount's losetup and e2fsprogs' mkfs.ext4 for
+# the ext4 that fails under a running broker in test_broker_faults);
 # a Java runtime for Spark (kproto.spark) and ZooKeeper, unless `java` is already there.
-DEB_PKGS := kcat zookeeper tshark tcpdump time $(if $(shell command -v java),,default-jre-headless)
+DEB_PKGS := kcat zookeeper tshark tcpdump time mount e2fsprogs $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: serve test bench deps debs venv clean

@@ -17,13 +17,15 @@ Layout of the data directory::
 Opening loads every partition directory (recovering all of them when the
 clean-shutdown marker is missing), removes ``…-delete`` directories left by an
 interrupted topic deletion and then removes the marker; ``close`` flushes and
-closes every log, writes the checkpoints, then the marker.
+closes every log, writes the checkpoints, then the marker (none if a log could
+not close: its disk failed).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 import shutil
 import threading
@@ -38,6 +40,8 @@ from kproto.log import checkpoint as ckpt
 from kproto.log.cleaner import LogCleaner
 from kproto.log.log import Clock, KafkaStorageError, UnifiedLog, parse_topic_partition, wall_clock_ms
 from kproto.topic_config import LogConfig
+
+log = logging.getLogger("kproto.log")
 
 TOPIC_CONFIGS_FILE = "topic-configs.json"
 PARTITION_METADATA_FILE = "partition.metadata"
@@ -328,13 +332,26 @@ class LogManager:
 
     # -- background work, driven by the caller's scheduler ----------------------------------
 
+    def _each_log(self, action: str, work: Callable[[UnifiedLog], int]) -> tuple[int, int]:
+        """``work`` on every log: (its results summed, how many failed). A log
+        whose disk failed is logged and passed over, never stopping the others
+        (as Kafka's LogManager.flushDirtyLogs)."""
+        done = failed = 0
+        for tp, plog in self.logs().items():
+            try:
+                done += work(plog)
+            except KafkaStorageError as e:
+                log.error("%s %s-%d failed: %s", action, *tp, e)
+                failed += 1
+        return done, failed
+
     def flush_dirty_logs(self, now: int | None = None) -> int:
         """Flush every log whose flush.ms has passed; returns how many flushed."""
-        return sum(log.flush_if_due(now) for log in self.logs().values())
+        return self._each_log("Flushing", lambda plog: plog.flush_if_due(now))[0]
 
     def cleanup_logs(self, now: int | None = None) -> int:
         """Retention across all logs; returns segments deleted."""
-        return sum(log.delete_old_segments(now) for log in self.logs().values())
+        return self._each_log("Retention of", lambda plog: plog.delete_old_segments(now))[0]
 
     def clean_logs(self, now: int | None = None, *, force: bool = False) -> int:
         """Compact each compacted log whose dirty ratio reaches min.cleanable.dirty.ratio
@@ -364,15 +381,17 @@ class LogManager:
              if log.log_start_offset > log.segments[0].base_offset})
 
     def close(self, broker_epoch: int = -1) -> None:
-        """Clean shutdown: close every log, checkpoint, then write the marker."""
+        """Clean shutdown: close every log, checkpoint, then write the marker.
+        A log that cannot close (its disk failed) keeps its last flushed
+        recovery point and leaves no marker, so the next start recovers it."""
         with self._lock:
             if self._closed:
                 return
-            for log in self._logs.values():
-                log.close()
+            failed = self._each_log("Closing", lambda plog: plog.close() or 0)[1]
             self.checkpoint()
             ckpt.write_offset_checkpoint(self.data_dir / ckpt.CLEANER_OFFSET_CHECKPOINT, self._cleaner_offsets)
-            ckpt.write_clean_shutdown_file(self.data_dir, broker_epoch)
+            if not failed:
+                ckpt.write_clean_shutdown_file(self.data_dir, broker_epoch)
             self._closed = True
 
 
