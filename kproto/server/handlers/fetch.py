@@ -16,11 +16,13 @@ records); read_uncommitted reads to the high watermark, with no list.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
 from kproto.server.network import RecordsRegion, now_ms, release_regions
 
+log = logging.getLogger("kproto.server")
 READ_COMMITTED = 1
 
 
@@ -61,7 +63,14 @@ def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, 
                     {"producer_id": t.producer_id, "first_offset": t.first_offset}
                     for t in plog.collect_aborted_transactions(p.fetch_offset, lso)]
             if found.length:
-                out["records"] = RecordsRegion(found.pin(), found.position, found.length, found.path, found.unpin)
+                try:
+                    fd = found.pin()
+                except OSError as e:     # the pool had closed it and it cannot reopen
+                    log.warning("fetch from %s-%d: %s", t.topic, p.partition, e)
+                    out["error_code"] = ErrorCode.KAFKA_STORAGE_ERROR
+                    errors = True
+                    continue
+                out["records"] = RecordsRegion(fd, found.position, found.length, found.path, found.unpin)
                 regions.append(out["records"])
                 total += found.length
                 remaining -= found.length
