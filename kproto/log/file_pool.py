@@ -44,11 +44,16 @@ def default_max_open_files() -> int:
     return max(soft // 2, 16)
 
 
+def _cap(max_open: int | None) -> int:
+    """``log.max.open.files``: None or negative means the default."""
+    return default_max_open_files() if max_open is None or max_open < 0 else max(max_open, 1)
+
+
 class FilePool:
     """An LRU of open ``PooledFile`` descriptors, at most ``max_open`` unpinned."""
 
     def __init__(self, max_open: int | None = None) -> None:
-        self.max_open = default_max_open_files() if max_open is None or max_open < 0 else max(max_open, 1)
+        self.max_open = _cap(max_open)
         self.lock = threading.Lock()
         self._lru: OrderedDict[PooledFile, None] = OrderedDict()   # every file with an open fd
 
@@ -101,7 +106,7 @@ class FilePool:
     def resize(self, max_open: int | None) -> None:
         """A new cap (None or negative: the default from RLIMIT_NOFILE); evicts at once."""
         with self.lock:
-            self.max_open = FilePool(max_open).max_open
+            self.max_open = _cap(max_open)
             self._evict(self.max_open)
 
 
@@ -227,5 +232,5 @@ class PooledFile:
 
     def delete(self) -> None:
         """Close and unlink; a pinned descriptor keeps reading the unlinked file."""
-        self.close()
+        PooledFile.close(self)        # not a subclass's close: nothing to tidy in a file going away
         self.path.unlink(missing_ok=True)
