@@ -191,9 +191,11 @@ class PooledFile:
         """Write all of ``data`` at ``position``; returns its length."""
         fd = self.pin()
         try:
-            view, written = memoryview(data), 0
-            while written < len(view):
-                written += os.pwrite(fd, view[written:], position + written)
+            written = os.pwrite(fd, data, position)
+            if written < len(data):          # a short write: the rest, without copying
+                view = memoryview(data)
+                while written < len(view):
+                    written += os.pwrite(fd, view[written:], position + written)
             return written
         finally:
             self.unpin()
