@@ -1,5 +1,6 @@
 """kproto.log: Kafka's on-disk log, byte-compatible.
 
+    file_pool   the bound on open segment files (LRU, pinned while a fetch sends)
     index       OffsetIndex / TimeIndex (.index, .timeindex) and their pure lookups
     validator   sans-I/O validation and offset assignment of appended batches
     segment     FileRecords, LogSegment, FetchSlice (a sendfile-able file region)

@@ -16,13 +16,13 @@ the file with ``pwrite``: the on-disk bytes are Kafka's; no mmap is needed.
 
 from __future__ import annotations
 
-import os
 import struct
 from pathlib import Path
 from typing import NamedTuple
 
 from kproto.codegen import header_struct
 from kproto.errors import CorruptRecordError
+from kproto.log.file_pool import FilePool, PooledFile
 from kproto.schemas.index import (
     OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE, OffsetIndexEntry, TimeIndexEntry,
 )
@@ -93,23 +93,26 @@ def time_index_lookup(buf: bytes | bytearray, entries: int, base_offset: int,
 
 # --- files ---------------------------------------------------------------------
 
-class AbstractIndex:
+class AbstractIndex(PooledFile):
+    """An index file; its descriptor comes from the file pool, and is only
+    needed to write (lookups read the entries kept in memory)."""
+
     entry_size = 0
 
-    def __init__(self, path: Path, base_offset: int, max_index_size: int) -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path, base_offset: int, max_index_size: int,
+                 pool: FilePool | None = None) -> None:
         self.base_offset = base_offset
-        newly_created = not self.path.exists()
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        newly_created = not Path(path).exists()
+        super().__init__(path, pool)
         if newly_created:
             length = max_index_size // self.entry_size * self.entry_size
-            os.ftruncate(self._fd, length)
+            self.ftruncate(length)
             self.entries = 0
         else:
-            length = os.fstat(self._fd).st_size
+            length = self.file_size()
             self.entries = length // self.entry_size
         self.max_entries = length // self.entry_size
-        self._buf = bytearray(os.pread(self._fd, self.entries * self.entry_size, 0))
+        self._buf = bytearray(self.pread(self.entries * self.entry_size, 0))
         self._length = length
 
     # -- state ----------------------------------------------------------------
@@ -138,7 +141,7 @@ class AbstractIndex:
     def _write(self, entry: bytes) -> None:
         if self.entries >= self.max_entries:
             self.resize((self.entries + 1) * self.entry_size)
-        os.pwrite(self._fd, entry, self.entries * self.entry_size)
+        self.pwrite(entry, self.entries * self.entry_size)
         self._buf += entry
         self.entries += 1
 
@@ -149,7 +152,7 @@ class AbstractIndex:
         below the entries held)."""
         length = max(new_size // self.entry_size * self.entry_size, self.size_in_bytes)
         if length != self._length:
-            os.ftruncate(self._fd, length)
+            self.ftruncate(length)
             self._length = length
         self.max_entries = length // self.entry_size
 
@@ -162,35 +165,24 @@ class AbstractIndex:
         # Zero the dropped entries so the file reads as Kafka's would.
         tail = self._length - n * self.entry_size
         if tail > 0:
-            os.pwrite(self._fd, bytes(tail), n * self.entry_size)
+            self.pwrite(bytes(tail), n * self.entry_size)
 
     def reset(self, max_index_size: int) -> None:
         """Drop every entry and preallocate again (recovery rebuilds from zero)."""
         self._truncate_to_entries(0)
-        os.ftruncate(self._fd, 0)
+        self.ftruncate(0)
         self._length = 0
         self.resize(max_index_size)
 
     # -- file life ----------------------------------------------------------------
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        self.fsync()
 
     def close(self) -> None:
-        if self._fd >= 0:
+        if not self.closed:
             self.trim_to_valid_size()
-            os.close(self._fd)
-            self._fd = -1
-
-    def rename_to(self, path: Path) -> None:
-        os.replace(self.path, path)
-        self.path = Path(path)
-
-    def delete(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-        self.path.unlink(missing_ok=True)
+            super().close()
 
 
 class OffsetIndex(AbstractIndex):

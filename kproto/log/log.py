@@ -5,8 +5,9 @@ Concurrency: appends, rolls, retention and segment swaps hold the log's lock;
 reads take no lock. They work on a snapshot (the segment tuple and the log
 end's position, both replaced whole, never mutated), so a read that started
 before a retention pass keeps reading the segments it saw. A deleted segment
-is renamed ``.deleted`` and its files stay open for ``file.delete.delay.ms``
-(as Kafka's asyncDeleteSegment), so a FetchSlice handed out keeps working.
+is renamed ``.deleted`` and removed after ``file.delete.delay.ms`` (as Kafka's
+asyncDeleteSegment), readable meanwhile (the file pool reopens it by its new
+name); a FetchSlice being sent pins its file open even past the removal.
 
 Single node: the high watermark is the log end offset. The last stable offset
 (LSO) is the first offset of the oldest open transaction, else the high

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from kproto.errors import CorruptRecordError, DecodeError, IncompleteBatchError
+from kproto.log.file_pool import FilePool, PooledFile
 from kproto.log.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
 from kproto.log.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from kproto.records import Batch, iter_batches
@@ -38,29 +39,23 @@ def segment_path(dir: Path, base_offset: int, suffix: str, extra: str = "") -> P
     return Path(dir) / f"{filename_prefix(base_offset)}{suffix}{extra}"
 
 
-class FileRecords:
-    """A ``.log`` file: append at the end, read at any position."""
+class FileRecords(PooledFile):
+    """A ``.log`` file: append at the end, read at any position. Its descriptor
+    comes from the file pool (kproto.log.file_pool)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        self.size = os.fstat(self.fd).st_size
-
-    @property
-    def closed(self) -> bool:
-        return self.fd < 0
+    def __init__(self, path: Path, pool: FilePool | None = None) -> None:
+        super().__init__(path, pool)
+        self.size = self.file_size()
 
     def append(self, data: bytes | bytearray | memoryview) -> int:
         """Write ``data`` at the end; on an OSError nothing counts as written
         (``size`` is unchanged; the caller cuts the file back to it)."""
-        view, written = memoryview(data), 0
-        while written < len(view):
-            written += os.pwrite(self.fd, view[written:], self.size + written)
+        written = self.pwrite(data, self.size)
         self.size += written
         return written
 
     def read(self, position: int, length: int) -> bytes:
-        return os.pread(self.fd, length, position)
+        return self.pread(length, position)
 
     def batches(self, start: int = 0, end: int | None = None, *,
                 verify_crc: bool = False) -> Iterator[Batch]:
@@ -95,34 +90,22 @@ class FileRecords:
     def truncate_to(self, size: int) -> int:
         removed = self.size - size
         if removed > 0:
-            os.ftruncate(self.fd, size)
+            self.ftruncate(size)
             self.size = size
         return max(removed, 0)
 
     def flush(self) -> None:
-        os.fsync(self.fd)
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-    def rename_to(self, path: Path) -> None:
-        os.replace(self.path, path)
-        self.path = Path(path)
-
-    def delete(self) -> None:
-        self.close()
-        self.path.unlink(missing_ok=True)
+        self.fsync()
 
 
 @dataclass(frozen=True)
 class FetchSlice:
     """A region of a segment file holding whole batches: what a fetch sends.
 
-    ``records`` is the segment's open file; the region stays readable while a
-    retention or compaction pass renames the segment (Kafka's file.delete.delay.ms
-    keeps deleted segments open for in-flight reads)."""
+    ``records`` is the segment's file. A fetch sends the region after its
+    handler returns: ``pin()`` gives the descriptor and keeps it open (through
+    pool eviction, a retention or compaction rename, even a delete) until
+    ``unpin()``, which the server calls once the region is written or dropped."""
 
     records: FileRecords | None
     position: int
@@ -130,10 +113,13 @@ class FetchSlice:
     path: str = ""
     first_offset: int = -1
 
-    def fileno(self) -> int:
+    def pin(self) -> int:
         if self.records is None:
             raise ValueError("an empty slice has no file")
-        return self.records.fd
+        return self.records.pin()
+
+    def unpin(self) -> None:
+        self.records.unpin()
 
     def read(self) -> bytes:
         if self.records is None or self.length == 0:
@@ -145,11 +131,15 @@ class FetchSlice:
         sent = 0
         if self.length == 0:
             return 0
-        while sent < self.length:
-            n = os.sendfile(out_fd, self.fileno(), self.position + sent, self.length - sent)
-            if n == 0:
-                break
-            sent += n
+        fd = self.pin()
+        try:
+            while sent < self.length:
+                n = os.sendfile(out_fd, fd, self.position + sent, self.length - sent)
+                if n == 0:
+                    break
+                sent += n
+        finally:
+            self.unpin()
         return sent
 
     def __len__(self) -> int:
@@ -245,7 +235,7 @@ class LogSegment:
                 self.offset_index.truncate_to(batches[0].base_offset)
                 self.time_index.truncate_to(batches[0].base_offset)
             with contextlib.suppress(OSError):
-                os.ftruncate(self.log.fd, self.log.size)
+                self.log.ftruncate(self.log.size)
             raise
 
     def _index_batch(self, batch: Batch, position: int) -> None:

@@ -25,6 +25,7 @@ from construct import Container
 
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
 from kproto.log import LogManager
+from kproto.log.file_pool import default_pool
 from kproto.schemas import protocol
 from kproto.schemas.message import RECORDS, carries
 from kproto.server import access, group_service, handlers, txn_service
@@ -32,6 +33,7 @@ from kproto.server.config import BrokerConfig
 from kproto.server.handlers import groups as group_handlers
 from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart, now_ms,
+    release_regions,
 )
 from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
 from kproto.server.security_service import CURRENT, SecurityService
@@ -58,6 +60,7 @@ class Broker:
                  host: str = "127.0.0.1", port: int = 9092) -> None:
         self.config = config or BrokerConfig.from_props()
         self.host, self.port = host, port
+        default_pool().resize(self.config["log.max.open.files"])    # before the logs load
         self.logs = LogManager(Path(data_dir), default_config=self.config.log_defaults,
                                node_id=self.config["node.id"], cluster_id=self.config["cluster.id"] or None)
         self.node_id = self.logs.node_id
@@ -175,7 +178,11 @@ class Broker:
         regions: list[RecordsRegion] = []
         if key in RECORDS_RESPONSES:
             _collect_regions(body, regions)
-        frame = protocol.encode_response(key, version, correlation_id, body)
+        try:
+            frame = protocol.encode_response(key, version, correlation_id, body)
+        except BaseException:
+            release_regions(regions)     # the pinned segment files of a response never sent
+            raise
         if not regions:
             return [frame]
         header_len = 4 if protocol.response_header_version(key, version) == 0 else 5
@@ -184,7 +191,7 @@ class Broker:
         for r in sorted(regions, key=lambda r: r.at):
             cut = header_len + r.at
             parts.append(frame[pos:cut])
-            parts.append(FileRegion(r.fd, r.position, r.length, r.path))
+            parts.append(FileRegion(r.fd, r.position, r.length, r.path, r.release))
             pos = cut
         parts.append(frame[pos:])
         return parts

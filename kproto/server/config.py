@@ -72,6 +72,8 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "log.flush.scheduler.interval.ms": (2**63 - 1, int),
     "log.cleaner.enable": (True, bool),
     "log.cleaner.backoff.ms": (15000, int),
+    # kproto's own (Kafka has none): segment files held open, -1 = half of RLIMIT_NOFILE
+    "log.max.open.files": (-1, int),
     "advertised.host": ("", str),
     "advertised.port": (0, int),
     **SECURITY_CONFIGS,     # listeners, ssl.*, sasl.*, authorizer (kproto/security/config.py)

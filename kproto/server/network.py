@@ -47,13 +47,16 @@ READ_AHEAD = 4 << 20
 @dataclass(frozen=True, slots=True)
 class FileRegion:
     """``length`` bytes of an open file from ``position``: a zero-copy response
-    part. ``fd`` stays valid while retention renames or deletes the segment
-    (``path`` only names it in errors)."""
+    part. ``fd`` is pinned in the file pool (kproto.log.file_pool), so it stays
+    open while retention renames or deletes the segment, until ``release``
+    (called once the response is written or dropped; ``path`` only names it in
+    errors)."""
 
     fd: int
     position: int
     length: int
     path: str = ""
+    release: Callable[[], None] | None = None
 
 
 class RecordsRegion(Deferred):
@@ -61,11 +64,12 @@ class RecordsRegion(Deferred):
     a hole of ``length`` bytes (``Deferred``), the broker turns it into a
     ``FileRegion`` at that place in the frame."""
 
-    __slots__ = ("fd", "position", "path")
+    __slots__ = ("fd", "position", "path", "release")
 
-    def __init__(self, fd: int, position: int, length: int, path: str) -> None:
+    def __init__(self, fd: int, position: int, length: int, path: str,
+                 release: Callable[[], None] | None = None) -> None:
         super().__init__(length)
-        self.fd, self.position, self.path = fd, position, path
+        self.fd, self.position, self.path, self.release = fd, position, path, release
 
 
 def now_ms() -> int:
@@ -164,6 +168,14 @@ class RequestBudget:
 
 def response_size(parts: Sequence[ResponsePart]) -> int:
     return sum(p.length if isinstance(p, FileRegion) else len(p) for p in parts)
+
+
+def release_regions(regions: Sequence[ResponsePart | RecordsRegion] | None) -> None:
+    """Unpin the files of the regions among ``regions``: each exactly once,
+    after its response is written or when it is dropped."""
+    for r in regions or ():
+        if isinstance(r, (FileRegion, RecordsRegion)) and r.release is not None:
+            r.release()
 
 
 class BrokerServer:
@@ -291,10 +303,13 @@ class BrokerServer:
                 position += 4 + size
                 parts = await self.handler(frame, info)
                 del frame
-                await self.budget.release(held)
-                held = 0
-                if parts is not None:
-                    await self._write(writer, parts)
+                try:
+                    await self.budget.release(held)
+                    held = 0
+                    if parts is not None:
+                        await self._write(writer, parts)
+                finally:
+                    release_regions(parts)
                 if info.closing:
                     return
                 info.busy = False

@@ -2,7 +2,8 @@
 
 Records are never copied through Python: each partition's ``FetchSlice``
 becomes a ``RecordsRegion`` that the encoder leaves as a hole, filled by
-sendfile when the response is written. Limits as Kafka applies them: each
+sendfile when the response is written; its file stays pinned open until then
+(a read the long poll drops is unpinned at once). Limits as Kafka applies them: each
 partition up to ``partition_max_bytes``, the response up to ``max_bytes``,
 but the first batch found is sent whole even when larger (KIP-74) so a
 consumer never stalls. Fetch sessions (KIP-227) are not kept: session id 0
@@ -15,16 +16,19 @@ records); read_uncommitted reads to the high watermark, with no list.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
-from kproto.server.network import RecordsRegion, now_ms
+from kproto.server.network import RecordsRegion, now_ms, release_regions
 
+log = logging.getLogger("kproto.server")
 READ_COMMITTED = 1
 
 
-def _read(broker, body) -> tuple[list[dict], int, bool]:
-    """(topic responses, bytes found, whether any partition has an error)."""
+def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, bool]:
+    """(topic responses, bytes found, whether any partition has an error); the
+    regions pinned go to ``regions``."""
     remaining = body.max_bytes if body.max_bytes > 0 else 2**31 - 1
     total, errors, first = 0, False, True
     read_committed = body.get("isolation_level", 0) == READ_COMMITTED
@@ -59,7 +63,15 @@ def _read(broker, body) -> tuple[list[dict], int, bool]:
                     {"producer_id": t.producer_id, "first_offset": t.first_offset}
                     for t in plog.collect_aborted_transactions(p.fetch_offset, lso)]
             if found.length:
-                out["records"] = RecordsRegion(found.fileno(), found.position, found.length, found.path)
+                try:
+                    fd = found.pin()
+                except OSError as e:     # the pool had closed it and it cannot reopen
+                    log.warning("fetch from %s-%d: %s", t.topic, p.partition, e)
+                    out["error_code"] = ErrorCode.KAFKA_STORAGE_ERROR
+                    errors = True
+                    continue
+                out["records"] = RecordsRegion(fd, found.position, found.length, found.path, found.unpin)
+                regions.append(out["records"])
                 total += found.length
                 remaining -= found.length
                 first = False
@@ -67,17 +79,27 @@ def _read(broker, body) -> tuple[list[dict], int, bool]:
     return responses, total, errors
 
 
+def _read_pinned(broker, body) -> tuple[list[dict], int, bool, list[RecordsRegion]]:
+    regions: list[RecordsRegion] = []
+    try:
+        return (*_read(broker, body, regions), regions)
+    except BaseException:
+        release_regions(regions)
+        raise
+
+
 async def fetch(broker, header, body) -> dict:
     deadline = now_ms() + max(body.max_wait_ms, 0)
     while True:
-        responses, total, errors = _read(broker, body)
+        responses, total, errors, regions = _read_pinned(broker, body)
         wait = deadline - now_ms()
         if total >= max(body.min_bytes, 1) or errors or wait <= 0:
             break
+        release_regions(regions)
         try:
             await asyncio.wait_for(asyncio.shield(broker.wait_for_append()), wait / 1000)
         except asyncio.TimeoutError:
-            responses, total, errors = _read(broker, body)
+            responses, total, errors, regions = _read_pinned(broker, body)
             break
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
 
