@@ -81,13 +81,14 @@ class FilePool:
         for _ in range(len(lru)):
             if len(lru) <= keep:
                 break
-            f = next(iter(lru))
+            # popitem, not next(iter()): a pin() in the other thread may move_to_end
+            # meanwhile, which would break an iterator (its KeyError path waits on the lock)
+            f, _ = lru.popitem(last=False)
             fd, f._fd = f._fd, -1        # first hide it, then look for pins (see the module doc)
             if f._pins:
                 f._fd = fd
-                lru.move_to_end(f)
+                lru[f] = None
                 continue
-            del lru[f]
             os.close(fd)
             closed = True
         return closed
