@@ -270,11 +270,25 @@ class UnifiedLog:
             self.recovery_point = offset
             self._last_flush_ms = self.clock()
 
-    def _maybe_flush(self, now: int) -> None:
+    def _flush_due(self, now: int, end_offset: int) -> bool:
         # flush.messages counts unflushed messages (offsets) past the recovery point.
-        if (self.log_end_offset - self.recovery_point >= self.config.flush_messages
-                or now - self._last_flush_ms >= self.config.flush_ms):
+        return (end_offset - self.recovery_point >= self.config.flush_messages
+                or now - self._last_flush_ms >= self.config.flush_ms)
+
+    def _maybe_flush(self, now: int) -> None:
+        if self._flush_due(now, self.log_end_offset):
             self.flush()
+
+    def append_may_sync(self, size: int) -> bool:
+        """Whether appending ``size`` bytes of records may fsync: the flush policy
+        comes due, or the active segment rolls (which flushes it). A bound, not a
+        promise: at most ``size`` records, stamped now (a roll on the records' own
+        timestamps can still come unannounced)."""
+        now = self.clock()
+        end = self.log_end_offset + size
+        return self._flush_due(now, end) or self.active_segment.should_roll(
+            messages_size=size, max_timestamp=now, max_offset=end, now=now,
+            segment_bytes=self.config.segment_bytes, segment_ms=self.config.segment_ms)
 
     def flush_if_due(self, now: int | None = None) -> bool:
         """LogManager.flushDirtyLogs: flush when flush.ms has passed since the last flush."""
