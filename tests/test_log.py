@@ -437,6 +437,12 @@ def test_append_may_sync_announces_rolls_and_due_flushes(tmp_path, monkeypatch):
     counted = make_log(tmp_path, name="t-2", flush_messages=1000)
     assert not counted.append_may_sync(BATCH)        # 90 bytes hold 90 records at most
     assert counted.append_may_sync(1000)
+    # A segment that cannot be read: "maybe", and the append itself answers.
+    reopened = make_log(tmp_path, name="t-0", segment_bytes=300)
+    reopened.close()
+    assert reopened.append_may_sync(BATCH)
+    with pytest.raises(KafkaError):
+        reopened.append(one_batch(7))
 
 
 def test_closed_log_refuses_appends(tmp_path):

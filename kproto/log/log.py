@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from kproto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, UsageError
+from kproto.errors import ErrorCode, KafkaError, KprotoError, OffsetOutOfRangeError, UsageError
 from kproto.topic_config import LogConfig
 from kproto.log.index import NO_TIMESTAMP, TimestampOffset
 from kproto.log.loader import DELETED_SUFFIX, LoadedLog, load_log, new_segment, rebuild_producer_state
@@ -286,9 +286,14 @@ class UnifiedLog:
         timestamps can still come unannounced)."""
         now = self.clock()
         end = self.log_end_offset + size
-        return self._flush_due(now, end) or self.active_segment.should_roll(
-            messages_size=size, max_timestamp=now, max_offset=end, now=now,
-            segment_bytes=self.config.segment_bytes, segment_ms=self.config.segment_ms)
+        if self._flush_due(now, end):
+            return True
+        try:    # should_roll may read the segment's first batch
+            return self.active_segment.should_roll(
+                messages_size=size, max_timestamp=now, max_offset=end, now=now,
+                segment_bytes=self.config.segment_bytes, segment_ms=self.config.segment_ms)
+        except (OSError, KprotoError):      # the append meets it again, and answers it
+            return True
 
     def flush_if_due(self, now: int | None = None) -> bool:
         """LogManager.flushDirtyLogs: flush when flush.ms has passed since the last flush."""
