@@ -57,6 +57,7 @@ def test_small_and_large_appends_and_one_waiting_for_the_lock(tmp_path):
     try:
         asyncio.run(main())
         data = broker.logs.get_log("t", 0).read(0, 1 << 24).read()
-        assert [(b.base_offset, b.last_offset) for b in iter_batches(data)] == [(0, 9), (10, 609), (610, 1209), (1210, 1219)]
+        assert [(b.base_offset, b.last_offset) for b in iter_batches(data)] == [
+            (0, 9), (10, 609), (610, 1209), (1210, 1219)]
     finally:
         broker.logs.close()
