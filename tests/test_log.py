@@ -416,7 +416,7 @@ def test_flush_ms(tmp_path):
 
 
 def test_append_may_sync_announces_rolls_and_due_flushes(tmp_path, monkeypatch):
-    # "No" is a promise: the produce handler then appends on the event loop.
+    # On "no" the produce handler appends on the event loop: no fsync may follow.
     synced = []
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
