@@ -415,6 +415,36 @@ def test_flush_ms(tmp_path):
     assert log.recovery_point == 2
 
 
+def test_append_may_sync_announces_rolls_and_due_flushes(tmp_path, monkeypatch):
+    # On "no" the produce handler appends on the event loop: no fsync may follow.
+    synced = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    log = make_log(tmp_path, segment_bytes=300)
+    said = []
+    for i in range(7):
+        said.append(log.append_may_sync(BATCH))
+        before = len(synced)
+        log.append(one_batch(i))
+        assert said[-1] == (len(synced) > before)
+    assert said == [False, False, False, True, False, False, True]     # the rolls at offsets 3 and 6
+    assert log.recovery_point == 6
+    clock = Clock(0)
+    timed = make_log(tmp_path, clock, name="t-1", flush_ms=100)
+    assert not timed.append_may_sync(BATCH)
+    clock.now = 100
+    assert timed.append_may_sync(BATCH)
+    counted = make_log(tmp_path, name="t-2", flush_messages=1000)
+    assert not counted.append_may_sync(BATCH)        # 90 bytes hold 90 records at most
+    assert counted.append_may_sync(1000)
+    # A segment that cannot be read: "maybe", and the append itself answers.
+    reopened = make_log(tmp_path, name="t-0", segment_bytes=300)
+    reopened.close()
+    assert reopened.append_may_sync(BATCH)
+    with pytest.raises(KafkaError):
+        reopened.append(one_batch(7))
+
+
 def test_closed_log_refuses_appends(tmp_path):
     log = make_log(tmp_path)
     log.close()

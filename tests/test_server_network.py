@@ -4,7 +4,7 @@ import asyncio
 import os
 
 from kproto.framing import frame
-from kproto.server.network import BrokerServer, CloseConnection, FileRegion
+from kproto.server.network import BrokerServer, CloseConnection, FileRegion, write_units
 
 
 async def _roundtrip(port, payloads, expect):
@@ -57,3 +57,10 @@ def test_in_order_file_regions_and_isolation(tmp_path):
             await server.close()
 
     asyncio.run(main())
+
+
+def test_the_size_prefix_leaves_with_the_bytes_before_the_first_file_region():
+    region = FileRegion(3, 5, 20, "seg.log")
+    assert write_units([b"ok"]) == [b"\x00\x00\x00\x02ok"]
+    assert write_units([b"head:", b"x", region, b":tail"]) == [b"\x00\x00\x00\x1fhead:x", region, b":tail"]
+    assert write_units([region, b"!"]) == [b"\x00\x00\x00\x15", region, b"!"]

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from kproto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, UsageError
+from kproto.errors import ErrorCode, KafkaError, KprotoError, OffsetOutOfRangeError, UsageError
 from kproto.topic_config import LogConfig
 from kproto.log.index import NO_TIMESTAMP, TimestampOffset
 from kproto.log.loader import DELETED_SUFFIX, LoadedLog, load_log, new_segment, rebuild_producer_state
@@ -271,11 +271,30 @@ class UnifiedLog:
             self.recovery_point = offset
             self._last_flush_ms = self.clock()
 
-    def _maybe_flush(self, now: int) -> None:
+    def _flush_due(self, now: int, end_offset: int) -> bool:
         # flush.messages counts unflushed messages (offsets) past the recovery point.
-        if (self.log_end_offset - self.recovery_point >= self.config.flush_messages
-                or now - self._last_flush_ms >= self.config.flush_ms):
+        return (end_offset - self.recovery_point >= self.config.flush_messages
+                or now - self._last_flush_ms >= self.config.flush_ms)
+
+    def _maybe_flush(self, now: int) -> None:
+        if self._flush_due(now, self.log_end_offset):
             self.flush()
+
+    def append_may_sync(self, size: int) -> bool:
+        """Whether appending ``size`` bytes of records may fsync: the flush policy
+        comes due, or the active segment rolls (which flushes it). A bound, not a
+        promise: at most ``size`` records, stamped now (a roll on the records' own
+        timestamps can still come unannounced)."""
+        now = self.clock()
+        end = self.log_end_offset + size
+        if self._flush_due(now, end):
+            return True
+        try:    # should_roll may read the segment's first batch
+            return self.active_segment.should_roll(
+                messages_size=size, max_timestamp=now, max_offset=end, now=now,
+                segment_bytes=self.config.segment_bytes, segment_ms=self.config.segment_ms)
+        except (OSError, KprotoError):      # the append meets it again, and answers it
+            return True
 
     def flush_if_due(self, now: int | None = None) -> bool:
         """LogManager.flushDirtyLogs: flush when flush.ms has passed since the last flush."""

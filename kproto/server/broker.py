@@ -8,9 +8,10 @@ input: an unknown API key or a body that does not parse closes the
 connection; ApiVersions at a version we do not speak gets error 35 (KIP-511);
 other APIs outside their advertised range close the connection.
 
-Handlers run on the event-loop thread; Produce's appends run in a worker
-thread under ``append_lock``, which every other appender (the group and
-transaction coordinators) takes too, so appends never interleave.
+Handlers run on the event-loop thread; Produce's appends take ``append_lock``,
+which every other appender (the group and transaction coordinators) takes too,
+so appends never interleave; large ones, and those that may fsync, run in a
+worker thread (handlers/produce.py).
 """
 
 from __future__ import annotations

@@ -178,6 +178,16 @@ def release_regions(regions: Sequence[ResponsePart | RecordsRegion] | None) -> N
             r.release()
 
 
+def write_units(parts: Sequence[ResponsePart]) -> list[ResponsePart]:
+    """A response as the writes that send it: the int32 size prefix joined with
+    the bytes up to the first file region, then the other parts as they are.
+    Written alone, the prefix is a TCP segment of its own (asyncio sets
+    TCP_NODELAY): one more send here and one more wakeup in the client, per
+    response (a Produce answer went out as 4 + 52 bytes)."""
+    lead = next((i for i, p in enumerate(parts) if isinstance(p, FileRegion)), len(parts))
+    return [b"".join([response_size(parts).to_bytes(4, "big"), *parts[:lead]]), *parts[lead:]]
+
+
 class BrokerServer:
     """One acceptor, one task per connection."""
 
@@ -345,9 +355,8 @@ class BrokerServer:
 
     @staticmethod
     async def _write(writer: asyncio.StreamWriter, parts: Sequence[ResponsePart]) -> None:
-        writer.write(response_size(parts).to_bytes(4, "big"))
         loop = asyncio.get_running_loop()
-        for part in parts:
+        for part in write_units(parts):
             if isinstance(part, FileRegion):
                 if part.length == 0:
                     continue
