@@ -772,10 +772,524 @@ init(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+
+/* --- JSON text (kproto.codegen.cjson) ----------------------------------- */
+
+#define PUT_LIT(b, s) do { if (put_bytes((b), (s), sizeof(s) - 1) < 0) goto error; } while (0)
+
+static int
+put_int(Buf *b, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    return put_bytes(b, tmp, n);
+}
+
+static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* "<standard padded base64 of p[0:n]>" */
+static int
+put_b64(Buf *b, const unsigned char *p, int64_t n)
+{
+    if (grow(b, (n + 2) / 3 * 4 + 2) < 0) return -1;
+    char *o = b->data + b->len;
+    *o++ = '"';
+    int64_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];
+        o[0] = b64_alphabet[v >> 18]; o[1] = b64_alphabet[(v >> 12) & 63];
+        o[2] = b64_alphabet[(v >> 6) & 63]; o[3] = b64_alphabet[v & 63];
+        o += 4;
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        o[0] = b64_alphabet[v >> 18]; o[1] = b64_alphabet[(v >> 12) & 63]; o[2] = '='; o[3] = '=';
+        o += 4;
+    } else if (n - i == 2) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8);
+        o[0] = b64_alphabet[v >> 18]; o[1] = b64_alphabet[(v >> 12) & 63]; o[2] = b64_alphabet[(v >> 6) & 63];
+        o[3] = '=';
+        o += 4;
+    }
+    *o++ = '"';
+    b->len = o - b->data;
+    return 0;
+}
+
+/* UTF-8 p[0:n] as a JSON string the way json.dumps writes it (ensure_ascii):
+ * -2 if it is not strict UTF-8 (as decoding it to str would refuse), -1 on a Python error. */
+static int
+put_json_text(Buf *b, const unsigned char *p, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] < 0x20 || p[i] >= 0x7F || p[i] == '"' || p[i] == '\\') break;
+    if (i == n) {       /* the usual case: nothing to escape */
+        if (grow(b, n + 2) < 0) return -1;
+        b->data[b->len++] = '"';
+        memcpy(b->data + b->len, p, n); b->len += n;
+        b->data[b->len++] = '"';
+        return 0;
+    }
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)p, n, "strict");
+    if (!s) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return -1;
+        PyErr_Clear();
+        return -2;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (grow(b, 2 + 12 * len) < 0) { Py_DECREF(s); return -1; }
+    char *o = b->data + b->len;
+    *o++ = '"';
+    for (Py_ssize_t k = 0; k < len; k++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, k);
+        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') { *o++ = (char)c; continue; }
+        *o++ = '\\';
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\b': *o++ = 'b'; break;
+        case '\f': *o++ = 'f'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\r': *o++ = 'r'; break;
+        case '\t': *o++ = 't'; break;
+        default:
+            if (c >= 0x10000) {     /* a surrogate pair, as json does */
+                Py_UCS4 v = c - 0x10000;
+                o += sprintf(o, "u%04x\\u%04x", 0xD800 | (v >> 10), 0xDC00 | (v & 0x3FF));
+            } else {
+                o += sprintf(o, "u%04x", (unsigned)c);
+            }
+        }
+    }
+    *o++ = '"';
+    b->len = o - b->data;
+    Py_DECREF(s);
+    return 0;
+}
+
+/* The JSON array of the v2 records in buf[0:len]: 0, or -1 with a Python
+ * error set, or 1 when they are corrupt (*reason, *path, *end at the byte). */
+static int
+emit_records_json(Buf *out, const unsigned char *buf, int64_t len, int64_t count, int64_t base_offset,
+                  int64_t base_timestamp, int lat_set, int64_t lat, int64_t *end,
+                  const char **reason, const char **where)
+{
+    int64_t pos = 0;
+    int sh = 0;
+    unsigned int b = 0;
+    const char *fail_reason = NULL, *fail_path = NULL;
+    int64_t c0 = 0, i1 = 0, n2 = 0, e3 = 0, attributes5 = 0, timestamp_delta6 = 0, offset_delta8 = 0, n10 = 0, n12 = 0, c14 = 0, i15 = 0, n17 = 0, n19 = 0;
+    uint64_t u4 = 0, u7 = 0, u9 = 0, u11 = 0, u13 = 0, u16 = 0, u18 = 0, u20 = 0;
+    c0 = count;
+    PUT_LIT(out, "[");
+    for (i1 = 0; i1 < c0; i1++) {
+        if (i1) PUT_LIT(out, ",");
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u4 = b;
+        else {
+            u4 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[]"; goto fail; }
+                u4 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[]"; goto fail; }
+            }
+            if (u4 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[]"; goto fail; }
+        }
+        n2 = (int64_t)(u4 >> 1) ^ -(int64_t)(u4 & 1);
+        e3 = pos + n2;
+        if (n2 < 0 || e3 > len)
+            { fail_reason = "length runs past the end of its container"; fail_path = "[]"; goto fail; }
+        if (pos + 1 > len) goto truncated;
+        attributes5 = ((int64_t)(int8_t)(uint8_t)(((uint64_t)buf[pos + 0] << 0))); pos += 1;
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u7 = b;
+        else {
+            u7 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 10 bytes"; fail_path = "[].timestamp_delta"; goto fail; }
+                u7 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 70)
+                    { fail_reason = "varint longer than 10 bytes"; fail_path = "[].timestamp_delta"; goto fail; }
+            }
+        }
+        timestamp_delta6 = (int64_t)(u7 >> 1) ^ -(int64_t)(u7 & 1);
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u9 = b;
+        else {
+            u9 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
+                u9 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
+            }
+            if (u9 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
+        }
+        offset_delta8 = (int64_t)(u9 >> 1) ^ -(int64_t)(u9 & 1);
+        PUT_LIT(out, "{\"offset\":");
+        if (put_int(out, base_offset + offset_delta8) < 0) goto error;
+        PUT_LIT(out, ",\"timestamp\":");
+        if (put_int(out, lat_set ? lat : base_timestamp + timestamp_delta6) < 0) goto error;
+        PUT_LIT(out, ",\"key\":");
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u11 = b;
+        else {
+            u11 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].key"; goto fail; }
+                u11 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].key"; goto fail; }
+            }
+            if (u11 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].key"; goto fail; }
+        }
+        n10 = (int64_t)(u11 >> 1) ^ -(int64_t)(u11 & 1);
+        if (n10 < 0) {
+            if (n10 != -1)
+                { fail_reason = "invalid length"; fail_path = "[].key"; goto fail; }
+            PUT_LIT(out, "null");
+        } else {
+            if (pos + n10 > e3)
+                { fail_reason = "length runs past the end of its container"; fail_path = "[].key"; goto fail; }
+            if (put_b64(out, buf + pos, n10) < 0) goto error;
+            pos += n10;
+        }
+        PUT_LIT(out, ",\"value\":");
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u13 = b;
+        else {
+            u13 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].value"; goto fail; }
+                u13 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].value"; goto fail; }
+            }
+            if (u13 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].value"; goto fail; }
+        }
+        n12 = (int64_t)(u13 >> 1) ^ -(int64_t)(u13 & 1);
+        if (n12 < 0) {
+            if (n12 != -1)
+                { fail_reason = "invalid length"; fail_path = "[].value"; goto fail; }
+            PUT_LIT(out, "null");
+        } else {
+            if (pos + n12 > e3)
+                { fail_reason = "length runs past the end of its container"; fail_path = "[].value"; goto fail; }
+            if (put_b64(out, buf + pos, n12) < 0) goto error;
+            pos += n12;
+        }
+        PUT_LIT(out, ",\"headers\":");
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u16 = b;
+        else {
+            u16 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers"; goto fail; }
+                u16 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers"; goto fail; }
+            }
+            if (u16 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers"; goto fail; }
+        }
+        c14 = (int64_t)(u16 >> 1) ^ -(int64_t)(u16 & 1);
+        if (c14 < 0)
+            { fail_reason = "invalid array count"; fail_path = "[].headers"; goto fail; }
+        PUT_LIT(out, "[");
+        for (i15 = 0; i15 < c14; i15++) {
+            if (i15) PUT_LIT(out, ",");
+            PUT_LIT(out, "[");
+            if (pos >= len) goto truncated;
+            b = buf[pos++];
+            if (b < 0x80) u18 = b;
+            else {
+                u18 = b & 0x7F; sh = 7;
+                for (;;) {
+                    if (pos >= len) goto truncated;
+                    b = buf[pos++];
+                    if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
+                    u18 |= (uint64_t)(b & 0x7F) << sh;
+                    if (b < 0x80) break;
+                    sh += 7;
+                    if (sh >= 35)
+                        { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
+                }
+                if (u18 > 4294967295ULL)
+                    { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
+            }
+            n17 = (int64_t)(u18 >> 1) ^ -(int64_t)(u18 & 1);
+            if (n17 < 0) {
+                { fail_reason = "invalid length"; fail_path = "[].headers[].key"; goto fail; }
+            } else {
+                if (pos + n17 > e3)
+                    { fail_reason = "length runs past the end of its container"; fail_path = "[].headers[].key"; goto fail; }
+                switch (put_json_text(out, buf + pos, n17)) {
+                    case -1: goto error;
+                    case -2: { fail_reason = "truncated or invalid data (UnicodeDecodeError)"; fail_path = NULL; goto fail; }
+                }
+                pos += n17;
+            }
+            PUT_LIT(out, ",");
+            if (pos >= len) goto truncated;
+            b = buf[pos++];
+            if (b < 0x80) u20 = b;
+            else {
+                u20 = b & 0x7F; sh = 7;
+                for (;;) {
+                    if (pos >= len) goto truncated;
+                    b = buf[pos++];
+                    if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
+                    u20 |= (uint64_t)(b & 0x7F) << sh;
+                    if (b < 0x80) break;
+                    sh += 7;
+                    if (sh >= 35)
+                        { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
+                }
+                if (u20 > 4294967295ULL)
+                    { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
+            }
+            n19 = (int64_t)(u20 >> 1) ^ -(int64_t)(u20 & 1);
+            if (n19 < 0) {
+                if (n19 != -1)
+                    { fail_reason = "invalid length"; fail_path = "[].headers[].value"; goto fail; }
+                PUT_LIT(out, "null");
+            } else {
+                if (pos + n19 > e3)
+                    { fail_reason = "length runs past the end of its container"; fail_path = "[].headers[].value"; goto fail; }
+                if (put_b64(out, buf + pos, n19) < 0) goto error;
+                pos += n19;
+            }
+            PUT_LIT(out, "]");
+        }
+        PUT_LIT(out, "]");
+        if (pos != e3)
+            { fail_reason = "bytes remain after the last field"; fail_path = "[]"; goto fail; }
+        PUT_LIT(out, "}");
+    }
+    PUT_LIT(out, "]");
+    (void)c0; (void)i1; (void)n2; (void)e3; (void)attributes5; (void)timestamp_delta6; (void)offset_delta8; (void)n10; (void)n12; (void)c14; (void)i15; (void)n17; (void)n19;
+    *end = pos;
+    return 0;
+truncated:
+    fail_reason = "truncated or invalid data (IndexError)";
+    fail_path = NULL;
+fail:
+    *reason = fail_reason; *where = fail_path; *end = pos;
+    return 1;
+error:
+    return -1;
+}
+
+/* records_json(buf, count, base_offset, base_timestamp, log_append_time) -> (bytes, end_position):
+ * decode_records' records as the JSON text kproto.capture.jsonout renders; raises alike. */
+static PyObject *
+records_json(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    long long base_offset, base_timestamp;
+    PyObject *lat_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*nLLO", &view, &count, &base_offset, &base_timestamp, &lat_obj))
+        return NULL;
+    int64_t lat = 0, end = 0;
+    const char *reason = NULL, *where = NULL;
+    Buf out = {0};
+    if (lat_obj != Py_None) {
+        lat = PyLong_AsLongLong(lat_obj);
+        if (lat == -1 && PyErr_Occurred()) { PyBuffer_Release(&view); return NULL; }
+    }
+    int rc = emit_records_json(&out, view.buf, view.len, count, base_offset, base_timestamp,
+                               lat_obj != Py_None, lat, &end, &reason, &where);
+    if (rc == 0)
+        result = Py_BuildValue("(y#L)", out.data ? out.data : "", out.len, (long long)end);
+    else if (rc == 1)
+        set_corrupt(reason, where, end);
+    PyMem_Free(out.data);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* batches_json(raw, crc32c, flags) -> bytes or None: a RECORDS field as the JSON list
+ * kproto.capture.body renders, when every batch is a complete, uncompressed, non-control
+ * v2 batch with a valid CRC and sound records (a cut-off tail is allowed); None for
+ * anything else, which the Python path renders with its warnings. flags[i]: the JSON
+ * of compression, timestamp_type and transactional for (timestamp bit, transactional bit) = i. */
+static PyObject *
+batches_json(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    PyObject *crc_fn, *flag_texts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*OO!", &view, &crc_fn, &PyTuple_Type, &flag_texts))
+        return NULL;
+    const unsigned char *buf = view.buf;
+    int64_t len = view.len, pos = 0, start = 0, end = 0;
+    int sh = 0;
+    unsigned int b = 0;
+    const char *fail_reason = NULL, *fail_path = NULL, *reason, *where;
+    Buf out_buf = {0};
+    Buf *out = &out_buf;
+    (void)sh; (void)b; (void)fail_reason; (void)fail_path;
+    int64_t h_base_offset = 0, h_batch_length = 0, h_partition_leader_epoch = 0, h_magic = 0, h_crc = 0, h_attributes = 0, h_last_offset_delta = 0, h_base_timestamp = 0, h_max_timestamp = 0, h_producer_id = 0, h_producer_epoch = 0, h_base_sequence = 0, h_records_count = 0;
+    if (PyTuple_GET_SIZE(flag_texts) != 4) { PyErr_SetString(PyExc_ValueError, "4 flag texts expected"); goto error; }
+    PUT_LIT(out, "[");
+    while (start < len) {
+        int64_t length, size;
+        if (len - start < 16 + 1) break;                                /* a cut-off tail */
+        length = (int32_t)(((uint32_t)buf[start + 8] << 24) | ((uint32_t)buf[start + 8 + 1] << 16)
+                           | ((uint32_t)buf[start + 8 + 2] << 8) | buf[start + 8 + 3]);
+        size = length + 12;
+        if (length < 14 || buf[start + 16] != 2 || size < 61)
+            goto other;                                                     /* legacy or corrupt */
+        if (start + size > len) break;
+        pos = start;
+    if (pos + 8 > len) goto truncated;
+    h_base_offset = ((int64_t)(int64_t)(uint64_t)(((uint64_t)buf[pos + 0] << 56) | ((uint64_t)buf[pos + 1] << 48) | ((uint64_t)buf[pos + 2] << 40) | ((uint64_t)buf[pos + 3] << 32) | ((uint64_t)buf[pos + 4] << 24) | ((uint64_t)buf[pos + 5] << 16) | ((uint64_t)buf[pos + 6] << 8) | ((uint64_t)buf[pos + 7] << 0))); pos += 8;
+    if (pos + 4 > len) goto truncated;
+    h_batch_length = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 4 > len) goto truncated;
+    h_partition_leader_epoch = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 1 > len) goto truncated;
+    h_magic = ((int64_t)(int8_t)(uint8_t)(((uint64_t)buf[pos + 0] << 0))); pos += 1;
+    if (pos + 4 > len) goto truncated;
+    h_crc = ((int64_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 2 > len) goto truncated;
+    h_attributes = ((int64_t)(int16_t)(uint16_t)(((uint64_t)buf[pos + 0] << 8) | ((uint64_t)buf[pos + 1] << 0))); pos += 2;
+    if (pos + 4 > len) goto truncated;
+    h_last_offset_delta = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 8 > len) goto truncated;
+    h_base_timestamp = ((int64_t)(int64_t)(uint64_t)(((uint64_t)buf[pos + 0] << 56) | ((uint64_t)buf[pos + 1] << 48) | ((uint64_t)buf[pos + 2] << 40) | ((uint64_t)buf[pos + 3] << 32) | ((uint64_t)buf[pos + 4] << 24) | ((uint64_t)buf[pos + 5] << 16) | ((uint64_t)buf[pos + 6] << 8) | ((uint64_t)buf[pos + 7] << 0))); pos += 8;
+    if (pos + 8 > len) goto truncated;
+    h_max_timestamp = ((int64_t)(int64_t)(uint64_t)(((uint64_t)buf[pos + 0] << 56) | ((uint64_t)buf[pos + 1] << 48) | ((uint64_t)buf[pos + 2] << 40) | ((uint64_t)buf[pos + 3] << 32) | ((uint64_t)buf[pos + 4] << 24) | ((uint64_t)buf[pos + 5] << 16) | ((uint64_t)buf[pos + 6] << 8) | ((uint64_t)buf[pos + 7] << 0))); pos += 8;
+    if (pos + 8 > len) goto truncated;
+    h_producer_id = ((int64_t)(int64_t)(uint64_t)(((uint64_t)buf[pos + 0] << 56) | ((uint64_t)buf[pos + 1] << 48) | ((uint64_t)buf[pos + 2] << 40) | ((uint64_t)buf[pos + 3] << 32) | ((uint64_t)buf[pos + 4] << 24) | ((uint64_t)buf[pos + 5] << 16) | ((uint64_t)buf[pos + 6] << 8) | ((uint64_t)buf[pos + 7] << 0))); pos += 8;
+    if (pos + 2 > len) goto truncated;
+    h_producer_epoch = ((int64_t)(int16_t)(uint16_t)(((uint64_t)buf[pos + 0] << 8) | ((uint64_t)buf[pos + 1] << 0))); pos += 2;
+    if (pos + 4 > len) goto truncated;
+    h_base_sequence = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 4 > len) goto truncated;
+    h_records_count = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+        if ((h_attributes & 0x27) || h_records_count < 0) goto other;       /* compressed, control */
+        {
+            PyObject *mv = PyMemoryView_FromMemory((char *)buf + start + 21, size - 21, PyBUF_READ);
+            if (!mv) goto error;
+            PyObject *crc = PyObject_CallOneArg(crc_fn, mv);
+            Py_DECREF(mv);
+            if (!crc) goto error;
+            unsigned long long c = PyLong_AsUnsignedLongLong(crc);
+            Py_DECREF(crc);
+            if (c == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+            if ((int64_t)c != h_crc) goto other;
+        }
+        PyObject *flag = PyTuple_GET_ITEM(flag_texts, ((h_attributes >> 3) & 1) | ((h_attributes >> 3) & 2));
+        if (!PyBytes_Check(flag)) { PyErr_SetString(PyExc_TypeError, "flag texts must be bytes"); goto error; }
+        const char *flags = PyBytes_AS_STRING(flag);
+        Py_ssize_t flags_len = PyBytes_GET_SIZE(flag);
+        if (start) PUT_LIT(out, ",");
+        PUT_LIT(out, "{\"base_offset\":");
+        if (put_int(out, h_base_offset) < 0) goto error;
+        PUT_LIT(out, ",\"batch_length\":");
+        if (put_int(out, h_batch_length) < 0) goto error;
+        PUT_LIT(out, ",\"partition_leader_epoch\":");
+        if (put_int(out, h_partition_leader_epoch) < 0) goto error;
+        PUT_LIT(out, ",\"magic\":");
+        if (put_int(out, h_magic) < 0) goto error;
+        PUT_LIT(out, ",\"crc\":");
+        if (put_int(out, h_crc) < 0) goto error;
+        PUT_LIT(out, ",\"crc_valid\":true");
+        PUT_LIT(out, ",\"attributes\":");
+        if (put_int(out, h_attributes) < 0) goto error;
+        if (put_bytes(out, flags, flags_len) < 0) goto error;
+        PUT_LIT(out, ",\"control\":false");
+        PUT_LIT(out, ",\"last_offset_delta\":");
+        if (put_int(out, h_last_offset_delta) < 0) goto error;
+        PUT_LIT(out, ",\"base_timestamp\":");
+        if (put_int(out, h_base_timestamp) < 0) goto error;
+        PUT_LIT(out, ",\"max_timestamp\":");
+        if (put_int(out, h_max_timestamp) < 0) goto error;
+        PUT_LIT(out, ",\"producer_id\":");
+        if (put_int(out, h_producer_id) < 0) goto error;
+        PUT_LIT(out, ",\"producer_epoch\":");
+        if (put_int(out, h_producer_epoch) < 0) goto error;
+        PUT_LIT(out, ",\"base_sequence\":");
+        if (put_int(out, h_base_sequence) < 0) goto error;
+        PUT_LIT(out, ",\"records_count\":");
+        if (put_int(out, h_records_count) < 0) goto error;
+        PUT_LIT(out, ",\"records\":");
+        switch (emit_records_json(out, buf + start + 61, size - 61, h_records_count, h_base_offset,
+                                  h_base_timestamp, (h_attributes & 0x08) != 0, h_max_timestamp, &end,
+                                  &reason, &where)) {
+        case -1: goto error;
+        case 1: goto other;
+        }
+        if (end != size - 61) goto other;
+        PUT_LIT(out, "}");
+        start += size;
+    }
+    if (start < len) {
+        if (start) PUT_LIT(out, ",");
+        PUT_LIT(out, "{\"partial_batch_bytes\":");
+        if (put_int(out, len - start) < 0) goto error;
+        PUT_LIT(out, "}");
+    }
+    PUT_LIT(out, "]");
+    result = PyBytes_FromStringAndSize(out->data, out->len);
+    goto done;
+truncated:
+other:
+    result = Py_None; Py_INCREF(result);
+    goto done;
+error:
+    result = NULL;
+done:
+    PyMem_Free(out_buf.data);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"decode_records", decode_records, METH_VARARGS, "Decode v2 records (generated from the schema)."},
     {"encode_records", encode_records, METH_VARARGS, "Encode v2 records (generated from the schema)."},
     {"walk_records", walk_records, METH_VARARGS, "Check v2 records without building them (generated from the schema)."},
+    {"records_json", records_json, METH_VARARGS, "v2 records as JSON text (generated from the schema)."},
+    {"batches_json", batches_json, METH_VARARGS, "A RECORDS field's plain v2 batches as JSON text, or None."},
     {"init", init, METH_VARARGS, "Bind the Record type and the error class."},
     {NULL, NULL, 0, NULL},
 };

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from kproto.capture.jsonout import batch_json, batches_json, json_default, rows_json
+from kproto.capture.jsonout import batch_json, batches_json, fast_batches_json, json_default, rows_json, v2_rows
 from kproto.errors import DecodeError, ErrorCode
 from kproto.records import LegacyBatch, TimestampType, control_record, iter_batches
 from kproto.schemas.message import RECORDS, ArrayOf, Struct, present_only
@@ -125,7 +125,7 @@ def _v2(batch, warnings: list[str], where: str, rows) -> dict | bytes:
     if rows is rows_json and not control:      # --json: the batch as JSON text at once
         if not crc_valid:
             _crc_warning(batch, warnings, where)
-        return batch_json(batch, crc_valid, flags, _records_of(batch, warnings, where, batch.base_offset))
+        return batch_json(batch, crc_valid, flags, _records_of(batch, warnings, where, batch.base_offset, v2_rows))
     out = {"base_offset": batch.base_offset, "batch_length": batch.batch_length,
            "partition_leader_epoch": batch.partition_leader_epoch, "magic": 2, "crc": batch.crc,
            "crc_valid": crc_valid, "attributes": batch.attributes, "compression": compression,
@@ -172,11 +172,12 @@ def _legacy(batch: LegacyBatch, warnings: list[str], where: str, rows) -> dict:
     return out
 
 
-def _records_of(batch, warnings: list[str], where: str, offset: int):
-    """The batch's records; None and a warning if they do not decode (the
-    batch's frame is sound, so the walk goes on to the next batch)."""
+def _records_of(batch, warnings: list[str], where: str, offset: int, read=lambda batch: batch.records()):
+    """The batch's records (as ``read`` gives them); None and a warning if
+    they do not decode (the batch's frame is sound, so the walk goes on to
+    the next batch)."""
     try:
-        return batch.records()
+        return read(batch)
     except DecodeError as e:
         warnings.append(f"{where}: batch at offset {offset}: records do not decode: {e}")
         return None
@@ -186,6 +187,10 @@ def decode_records(raw: bytes | None, warnings: list[str], where: str = "",
                    rows=_rows_bytes) -> "list[dict] | RawJSON | None":
     """Every batch in ``raw`` (any magic), records decoded and CRCs checked;
     with ``rows_json`` the whole list comes out as JSON text."""
+    if rows is rows_json and raw is not None:
+        text = fast_batches_json(raw)        # the usual field, with nothing to warn about, at once
+        if text is not None:
+            return text
     out = _batches(raw, warnings, where, rows)
     return batches_json(out) if rows is rows_json and out is not None else out
 

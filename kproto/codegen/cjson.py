@@ -1,0 +1,386 @@
+"""The record schema translated to C that writes JSON text, for ``kproto decode --json``.
+
+``kproto.codegen.c`` walks the record schema into C that builds Python objects;
+this walks the same nodes into C that appends, for each record, the JSON text
+``kproto.capture.jsonout`` renders from those objects (keys and values as
+padded base64, header keys as ``json.dumps`` escapes them, ensure_ascii), with
+no Python object per record. Generic rules: a sized field is base64 text (a
+string field escaped text), null is ``null``, an array or a struct without a
+layout of its own is a JSON array; the record struct's layout (``_RECORD``)
+says what goes before each of its fields. The batch header is read by the
+same walk, and its JSON layout mirrors ``kproto.capture.body._v2``.
+Both are spliced into ``kproto/_crecords.c`` by ``kproto.codegen.c``;
+tests/test_capture_json_c.py checks C == Python.
+"""
+
+from __future__ import annotations
+
+from construct import Array
+
+from kproto.codegen.c import _CGen, _decls, _fail, _int, _is_int
+from kproto.codegen.walk import ARRAY, C, PREFIXED, SIZED, emit_sized, is_terminator, node_kind
+from kproto.schemas import records as S
+from kproto.schemas.primitives import KArray
+
+__all__ = ["generate_json"]
+
+
+def _lit(text: str) -> str:
+    return "PUT_LIT(out, " + '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '");'
+
+
+def _json(g: _CGen, con, ind: int, path: str, end: str, layout: dict) -> None:
+    """Append ``con``'s JSON text to ``out``, reading it from ``buf`` at ``pos``."""
+    kind, con = node_kind(con, path)
+    if kind is SIZED:
+        n = g.int_var("n")
+        _int(g, con.length, n, ind, path)
+
+        def take(i: int) -> None:
+            if con.text:
+                g.emit(i, f"switch (put_json_text(out, buf + pos, {n})) {{")
+                g.emit(i + 1, "case -1: goto error;")
+                g.emit(i + 1, "case -2: { fail_reason = \"truncated or invalid data (UnicodeDecodeError)\"; "
+                              "fail_path = NULL; goto fail; }")
+                g.emit(i, "}")
+            else:
+                g.emit(i, f"if (put_b64(out, buf + pos, {n}) < 0) goto error;")
+            g.emit(i, f"pos += {n};")
+
+        emit_sized(g, C, con, "", n, ind, end, fail=lambda i, reason: _fail(g, i, reason, path), take=take,
+                   null=_lit("null"))
+    elif kind is ARRAY:
+        n, i = g.int_var("c"), g.int_var("i")
+        if isinstance(con, KArray):
+            _int(g, con.count, n, ind, path)
+            if con.compact:
+                g.emit(ind, f"{n} -= 1;")
+            g.emit(ind, f"if ({n} < 0)")
+            _fail(g, ind + 1, "invalid array count", path)
+        else:
+            g.emit(ind, f"{n} = count;")
+        g.emit(ind, _lit("["))
+        g.emit(ind, f"for ({i} = 0; {i} < {n}; {i}++) {{")
+        g.emit(ind + 1, f"if ({i}) " + _lit(","))
+        _json(g, con.subcon, ind + 1, path + "[]", end, layout)
+        g.emit(ind, "}")
+        g.emit(ind, _lit("]"))
+    elif kind is PREFIXED:
+        n, sub_end = g.int_var("n"), g.int_var("e")
+        _int(g, con.lengthfield, n, ind, path)
+        g.emit(ind, f"{sub_end} = pos + {n};")
+        g.emit(ind, f"if ({n} < 0 || {sub_end} > {end})")
+        _fail(g, ind + 1, "length runs past the end of its container", path)
+        _json(g, con.subcon, ind, path, sub_end, layout)
+    else:   # STRUCT
+        before = layout.get(id(con))
+        ints: dict[str, str] = {}
+        first = True
+        for sub in con.subcons:
+            if is_terminator(sub):
+                g.emit(ind, f"if (pos != {end})")
+                _fail(g, ind + 1, "bytes remain after the last field", path)
+                continue
+            sub_path = f"{path}.{sub.name}".lstrip(".")
+            if before is None:      # a plain struct: a JSON array of its fields
+                g.emit(ind, _lit("[" if first else ","))
+                first = False
+            if _is_int(sub):
+                v = ints[sub.name] = g.int_var(sub.name)
+                _int(g, sub, v, ind, sub_path)
+                if before is None:
+                    g.emit(ind, f"if (put_int(out, {v}) < 0) goto error;")
+            else:
+                for line in (before(sub.name, ints) if before else ()):
+                    g.emit(ind, line)
+                _json(g, sub, ind, sub_path, end, layout)
+        for line in (before(None, ints) if before else [_lit("]")]):
+            g.emit(ind, line)
+
+
+def _record(field: str | None, f: dict[str, str]) -> list[str]:
+    """What goes before each object field of a record (None: after the last),
+    as ``jsonout._RECORD`` lays a record out."""
+    if field == "key":
+        return [_lit('{"offset":'), f"if (put_int(out, base_offset + {f['offset_delta']}) < 0) goto error;",
+                _lit(',"timestamp":'),
+                f"if (put_int(out, lat_set ? lat : base_timestamp + {f['timestamp_delta']}) < 0) goto error;",
+                _lit(',"key":')]
+    return [_lit("}")] if field is None else [_lit(f',"{field}":')]
+
+
+# body._v2's keys that are not header fields, and the field each follows
+_AFTER = {"crc": ['"crc_valid":true'], "attributes": ["@FLAGS@", '"control":false']}
+
+
+def _batch_header(g: _CGen) -> list[str]:
+    """Read the v2 header at ``pos`` into int64 ``h_<name>`` variables and
+    return the C lines that append the batch's JSON up to ``"records":``."""
+    out = []
+    sep = "{"
+    for sub in S.RecordBatchHeader.subcons:
+        v = f"h_{sub.name}"
+        g.ints.append(v)
+        _int(g, sub, v, 1, sub.name)
+        out += [_lit(f'{sep}"{sub.name}":'), f"if (put_int(out, {v}) < 0) goto error;"]
+        sep = ","
+        for extra in _AFTER.get(sub.name, ()):
+            out.append("if (put_bytes(out, flags, flags_len) < 0) goto error;" if extra == "@FLAGS@"
+                       else _lit("," + extra))
+    out.append(_lit(',"records":'))
+    return out
+
+
+def generate_json() -> tuple[str, str]:
+    """(C functions, method table entries) for the JSON writers."""
+    g = _CGen()
+    _json(g, Array(0, S.Record), 1, "", "len", {id(S.RecordBody): _record})
+    hg = _CGen()
+    head = _batch_header(hg)
+    return (_TEMPLATE.replace("@DECLS@", _decls(g)).replace("@UNUSED@", "    " + " ".join(f"(void){v};" for v in g.ints)).replace("@BODY@", "\n".join(g.lines))
+            .replace("@HDECLS@", _decls(hg)).replace("@HBODY@", "\n".join(hg.lines))
+            .replace("@HJSON@", "\n".join("        " + line for line in head))
+            .replace("@MAGIC@", str(S.MAGIC_OFFSET)).replace("@LENGTH@", str(S.LENGTH_OFFSET))
+            .replace("@LOG_OVERHEAD@", str(S.LOG_OVERHEAD)).replace("@LEGACY_MIN@", str(S.LEGACY_OVERHEAD[0]))
+            .replace("@RECORDS@", str(S.RECORD_BATCH_OVERHEAD)).replace("@CRC_FROM@", str(S.V2_CRC_FROM)), _METHODS)
+
+
+_METHODS = """    {"records_json", records_json, METH_VARARGS, "v2 records as JSON text (generated from the schema)."},
+    {"batches_json", batches_json, METH_VARARGS, "A RECORDS field's plain v2 batches as JSON text, or None."},"""
+
+_TEMPLATE = r"""
+/* --- JSON text (kproto.codegen.cjson) ----------------------------------- */
+
+#define PUT_LIT(b, s) do { if (put_bytes((b), (s), sizeof(s) - 1) < 0) goto error; } while (0)
+
+static int
+put_int(Buf *b, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    return put_bytes(b, tmp, n);
+}
+
+static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* "<standard padded base64 of p[0:n]>" */
+static int
+put_b64(Buf *b, const unsigned char *p, int64_t n)
+{
+    if (grow(b, (n + 2) / 3 * 4 + 2) < 0) return -1;
+    char *o = b->data + b->len;
+    *o++ = '"';
+    int64_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];
+        o[0] = b64_alphabet[v >> 18]; o[1] = b64_alphabet[(v >> 12) & 63];
+        o[2] = b64_alphabet[(v >> 6) & 63]; o[3] = b64_alphabet[v & 63];
+        o += 4;
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        o[0] = b64_alphabet[v >> 18]; o[1] = b64_alphabet[(v >> 12) & 63]; o[2] = '='; o[3] = '=';
+        o += 4;
+    } else if (n - i == 2) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8);
+        o[0] = b64_alphabet[v >> 18]; o[1] = b64_alphabet[(v >> 12) & 63]; o[2] = b64_alphabet[(v >> 6) & 63];
+        o[3] = '=';
+        o += 4;
+    }
+    *o++ = '"';
+    b->len = o - b->data;
+    return 0;
+}
+
+/* UTF-8 p[0:n] as a JSON string the way json.dumps writes it (ensure_ascii):
+ * -2 if it is not strict UTF-8 (as decoding it to str would refuse), -1 on a Python error. */
+static int
+put_json_text(Buf *b, const unsigned char *p, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] < 0x20 || p[i] >= 0x7F || p[i] == '"' || p[i] == '\\') break;
+    if (i == n) {       /* the usual case: nothing to escape */
+        if (grow(b, n + 2) < 0) return -1;
+        b->data[b->len++] = '"';
+        memcpy(b->data + b->len, p, n); b->len += n;
+        b->data[b->len++] = '"';
+        return 0;
+    }
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)p, n, "strict");
+    if (!s) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return -1;
+        PyErr_Clear();
+        return -2;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (grow(b, 2 + 12 * len) < 0) { Py_DECREF(s); return -1; }
+    char *o = b->data + b->len;
+    *o++ = '"';
+    for (Py_ssize_t k = 0; k < len; k++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, k);
+        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') { *o++ = (char)c; continue; }
+        *o++ = '\\';
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\b': *o++ = 'b'; break;
+        case '\f': *o++ = 'f'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\r': *o++ = 'r'; break;
+        case '\t': *o++ = 't'; break;
+        default:
+            if (c >= 0x10000) {     /* a surrogate pair, as json does */
+                Py_UCS4 v = c - 0x10000;
+                o += sprintf(o, "u%04x\\u%04x", 0xD800 | (v >> 10), 0xDC00 | (v & 0x3FF));
+            } else {
+                o += sprintf(o, "u%04x", (unsigned)c);
+            }
+        }
+    }
+    *o++ = '"';
+    b->len = o - b->data;
+    Py_DECREF(s);
+    return 0;
+}
+
+/* The JSON array of the v2 records in buf[0:len]: 0, or -1 with a Python
+ * error set, or 1 when they are corrupt (*reason, *path, *end at the byte). */
+static int
+emit_records_json(Buf *out, const unsigned char *buf, int64_t len, int64_t count, int64_t base_offset,
+                  int64_t base_timestamp, int lat_set, int64_t lat, int64_t *end,
+                  const char **reason, const char **where)
+{
+    int64_t pos = 0;
+    int sh = 0;
+    unsigned int b = 0;
+    const char *fail_reason = NULL, *fail_path = NULL;
+@DECLS@
+@BODY@
+@UNUSED@
+    *end = pos;
+    return 0;
+truncated:
+    fail_reason = "truncated or invalid data (IndexError)";
+    fail_path = NULL;
+fail:
+    *reason = fail_reason; *where = fail_path; *end = pos;
+    return 1;
+error:
+    return -1;
+}
+
+/* records_json(buf, count, base_offset, base_timestamp, log_append_time) -> (bytes, end_position):
+ * decode_records' records as the JSON text kproto.capture.jsonout renders; raises alike. */
+static PyObject *
+records_json(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    long long base_offset, base_timestamp;
+    PyObject *lat_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*nLLO", &view, &count, &base_offset, &base_timestamp, &lat_obj))
+        return NULL;
+    int64_t lat = 0, end = 0;
+    const char *reason = NULL, *where = NULL;
+    Buf out = {0};
+    if (lat_obj != Py_None) {
+        lat = PyLong_AsLongLong(lat_obj);
+        if (lat == -1 && PyErr_Occurred()) { PyBuffer_Release(&view); return NULL; }
+    }
+    int rc = emit_records_json(&out, view.buf, view.len, count, base_offset, base_timestamp,
+                               lat_obj != Py_None, lat, &end, &reason, &where);
+    if (rc == 0)
+        result = Py_BuildValue("(y#L)", out.data ? out.data : "", out.len, (long long)end);
+    else if (rc == 1)
+        set_corrupt(reason, where, end);
+    PyMem_Free(out.data);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* batches_json(raw, crc32c, flags) -> bytes or None: a RECORDS field as the JSON list
+ * kproto.capture.body renders, when every batch is a complete, uncompressed, non-control
+ * v2 batch with a valid CRC and sound records (a cut-off tail is allowed); None for
+ * anything else, which the Python path renders with its warnings. flags[i]: the JSON
+ * of compression, timestamp_type and transactional for (timestamp bit, transactional bit) = i. */
+static PyObject *
+batches_json(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    PyObject *crc_fn, *flag_texts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*OO!", &view, &crc_fn, &PyTuple_Type, &flag_texts))
+        return NULL;
+    const unsigned char *buf = view.buf;
+    int64_t len = view.len, pos = 0, start = 0, end = 0;
+    int sh = 0;
+    unsigned int b = 0;
+    const char *fail_reason = NULL, *fail_path = NULL, *reason, *where;
+    Buf out_buf = {0};
+    Buf *out = &out_buf;
+    (void)sh; (void)b; (void)fail_reason; (void)fail_path;
+@HDECLS@
+    if (PyTuple_GET_SIZE(flag_texts) != 4) { PyErr_SetString(PyExc_ValueError, "4 flag texts expected"); goto error; }
+    PUT_LIT(out, "[");
+    while (start < len) {
+        int64_t length, size;
+        if (len - start < @MAGIC@ + 1) break;                                /* a cut-off tail */
+        length = (int32_t)(((uint32_t)buf[start + @LENGTH@] << 24) | ((uint32_t)buf[start + @LENGTH@ + 1] << 16)
+                           | ((uint32_t)buf[start + @LENGTH@ + 2] << 8) | buf[start + @LENGTH@ + 3]);
+        size = length + @LOG_OVERHEAD@;
+        if (length < @LEGACY_MIN@ || buf[start + @MAGIC@] != 2 || size < @RECORDS@)
+            goto other;                                                     /* legacy or corrupt */
+        if (start + size > len) break;
+        pos = start;
+@HBODY@
+        if ((h_attributes & 0x27) || h_records_count < 0) goto other;       /* compressed, control */
+        {
+            PyObject *mv = PyMemoryView_FromMemory((char *)buf + start + @CRC_FROM@, size - @CRC_FROM@, PyBUF_READ);
+            if (!mv) goto error;
+            PyObject *crc = PyObject_CallOneArg(crc_fn, mv);
+            Py_DECREF(mv);
+            if (!crc) goto error;
+            unsigned long long c = PyLong_AsUnsignedLongLong(crc);
+            Py_DECREF(crc);
+            if (c == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+            if ((int64_t)c != h_crc) goto other;
+        }
+        PyObject *flag = PyTuple_GET_ITEM(flag_texts, ((h_attributes >> 3) & 1) | ((h_attributes >> 3) & 2));
+        if (!PyBytes_Check(flag)) { PyErr_SetString(PyExc_TypeError, "flag texts must be bytes"); goto error; }
+        const char *flags = PyBytes_AS_STRING(flag);
+        Py_ssize_t flags_len = PyBytes_GET_SIZE(flag);
+        if (start) PUT_LIT(out, ",");
+@HJSON@
+        switch (emit_records_json(out, buf + start + @RECORDS@, size - @RECORDS@, h_records_count, h_base_offset,
+                                  h_base_timestamp, (h_attributes & 0x08) != 0, h_max_timestamp, &end,
+                                  &reason, &where)) {
+        case -1: goto error;
+        case 1: goto other;
+        }
+        if (end != size - @RECORDS@) goto other;
+        PUT_LIT(out, "}");
+        start += size;
+    }
+    if (start < len) {
+        if (start) PUT_LIT(out, ",");
+        PUT_LIT(out, "{\"partial_batch_bytes\":");
+        if (put_int(out, len - start) < 0) goto error;
+        PUT_LIT(out, "}");
+    }
+    PUT_LIT(out, "]");
+    result = PyBytes_FromStringAndSize(out->data, out->len);
+    goto done;
+truncated:
+other:
+    result = Py_None; Py_INCREF(result);
+    goto done;
+error:
+    result = NULL;
+done:
+    PyMem_Free(out_buf.data);
+    PyBuffer_Release(&view);
+    return result;
+}
+"""
