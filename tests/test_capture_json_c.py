@@ -1,0 +1,145 @@
+"""decode --json's C writers (kproto.codegen.cjson) == the Python renderer, byte for byte."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+
+import pytest
+from crc32c import crc32c
+
+from kproto import records as R
+from kproto.capture import exchanges
+from kproto.capture.body import _batches
+from kproto.capture.jsonout import batches_json, dumps, fast_batches_json, rows_json
+from kproto.compression import CompressionType
+from kproto.conformance import RECORDS_DIR
+from kproto.errors import DecodeError
+from kproto.framing import frame
+from kproto.records import NewRecord, TimestampType, build_control_batch, build_message_set, build_record_batch
+from kproto.schemas import records as S
+from kproto.schemas.protocol import encode_request, encode_response
+from tests.capture_session import pcap_bytes, tcp_packet
+from tests.components import VENV_BIN
+
+pytestmark = pytest.mark.skipif(R._accelerator is None and not os.environ.get("CI"),
+                                reason="the C extension is not built")
+
+ODD_TEXT = ['"q" \\ /', "\n\r\t\b\f\x00\x1f\x7f", "\u00e9\u4e2d", "\U0001f600 x", ""]
+
+
+def _python_rows(batch) -> str:
+    return str(rows_json(batch.records(), False))
+
+
+def _check_batch(batch) -> None:
+    """records_json (C) gives what the Python renderer gives, or raises as records() does."""
+    try:
+        want = _python_rows(batch)
+    except DecodeError as e:
+        with pytest.raises(type(e)) as got:
+            batch.records_json()
+        assert str(got.value) == str(e)
+        return
+    assert batch.records_json().decode("ascii") == want
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in RECORDS_DIR.glob("*.bin")))
+def test_records_json_equals_python_on_every_record_fixture(name):
+    data = (RECORDS_DIR / f"{name}.bin").read_bytes()
+    for batch in R.iter_batches(data, verify_crc=False, allow_incomplete=True):
+        if isinstance(batch, R.RecordBatch):
+            _check_batch(batch)
+            _check_field(bytes(batch.data))
+
+
+def _with_crc(batch: bytes) -> bytes:
+    b = bytearray(batch)
+    b[S.CRC_OFFSET[2]:S.CRC_OFFSET[2] + 4] = crc32c(bytes(b[S.V2_CRC_FROM:])).to_bytes(4, "big")
+    return bytes(b)
+
+
+def _python_field(raw: bytes) -> tuple[str, list[str]]:
+    warnings: list[str] = []
+    return str(batches_json(_batches(raw, warnings, "", rows_json))), warnings
+
+
+def _check_field(raw: bytes) -> str | None:
+    """fast_batches_json gives the Python path's text when that path has nothing
+    to warn about; None otherwise. Returns the C text."""
+    fast = fast_batches_json(raw)
+    want, warnings = _python_field(raw)
+    if fast is not None:
+        assert (str(fast), warnings) == (want, [])
+    return fast
+
+
+RECS = [NewRecord(b"k", b"v", [("h", b"1")]), NewRecord(None, b"v2", [(t, None) for t in ODD_TEXT]),
+        NewRecord(b"k3", None), NewRecord(b"", b""), NewRecord(bytes(range(256)), b"\xff" * 1000,
+                                                                  [("h", bytes([i])) for i in range(5)])]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, {"base_offset": 2 ** 40, "partition_leader_epoch": 7},
+    {"timestamp_type": TimestampType.LOG_APPEND_TIME, "log_append_time": 1_700_000_000_123},
+    {"is_transactional": True, "producer_id": 9, "producer_epoch": 2, "base_sequence": 2 ** 31 - 2},
+    {"is_transactional": True, "timestamp_type": TimestampType.LOG_APPEND_TIME, "log_append_time": -5},
+])
+def test_plain_batches_as_json_in_one_call(kwargs):
+    one = build_record_batch([NewRecord(b"x", b"y")], base_offset=99)
+    raw = build_record_batch(RECS, **kwargs) + one
+    assert _check_field(raw) is not None
+    for cut in (1, 16, 17, 40, 61, len(one) - 1):          # a fetch response may end mid-batch
+        assert '"partial_batch_bytes":' in str(_check_field(raw + one[:cut]))
+    assert str(_check_field(b"")) == "[]"
+    for batch in R.iter_batches(raw):
+        _check_batch(batch)
+
+
+def test_header_keys_escaped_as_json_dumps():
+    raw = build_record_batch([NewRecord(b"k", b"v", [(t, b"x") for t in ODD_TEXT])])
+    rows = json.loads(str(_check_field(raw)))[0]["records"][0]["headers"]
+    assert [k for k, _ in rows] == ODD_TEXT
+    assert str(_check_field(raw)).isascii()
+
+
+def test_everything_else_left_to_python():
+    plain = build_record_batch(RECS)
+    bad_crc = bytearray(plain)
+    bad_crc[-1] ^= 1
+    bad_utf8 = _with_crc(plain.replace(b"\x02h\x02\x31", b"\x02\xff\x02\x31", 1))
+    assert bad_utf8 != plain
+    extra = bytearray(plain)                               # records_count one more than there are
+    extra[S.V2_OFFSETS["records_count"] + 3] += 1
+    others = [build_record_batch(RECS, compression=CompressionType.GZIP),
+              build_control_batch(1, producer_id=7, producer_epoch=0, coordinator_epoch=3),
+              bytes(bad_crc), bad_utf8, _with_crc(bytes(extra)),
+              build_message_set([NewRecord(b"a", b"b")], magic=1), plain[:8] + b"\x00\x00\x00\x05" + plain[12:]]
+    for other in others:
+        for raw in (other, plain + other, other + plain):
+            assert _check_field(raw) is None
+    for batch in R.iter_batches(bad_utf8 + _with_crc(bytes(extra)) + others[0]):
+        _check_batch(batch)
+
+
+def test_cli_output_same_without_the_extension(tmp_path):
+    """KPROTO_NO_EXTENSIONS=1 (every batch by the Python renderer) prints what the C path prints."""
+    c, s = "127.0.0.1", "127.0.0.2"
+    data = (build_record_batch(RECS) + build_record_batch(RECS, compression=CompressionType.GZIP, base_offset=5)
+            + build_control_batch(0, producer_id=7, producer_epoch=0, coordinator_epoch=3, base_offset=10))
+    req = frame(encode_request(0, 9, 1, "c", {"transactional_id": None, "acks": -1, "timeout_ms": 1000,
+                "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": data + data[:30]}]}]}))
+    resp = frame(encode_response(0, 9, 1, {"responses": [{"name": "t", "partition_responses": [
+        {"index": 0, "error_code": 0, "base_offset": 0}]}], "throttle_time_ms": 0}))
+    path = tmp_path / "p.pcap"
+    path.write_bytes(pcap_bytes([(1_000_000, tcp_packet(c, 40000, s, 9092, 0, req, ack=0)),
+                                 (2_000_000, tcp_packet(s, 9092, c, 40000, 0, resp, ack=len(req)))]))
+    outs = [subprocess.run([str(VENV_BIN / "kproto"), "decode", "--json", str(path)], capture_output=True,
+                           timeout=60, check=True, env={**os.environ, "KPROTO_NO_EXTENSIONS": flag}).stdout
+            for flag in ("0", "1")]
+    assert outs[0] == outs[1]
+    (ex,) = exchanges(io.BytesIO(path.read_bytes()), binary="json")
+    assert outs[0].decode() == dumps(ex.to_json()) + "\n"
+    assert b'"partial_batch_bytes":30' in outs[0] and b'"crc_valid":true' in outs[0]
