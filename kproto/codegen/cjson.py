@@ -153,12 +153,16 @@ _TEMPLATE = r"""
 
 #define PUT_LIT(b, s) do { if (put_bytes((b), (s), sizeof(s) - 1) < 0) goto error; } while (0)
 
+/* v in decimal, as int.__repr__ (snprintf costs more than the records' base64) */
 static int
 put_int(Buf *b, int64_t v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-    return put_bytes(b, tmp, n);
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { tmp[23 - n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) tmp[23 - n++] = '-';
+    return put_bytes(b, tmp + 24 - n, n);
 }
 
 static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
