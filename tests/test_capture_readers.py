@@ -105,6 +105,20 @@ def test_link_types_and_ip_versions(link, addrs):
     assert (seg.sport, seg.dport, seg.seq, seg.payload, seg.missing) == (40000, 9092, 77, b"payload", 0)
 
 
+def test_ethernet_ipv4_fast_path_reads_as_the_general_one():
+    from kproto.capture.packet import _tcp_segment
+    base = bytearray(tcp_packet(C, 40000, S, 9092, 5, b"x" * 100, ack=9, flags=0x19))
+    variants = [bytes(base), bytes(base[:80]), bytes(base) + b"\x00" * 6, bytes(base[:54])]
+    for at, value in ((16, b"\x00\x00"), (20, b"\x20\x00"), (20, b"\x00\x05"), (20, b"\x40\x00"),
+                      (23, b"\x11"), (14, b"\x46"), (12, b"\x86\xdd"), (46, b"\x80")):
+        v = bytearray(base)
+        v[at:at + len(value)] = value                # TSO length 0, fragments, DF, UDP, options, not IPv4, TCP options
+        variants.append(bytes(v))
+    for data in variants:
+        assert tcp_segment(1, data) == _tcp_segment(1, data)
+    assert tcp_segment(1, bytes(base)).payload == b"x" * 100 and tcp_segment(1, variants[4]).payload == b"x" * 100
+
+
 def test_snaplen_cut_segment_reports_missing_bytes():
     data = tcp_packet(C, 1, S, 9092, 0, b"x" * 100)
     seg = tcp_segment(1, data[:80])
