@@ -29,7 +29,9 @@ from kproto.capture.tcp import Gap
 from kproto.errors import DecodeError, KafkaError
 from kproto.framing import DEFAULT_MAX_FRAME, NEED_DATA, FrameError, FrameReader
 from kproto.schemas import protocol
-from kproto.schemas.protocol import API_KEYS, decode_request, decode_request_header, decode_response
+from kproto.schemas.protocol import (
+    API_KEYS, decode_request, decode_request_body, decode_request_header, decode_response,
+)
 
 __all__ = ["Connection", "Exchange", "KafkaConnection", "iso_time", "looks_like_request", "looks_like_tls"]
 
@@ -321,7 +323,7 @@ class KafkaConnection:
                                 len(frame) + 4, topic_names=self.context.topic_names))
             return
         try:
-            header, _ = decode_request_header(frame)
+            header, offset = decode_request_header(frame)
         except DecodeError as e:
             out.append(self._notice(ts_ns, notes + [f"request header does not decode: {e}"]))
             return
@@ -336,11 +338,11 @@ class KafkaConnection:
             return
         try:
             try:
-                _, value = decode_request(frame)
+                value = decode_request_body(header, frame, offset)       # the header is read once
             except DecodeError as e:
                 if "left after the body" not in str(e):
                     raise
-                _, value = decode_request(frame, allow_trailing=True)
+                value = decode_request_body(header, frame, offset, allow_trailing=True)
                 notes.append("bytes after the request body (ignored, as Kafka does)")
             p.body = B.plain_body(spec.request_schema, version, value, notes, self.context.binary)
         except (DecodeError, KafkaError) as e:
