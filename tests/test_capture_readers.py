@@ -57,6 +57,24 @@ def test_pcap_byte_orders_and_resolutions(order, nano):
     assert {p.linktype for p in whole} == {101}
 
 
+@pytest.mark.parametrize("step", [None, 1, 7, 100])
+def test_pcap_records_at_once_as_packet_by_packet(step):
+    """The decoder's batch read gives each record's (ts_ns, data) as next_packet
+    does, stops where next_packet needs data, and leaves a corrupt record to it."""
+    pkts = [(T0 + i * 1_000_001, bytes([i]) * (10 + 7 * i)) for i in range(9)]
+    data = pcap_bytes(pkts, snaplen=40, nano=True) + b"\x00" * 8 + (2 ** 30).to_bytes(4, "little") + b"\x00" * 8
+    r, got = PacketReader(), []
+    r.feed(data[:24])                                  # the file header: not pcap until read
+    assert r.pcap_records() == [] and r.next_packet() is NEED_DATA and r.format == "pcap"
+    for i in range(24, len(data), step or len(data)):
+        r.feed(data[i:i + (step or len(data))])
+        got += r.pcap_records()
+    assert got == [(p.ts_ns, p.data) for p in _read(pcap_bytes(pkts, snaplen=40, nano=True))]
+    assert r.packets == len(pkts) and r.linktype == 1
+    with pytest.raises(CaptureError, match="corrupt length"):
+        r.next_packet()
+
+
 def test_pcap_snaplen_keeps_orig_len():
     (p,) = _read(pcap_bytes([(T0, b"x" * 100)], snaplen=40))
     assert (len(p.data), p.orig_len) == (40, 100)

@@ -125,11 +125,23 @@ class Decoder:
 
     def _pump(self) -> None:
         reader, out = self._reader, self._out
-        while (packet := reader.next_packet()) is not NEED_DATA:
+        while True:
+            batch = reader.pcap_records()       # pcap: all buffered records at once
+            if batch:
+                link = reader.linktype
+            else:
+                packet = reader.next_packet()
+                if packet is NEED_DATA:
+                    return
+                batch, link = [(packet.ts_ns, packet.data)], packet.linktype
+            self._packets(batch, link, out)
+
+    def _packets(self, batch: list, link: int, out) -> None:
+        for ts, data in batch:
             self.packets += 1
-            if packet.ts_ns is not None:
-                self._last_ts = packet.ts_ns
-            seg = tcp_segment(packet.linktype, packet.data)
+            if ts is not None:
+                self._last_ts = ts
+            seg = tcp_segment(link, data)
             if seg is None:
                 continue
             self.tcp_packets += 1
