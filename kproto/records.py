@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
 from construct import Array, Container, Struct
-from crc32c import crc32c
 
 from kproto import accel, codegen, schemas
 from kproto.compression import CompressionType, compress, decompress
@@ -141,6 +140,8 @@ _decode_records_c = _accelerator and _accelerator.decode_records
 _encode_records_c = _accelerator and _accelerator.encode_records
 _walk_records_c = _accelerator and getattr(_accelerator, "walk_records", None)
 _records_json_c = _accelerator and getattr(_accelerator, "records_json", None)
+#: CRC-32C: the extension's (SSE 4.2 or a table), else the crc32c package's
+crc32c = getattr(_accelerator, "crc32c", None) or S.crc32c
 
 
 class RecordsWalk(NamedTuple):

@@ -21,8 +21,6 @@ import binascii
 import json
 import uuid
 
-from crc32c import crc32c
-
 from kproto import records as records_module
 from kproto.compression import CompressionType
 from kproto.records import TimestampType
@@ -161,7 +159,7 @@ def fast_batches_json(raw) -> RawJSON | None:
     tail allowed): what ``batches_json`` gives for it. None for anything else."""
     if _fast_batches is None:
         return None
-    text = _fast_batches(raw, crc32c, _FLAGS_4)
+    text = _fast_batches(raw, _FLAGS_4)
     return None if text is None else RawJSON(text.decode("ascii"))
 
 

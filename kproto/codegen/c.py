@@ -622,6 +622,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_crecords", NULL, -1
 PyMODINIT_FUNC
 PyInit__crecords(void)
 {
+    crc_init();
     return PyModule_Create(&module);
 }
 """

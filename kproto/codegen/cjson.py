@@ -145,7 +145,8 @@ def generate_json() -> tuple[str, str]:
             .replace("@RECORDS@", str(S.RECORD_BATCH_OVERHEAD)).replace("@CRC_FROM@", str(S.V2_CRC_FROM)), _METHODS)
 
 
-_METHODS = """    {"records_json", records_json, METH_VARARGS, "v2 records as JSON text (generated from the schema)."},
+_METHODS = """    {"crc32c", crc32c, METH_VARARGS, "CRC-32C of a buffer, as the crc32c package computes it."},
+    {"records_json", records_json, METH_VARARGS, "v2 records as JSON text (generated from the schema)."},
     {"batches_json", batches_json, METH_VARARGS, "A RECORDS field's plain v2 batches as JSON text, or None."},"""
 
 _TEMPLATE = r"""
@@ -250,6 +251,68 @@ put_json_text(Buf *b, const unsigned char *p, int64_t n)
     return 0;
 }
 
+/* CRC-32C (Castagnoli), as Kafka's batches carry it: SSE 4.2's instruction where the
+ * CPU has it, else a table. Here so that decode does not load the crc32c package. */
+static uint32_t crc_table[256];
+static int crc_hw = 0;
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CRC_HW_BUILT 1
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t c, const unsigned char *p, size_t n)
+{
+    uint64_t c64 = c;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c64 = __builtin_ia32_crc32di(c64, v);
+    }
+    c = (uint32_t)c64;
+    for (; n; p++, n--) c = __builtin_ia32_crc32qi(c, *p);
+    return c;
+}
+#endif
+
+static void
+crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc_table[i] = c;
+    }
+#ifdef CRC_HW_BUILT
+    __builtin_cpu_init();
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+static uint32_t
+crc32c_by(const unsigned char *p, size_t n, int hw)
+{
+    uint32_t c = 0xFFFFFFFFu;
+#ifdef CRC_HW_BUILT
+    if (hw && crc_hw) return crc32c_hw(c, p, n) ^ 0xFFFFFFFFu;
+#endif
+    for (; n; p++, n--) c = crc_table[(c ^ *p) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+#define crc32c_of(p, n) crc32c_by((p), (n), 1)
+
+/* crc32c(data, hardware=True) -> int, what the crc32c package's crc32c(data) gives
+ * (hardware=False: the table, for tests on machines with the instruction). */
+static PyObject *
+crc32c(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    int hw = 1;
+    if (!PyArg_ParseTuple(args, "y*|p", &view, &hw)) return NULL;
+    uint32_t c = crc32c_by(view.buf, view.len, hw);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(c);
+}
+
 /* The JSON array of the v2 records in buf[0:len]: 0, or -1 with a Python
  * error set, or 1 when they are corrupt (*reason, *path, *end at the byte). */
 static int
@@ -305,7 +368,7 @@ records_json(PyObject *self, PyObject *args)
     return result;
 }
 
-/* batches_json(raw, crc32c, flags) -> bytes or None: a RECORDS field as the JSON list
+/* batches_json(raw, flags) -> bytes or None: a RECORDS field as the JSON list
  * kproto.capture.body renders, when every batch is a complete, uncompressed, non-control
  * v2 batch with a valid CRC and sound records (a cut-off tail is allowed); None for
  * anything else, which the Python path renders with its warnings. flags[i]: the JSON
@@ -314,8 +377,8 @@ static PyObject *
 batches_json(PyObject *self, PyObject *args)
 {
     Py_buffer view;
-    PyObject *crc_fn, *flag_texts, *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*OO!", &view, &crc_fn, &PyTuple_Type, &flag_texts))
+    PyObject *flag_texts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!", &view, &PyTuple_Type, &flag_texts))
         return NULL;
     const unsigned char *buf = view.buf;
     int64_t len = view.len, pos = 0, start = 0, end = 0;
@@ -340,17 +403,7 @@ batches_json(PyObject *self, PyObject *args)
         pos = start;
 @HBODY@
         if ((h_attributes & 0x27) || h_records_count < 0) goto other;       /* compressed, control */
-        {
-            PyObject *mv = PyMemoryView_FromMemory((char *)buf + start + @CRC_FROM@, size - @CRC_FROM@, PyBUF_READ);
-            if (!mv) goto error;
-            PyObject *crc = PyObject_CallOneArg(crc_fn, mv);
-            Py_DECREF(mv);
-            if (!crc) goto error;
-            unsigned long long c = PyLong_AsUnsignedLongLong(crc);
-            Py_DECREF(crc);
-            if (c == (unsigned long long)-1 && PyErr_Occurred()) goto error;
-            if ((int64_t)c != h_crc) goto other;
-        }
+        if ((int64_t)crc32c_of(buf + start + @CRC_FROM@, size - @CRC_FROM@) != h_crc) goto other;
         PyObject *flag = PyTuple_GET_ITEM(flag_texts, ((h_attributes >> 3) & 1) | ((h_attributes >> 3) & 2));
         if (!PyBytes_Check(flag)) { PyErr_SetString(PyExc_TypeError, "flag texts must be bytes"); goto error; }
         const char *flags = PyBytes_AS_STRING(flag);
