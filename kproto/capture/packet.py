@@ -29,6 +29,7 @@ SYN, FIN, RST, ACK = 0x02, 0x01, 0x04, 0x10
 _TCP = struct.Struct(">HHIIBB")
 # Ethernet's ethertype, an IPv4 header without options, then TCP: the usual packet, read in one call
 _ETH_IPV4_TCP = struct.Struct(">HBxHxxHxBxx4s4sHHIIBB")
+_segment = tuple.__new__          # a Segment without its Python-level __new__
 _IPV6_EXTENSIONS = {0, 43, 60}     # hop-by-hop, routing, destination options
 
 
@@ -73,8 +74,8 @@ def tcp_segment(linktype: int, data: bytes) -> Segment | None:
             _ETH_IPV4_TCP.unpack_from(data, 12)
         if ethertype == 0x0800 and vihl == 0x45 and proto == 6 and not frag & 0x3FFF:
             start, end = 34 + (off >> 4) * 4, 14 + (total or len(data) - 14)
-            return Segment(src, sport, dst, dport, seq, ack, flags, data[start:end],
-                           max(0, end - max(start, len(data))))
+            return _segment(Segment, (src, sport, dst, dport, seq, ack, flags, data[start:end],
+                                      max(0, end - max(start, len(data)))))
     return _tcp_segment(linktype, data)
 
 
