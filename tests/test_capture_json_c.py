@@ -144,3 +144,38 @@ def test_cli_output_same_without_the_extension(tmp_path):
     (ex,) = exchanges(io.BytesIO(path.read_bytes()), binary="json")
     assert outs[0].decode() == dumps(ex.to_json()) + "\n"
     assert b'"partial_batch_bytes":30' in outs[0] and b'"crc_valid":true' in outs[0]
+
+
+def test_c_dumps_equals_json_dumps():
+    """The envelope encoder writes what json.dumps(default=json_default) writes, or declines."""
+    import enum
+    import uuid
+
+    from construct import Container
+
+    from kproto.capture.jsonout import RawJSON, _c_dumps, dumps_bytes, json_default
+
+    class Code(enum.IntEnum):
+        NONE = 0
+        BIG = 2 ** 40
+
+    import collections
+    moved = collections.OrderedDict(a=1, b=2, c=3)
+    moved.move_to_end("a")                              # items() order is not the dict's any more
+    plain = [None, True, False, 0, -1, 2 ** 63 - 1, -2 ** 63, 2 ** 64, -(2 ** 90), Code.NONE, Code.BIG,
+             0.1, -0.0, 1e16, 1.5e-7, 123456.789, float("inf"), float("-inf"), float("nan"),
+             "", "ascii", *ODD_TEXT, "\ud800 lone", b"", b"\x00\xff", bytearray(b"ab"), memoryview(b"abc"),
+             (1, "t"), [], {}, {"k": [{"n": None}], "\u00e9": (b"x",)}, moved,
+             Container(request=Container(x=[Container(y=1)]), warnings=[])]
+    for value in plain + [plain]:
+        want = json.dumps(value, default=json_default, separators=(",", ":"))
+        assert _c_dumps(value, RawJSON, Container) == want.encode("ascii"), value
+    raw = {"records": RawJSON('[{"offset":1}]'), "n": 1}
+    assert _c_dumps(raw, RawJSON, Container) == b'{"records":[{"offset":1}],"n":1}' == dumps_bytes(raw)
+    for declined in (uuid.UUID(int=5), {1, 2}, {1: "int key"}, {"k": [object()]}):
+        assert _c_dumps(declined, RawJSON, Container) is None
+    assert dumps_bytes({"id": uuid.UUID(int=5)}) == b'{"id":"00000000-0000-0000-0000-000000000005"}'
+    deep: list = []
+    for _ in range(300):
+        deep = [deep]
+    assert _c_dumps(deep, RawJSON, Container) is None and dumps_bytes(deep) == json.dumps(deep).encode()

@@ -21,11 +21,13 @@ import binascii
 import json
 import uuid
 
+from construct import Container
+
 from kproto import records as records_module
 from kproto.compression import CompressionType
 from kproto.records import TimestampType
 
-__all__ = ["RawJSON", "dumps", "json_default", "rows_json", "batch_json", "batches_json", "v2_rows",
+__all__ = ["RawJSON", "dumps", "dumps_bytes", "json_default", "rows_json", "batch_json", "batches_json", "v2_rows",
            "fast_batches_json"]
 
 _string = json.encoder.encode_basestring_ascii      # the C escaper json itself uses
@@ -67,6 +69,16 @@ def dumps(value) -> str:
     """``json.dumps(value, default=json_default, separators=(",", ":"))``, with
     ``RawJSON`` copied as is."""
     return "".join(_encoder(value, 0))
+
+
+def dumps_bytes(value) -> bytes:
+    """``dumps(value)`` as ASCII bytes: written by the C extension when it is
+    built and the value is plain data (what it declines, json writes)."""
+    if _c_dumps is not None:
+        text = _c_dumps(value, RawJSON, Container)      # bodies are Containers: dicts in dict order
+        if text is not None:
+            return text
+    return dumps(value).encode("ascii")
 
 
 _HEADERS: dict = {}          # producers repeat the same headers record after record
@@ -150,6 +162,7 @@ def _flag_texts() -> tuple[bytes, ...]:
 
 
 _fast_batches = getattr(records_module._accelerator, "batches_json", None)
+_c_dumps = getattr(records_module._accelerator, "dumps", None)
 _FLAGS_4 = _flag_texts()
 
 
