@@ -1335,7 +1335,7 @@ records_json(PyObject *self, PyObject *args)
     return result;
 }
 
-/* batches_json(raw, flags) -> bytes or None: a RECORDS field as the JSON list
+/* batches_json(raw, flags) -> str or None: a RECORDS field as the JSON list
  * kproto.capture.body renders, when every batch is a complete, uncompressed, non-control
  * v2 batch with a valid CRC and sound records (a cut-off tail is allowed); None for
  * anything else, which the Python path renders with its warnings. flags[i]: the JSON
@@ -1357,6 +1357,7 @@ batches_json(PyObject *self, PyObject *args)
     (void)sh; (void)b; (void)fail_reason; (void)fail_path;
     int64_t h_base_offset = 0, h_batch_length = 0, h_partition_leader_epoch = 0, h_magic = 0, h_crc = 0, h_attributes = 0, h_last_offset_delta = 0, h_base_timestamp = 0, h_max_timestamp = 0, h_producer_id = 0, h_producer_epoch = 0, h_base_sequence = 0, h_records_count = 0;
     if (PyTuple_GET_SIZE(flag_texts) != 4) { PyErr_SetString(PyExc_ValueError, "4 flag texts expected"); goto error; }
+    if (grow(out, 2 * len + 64) < 0) goto error;       /* base64 and keys: about twice the input */
     PUT_LIT(out, "[");
     while (start < len) {
         int64_t length, size;
@@ -1448,7 +1449,8 @@ batches_json(PyObject *self, PyObject *args)
         PUT_LIT(out, "}");
     }
     PUT_LIT(out, "]");
-    result = PyBytes_FromStringAndSize(out->data, out->len);
+    result = PyUnicode_New(out->len, 127);               /* ASCII: a str without a decode pass */
+    if (result) memcpy(PyUnicode_DATA(result), out->data, out->len);
     goto done;
 truncated:
 other:

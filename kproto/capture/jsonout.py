@@ -173,7 +173,7 @@ def fast_batches_json(raw) -> RawJSON | None:
     if _fast_batches is None:
         return None
     text = _fast_batches(raw, _FLAGS_4)
-    return None if text is None else RawJSON(text.decode("ascii"))
+    return None if text is None else RawJSON(text)
 
 
 def batches_json(parts: list) -> RawJSON:

@@ -491,7 +491,7 @@ records_json(PyObject *self, PyObject *args)
     return result;
 }
 
-/* batches_json(raw, flags) -> bytes or None: a RECORDS field as the JSON list
+/* batches_json(raw, flags) -> str or None: a RECORDS field as the JSON list
  * kproto.capture.body renders, when every batch is a complete, uncompressed, non-control
  * v2 batch with a valid CRC and sound records (a cut-off tail is allowed); None for
  * anything else, which the Python path renders with its warnings. flags[i]: the JSON
@@ -513,6 +513,7 @@ batches_json(PyObject *self, PyObject *args)
     (void)sh; (void)b; (void)fail_reason; (void)fail_path;
 @HDECLS@
     if (PyTuple_GET_SIZE(flag_texts) != 4) { PyErr_SetString(PyExc_ValueError, "4 flag texts expected"); goto error; }
+    if (grow(out, 2 * len + 64) < 0) goto error;       /* base64 and keys: about twice the input */
     PUT_LIT(out, "[");
     while (start < len) {
         int64_t length, size;
@@ -550,7 +551,8 @@ batches_json(PyObject *self, PyObject *args)
         PUT_LIT(out, "}");
     }
     PUT_LIT(out, "]");
-    result = PyBytes_FromStringAndSize(out->data, out->len);
+    result = PyUnicode_New(out->len, 127);               /* ASCII: a str without a decode pass */
+    if (result) memcpy(PyUnicode_DATA(result), out->data, out->len);
     goto done;
 truncated:
 other:
