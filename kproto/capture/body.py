@@ -44,11 +44,13 @@ def _has_records(spec: Struct) -> bool:
     return False
 
 
-def plain_body(spec: Struct, version: int, value, warnings: list[str], binary: str = "bytes") -> dict:
+def plain_body(spec: Struct, version: int, value, warnings: list[str], binary: str = "bytes",
+               projected: bool = False) -> dict:
     """``value`` with only ``version``'s fields and its records decoded; record
     problems (CRC, codec, truncation) become ``warnings``, never exceptions.
-    ``binary``: how records come out (``ROWS``)."""
-    body = present_only(spec, version, value)
+    ``binary``: how records come out (``ROWS``); ``projected``: ``value``
+    holds only the version's fields already (decoded with ``present=True``)."""
+    body = value if projected else present_only(spec, version, value)
     if _has_records(spec):
         _records_in(spec, version, body, warnings, "", ROWS[binary])
     return body

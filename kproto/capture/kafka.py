@@ -338,13 +338,13 @@ class KafkaConnection:
             return
         try:
             try:
-                value = decode_request_body(header, frame, offset)       # the header is read once
+                value = decode_request_body(header, frame, offset, present=True)    # the header read once
             except DecodeError as e:
                 if "left after the body" not in str(e):
                     raise
-                value = decode_request_body(header, frame, offset, allow_trailing=True)
+                value = decode_request_body(header, frame, offset, allow_trailing=True, present=True)
                 notes.append("bytes after the request body (ignored, as Kafka does)")
-            p.body = B.plain_body(spec.request_schema, version, value, notes, self.context.binary)
+            p.body = B.plain_body(spec.request_schema, version, value, notes, self.context.binary, projected=True)
         except (DecodeError, KafkaError) as e:
             notes.append(f"{spec.name} v{version} request does not decode: {e}")
             return
@@ -380,9 +380,9 @@ class KafkaConnection:
             notes.append(f"API key {p.api_key} is not in kproto's registry: response not decoded")
         else:
             try:
-                _, value = decode_response(p.api_key, p.api_version, frame)
+                _, value = decode_response(p.api_key, p.api_version, frame, present=True)
                 body = B.plain_body(spec.response_schema, _body_version(spec, p.api_version, value),
-                                    value, notes, self.context.binary)
+                                    value, notes, self.context.binary, projected=True)
             except (DecodeError, KafkaError) as e:
                 notes.append(f"{spec.name} v{p.api_version} response does not decode: {e}")
         if body is not None:
