@@ -270,7 +270,8 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
                 if text:
                     out.write("\n".join(text) + "\n")
                 if lines:                      # JSON is ASCII: bytes straight to the binary stream
-                    data = b"\n".join(lines) + b"\n"
+                    lines.append(b"")          # the last newline, without another copy of it all
+                    data = b"\n".join(lines)
                     if binary is None:
                         out.write(data.decode("ascii"))
                     else:
