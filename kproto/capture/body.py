@@ -24,7 +24,8 @@ Values are Python values (``bytes`` for keys, values, assignments...);
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
+from typing import Callable
 
 from kproto.capture.jsonout import batch_json, batches_json, fast_batches_json, json_default, rows_json, v2_rows
 from kproto.errors import DecodeError, ErrorCode
@@ -83,20 +84,21 @@ def _records_plan(spec: Struct) -> tuple[tuple[str, "Struct | None", bool], ...]
     return tuple(plan)
 
 
-def _records_in(spec: Struct, version: int, value, warnings: list[str], where: str, rows) -> None:
+def _records_in(spec: Struct, version: int, value, warnings: list[str], where, rows) -> None:
     for name, sub, is_array in _records_plan(spec):
         v = value.get(name)
         if v is None:
             continue
         if sub is None:
             value[name] = decode_records(v, warnings, where, rows)
-        else:
+        else:       # labels are for warnings: made only if one is written
             for item in (v if is_array else [v]):
-                _records_in(sub, version, item, warnings, _label(item, where), rows)
+                _records_in(sub, version, item, warnings, partial(_label, item, where), rows)
 
 
-def _label(item: dict, where: str) -> str:
+def _label(item: dict, where: "str | Callable[[], str]") -> str:
     """Where a RECORDS field sits, for warnings: ``topic t partition 0``."""
+    where = where if isinstance(where, str) else where()
     name = item.get("name") or item.get("topic") or item.get("topic_id")
     if name:
         return f"topic {name}"
@@ -185,15 +187,16 @@ def _records_of(batch, warnings: list[str], where: str, offset: int, read=lambda
         return None
 
 
-def decode_records(raw: bytes | None, warnings: list[str], where: str = "",
+def decode_records(raw: bytes | None, warnings: list[str], where: "str | Callable[[], str]" = "",
                    rows=_rows_bytes) -> "list[dict] | RawJSON | None":
     """Every batch in ``raw`` (any magic), records decoded and CRCs checked;
-    with ``rows_json`` the whole list comes out as JSON text."""
+    with ``rows_json`` the whole list comes out as JSON text. ``where``
+    (or what it returns) starts each warning."""
     if rows is rows_json and raw is not None:
         text = fast_batches_json(raw)        # the usual field, with nothing to warn about, at once
         if text is not None:
             return text
-    out = _batches(raw, warnings, where, rows)
+    out = _batches(raw, warnings, where if isinstance(where, str) else where(), rows)
     return batches_json(out) if rows is rows_json and out is not None else out
 
 
