@@ -379,13 +379,14 @@ class _Gen(Writer):
 
 
 @lru_cache(maxsize=None)
-def _compiled(spec: M.Struct, version: int, flexible: bool, present: bool = False) -> tuple[Callable, Callable]:
+def _compiled(spec: M.Struct, version: int, flexible: bool,
+              present: bool = False) -> tuple[Callable, Callable | None]:
     gen = _Gen(present)
     parse = gen.parse_struct(spec, version, flexible)
-    build = gen.build_struct(spec, version, flexible)
+    build = None if present else gen.build_struct(spec, version, flexible)   # present: decoders only
     code = "\n".join(gen.lines)
     exec(compile(code, f"<kproto.codegen.protocol {spec.name} v{version}>", "exec"), gen.ns)
-    return gen.ns[parse], gen.ns[build]
+    return gen.ns[parse], build and gen.ns[build]
 
 
 def fast_parser(spec: M.Struct, version: int, flexible: bool,
