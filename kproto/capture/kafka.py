@@ -327,12 +327,13 @@ class KafkaConnection:
         except DecodeError as e:
             out.append(self._notice(ts_ns, notes + [f"request header does not decode: {e}"]))
             return
-        key, version = header.request_api_key, header.request_api_version
-        p = _Pending(ts_ns, key, version, header.correlation_id, header.client_id, None, notes, len(frame) + 4)
+        # items, not attributes: a Container's attribute access is a Python call
+        key, version, corr = header["request_api_key"], header["request_api_version"], header["correlation_id"]
+        p = _Pending(ts_ns, key, version, corr, header["client_id"], None, notes, len(frame) + 4)
         spec = API_KEYS.get(key)
-        if header.correlation_id in self.pending:
-            notes.append(f"correlation id {header.correlation_id} reused while a request was pending")
-        self.pending[header.correlation_id] = p
+        if corr in self.pending:
+            notes.append(f"correlation id {corr} reused while a request was pending")
+        self.pending[corr] = p
         if spec is None:
             notes.append(f"API key {key} is not in kproto's registry: body not decoded")
             return
@@ -350,7 +351,7 @@ class KafkaConnection:
             return
         self._sasl_request(key, p.body)
         if key == _api_key("Produce") and p.body.get("acks") == 0:
-            del self.pending[header.correlation_id]
+            del self.pending[corr]
             out.append(self._exchange(p, None, None, 0, []))
 
     def _sasl_request(self, key: int, body: dict) -> None:

@@ -178,7 +178,7 @@ def decode_request_body(header: Container, frame: bytes, offset: int, *,
     read (``offset``: where the body starts), so a broker reads it once;
     ``present``: only the fields of its version (``present_only``)."""
     frame = bytes(frame)
-    con = api(header.request_api_key).request(header.request_api_version)
+    con = api(header["request_api_key"]).request(header["request_api_version"])
     return _decode(con, frame, start=offset, exact=not allow_trailing, present=present)[0]
 
 
