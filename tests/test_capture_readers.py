@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 
@@ -467,3 +468,12 @@ def test_decode_json_cli_output_is_json_dumps_of_the_exchanges(tmp_path):
     out = subprocess.run([str(VENV_BIN / "kproto"), "decode", "--json", str(path)], capture_output=True,
                          timeout=60, check=True).stdout.decode("ascii")
     assert out == "".join(line + "\n" for line in want)
+
+
+def test_iso_time_across_seconds():
+    """The last second's text is reused: right when the second changes, and back."""
+    from kproto.capture.kafka import iso_time
+    stamps = [T0, T0 + 1, T0 + 999_999_999, T0 + 1_000_000_000, T0, 0, -1_000]
+    assert [iso_time(t) for t in stamps] == [
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t // 10**9)) + f".{t % 10**9 // 1000:06d}Z"
+        for t in stamps]

@@ -116,10 +116,16 @@ class Exchange:
                 "request": self.request, "response": self.response, "warnings": list(self.warnings)}
 
 
+_SECOND: list = [(None, "")]     # (second, its text) last formatted: exchanges come many to a second
+
+
 def iso_time(ts_ns: int) -> str:
     """``2026-11-24T08:48:52.549761Z``: UTC, microseconds."""
     sec, ns = divmod(ts_ns, 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{ns // 1000:06d}Z"
+    last = _SECOND[0]                # one read: a pair another thread replaces whole
+    if last[0] != sec:
+        last = _SECOND[0] = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
+    return f"{last[1]}.{ns // 1000:06d}Z"
 
 
 # --- telling Kafka from the rest --------------------------------------------------
