@@ -1,4 +1,4 @@
-"""decode --json's C writers (kproto.codegen.cjson) == the Python renderer, byte for byte."""
+"""decode's C paths (kproto.codegen.cjson, cpacket) == the Python ones, byte for byte."""
 
 from __future__ import annotations
 
@@ -179,3 +179,40 @@ def test_c_dumps_equals_json_dumps():
     for _ in range(300):
         deep = [deep]
     assert _c_dumps(deep, RawJSON, Container) is None and dumps_bytes(deep) == json.dumps(deep).encode()
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+@pytest.mark.parametrize("nano", [False, True])
+@pytest.mark.parametrize("link, snaplen", [(1, 65535), (1, 80), (101, 65535)])
+def test_pcap_segments_in_c_as_in_python(order, nano, link, snaplen):
+    """The decoder's C read of pcap records and their usual TCP segment gives the
+    segments PacketReader.pcap_records + tcp_segment give, at every feed size."""
+    from kproto.capture.decoder import _SEGMENTS
+    from kproto.capture.packet import Segment, tcp_segment
+    from kproto.capture.pcap import NEED_DATA, CaptureError, PacketReader
+
+    base = bytearray(tcp_packet("127.0.0.1", 40000, "127.0.0.2", 9092, 5, b"x" * 100, ack=9, flags=0x19, link=link))
+    frames = [bytes(base), bytes(base[:54]), bytes(base[:53]), bytes(base) + b"\x00" * 6,
+              tcp_packet("fd00::1", 1, "fd00::2", 9092, 2 ** 32 - 1, b"v6", link=link)]
+    for at, value in ((16, b"\x00\x00"), (16, b"\x00\x10"), (20, b"\x20\x00"), (20, b"\x00\x05"), (20, b"\x40\x00"),
+                      (23, b"\x11"), (14, b"\x46"), (12, b"\x86\xdd"), (46, b"\xf0"), (46, b"\x10")):
+        v = bytearray(base)
+        v[at:at + len(value)] = value        # TSO length 0, short total, fragments, DF, UDP, options, ...
+        frames.append(bytes(v))
+    pkts = [(1_795_000_000_123_456_789 + i * 1_000_001, f) for i, f in enumerate(frames)]
+    data = pcap_bytes(pkts, link=link, nano=nano, order=order, snaplen=snaplen)
+    data += b"\x00" * 8 + (2 ** 30).to_bytes(4, "little" if order == "<" else "big") + b"\x00" * 8
+    for step in (len(data), 100, 7):
+        fast, slow, got, want = PacketReader(), PacketReader(), [], []
+        for r in (fast, slow):
+            r.feed(data[:24])                 # the file header, read by next_packet
+            assert r.next_packet() is NEED_DATA
+        for i in range(24, len(data), step):
+            for r in (fast, slow):
+                r.feed(data[i:i + step])
+            got += [(ts, x if type(x) is Segment else tcp_segment(link, x)) for ts, x in fast.pcap_records(_SEGMENTS)]
+            want += [(ts, tcp_segment(link, d)) for ts, d in slow.pcap_records()]
+        assert got == want and len(got) == len(frames)
+        assert any(type(s) is Segment for _, s in got) and (fast.packets, fast.position) == (slow.packets, slow.position)
+        with pytest.raises(CaptureError, match="corrupt length"):
+            fast.next_packet()

@@ -23,10 +23,15 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 
 from kproto.capture.body import ROWS
 from kproto.capture.kafka import Connection, Exchange, KafkaConnection, looks_like_request, looks_like_tls
-from kproto.capture.packet import ACK, FIN, RST, SYN, format_address, tcp_segment
+from kproto.capture.packet import ACK, FIN, RST, SYN, Segment, format_address, tcp_segment
 from kproto.capture.pcap import CaptureError, PacketReader
 from kproto.capture.tcp import HalfStream
 from kproto.framing import NEED_DATA
+from kproto.records import _accelerator
+
+# pcap records and the usual TCP segment read in C (kproto.codegen.cpacket), when built
+_pcap_segments = getattr(_accelerator, "pcap_segments", None)
+_SEGMENTS = None if _pcap_segments is None else lambda *args: _pcap_segments(*args, Segment)
 
 __all__ = ["Decoder", "Capture", "exchanges", "DEFAULT_PORTS"]
 
@@ -126,7 +131,7 @@ class Decoder:
     def _pump(self) -> None:
         reader, out = self._reader, self._out
         while True:
-            batch = reader.pcap_records()       # pcap: all buffered records at once
+            batch = reader.pcap_records(_SEGMENTS)       # pcap: all buffered records at once
             if batch:
                 link = reader.linktype
             else:
@@ -141,7 +146,7 @@ class Decoder:
             self.packets += 1
             if ts is not None:
                 self._last_ts = ts
-            seg = tcp_segment(link, data)
+            seg = data if type(data) is Segment else tcp_segment(link, data)
             if seg is None:
                 continue
             self.tcp_packets += 1

@@ -375,8 +375,10 @@ def _decls(g: _CGen) -> str:
 
 
 def generate() -> str:
+    from kproto.codegen import cpacket
     from kproto.codegen.cjson import generate_json      # it builds on this module's walk
     json_functions, json_methods = generate_json()
+    json_functions, json_methods = json_functions + cpacket.TEMPLATE, json_methods + "\n" + cpacket.METHODS
     g = _CGen()
     headers_array = next(s for s in S.RecordBody.subcons if s.name == "headers").subcon
     make = {id(S.RecordBody): _record_make, id(headers_array): "tuple({})"}
