@@ -772,10 +772,787 @@ init(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+
+/* --- JSON text (kproto.codegen.cjson) ----------------------------------- */
+
+#define PUT_LIT(b, s) do { if (put_bytes((b), (s), sizeof(s) - 1) < 0) goto error; } while (0)
+
+/* v in decimal, as int.__repr__ (snprintf costs more than the records' base64) */
+static int
+put_int(Buf *b, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { tmp[23 - n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) tmp[23 - n++] = '-';
+    return put_bytes(b, tmp + 24 - n, n);
+}
+
+static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* "<standard padded base64 of p[0:n]>" */
+static int
+put_b64(Buf *b, const unsigned char *p, int64_t n)
+{
+    if (grow(b, (n + 2) / 3 * 4 + 2) < 0) return -1;
+    char *o = b->data + b->len;
+    *o++ = '"';
+    int64_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];
+        o[0] = b64_alphabet[v >> 18]; o[1] = b64_alphabet[(v >> 12) & 63];
+        o[2] = b64_alphabet[(v >> 6) & 63]; o[3] = b64_alphabet[v & 63];
+        o += 4;
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        o[0] = b64_alphabet[v >> 18]; o[1] = b64_alphabet[(v >> 12) & 63]; o[2] = '='; o[3] = '=';
+        o += 4;
+    } else if (n - i == 2) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8);
+        o[0] = b64_alphabet[v >> 18]; o[1] = b64_alphabet[(v >> 12) & 63]; o[2] = b64_alphabet[(v >> 6) & 63];
+        o[3] = '=';
+        o += 4;
+    }
+    *o++ = '"';
+    b->len = o - b->data;
+    return 0;
+}
+
+static int put_unicode(Buf *b, PyObject *s);
+
+/* UTF-8 p[0:n] as a JSON string the way json.dumps writes it (ensure_ascii):
+ * -2 if it is not strict UTF-8 (as decoding it to str would refuse), -1 on a Python error. */
+static int
+put_json_text(Buf *b, const unsigned char *p, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] < 0x20 || p[i] >= 0x7F || p[i] == '"' || p[i] == '\\') break;
+    if (i == n) {       /* the usual case: nothing to escape */
+        if (grow(b, n + 2) < 0) return -1;
+        b->data[b->len++] = '"';
+        memcpy(b->data + b->len, p, n); b->len += n;
+        b->data[b->len++] = '"';
+        return 0;
+    }
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)p, n, "strict");
+    if (!s) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return -1;
+        PyErr_Clear();
+        return -2;
+    }
+    int rc = put_unicode(b, s);
+    Py_DECREF(s);
+    return rc;
+}
+
+/* A str as json.dumps writes it (ensure_ascii): -1 on a Python error. */
+static int
+put_unicode(Buf *b, PyObject *s)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (grow(b, 2 + 12 * len) < 0) return -1;
+    char *o = b->data + b->len;
+    *o++ = '"';
+    for (Py_ssize_t k = 0; k < len; k++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, k);
+        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') { *o++ = (char)c; continue; }
+        *o++ = '\\';
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\b': *o++ = 'b'; break;
+        case '\f': *o++ = 'f'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\r': *o++ = 'r'; break;
+        case '\t': *o++ = 't'; break;
+        default:
+            if (c >= 0x10000) {     /* a surrogate pair, as json does */
+                Py_UCS4 v = c - 0x10000;
+                o += sprintf(o, "u%04x\\u%04x", 0xD800 | (v >> 10), 0xDC00 | (v & 0x3FF));
+            } else {
+                o += sprintf(o, "u%04x", (unsigned)c);
+            }
+        }
+    }
+    *o++ = '"';
+    b->len = o - b->data;
+    return 0;
+}
+
+/* CRC-32C (Castagnoli), as Kafka's batches carry it: SSE 4.2's instruction where the
+ * CPU has it, else a table. Here so that decode does not load the crc32c package. */
+static uint32_t crc_table[256];
+static int crc_hw = 0;
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CRC_HW_BUILT 1
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t c, const unsigned char *p, size_t n)
+{
+    uint64_t c64 = c;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c64 = __builtin_ia32_crc32di(c64, v);
+    }
+    c = (uint32_t)c64;
+    for (; n; p++, n--) c = __builtin_ia32_crc32qi(c, *p);
+    return c;
+}
+#endif
+
+static void
+crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc_table[i] = c;
+    }
+#ifdef CRC_HW_BUILT
+    __builtin_cpu_init();
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+static uint32_t
+crc32c_by(const unsigned char *p, size_t n, int hw)
+{
+    uint32_t c = 0xFFFFFFFFu;
+#ifdef CRC_HW_BUILT
+    if (hw && crc_hw) return crc32c_hw(c, p, n) ^ 0xFFFFFFFFu;
+#endif
+    for (; n; p++, n--) c = crc_table[(c ^ *p) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+#define crc32c_of(p, n) crc32c_by((p), (n), 1)
+
+/* crc32c(data, hardware=True) -> int, what the crc32c package's crc32c(data) gives
+ * (hardware=False: the table, for tests on machines with the instruction). */
+static PyObject *
+crc32c(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    int hw = 1;
+    if (!PyArg_ParseTuple(args, "y*|p", &view, &hw)) return NULL;
+    uint32_t c = crc32c_by(view.buf, view.len, hw);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(c);
+}
+
+/* The JSON array of the v2 records in buf[0:len]: 0, or -1 with a Python
+ * error set, or 1 when they are corrupt (*reason, *path, *end at the byte). */
+static int
+emit_records_json(Buf *out, const unsigned char *buf, int64_t len, int64_t count, int64_t base_offset,
+                  int64_t base_timestamp, int lat_set, int64_t lat, int64_t *end,
+                  const char **reason, const char **where)
+{
+    int64_t pos = 0;
+    int sh = 0;
+    unsigned int b = 0;
+    const char *fail_reason = NULL, *fail_path = NULL;
+    int64_t c0 = 0, i1 = 0, n2 = 0, e3 = 0, attributes5 = 0, timestamp_delta6 = 0, offset_delta8 = 0, n10 = 0, n12 = 0, c14 = 0, i15 = 0, n17 = 0, n19 = 0;
+    uint64_t u4 = 0, u7 = 0, u9 = 0, u11 = 0, u13 = 0, u16 = 0, u18 = 0, u20 = 0;
+    c0 = count;
+    PUT_LIT(out, "[");
+    for (i1 = 0; i1 < c0; i1++) {
+        if (i1) PUT_LIT(out, ",");
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u4 = b;
+        else {
+            u4 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[]"; goto fail; }
+                u4 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[]"; goto fail; }
+            }
+            if (u4 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[]"; goto fail; }
+        }
+        n2 = (int64_t)(u4 >> 1) ^ -(int64_t)(u4 & 1);
+        e3 = pos + n2;
+        if (n2 < 0 || e3 > len)
+            { fail_reason = "length runs past the end of its container"; fail_path = "[]"; goto fail; }
+        if (pos + 1 > len) goto truncated;
+        attributes5 = ((int64_t)(int8_t)(uint8_t)(((uint64_t)buf[pos + 0] << 0))); pos += 1;
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u7 = b;
+        else {
+            u7 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 10 bytes"; fail_path = "[].timestamp_delta"; goto fail; }
+                u7 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 70)
+                    { fail_reason = "varint longer than 10 bytes"; fail_path = "[].timestamp_delta"; goto fail; }
+            }
+        }
+        timestamp_delta6 = (int64_t)(u7 >> 1) ^ -(int64_t)(u7 & 1);
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u9 = b;
+        else {
+            u9 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
+                u9 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
+            }
+            if (u9 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
+        }
+        offset_delta8 = (int64_t)(u9 >> 1) ^ -(int64_t)(u9 & 1);
+        PUT_LIT(out, "{\"offset\":");
+        if (put_int(out, base_offset + offset_delta8) < 0) goto error;
+        PUT_LIT(out, ",\"timestamp\":");
+        if (put_int(out, lat_set ? lat : base_timestamp + timestamp_delta6) < 0) goto error;
+        PUT_LIT(out, ",\"key\":");
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u11 = b;
+        else {
+            u11 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].key"; goto fail; }
+                u11 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].key"; goto fail; }
+            }
+            if (u11 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].key"; goto fail; }
+        }
+        n10 = (int64_t)(u11 >> 1) ^ -(int64_t)(u11 & 1);
+        if (n10 < 0) {
+            if (n10 != -1)
+                { fail_reason = "invalid length"; fail_path = "[].key"; goto fail; }
+            PUT_LIT(out, "null");
+        } else {
+            if (pos + n10 > e3)
+                { fail_reason = "length runs past the end of its container"; fail_path = "[].key"; goto fail; }
+            if (put_b64(out, buf + pos, n10) < 0) goto error;
+            pos += n10;
+        }
+        PUT_LIT(out, ",\"value\":");
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u13 = b;
+        else {
+            u13 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].value"; goto fail; }
+                u13 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].value"; goto fail; }
+            }
+            if (u13 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].value"; goto fail; }
+        }
+        n12 = (int64_t)(u13 >> 1) ^ -(int64_t)(u13 & 1);
+        if (n12 < 0) {
+            if (n12 != -1)
+                { fail_reason = "invalid length"; fail_path = "[].value"; goto fail; }
+            PUT_LIT(out, "null");
+        } else {
+            if (pos + n12 > e3)
+                { fail_reason = "length runs past the end of its container"; fail_path = "[].value"; goto fail; }
+            if (put_b64(out, buf + pos, n12) < 0) goto error;
+            pos += n12;
+        }
+        PUT_LIT(out, ",\"headers\":");
+        if (pos >= len) goto truncated;
+        b = buf[pos++];
+        if (b < 0x80) u16 = b;
+        else {
+            u16 = b & 0x7F; sh = 7;
+            for (;;) {
+                if (pos >= len) goto truncated;
+                b = buf[pos++];
+                if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers"; goto fail; }
+                u16 |= (uint64_t)(b & 0x7F) << sh;
+                if (b < 0x80) break;
+                sh += 7;
+                if (sh >= 35)
+                    { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers"; goto fail; }
+            }
+            if (u16 > 4294967295ULL)
+                { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers"; goto fail; }
+        }
+        c14 = (int64_t)(u16 >> 1) ^ -(int64_t)(u16 & 1);
+        if (c14 < 0)
+            { fail_reason = "invalid array count"; fail_path = "[].headers"; goto fail; }
+        PUT_LIT(out, "[");
+        for (i15 = 0; i15 < c14; i15++) {
+            if (i15) PUT_LIT(out, ",");
+            PUT_LIT(out, "[");
+            if (pos >= len) goto truncated;
+            b = buf[pos++];
+            if (b < 0x80) u18 = b;
+            else {
+                u18 = b & 0x7F; sh = 7;
+                for (;;) {
+                    if (pos >= len) goto truncated;
+                    b = buf[pos++];
+                    if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
+                    u18 |= (uint64_t)(b & 0x7F) << sh;
+                    if (b < 0x80) break;
+                    sh += 7;
+                    if (sh >= 35)
+                        { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
+                }
+                if (u18 > 4294967295ULL)
+                    { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
+            }
+            n17 = (int64_t)(u18 >> 1) ^ -(int64_t)(u18 & 1);
+            if (n17 < 0) {
+                { fail_reason = "invalid length"; fail_path = "[].headers[].key"; goto fail; }
+            } else {
+                if (pos + n17 > e3)
+                    { fail_reason = "length runs past the end of its container"; fail_path = "[].headers[].key"; goto fail; }
+                switch (put_json_text(out, buf + pos, n17)) {
+                    case -1: goto error;
+                    case -2: { fail_reason = "truncated or invalid data (UnicodeDecodeError)"; fail_path = NULL; goto fail; }
+                }
+                pos += n17;
+            }
+            PUT_LIT(out, ",");
+            if (pos >= len) goto truncated;
+            b = buf[pos++];
+            if (b < 0x80) u20 = b;
+            else {
+                u20 = b & 0x7F; sh = 7;
+                for (;;) {
+                    if (pos >= len) goto truncated;
+                    b = buf[pos++];
+                    if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
+                    u20 |= (uint64_t)(b & 0x7F) << sh;
+                    if (b < 0x80) break;
+                    sh += 7;
+                    if (sh >= 35)
+                        { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
+                }
+                if (u20 > 4294967295ULL)
+                    { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
+            }
+            n19 = (int64_t)(u20 >> 1) ^ -(int64_t)(u20 & 1);
+            if (n19 < 0) {
+                if (n19 != -1)
+                    { fail_reason = "invalid length"; fail_path = "[].headers[].value"; goto fail; }
+                PUT_LIT(out, "null");
+            } else {
+                if (pos + n19 > e3)
+                    { fail_reason = "length runs past the end of its container"; fail_path = "[].headers[].value"; goto fail; }
+                if (put_b64(out, buf + pos, n19) < 0) goto error;
+                pos += n19;
+            }
+            PUT_LIT(out, "]");
+        }
+        PUT_LIT(out, "]");
+        if (pos != e3)
+            { fail_reason = "bytes remain after the last field"; fail_path = "[]"; goto fail; }
+        PUT_LIT(out, "}");
+    }
+    PUT_LIT(out, "]");
+    (void)c0; (void)i1; (void)n2; (void)e3; (void)attributes5; (void)timestamp_delta6; (void)offset_delta8; (void)n10; (void)n12; (void)c14; (void)i15; (void)n17; (void)n19;
+    *end = pos;
+    return 0;
+truncated:
+    fail_reason = "truncated or invalid data (IndexError)";
+    fail_path = NULL;
+fail:
+    *reason = fail_reason; *where = fail_path; *end = pos;
+    return 1;
+error:
+    return -1;
+}
+
+/* json.dumps(o, default=json_default, separators=(",", ":")) of plain data, RawJSON
+ * (raw_type) copied as is: 0, -1 on a Python error, 1 for a value it leaves to json
+ * (a type json_default knows other than bytes, a non-str key, very deep nesting). */
+static int
+put_value(Buf *out, PyObject *o, PyObject *raw_type, PyObject *plain_type, int depth)
+{
+    if (depth > 100) return 1;
+    if (o == Py_None) { PUT_LIT(out, "null"); return 0; }
+    if (o == Py_True) { PUT_LIT(out, "true"); return 0; }
+    if (o == Py_False) { PUT_LIT(out, "false"); return 0; }
+    if (PyUnicode_Check(o)) {
+        if ((PyObject *)Py_TYPE(o) != raw_type) return put_unicode(out, o);
+        Py_ssize_t n;
+        const char *u = PyUnicode_AsUTF8AndSize(o, &n);
+        return u ? put_bytes(out, u, n) : -1;
+    }
+    if (PyLong_Check(o)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        if (!overflow) return put_int(out, v);
+        PyObject *r = PyLong_Type.tp_repr(o);          /* int.__repr__, as json */
+        if (!r) return -1;
+        Py_ssize_t n;
+        const char *u = PyUnicode_AsUTF8AndSize(r, &n);
+        int rc = u ? put_bytes(out, u, n) : -1;
+        Py_DECREF(r);
+        return rc;
+    }
+    if (PyFloat_Check(o)) {
+        double d = PyFloat_AS_DOUBLE(o);
+        if (d != d) { PUT_LIT(out, "NaN"); return 0; }
+        if (d == Py_HUGE_VAL) { PUT_LIT(out, "Infinity"); return 0; }
+        if (d == -Py_HUGE_VAL) { PUT_LIT(out, "-Infinity"); return 0; }
+        char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);   /* float.__repr__ */
+        if (!r) return -1;
+        int rc = put_bytes(out, r, strlen(r));
+        PyMem_Free(r);
+        return rc;
+    }
+    if (PyList_Check(o) || PyTuple_Check(o)) {
+        PyObject *seq = PySequence_Fast(o, "");
+        if (!seq) return -1;
+        int rc = 0;
+        if (put_bytes(out, "[", 1) < 0) rc = -1;
+        for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(seq); i++) {
+            if (i && put_bytes(out, ",", 1) < 0) rc = -1;
+            else rc = put_value(out, PySequence_Fast_GET_ITEM(seq, i), raw_type, plain_type, depth + 1);
+        }
+        if (rc == 0 && put_bytes(out, "]", 1) < 0) rc = -1;
+        Py_DECREF(seq);
+        return rc;
+    }
+    if (PyDict_Check(o)) {
+        /* in the order items() gives, as json: the dict's own for dict and plain_type
+         * (construct's Container, which keeps dict's items), else by calling items() */
+        int rc = 0;
+        Py_ssize_t i = 0, at = 0;
+        PyObject *k, *v, *items = NULL;
+        if (!PyDict_CheckExact(o) && (PyObject *)Py_TYPE(o) != plain_type) {
+            items = PyMapping_Items(o);
+            if (!items) return -1;
+        }
+        if (put_bytes(out, "{", 1) < 0) rc = -1;
+        while (rc == 0) {
+            if (items) {
+                if (at >= PyList_GET_SIZE(items)) break;
+                k = PyTuple_GET_ITEM(PyList_GET_ITEM(items, at), 0);
+                v = PyTuple_GET_ITEM(PyList_GET_ITEM(items, at), 1);
+            } else if (!PyDict_Next(o, &i, &k, &v)) {
+                break;
+            }
+            if (!PyUnicode_Check(k)) { rc = 1; break; }
+            if (at++ && put_bytes(out, ",", 1) < 0) { rc = -1; break; }
+            if (put_unicode(out, k) < 0 || put_bytes(out, ":", 1) < 0) { rc = -1; break; }
+            rc = put_value(out, v, raw_type, plain_type, depth + 1);
+        }
+        if (rc == 0 && put_bytes(out, "}", 1) < 0) rc = -1;
+        Py_XDECREF(items);
+        return rc;
+    }
+    if (PyObject_CheckBuffer(o) && (PyBytes_Check(o) || PyByteArray_Check(o) || PyMemoryView_Check(o))) {
+        Py_buffer v;          /* json_default: standard base64 */
+        if (PyObject_GetBuffer(o, &v, PyBUF_SIMPLE) < 0) return -1;
+        int rc = put_b64(out, v.buf, v.len);
+        PyBuffer_Release(&v);
+        return rc;
+    }
+    return 1;
+error:
+    return -1;
+}
+
+/* dumps(value, raw_type, plain_type) -> bytes, or None for a value json itself must write.
+ * plain_type: a dict subclass whose items() is dict's. */
+static PyObject *
+dumps(PyObject *self, PyObject *args)
+{
+    PyObject *value, *raw_type, *plain_type, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOO", &value, &raw_type, &plain_type))
+        return NULL;
+    Buf out = {0};
+    int rc = put_value(&out, value, raw_type, plain_type, 0);
+    if (rc == 0)
+        result = PyBytes_FromStringAndSize(out.data ? out.data : "", out.len);
+    else if (rc == 1) {
+        result = Py_None; Py_INCREF(result);
+    }
+    PyMem_Free(out.data);
+    return result;
+}
+
+/* records_json(buf, count, base_offset, base_timestamp, log_append_time) -> (bytes, end_position):
+ * decode_records' records as the JSON text kproto.capture.jsonout renders; raises alike. */
+static PyObject *
+records_json(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    long long base_offset, base_timestamp;
+    PyObject *lat_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*nLLO", &view, &count, &base_offset, &base_timestamp, &lat_obj))
+        return NULL;
+    int64_t lat = 0, end = 0;
+    const char *reason = NULL, *where = NULL;
+    Buf out = {0};
+    if (lat_obj != Py_None) {
+        lat = PyLong_AsLongLong(lat_obj);
+        if (lat == -1 && PyErr_Occurred()) { PyBuffer_Release(&view); return NULL; }
+    }
+    int rc = emit_records_json(&out, view.buf, view.len, count, base_offset, base_timestamp,
+                               lat_obj != Py_None, lat, &end, &reason, &where);
+    if (rc == 0)
+        result = Py_BuildValue("(y#L)", out.data ? out.data : "", out.len, (long long)end);
+    else if (rc == 1)
+        set_corrupt(reason, where, end);
+    PyMem_Free(out.data);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* batches_json(raw, flags) -> str or None: a RECORDS field as the JSON list
+ * kproto.capture.body renders, when every batch is a complete, uncompressed, non-control
+ * v2 batch with a valid CRC and sound records (a cut-off tail is allowed); None for
+ * anything else, which the Python path renders with its warnings. flags[i]: the JSON
+ * of compression, timestamp_type and transactional for (timestamp bit, transactional bit) = i. */
+static PyObject *
+batches_json(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    PyObject *flag_texts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!", &view, &PyTuple_Type, &flag_texts))
+        return NULL;
+    const unsigned char *buf = view.buf;
+    int64_t len = view.len, pos = 0, start = 0, end = 0;
+    int sh = 0;
+    unsigned int b = 0;
+    const char *fail_reason = NULL, *fail_path = NULL, *reason, *where;
+    Buf out_buf = {0};
+    Buf *out = &out_buf;
+    (void)sh; (void)b; (void)fail_reason; (void)fail_path;
+    int64_t h_base_offset = 0, h_batch_length = 0, h_partition_leader_epoch = 0, h_magic = 0, h_crc = 0, h_attributes = 0, h_last_offset_delta = 0, h_base_timestamp = 0, h_max_timestamp = 0, h_producer_id = 0, h_producer_epoch = 0, h_base_sequence = 0, h_records_count = 0;
+    if (PyTuple_GET_SIZE(flag_texts) != 4) { PyErr_SetString(PyExc_ValueError, "4 flag texts expected"); goto error; }
+    if (grow(out, 2 * len + 64) < 0) goto error;       /* base64 and keys: about twice the input */
+    PUT_LIT(out, "[");
+    while (start < len) {
+        int64_t length, size;
+        if (len - start < 16 + 1) break;                                /* a cut-off tail */
+        length = (int32_t)(((uint32_t)buf[start + 8] << 24) | ((uint32_t)buf[start + 8 + 1] << 16)
+                           | ((uint32_t)buf[start + 8 + 2] << 8) | buf[start + 8 + 3]);
+        size = length + 12;
+        if (length < 14 || buf[start + 16] != 2 || size < 61)
+            goto other;                                                     /* legacy or corrupt */
+        if (start + size > len) break;
+        pos = start;
+    if (pos + 8 > len) goto truncated;
+    h_base_offset = ((int64_t)(int64_t)(uint64_t)(((uint64_t)buf[pos + 0] << 56) | ((uint64_t)buf[pos + 1] << 48) | ((uint64_t)buf[pos + 2] << 40) | ((uint64_t)buf[pos + 3] << 32) | ((uint64_t)buf[pos + 4] << 24) | ((uint64_t)buf[pos + 5] << 16) | ((uint64_t)buf[pos + 6] << 8) | ((uint64_t)buf[pos + 7] << 0))); pos += 8;
+    if (pos + 4 > len) goto truncated;
+    h_batch_length = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 4 > len) goto truncated;
+    h_partition_leader_epoch = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 1 > len) goto truncated;
+    h_magic = ((int64_t)(int8_t)(uint8_t)(((uint64_t)buf[pos + 0] << 0))); pos += 1;
+    if (pos + 4 > len) goto truncated;
+    h_crc = ((int64_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 2 > len) goto truncated;
+    h_attributes = ((int64_t)(int16_t)(uint16_t)(((uint64_t)buf[pos + 0] << 8) | ((uint64_t)buf[pos + 1] << 0))); pos += 2;
+    if (pos + 4 > len) goto truncated;
+    h_last_offset_delta = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 8 > len) goto truncated;
+    h_base_timestamp = ((int64_t)(int64_t)(uint64_t)(((uint64_t)buf[pos + 0] << 56) | ((uint64_t)buf[pos + 1] << 48) | ((uint64_t)buf[pos + 2] << 40) | ((uint64_t)buf[pos + 3] << 32) | ((uint64_t)buf[pos + 4] << 24) | ((uint64_t)buf[pos + 5] << 16) | ((uint64_t)buf[pos + 6] << 8) | ((uint64_t)buf[pos + 7] << 0))); pos += 8;
+    if (pos + 8 > len) goto truncated;
+    h_max_timestamp = ((int64_t)(int64_t)(uint64_t)(((uint64_t)buf[pos + 0] << 56) | ((uint64_t)buf[pos + 1] << 48) | ((uint64_t)buf[pos + 2] << 40) | ((uint64_t)buf[pos + 3] << 32) | ((uint64_t)buf[pos + 4] << 24) | ((uint64_t)buf[pos + 5] << 16) | ((uint64_t)buf[pos + 6] << 8) | ((uint64_t)buf[pos + 7] << 0))); pos += 8;
+    if (pos + 8 > len) goto truncated;
+    h_producer_id = ((int64_t)(int64_t)(uint64_t)(((uint64_t)buf[pos + 0] << 56) | ((uint64_t)buf[pos + 1] << 48) | ((uint64_t)buf[pos + 2] << 40) | ((uint64_t)buf[pos + 3] << 32) | ((uint64_t)buf[pos + 4] << 24) | ((uint64_t)buf[pos + 5] << 16) | ((uint64_t)buf[pos + 6] << 8) | ((uint64_t)buf[pos + 7] << 0))); pos += 8;
+    if (pos + 2 > len) goto truncated;
+    h_producer_epoch = ((int64_t)(int16_t)(uint16_t)(((uint64_t)buf[pos + 0] << 8) | ((uint64_t)buf[pos + 1] << 0))); pos += 2;
+    if (pos + 4 > len) goto truncated;
+    h_base_sequence = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+    if (pos + 4 > len) goto truncated;
+    h_records_count = ((int64_t)(int32_t)(uint32_t)(((uint64_t)buf[pos + 0] << 24) | ((uint64_t)buf[pos + 1] << 16) | ((uint64_t)buf[pos + 2] << 8) | ((uint64_t)buf[pos + 3] << 0))); pos += 4;
+        if ((h_attributes & 0x27) || h_records_count < 0) goto other;       /* compressed, control */
+        if ((int64_t)crc32c_of(buf + start + 21, size - 21) != h_crc) goto other;
+        PyObject *flag = PyTuple_GET_ITEM(flag_texts, ((h_attributes >> 3) & 1) | ((h_attributes >> 3) & 2));
+        if (!PyBytes_Check(flag)) { PyErr_SetString(PyExc_TypeError, "flag texts must be bytes"); goto error; }
+        const char *flags = PyBytes_AS_STRING(flag);
+        Py_ssize_t flags_len = PyBytes_GET_SIZE(flag);
+        if (start) PUT_LIT(out, ",");
+        PUT_LIT(out, "{\"base_offset\":");
+        if (put_int(out, h_base_offset) < 0) goto error;
+        PUT_LIT(out, ",\"batch_length\":");
+        if (put_int(out, h_batch_length) < 0) goto error;
+        PUT_LIT(out, ",\"partition_leader_epoch\":");
+        if (put_int(out, h_partition_leader_epoch) < 0) goto error;
+        PUT_LIT(out, ",\"magic\":");
+        if (put_int(out, h_magic) < 0) goto error;
+        PUT_LIT(out, ",\"crc\":");
+        if (put_int(out, h_crc) < 0) goto error;
+        PUT_LIT(out, ",\"crc_valid\":true");
+        PUT_LIT(out, ",\"attributes\":");
+        if (put_int(out, h_attributes) < 0) goto error;
+        if (put_bytes(out, flags, flags_len) < 0) goto error;
+        PUT_LIT(out, ",\"control\":false");
+        PUT_LIT(out, ",\"last_offset_delta\":");
+        if (put_int(out, h_last_offset_delta) < 0) goto error;
+        PUT_LIT(out, ",\"base_timestamp\":");
+        if (put_int(out, h_base_timestamp) < 0) goto error;
+        PUT_LIT(out, ",\"max_timestamp\":");
+        if (put_int(out, h_max_timestamp) < 0) goto error;
+        PUT_LIT(out, ",\"producer_id\":");
+        if (put_int(out, h_producer_id) < 0) goto error;
+        PUT_LIT(out, ",\"producer_epoch\":");
+        if (put_int(out, h_producer_epoch) < 0) goto error;
+        PUT_LIT(out, ",\"base_sequence\":");
+        if (put_int(out, h_base_sequence) < 0) goto error;
+        PUT_LIT(out, ",\"records_count\":");
+        if (put_int(out, h_records_count) < 0) goto error;
+        PUT_LIT(out, ",\"records\":");
+        switch (emit_records_json(out, buf + start + 61, size - 61, h_records_count, h_base_offset,
+                                  h_base_timestamp, (h_attributes & 0x08) != 0, h_max_timestamp, &end,
+                                  &reason, &where)) {
+        case -1: goto error;
+        case 1: goto other;
+        }
+        if (end != size - 61) goto other;
+        PUT_LIT(out, "}");
+        start += size;
+    }
+    if (start < len) {
+        if (start) PUT_LIT(out, ",");
+        PUT_LIT(out, "{\"partial_batch_bytes\":");
+        if (put_int(out, len - start) < 0) goto error;
+        PUT_LIT(out, "}");
+    }
+    PUT_LIT(out, "]");
+    result = PyUnicode_New(out->len, 127);               /* ASCII: a str without a decode pass */
+    if (result) memcpy(PyUnicode_DATA(result), out->data, out->len);
+    goto done;
+truncated:
+other:
+    result = Py_None; Py_INCREF(result);
+    goto done;
+error:
+    result = NULL;
+done:
+    PyMem_Free(out_buf.data);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* --- pcap records and TCP segments (kproto.codegen.cpacket) -------------- */
+
+static uint32_t
+rd32(const unsigned char *p, int little)
+{
+    return little ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
+                  : (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
+}
+
+/* Segment(src, sport, dst, dport, seq, ack, flags, payload, missing) of an Ethernet
+ * frame d[0:n] (n >= 54) holding IPv4 without options and TCP, not a fragment; NULL
+ * without an error for any other frame, NULL with one on failure. */
+static PyObject *
+eth_ipv4_tcp(const unsigned char *d, int64_t n, PyTypeObject *segment_type)
+{
+    if (d[12] != 0x08 || d[13] != 0x00 || d[14] != 0x45 || d[23] != 6 || (((d[20] << 8) | d[21]) & 0x3FFF))
+        return NULL;
+    int64_t total = (d[16] << 8) | d[17];
+    int64_t start = 34 + (d[46] >> 4) * 4, end = 14 + (total ? total : n - 14);
+    int64_t lo = start < n ? start : n, hi = end < n ? end : n;     /* data[start:end] */
+    if (hi < lo) hi = lo;
+    int64_t missing = end - (start > n ? start : n);
+    PyObject *fields = Py_BuildValue("(y#iy#iIIiy#L)", d + 26, (Py_ssize_t)4, (d[34] << 8) | d[35],
+                                     d + 30, (Py_ssize_t)4, (d[36] << 8) | d[37], rd32(d + 38, 0), rd32(d + 42, 0),
+                                     (int)d[47], d + lo, (Py_ssize_t)(hi - lo),
+                                     (long long)(missing > 0 ? missing : 0));
+    if (!fields) return NULL;
+    PyObject *args = PyTuple_Pack(1, fields);
+    Py_DECREF(fields);
+    if (!args) return NULL;
+    PyObject *seg = PyTuple_Type.tp_new(segment_type, args, NULL);     /* tuple.__new__(Segment, fields) */
+    Py_DECREF(args);
+    return seg;
+}
+
+/* pcap_segments(buf, start, little_endian, frac_ns, linktype, max_record, Segment)
+ * -> ([(ts_ns, Segment or bytes)], end): every complete record from buf[start:], as
+ * PacketReader.pcap_records reads them, stopping where it stops; the TCP segment is
+ * read here when the frame is the common kind, else the record's bytes are given. */
+static PyObject *
+pcap_segments(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start;
+    int little, linktype;
+    long long frac, max_record;
+    PyObject *segment_type, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*npLiLO!", &view, &start, &little, &frac, &linktype, &max_record,
+                          &PyType_Type, &segment_type))
+        return NULL;
+    const unsigned char *buf = view.buf;
+    int64_t len = view.len, pos = start;
+    if (start < 0 || start > len) { PyErr_SetString(PyExc_ValueError, "start outside the buffer"); goto error; }
+    out = PyList_New(0);
+    if (!out) goto error;
+    while (len - pos >= 16) {
+        int64_t incl = rd32(buf + pos + 8, little);
+        if (incl > max_record || len - pos - 16 < incl) break;
+        const unsigned char *d = buf + pos + 16;
+        int64_t ts = (int64_t)rd32(buf + pos, little) * 1000000000 + (int64_t)rd32(buf + pos + 4, little) * frac;
+        PyObject *item = NULL;
+        if (linktype == 1 && incl >= 54) {
+            item = eth_ipv4_tcp(d, incl, (PyTypeObject *)segment_type);
+            if (!item && PyErr_Occurred()) goto error;
+        }
+        if (!item) item = PyBytes_FromStringAndSize((const char *)d, incl);
+        if (!item) goto error;
+        PyObject *pair = Py_BuildValue("(LN)", (long long)ts, item);
+        if (!pair || PyList_Append(out, pair) < 0) { Py_XDECREF(pair); goto error; }
+        Py_DECREF(pair);
+        pos += 16 + incl;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(NL)", out, (long long)pos);
+error:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"decode_records", decode_records, METH_VARARGS, "Decode v2 records (generated from the schema)."},
     {"encode_records", encode_records, METH_VARARGS, "Encode v2 records (generated from the schema)."},
     {"walk_records", walk_records, METH_VARARGS, "Check v2 records without building them (generated from the schema)."},
+    {"dumps", dumps, METH_VARARGS, "json.dumps of plain data with RawJSON as is, as bytes, or None."},
+    {"crc32c", crc32c, METH_VARARGS, "CRC-32C of a buffer, as the crc32c package computes it."},
+    {"records_json", records_json, METH_VARARGS, "v2 records as JSON text (generated from the schema)."},
+    {"batches_json", batches_json, METH_VARARGS, "A RECORDS field's plain v2 batches as JSON text, or None."},
+    {"pcap_segments", pcap_segments, METH_VARARGS, "pcap records at once, TCP segments read (decoder fast path)."},
     {"init", init, METH_VARARGS, "Bind the Record type and the error class."},
     {NULL, NULL, 0, NULL},
 };
@@ -785,5 +1562,6 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_crecords", NULL, -1
 PyMODINIT_FUNC
 PyInit__crecords(void)
 {
+    crc_init();
     return PyModule_Create(&module);
 }

@@ -50,10 +50,13 @@ class FrameReader:
         buf, start = self._buf, self._start
         if len(buf) - start < 4:
             return NEED_DATA
-        size = frame_size(buf[start:start + 4], self.max_frame, self.position)
+        size = int.from_bytes(buf[start:start + 4], "big", signed=True)
+        if size < 0 or size > self.max_frame:
+            frame_size(buf[start:start + 4], self.max_frame, self.position)     # raises
         if len(buf) - start - 4 < size:
             return NEED_DATA
-        frame = bytes(buf[start + 4:start + 4 + size])
+        with memoryview(buf) as view:      # one copy of the frame, not two (slice, then bytes)
+            frame = bytes(view[start + 4:start + 4 + size])
         self._start = start + 4 + size
         self.position += 4 + size
         if self._start > 65536 and self._start * 2 > len(buf):

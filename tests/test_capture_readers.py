@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 
@@ -57,6 +58,24 @@ def test_pcap_byte_orders_and_resolutions(order, nano):
     assert {p.linktype for p in whole} == {101}
 
 
+@pytest.mark.parametrize("step", [None, 1, 7, 100])
+def test_pcap_records_at_once_as_packet_by_packet(step):
+    """The decoder's batch read gives each record's (ts_ns, data) as next_packet
+    does, stops where next_packet needs data, and leaves a corrupt record to it."""
+    pkts = [(T0 + i * 1_000_001, bytes([i]) * (10 + 7 * i)) for i in range(9)]
+    data = pcap_bytes(pkts, snaplen=40, nano=True) + b"\x00" * 8 + (2 ** 30).to_bytes(4, "little") + b"\x00" * 8
+    r, got = PacketReader(), []
+    r.feed(data[:24])                                  # the file header: not pcap until read
+    assert r.pcap_records() == [] and r.next_packet() is NEED_DATA and r.format == "pcap"
+    for i in range(24, len(data), step or len(data)):
+        r.feed(data[i:i + (step or len(data))])
+        got += r.pcap_records()
+    assert got == [(p.ts_ns, p.data) for p in _read(pcap_bytes(pkts, snaplen=40, nano=True))]
+    assert r.packets == len(pkts) and r.linktype == 1
+    with pytest.raises(CaptureError, match="corrupt length"):
+        r.next_packet()
+
+
 def test_pcap_snaplen_keeps_orig_len():
     (p,) = _read(pcap_bytes([(T0, b"x" * 100)], snaplen=40))
     assert (len(p.data), p.orig_len) == (40, 100)
@@ -103,6 +122,20 @@ def test_link_types_and_ip_versions(link, addrs):
     data = tcp_packet(addrs[0], 40000, addrs[1], 9092, 77, b"payload", link=link)
     seg = tcp_segment(link, data)
     assert (seg.sport, seg.dport, seg.seq, seg.payload, seg.missing) == (40000, 9092, 77, b"payload", 0)
+
+
+def test_ethernet_ipv4_fast_path_reads_as_the_general_one():
+    from kproto.capture.packet import _tcp_segment
+    base = bytearray(tcp_packet(C, 40000, S, 9092, 5, b"x" * 100, ack=9, flags=0x19))
+    variants = [bytes(base), bytes(base[:80]), bytes(base) + b"\x00" * 6, bytes(base[:54])]
+    for at, value in ((16, b"\x00\x00"), (20, b"\x20\x00"), (20, b"\x00\x05"), (20, b"\x40\x00"),
+                      (23, b"\x11"), (14, b"\x46"), (12, b"\x86\xdd"), (46, b"\x80")):
+        v = bytearray(base)
+        v[at:at + len(value)] = value                # TSO length 0, fragments, DF, UDP, options, not IPv4, TCP options
+        variants.append(bytes(v))
+    for data in variants:
+        assert tcp_segment(1, data) == _tcp_segment(1, data)
+    assert tcp_segment(1, bytes(base)).payload == b"x" * 100 and tcp_segment(1, variants[4]).payload == b"x" * 100
 
 
 def test_snaplen_cut_segment_reports_missing_bytes():
@@ -435,3 +468,12 @@ def test_decode_json_cli_output_is_json_dumps_of_the_exchanges(tmp_path):
     out = subprocess.run([str(VENV_BIN / "kproto"), "decode", "--json", str(path)], capture_output=True,
                          timeout=60, check=True).stdout.decode("ascii")
     assert out == "".join(line + "\n" for line in want)
+
+
+def test_iso_time_across_seconds():
+    """The last second's text is reused: right when the second changes, and back."""
+    from kproto.capture.kafka import iso_time
+    stamps = [T0, T0 + 1, T0 + 999_999_999, T0 + 1_000_000_000, T0, 0, -1_000]
+    assert [iso_time(t) for t in stamps] == [
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t // 10**9)) + f".{t % 10**9 // 1000:06d}Z"
+        for t in stamps]

@@ -71,3 +71,14 @@ def test_c_and_python_decoders_fail_alike(buf, count):
         except CorruptRecordError as e:
             outcomes.append(("error", e.position, e.path))
     assert outcomes[0] == outcomes[1]
+
+
+@given(st.binary(max_size=300), st.integers(0, 7))
+@settings(max_examples=300, deadline=None)
+def test_crc32c_equals_the_crc32c_package(data, skip):
+    """The extension's CRC-32C (SSE 4.2 and the table both) is the package's, at any alignment."""
+    import crc32c as package
+    module = c_codec()
+    view = memoryview(data)[min(skip, len(data)):]
+    want = package.crc32c(bytes(view))
+    assert (module.crc32c(view), module.crc32c(view, False)) == (want, want)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from kproto.errors import DecodeError
 from kproto.schemas import build, parse, protocol as P
 from kproto.codegen.protocol import Irregular, fast_builder, fast_parser
-from kproto.schemas.message import StructCodec
+from kproto.schemas.message import StructCodec, present_only
 from kproto.schemas.primitives import Deferred
 from kproto.schemas.protocol.header import request_header, response_header
 from tests.helpers import DEFAULT_TAGS_WRITTEN, TRAILING_BYTES, WRITER_BUGS, plain, values
@@ -45,6 +45,11 @@ def assert_same(con: StructCodec, body: bytes, *, same_bytes: bool = True) -> No
     slow = parse(con, body)
     fast = fast_parse(con, body)
     assert plain(fast) == plain(slow)
+    # the capture decoder's parse: only the version's fields, in present_only's order
+    present, end = fast_parser(con.spec, con.version, con.flexible, present=True)(body, 0)
+    assert end == len(body)
+    assert (json.dumps(plain(present), default=repr)
+            == json.dumps(plain(present_only(con.spec, con.version, slow)), default=repr))
     assert fast_build(con, fast) == build(con, slow)
     if same_bytes:
         assert fast_build(con, fast) == body
@@ -153,3 +158,19 @@ def test_irregular_input_is_the_only_fallback(monkeypatch):
     monkeypatch.setattr(P, "fast_parser", lambda *spec: broken)
     with pytest.raises(NameError):
         P.decode_request(frame)
+
+
+def test_present_parse_falls_back_to_the_schema_projected(monkeypatch):
+    """``present=True`` bodies are present_only's also when the schema parses them."""
+    frame = P.encode_request(3, 12, 1, "c", {"topics": [{"name": "t", "topic_id": None}]})
+    header, offset = P.decode_request_header(frame)
+    full = P.decode_request_body(header, frame, offset)
+    fast = P.decode_request_body(header, frame, offset, present=True)
+
+    def declines(buf, pos):
+        raise Irregular
+
+    monkeypatch.setattr(P, "fast_parser", lambda *spec: declines)
+    slow = P.decode_request_body(header, frame, offset, present=True)
+    assert json.dumps(plain(slow), default=repr) == json.dumps(plain(fast), default=repr)
+    assert "include_cluster_authorized_operations" in full and "include_cluster_authorized_operations" not in slow

@@ -24,9 +24,10 @@ Values are Python values (``bytes`` for keys, values, assignments...);
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
+from typing import Callable
 
-from kproto.capture.jsonout import batch_json, batches_json, json_default, rows_json
+from kproto.capture.jsonout import batch_json, batches_json, fast_batches_json, json_default, rows_json, v2_rows
 from kproto.errors import DecodeError, ErrorCode
 from kproto.records import LegacyBatch, TimestampType, control_record, iter_batches
 from kproto.schemas.message import RECORDS, ArrayOf, Struct, present_only
@@ -44,11 +45,13 @@ def _has_records(spec: Struct) -> bool:
     return False
 
 
-def plain_body(spec: Struct, version: int, value, warnings: list[str], binary: str = "bytes") -> dict:
+def plain_body(spec: Struct, version: int, value, warnings: list[str], binary: str = "bytes",
+               projected: bool = False) -> dict:
     """``value`` with only ``version``'s fields and its records decoded; record
     problems (CRC, codec, truncation) become ``warnings``, never exceptions.
-    ``binary``: how records come out (``ROWS``)."""
-    body = present_only(spec, version, value)
+    ``binary``: how records come out (``ROWS``); ``projected``: ``value``
+    holds only the version's fields already (decoded with ``present=True``)."""
+    body = value if projected else present_only(spec, version, value)
     if _has_records(spec):
         _records_in(spec, version, body, warnings, "", ROWS[binary])
     return body
@@ -81,20 +84,21 @@ def _records_plan(spec: Struct) -> tuple[tuple[str, "Struct | None", bool], ...]
     return tuple(plan)
 
 
-def _records_in(spec: Struct, version: int, value, warnings: list[str], where: str, rows) -> None:
+def _records_in(spec: Struct, version: int, value, warnings: list[str], where, rows) -> None:
     for name, sub, is_array in _records_plan(spec):
         v = value.get(name)
         if v is None:
             continue
         if sub is None:
             value[name] = decode_records(v, warnings, where, rows)
-        else:
+        else:       # labels are for warnings: made only if one is written
             for item in (v if is_array else [v]):
-                _records_in(sub, version, item, warnings, _label(item, where), rows)
+                _records_in(sub, version, item, warnings, partial(_label, item, where), rows)
 
 
-def _label(item: dict, where: str) -> str:
+def _label(item: dict, where: "str | Callable[[], str]") -> str:
     """Where a RECORDS field sits, for warnings: ``topic t partition 0``."""
+    where = where if isinstance(where, str) else where()
     name = item.get("name") or item.get("topic") or item.get("topic_id")
     if name:
         return f"topic {name}"
@@ -125,7 +129,7 @@ def _v2(batch, warnings: list[str], where: str, rows) -> dict | bytes:
     if rows is rows_json and not control:      # --json: the batch as JSON text at once
         if not crc_valid:
             _crc_warning(batch, warnings, where)
-        return batch_json(batch, crc_valid, flags, _records_of(batch, warnings, where, batch.base_offset))
+        return batch_json(batch, crc_valid, flags, _records_of(batch, warnings, where, batch.base_offset, v2_rows))
     out = {"base_offset": batch.base_offset, "batch_length": batch.batch_length,
            "partition_leader_epoch": batch.partition_leader_epoch, "magic": 2, "crc": batch.crc,
            "crc_valid": crc_valid, "attributes": batch.attributes, "compression": compression,
@@ -172,21 +176,27 @@ def _legacy(batch: LegacyBatch, warnings: list[str], where: str, rows) -> dict:
     return out
 
 
-def _records_of(batch, warnings: list[str], where: str, offset: int):
-    """The batch's records; None and a warning if they do not decode (the
-    batch's frame is sound, so the walk goes on to the next batch)."""
+def _records_of(batch, warnings: list[str], where: str, offset: int, read=lambda batch: batch.records()):
+    """The batch's records (as ``read`` gives them); None and a warning if
+    they do not decode (the batch's frame is sound, so the walk goes on to
+    the next batch)."""
     try:
-        return batch.records()
+        return read(batch)
     except DecodeError as e:
         warnings.append(f"{where}: batch at offset {offset}: records do not decode: {e}")
         return None
 
 
-def decode_records(raw: bytes | None, warnings: list[str], where: str = "",
+def decode_records(raw: bytes | None, warnings: list[str], where: "str | Callable[[], str]" = "",
                    rows=_rows_bytes) -> "list[dict] | RawJSON | None":
     """Every batch in ``raw`` (any magic), records decoded and CRCs checked;
-    with ``rows_json`` the whole list comes out as JSON text."""
-    out = _batches(raw, warnings, where, rows)
+    with ``rows_json`` the whole list comes out as JSON text. ``where``
+    (or what it returns) starts each warning."""
+    if rows is rows_json and raw is not None:
+        text = fast_batches_json(raw)        # the usual field, with nothing to warn about, at once
+        if text is not None:
+            return text
+    out = _batches(raw, warnings, where if isinstance(where, str) else where(), rows)
     return batches_json(out) if rows is rows_json and out is not None else out
 
 

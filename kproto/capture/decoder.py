@@ -23,10 +23,15 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 
 from kproto.capture.body import ROWS
 from kproto.capture.kafka import Connection, Exchange, KafkaConnection, looks_like_request, looks_like_tls
-from kproto.capture.packet import ACK, FIN, RST, SYN, format_address, tcp_segment
+from kproto.capture.packet import ACK, FIN, RST, SYN, Segment, format_address, tcp_segment
 from kproto.capture.pcap import CaptureError, PacketReader
 from kproto.capture.tcp import HalfStream
 from kproto.framing import NEED_DATA
+from kproto.records import _accelerator
+
+# pcap records and the usual TCP segment read in C (kproto.codegen.cpacket), when built
+_pcap_segments = getattr(_accelerator, "pcap_segments", None)
+_SEGMENTS = None if _pcap_segments is None else lambda *args: _pcap_segments(*args, Segment)
 
 __all__ = ["Decoder", "Capture", "exchanges", "DEFAULT_PORTS"]
 
@@ -125,11 +130,23 @@ class Decoder:
 
     def _pump(self) -> None:
         reader, out = self._reader, self._out
-        while (packet := reader.next_packet()) is not NEED_DATA:
+        while True:
+            batch = reader.pcap_records(_SEGMENTS)       # pcap: all buffered records at once
+            if batch:
+                link = reader.linktype
+            else:
+                packet = reader.next_packet()
+                if packet is NEED_DATA:
+                    return
+                batch, link = [(packet.ts_ns, packet.data)], packet.linktype
+            self._packets(batch, link, out)
+
+    def _packets(self, batch: list, link: int, out) -> None:
+        for ts, data in batch:
             self.packets += 1
-            if packet.ts_ns is not None:
-                self._last_ts = packet.ts_ns
-            seg = tcp_segment(packet.linktype, packet.data)
+            if ts is not None:
+                self._last_ts = ts
+            seg = data if type(data) is Segment else tcp_segment(link, data)
             if seg is None:
                 continue
             self.tcp_packets += 1

@@ -29,7 +29,9 @@ from kproto.capture.tcp import Gap
 from kproto.errors import DecodeError, KafkaError
 from kproto.framing import DEFAULT_MAX_FRAME, NEED_DATA, FrameError, FrameReader
 from kproto.schemas import protocol
-from kproto.schemas.protocol import API_KEYS, decode_request, decode_request_header, decode_response
+from kproto.schemas.protocol import (
+    API_KEYS, decode_request, decode_request_body, decode_request_header, decode_response,
+)
 
 __all__ = ["Connection", "Exchange", "KafkaConnection", "iso_time", "looks_like_request", "looks_like_tls"]
 
@@ -114,10 +116,16 @@ class Exchange:
                 "request": self.request, "response": self.response, "warnings": list(self.warnings)}
 
 
+_SECOND: list = [(None, "")]     # (second, its text) last formatted: exchanges come many to a second
+
+
 def iso_time(ts_ns: int) -> str:
     """``2026-11-24T08:48:52.549761Z``: UTC, microseconds."""
     sec, ns = divmod(ts_ns, 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{ns // 1000:06d}Z"
+    last = _SECOND[0]                # one read: a pair another thread replaces whole
+    if last[0] != sec:
+        last = _SECOND[0] = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
+    return f"{last[1]}.{ns // 1000:06d}Z"
 
 
 # --- telling Kafka from the rest --------------------------------------------------
@@ -321,34 +329,35 @@ class KafkaConnection:
                                 len(frame) + 4, topic_names=self.context.topic_names))
             return
         try:
-            header, _ = decode_request_header(frame)
+            header, offset = decode_request_header(frame)
         except DecodeError as e:
             out.append(self._notice(ts_ns, notes + [f"request header does not decode: {e}"]))
             return
-        key, version = header.request_api_key, header.request_api_version
-        p = _Pending(ts_ns, key, version, header.correlation_id, header.client_id, None, notes, len(frame) + 4)
+        # items, not attributes: a Container's attribute access is a Python call
+        key, version, corr = header["request_api_key"], header["request_api_version"], header["correlation_id"]
+        p = _Pending(ts_ns, key, version, corr, header["client_id"], None, notes, len(frame) + 4)
         spec = API_KEYS.get(key)
-        if header.correlation_id in self.pending:
-            notes.append(f"correlation id {header.correlation_id} reused while a request was pending")
-        self.pending[header.correlation_id] = p
+        if corr in self.pending:
+            notes.append(f"correlation id {corr} reused while a request was pending")
+        self.pending[corr] = p
         if spec is None:
             notes.append(f"API key {key} is not in kproto's registry: body not decoded")
             return
         try:
             try:
-                _, value = decode_request(frame)
+                value = decode_request_body(header, frame, offset, present=True)    # the header read once
             except DecodeError as e:
                 if "left after the body" not in str(e):
                     raise
-                _, value = decode_request(frame, allow_trailing=True)
+                value = decode_request_body(header, frame, offset, allow_trailing=True, present=True)
                 notes.append("bytes after the request body (ignored, as Kafka does)")
-            p.body = B.plain_body(spec.request_schema, version, value, notes, self.context.binary)
+            p.body = B.plain_body(spec.request_schema, version, value, notes, self.context.binary, projected=True)
         except (DecodeError, KafkaError) as e:
             notes.append(f"{spec.name} v{version} request does not decode: {e}")
             return
         self._sasl_request(key, p.body)
         if key == _api_key("Produce") and p.body.get("acks") == 0:
-            del self.pending[header.correlation_id]
+            del self.pending[corr]
             out.append(self._exchange(p, None, None, 0, []))
 
     def _sasl_request(self, key: int, body: dict) -> None:
@@ -378,9 +387,9 @@ class KafkaConnection:
             notes.append(f"API key {p.api_key} is not in kproto's registry: response not decoded")
         else:
             try:
-                _, value = decode_response(p.api_key, p.api_version, frame)
+                _, value = decode_response(p.api_key, p.api_version, frame, present=True)
                 body = B.plain_body(spec.response_schema, _body_version(spec, p.api_version, value),
-                                    value, notes, self.context.binary)
+                                    value, notes, self.context.binary, projected=True)
             except (DecodeError, KafkaError) as e:
                 notes.append(f"{spec.name} v{p.api_version} response does not decode: {e}")
         if body is not None:

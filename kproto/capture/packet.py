@@ -27,6 +27,9 @@ LINKTYPES = {0: "NULL", 1: "ETHERNET", 12: "RAW", 14: "RAW", 101: "RAW", 108: "L
 SYN, FIN, RST, ACK = 0x02, 0x01, 0x04, 0x10
 
 _TCP = struct.Struct(">HHIIBB")
+# Ethernet's ethertype, an IPv4 header without options, then TCP: the usual packet, read in one call
+_ETH_IPV4_TCP = struct.Struct(">HBxHxxHxBxx4s4sHHIIBB")
+_segment = tuple.__new__          # a Segment without its Python-level __new__
 _IPV6_EXTENSIONS = {0, 43, 60}     # hop-by-hop, routing, destination options
 
 
@@ -66,6 +69,17 @@ def _ip_offset(linktype: int, data: bytes) -> int | None:
 
 def tcp_segment(linktype: int, data: bytes) -> Segment | None:
     """The TCP segment in one packet, or None (not TCP over IP, or a fragment)."""
+    if linktype == 1 and len(data) >= 54:
+        ethertype, vihl, total, frag, proto, src, dst, sport, dport, seq, ack, off, flags = \
+            _ETH_IPV4_TCP.unpack_from(data, 12)
+        if ethertype == 0x0800 and vihl == 0x45 and proto == 6 and not frag & 0x3FFF:
+            start, end = 34 + (off >> 4) * 4, 14 + (total or len(data) - 14)
+            return _segment(Segment, (src, sport, dst, dport, seq, ack, flags, data[start:end],
+                                      max(0, end - max(start, len(data)))))
+    return _tcp_segment(linktype, data)
+
+
+def _tcp_segment(linktype: int, data: bytes) -> Segment | None:
     ip = _ip_offset(linktype, data)
     if ip is None or len(data) < ip + 20:
         return None

@@ -161,6 +161,39 @@ class PacketReader:
         self.packets += 1
         return Packet(sec * 1_000_000_000 + frac * self._frac_ns, self._linktype, data, orig)
 
+    def pcap_records(self, segments=None) -> list[tuple[int, bytes]]:
+        """(ts_ns, data) of every complete pcap record now buffered, with no
+        Packet per record (the decoder's loop); empty before one ``next_packet``
+        would refuse, or not yet hold, or when the file is not pcap.
+        ``segments``: the C extension's ``pcap_segments`` with the Segment type
+        bound, which also reads the TCP segment of the usual packet (then in
+        place of its bytes)."""
+        if self.format != "pcap":
+            return []
+        buf, start, end = self._buf, self._start, len(self._buf)
+        if segments is not None:
+            out, pos = segments(buf, start, self._rec.format[0] == "<", self._frac_ns, self._linktype, MAX_RECORD)
+            self._consume(pos - start)
+            self.packets += len(out)
+            return out
+        rec, frac, out = self._rec.unpack_from, self._frac_ns, []
+        pos = start
+        with memoryview(buf) as view:
+            while end - pos >= 16:
+                sec, fr, incl, _ = rec(buf, pos)
+                if incl > MAX_RECORD or end - pos - 16 < incl:
+                    break
+                out.append((sec * 1_000_000_000 + fr * frac, bytes(view[pos + 16:pos + 16 + incl])))
+                pos += 16 + incl
+        self._consume(pos - start)
+        self.packets += len(out)
+        return out
+
+    @property
+    def linktype(self) -> int:
+        """The pcap file's link type."""
+        return self._linktype
+
     # --- pcapng ------------------------------------------------------------
 
     def _next_pcapng(self):

@@ -51,6 +51,9 @@ class HalfStream:
         self.gap_bytes = 0
 
     def segment(self, seq: int, syn: bool, payload: bytes, missing: int = 0) -> list:
+        if seq == self.next_seq and payload and not (syn or missing or self.pending):
+            self.next_seq = (seq + len(payload)) % MOD          # the usual segment: next in order
+            return [payload]
         if syn:
             if self.next_seq is None or not self.synced:
                 self.next_seq = (seq + 1) % MOD

@@ -135,7 +135,8 @@ class _Gen(Writer):
     """Writes the source of the parse and build functions of one struct tree
     (``lines`` holds whole functions here)."""
 
-    def __init__(self) -> None:
+    def __init__(self, present: bool = False) -> None:
+        self.present = present      # parse only the fields the version has (M.present_only)
         super().__init__({
             "Container": Container, "_Irregular": _Irregular, "_uvarint": _uvarint, "_tags": _tags,
             "_uvarint_bytes": _uvarint_bytes, "_write_tags": _write_tags, "_UUID": _uuid.UUID,
@@ -175,6 +176,8 @@ class _Gen(Writer):
             body.append("    else:\n        raw, pos = _tags(buf, pos)")
         args = []
         for f in spec.fields:
+            if self.present and not f.present(version):
+                continue
             if f in wire:
                 args.append(f"{f.name}=v_{f.name}")
             elif f in tagged:
@@ -376,18 +379,22 @@ class _Gen(Writer):
 
 
 @lru_cache(maxsize=None)
-def _compiled(spec: M.Struct, version: int, flexible: bool) -> tuple[Callable, Callable]:
-    gen = _Gen()
+def _compiled(spec: M.Struct, version: int, flexible: bool,
+              present: bool = False) -> tuple[Callable, Callable | None]:
+    gen = _Gen(present)
     parse = gen.parse_struct(spec, version, flexible)
-    build = gen.build_struct(spec, version, flexible)
+    build = None if present else gen.build_struct(spec, version, flexible)   # present: decoders only
     code = "\n".join(gen.lines)
     exec(compile(code, f"<kproto.codegen.protocol {spec.name} v{version}>", "exec"), gen.ns)
-    return gen.ns[parse], gen.ns[build]
+    return gen.ns[parse], build and gen.ns[build]
 
 
-def fast_parser(spec: M.Struct, version: int, flexible: bool) -> Callable[[bytes, int], tuple[Container, int]]:
-    """``parse(buf, pos) -> (value, end)``; ``Irregular`` on anything irregular."""
-    return _compiled(spec, version, flexible)[0]
+def fast_parser(spec: M.Struct, version: int, flexible: bool,
+                present: bool = False) -> Callable[[bytes, int], tuple[Container, int]]:
+    """``parse(buf, pos) -> (value, end)``; ``Irregular`` on anything irregular.
+    ``present``: the value holds only the fields ``version`` has, as
+    ``present_only`` would make it (the capture decoder's bodies)."""
+    return _compiled(spec, version, flexible, present)[0]
 
 
 def fast_builder(spec: M.Struct, version: int, flexible: bool) -> Callable[[object, bytearray], None]:

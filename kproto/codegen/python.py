@@ -45,14 +45,8 @@ def header_struct(schema: Struct, upto: str | None = None) -> tuple[struct.Struc
     return struct.Struct(fmt), tuple(names)
 
 
-_UVARINT = []
-for _v in range(16384):
-    _b = bytearray()
-    while _v >= 0x80:
-        _b.append((_v & 0x7F) | 0x80)
-        _v >>= 7
-    _b.append(_v)
-    _UVARINT.append(bytes(_b))
+# the varint bytes of every value below 2**14 (one or two bytes), built in two comprehensions
+_UVARINT = [bytes((v,)) for v in range(0x80)] + [bytes(((v & 0x7F) | 0x80, v >> 7)) for v in range(0x80, 16384)]
 
 
 class _Gen(Writer):

@@ -52,7 +52,6 @@ from construct import (
 )
 from construct import Array as CountedArray
 from construct.core import ExplicitError, evaluate
-from crc32c import crc32c
 
 from kproto import compression
 from kproto.errors import DecompressionError
@@ -198,6 +197,14 @@ class UntilEof(Construct):
 
     def _sizeof(self, context, path):
         raise ExplicitError("no fixed size", path=path)
+
+
+def crc32c(data) -> int:
+    """CRC-32C by the crc32c package, imported on first use: it takes ~30 ms
+    to import, which ``kproto decode`` spares (kproto.records prefers the C
+    extension's)."""
+    from crc32c import crc32c as package_crc32c
+    return package_crc32c(data)
 
 
 # --- RecordBatch v2 -------------------------------------------------------

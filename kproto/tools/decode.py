@@ -32,7 +32,7 @@ import click
 from kproto.capture import Capture, Exchange
 from kproto.capture.body import error_name, record_count
 from kproto.capture.kafka import iso_time
-from kproto.capture.jsonout import dumps
+from kproto.capture.jsonout import dumps_bytes
 from kproto.schemas.protocol import API_KEYS
 from kproto.tools.main import OneLineCommand, UsageProblem
 
@@ -243,6 +243,8 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
     cap = Capture(capture, ports or (9092,), progress=advance, binary="json" if as_json and not stats else "bytes")
     summary = _Stats() if stats else None
     out = sys.stdout
+    out.flush()
+    binary = getattr(out, "buffer", None)
     shown = 0
     try:
         if bar is not None:
@@ -250,6 +252,7 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
         try:
             for batch in cap.batches():        # one write per chunk read, not per exchange
                 text: list[str] = []
+                lines: list[bytes] = []
                 for ex in batch:
                     if keep.active and not keep(ex):
                         continue
@@ -257,7 +260,7 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
                     if summary is not None:
                         summary.add(ex)
                     elif as_json:
-                        text.append(dumps(ex.to_json()))
+                        lines.append(dumps_bytes(ex.to_json()))
                     else:
                         text += [line(ex)] + [f"  ! {w}" for w in ex.warnings]
                         if verbose:
@@ -266,6 +269,13 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
                                 text += [f"  {side}:"] + (tree(body, "    ") if body is not None else ["    null"])
                 if text:
                     out.write("\n".join(text) + "\n")
+                if lines:                      # JSON is ASCII: bytes straight to the binary stream
+                    lines.append(b"")          # the last newline, without another copy of it all
+                    data = b"\n".join(lines)
+                    if binary is None:
+                        out.write(data.decode("ascii"))
+                    else:
+                        binary.write(data)
         finally:
             if bar is not None:
                 bar.stop()

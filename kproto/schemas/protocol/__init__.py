@@ -36,7 +36,7 @@ from construct import Construct, Container, Sequence, Subconstruct, Tell, Termin
 from kproto import schemas
 from kproto.codegen.protocol import Irregular, fast_builder, fast_parser
 from kproto.errors import ErrorCode, InvalidRequestError, UnsupportedVersionError
-from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec
+from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec, present_only
 from kproto.schemas.protocol.header import request_header, response_header
 
 __all__ = [
@@ -85,21 +85,24 @@ def response_header_version(api_key: int, api_version: int) -> int:
 
 
 def _decode(con: StructCodec, data: bytes, position: int = 0, *, exact: bool = True,
-            start: int = 0) -> tuple[Container, int]:
+            start: int = 0, present: bool = False) -> tuple[Container, int]:
     """(value, end) of the struct at ``data[start:]``: the generated fast
     parser, or, when it declines, the schema itself (which raises the
-    located error, or agrees)."""
+    located error, or agrees). ``present``: only the fields of the version
+    (``present_only``), as a decoder shows a body."""
     try:
-        value, end = fast_parser(con.spec, con.version, con.flexible)(data, start)
+        value, end = fast_parser(con.spec, con.version, con.flexible, present)(data, start)
         if not exact or end == len(data):
             return value, end
     except Irregular:       # input the generated code declines: the schema judges
         pass
     tail = data[start:] if start else data
     if exact:
-        return _parse(_exact(con), tail, position + start), len(data)
-    value, end = _parse(_counted(con), tail, position + start)
-    return value, start + end
+        value, end = _parse(_exact(con), tail, position + start), len(data)
+    else:
+        value, end = _parse(_counted(con), tail, position + start)
+        end += start
+    return (present_only(con.spec, con.version, value) if present else value), end
 
 
 def _encode(con: StructCodec, value) -> bytes:
@@ -170,12 +173,13 @@ def decode_request(frame: bytes | bytearray | memoryview, *,
 
 
 def decode_request_body(header: Container, frame: bytes, offset: int, *,
-                        allow_trailing: bool = False) -> Container:
+                        allow_trailing: bool = False, present: bool = False) -> Container:
     """The body of a request whose header ``decode_request_header`` already
-    read (``offset``: where the body starts), so a broker reads it once."""
+    read (``offset``: where the body starts), so a broker reads it once;
+    ``present``: only the fields of its version (``present_only``)."""
     frame = bytes(frame)
-    con = api(header.request_api_key).request(header.request_api_version)
-    return _decode(con, frame, start=offset, exact=not allow_trailing)[0]
+    con = api(header["request_api_key"]).request(header["request_api_version"])
+    return _decode(con, frame, start=offset, exact=not allow_trailing, present=present)[0]
 
 
 def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None,
@@ -197,9 +201,10 @@ def _body_version(spec: ApiSpec, api_version: int, error_code) -> int:
     return api_version
 
 
-def decode_response(api_key: int, api_version: int,
-                    frame: bytes | bytearray | memoryview) -> tuple[Container, Container]:
-    """(header, body) of one response frame to a request of ``api_key`` v``api_version``.
+def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | memoryview, *,
+                    present: bool = False) -> tuple[Container, Container]:
+    """(header, body) of one response frame to a request of ``api_key`` v``api_version``;
+    ``present``: a body with only the fields of its version (``present_only``).
 
     ApiVersions: an error-35 answer is read as a v0 body (KIP-511), as the
     Java client and kafka-python do, also when ``api_version`` is past ours.
@@ -214,7 +219,7 @@ def decode_response(api_key: int, api_version: int,
     if spec.unsupported_version_body is not None and len(frame) >= offset + 2:
         error_code = int.from_bytes(frame[offset:offset + 2], "big", signed=True)
     version = _body_version(spec, api_version, error_code)
-    return header, _decode(spec.response(version), frame, start=offset)[0]
+    return header, _decode(spec.response(version), frame, start=offset, present=present)[0]
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body) -> bytes:

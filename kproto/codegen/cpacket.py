@@ -1,0 +1,98 @@
+"""C for the capture decoder's commonest packet: pcap record, Ethernet, IPv4, TCP.
+
+Not derived from a schema (these headers are not kproto's): the C that
+``kproto.codegen.c`` splices into ``kproto/_crecords.c`` beside the generated
+code, so the extension stays one generated file. It mirrors
+``PacketReader.pcap_records`` and the fast path of ``kproto.capture.packet.tcp_segment``
+(an Ethernet frame of IPv4 without options carrying TCP, not a fragment) and
+hands every other packet back as bytes for the Python path; tests/test_capture_json_c.py
+checks the two give the same segments.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TEMPLATE", "METHODS"]
+
+METHODS = """    {"pcap_segments", pcap_segments, METH_VARARGS, "pcap records at once, TCP segments read (decoder fast path)."},"""
+
+TEMPLATE = r"""
+/* --- pcap records and TCP segments (kproto.codegen.cpacket) -------------- */
+
+static uint32_t
+rd32(const unsigned char *p, int little)
+{
+    return little ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
+                  : (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
+}
+
+/* Segment(src, sport, dst, dport, seq, ack, flags, payload, missing) of an Ethernet
+ * frame d[0:n] (n >= 54) holding IPv4 without options and TCP, not a fragment; NULL
+ * without an error for any other frame, NULL with one on failure. */
+static PyObject *
+eth_ipv4_tcp(const unsigned char *d, int64_t n, PyTypeObject *segment_type)
+{
+    if (d[12] != 0x08 || d[13] != 0x00 || d[14] != 0x45 || d[23] != 6 || (((d[20] << 8) | d[21]) & 0x3FFF))
+        return NULL;
+    int64_t total = (d[16] << 8) | d[17];
+    int64_t start = 34 + (d[46] >> 4) * 4, end = 14 + (total ? total : n - 14);
+    int64_t lo = start < n ? start : n, hi = end < n ? end : n;     /* data[start:end] */
+    if (hi < lo) hi = lo;
+    int64_t missing = end - (start > n ? start : n);
+    PyObject *fields = Py_BuildValue("(y#iy#iIIiy#L)", d + 26, (Py_ssize_t)4, (d[34] << 8) | d[35],
+                                     d + 30, (Py_ssize_t)4, (d[36] << 8) | d[37], rd32(d + 38, 0), rd32(d + 42, 0),
+                                     (int)d[47], d + lo, (Py_ssize_t)(hi - lo),
+                                     (long long)(missing > 0 ? missing : 0));
+    if (!fields) return NULL;
+    PyObject *args = PyTuple_Pack(1, fields);
+    Py_DECREF(fields);
+    if (!args) return NULL;
+    PyObject *seg = PyTuple_Type.tp_new(segment_type, args, NULL);     /* tuple.__new__(Segment, fields) */
+    Py_DECREF(args);
+    return seg;
+}
+
+/* pcap_segments(buf, start, little_endian, frac_ns, linktype, max_record, Segment)
+ * -> ([(ts_ns, Segment or bytes)], end): every complete record from buf[start:], as
+ * PacketReader.pcap_records reads them, stopping where it stops; the TCP segment is
+ * read here when the frame is the common kind, else the record's bytes are given. */
+static PyObject *
+pcap_segments(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start;
+    int little, linktype;
+    long long frac, max_record;
+    PyObject *segment_type, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*npLiLO!", &view, &start, &little, &frac, &linktype, &max_record,
+                          &PyType_Type, &segment_type))
+        return NULL;
+    const unsigned char *buf = view.buf;
+    int64_t len = view.len, pos = start;
+    if (start < 0 || start > len) { PyErr_SetString(PyExc_ValueError, "start outside the buffer"); goto error; }
+    out = PyList_New(0);
+    if (!out) goto error;
+    while (len - pos >= 16) {
+        int64_t incl = rd32(buf + pos + 8, little);
+        if (incl > max_record || len - pos - 16 < incl) break;
+        const unsigned char *d = buf + pos + 16;
+        int64_t ts = (int64_t)rd32(buf + pos, little) * 1000000000 + (int64_t)rd32(buf + pos + 4, little) * frac;
+        PyObject *item = NULL;
+        if (linktype == 1 && incl >= 54) {
+            item = eth_ipv4_tcp(d, incl, (PyTypeObject *)segment_type);
+            if (!item && PyErr_Occurred()) goto error;
+        }
+        if (!item) item = PyBytes_FromStringAndSize((const char *)d, incl);
+        if (!item) goto error;
+        PyObject *pair = Py_BuildValue("(LN)", (long long)ts, item);
+        if (!pair || PyList_Append(out, pair) < 0) { Py_XDECREF(pair); goto error; }
+        Py_DECREF(pair);
+        pos += 16 + incl;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(NL)", out, (long long)pos);
+error:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+"""
