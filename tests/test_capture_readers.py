@@ -470,6 +470,24 @@ def test_decode_json_cli_output_is_json_dumps_of_the_exchanges(tmp_path):
     assert out == "".join(line + "\n" for line in want)
 
 
+def test_decode_cli_leaves_the_collector_as_it_found_it(tmp_path):
+    """The decode loop freezes start-up's objects and collects the young
+    generation less often; afterwards (also in-process) the collector is back:
+    same thresholds, nothing frozen, still enabled, and the output unchanged."""
+    import gc
+    from click.testing import CliRunner
+    from kproto.tools.main import cli
+    req, ok = _produce(1, [b"x" * 30])
+    path = tmp_path / "one.pcap"
+    path.write_bytes(pcap_bytes(_round_trips([(req, ok)])))
+    before = gc.get_threshold()
+    result = CliRunner().invoke(cli, ["decode", "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    (ex,) = exchanges(path)
+    assert result.output == json.dumps(ex.to_json(), default=json_default, separators=(",", ":")) + "\n"
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == (before, 0, True)
+
+
 def test_iso_time_across_seconds():
     """The last second's text is reused: right when the second changes, and back."""
     from kproto.capture.kafka import iso_time
