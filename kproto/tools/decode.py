@@ -252,7 +252,7 @@ def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, a
       tcpdump -i any -U -w - port 9092 | kproto decode -
       kproto decode --json kafka.pcap | jq 'select(.api_name=="Fetch") | .latency_ms'
     """
-    known = {spec.name.lower() for spec in API_KEYS.values()} | {str(k) for k in API_KEYS}
+    known = {spec.name.lower() for spec in API_KEYS.values()} | {str(k) for k in API_KEYS} if apis else ()
     for a in apis:
         if a.lower() not in known:
             raise UsageProblem(f"kproto decode: --api: no API named {a!r} in kproto's registry")
