@@ -105,6 +105,21 @@ def _element(t, compact: bool) -> M.Field:
 _FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "float64": "d"}
 _SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint16": 2, "float64": 8}
 
+def _runs(fields: tuple[M.Field, ...]) -> list[tuple[M.Field, ...]]:
+    """``fields`` in order, grouped so that consecutive fixed-width scalars
+    (``_FMT``) share a group; every other field is a group of its own."""
+    runs: list[list[M.Field]] = []
+    fixed = False
+    for f in fields:
+        now = isinstance(f.type, M.Scalar) and f.type.kafka in _FMT
+        if now and fixed:
+            runs[-1].append(f)
+        else:
+            runs.append([f])
+        fixed = now
+    return [tuple(r) for r in runs]
+
+
 # A nullable struct: an int8 marker, -1 for null, then the struct.
 _NULLABLE_STRUCT_PARSE = ("{pad}if _u_int8(buf, pos)[0] < 0:\n{pad}    pos += 1\n{pad}    {var} = None\n"
                           "{pad}else:\n{pad}    {var}, pos = {fn}(buf, pos + 1)")
@@ -168,8 +183,14 @@ class _Gen(Writer):
         self._done[key] = fn
         body: list[str] = []
         wire, tagged = _layout(spec, version, flexible)
-        for f in wire:
-            self.parse_value(body, f"v_{f.name}", f, version, flexible, 1)
+        for run in _runs(wire):
+            if len(run) > 1:        # fixed-width scalars in a row: one struct call
+                fmt = "".join(_FMT[f.type.kafka] for f in run)
+                unpack = self.const(struct.Struct(">" + fmt).unpack_from, "_u_")
+                body.append(f"    {', '.join(f'v_{f.name}' for f in run)} = {unpack}(buf, pos)")
+                body.append(f"    pos += {sum(_SIZE[f.type.kafka] for f in run)}")
+            else:
+                self.parse_value(body, f"v_{run[0].name}", run[0], version, flexible, 1)
         if flexible:
             # Almost every struct ends with an empty tag section: one byte, 0.
             body.append("    if buf[pos] == 0:\n        raw = {}\n        pos += 1")
