@@ -103,18 +103,22 @@ def test_every_module_is_registered_once():
 
 def test_an_api_module_loads_on_first_use():
     """A process that touches one API imports that API's module only; the
-    mapping still answers for every key (unknown ones as a dict would)."""
+    mapping still answers for every key (unknown ones as a dict would), and
+    ``protocol.<module>`` reaches any API module, as when all were imported."""
     import subprocess
     import sys
     code = ("import sys; from kproto.schemas import protocol as P; "
-            "a = P.API_KEYS[0].name, P.API_KEYS.get(3).name, P.API_KEYS.get(9999), 9999 in P.API_KEYS, 1 in P.API_KEYS; "
+            "a = P.API_KEYS[0].name, P.API_KEYS.get(3).name, P.API_KEYS.get(9999), 9999 in P.API_KEYS, "
+            "1 in P.API_KEYS, P.describe_acls.API.key; "
             "mods = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('kproto.schemas.protocol.')); "
             "print(a, mods, len(P.API_KEYS), list(P.API_KEYS)[:3])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == ("('Produce', 'Metadata', None, False, True) ['header', 'metadata', 'produce'] "
-                           f"{len(RANGES)} [0, 1, 2]")
+    assert out.strip() == ("('Produce', 'Metadata', None, False, True, 29) "
+                           f"['describe_acls', 'header', 'metadata', 'produce'] {len(RANGES)} [0, 1, 2]")
     with pytest.raises(KeyError):
         P.API_KEYS[9999]
+    with pytest.raises(AttributeError):
+        P.no_such_api
     assert dict(P.API_KEYS.items()) == {k: P.api(k) for k in RANGES}
 
 

@@ -113,6 +113,13 @@ class _Registry(Mapping):
         return f"API_KEYS({len(self._names)} APIs)"
 
 
+def __getattr__(name: str):
+    """``protocol.produce`` and the like: an API module, imported on first use."""
+    if name in _MODULE_NAMES.values():
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: api_key -> ApiSpec, in key order. The one list of what kproto can speak:
 #: every API key and version Kafka has defined (``min_version..max_version``);
 #: ``served`` says which of those kproto's broker answers.
