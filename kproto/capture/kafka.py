@@ -227,22 +227,25 @@ class FrameStream:
             del hunt[:p]
         return False
 
-    def frames(self):
-        """(frame, notes) for each complete frame now buffered."""
+    def frames(self) -> list[tuple[bytes, list[str]]]:
+        """(frame, notes) for each complete frame now buffered (a list, not a
+        generator: one per delivered segment, and most hold one frame or none)."""
+        out: list[tuple[bytes, list[str]]] = []
         if self.hunting and not self._find():
-            return
+            return out
+        next_frame = self.reader.next_frame
         while True:
             try:
-                frame = self.reader.next_frame()
+                frame = next_frame()
             except FrameError as e:
                 self.notes.append(f"bad frame size ({e.reason}); {self.reader.buffered} bytes skipped")
                 self.reader = FrameReader()
                 self.hunting = True
-                return
+                return out
             if frame is NEED_DATA:
-                return
+                return out
             notes, self.notes = self.notes, []
-            yield frame, notes
+            out.append((frame, notes))
 
 
 # --- one connection ---------------------------------------------------------------
