@@ -163,7 +163,8 @@ def _decode(con: StructCodec, data: bytes, position: int = 0, *, exact: bool = T
     """(value, end) of the struct at ``data[start:]``: the generated fast
     parser, or, when it declines, the schema itself (which raises the
     located error, or agrees). ``present``: only the fields of the version
-    (``present_only``), as a decoder shows a body."""
+    (``present_only``), as a decoder shows a body (plain dicts from the
+    generated parser, Containers from the schema: dicts either way)."""
     parse = _PARSERS.get((con, present))
     if parse is None:
         parse = _PARSERS[con, present] = fast_parser(con.spec, con.version, con.flexible, present)
