@@ -495,3 +495,15 @@ def test_iso_time_across_seconds():
     assert [iso_time(t) for t in stamps] == [
         time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t // 10**9)) + f".{t % 10**9 // 1000:06d}Z"
         for t in stamps]
+
+
+def test_request_header_v0_has_no_client_id():
+    """ControlledShutdown v0, the one body with request header v0 (no client_id):
+    the exchange pairs and decodes, client_id None."""
+    import struct
+    req = struct.pack(">hhi", 7, 0, 5) + struct.pack(">i", 1)           # key, version, corr; broker_id
+    resp = struct.pack(">i", 5) + struct.pack(">hi", 0, 0)              # corr; error_code, no partitions
+    (ex,) = exchanges(io.BytesIO(pcap_bytes(_round_trips([(frame(req), frame(resp))]))))
+    assert (ex.api_name, ex.api_version, ex.correlation_id, ex.client_id) == ("ControlledShutdown", 0, 5, None)
+    assert ex.request == {"broker_id": 1} and ex.warnings == ()
+    assert ex.response == {"error_code": 0, "remaining_partitions": []}

@@ -325,14 +325,14 @@ class KafkaConnection:
                                 len(frame) + 4, topic_names=self.context.topic_names))
             return
         try:
-            header, offset = decode_request_header(frame)
+            header, offset = decode_request_header(frame, present=True)
         except DecodeError as e:
             out.append(self._notice(ts_ns, notes + [f"request header does not decode: {e}"]))
             return
-        # items, not attributes: a Container's attribute access is a Python call
+        # a plain dict (present=True): items, never attributes
         key, version, corr = header["request_api_key"], header["request_api_version"], header["correlation_id"]
         spec = API_KEYS.get(key)
-        p = _Pending(ts_ns, key, version, corr, header["client_id"], None, notes, len(frame) + 4, spec)
+        p = _Pending(ts_ns, key, version, corr, header.get("client_id"), None, notes, len(frame) + 4, spec)
         if corr in self.pending:
             notes.append(f"correlation id {corr} reused while a request was pending")
         self.pending[corr] = p

@@ -220,19 +220,22 @@ def _counted(con: Construct) -> Construct:
     return Sequence(con, Tell)
 
 
-def decode_request_header(frame: bytes | bytearray | memoryview) -> tuple[Container, int]:
+def decode_request_header(frame: bytes | bytearray | memoryview, *,
+                          present: bool = False) -> tuple[Container, int]:
     """Read the request header; returns (header, offset of the body).
 
     Works for any API version, supported or not, as long as the API key is
     known (its flexible range says whether the header carries tags); for an
     unknown key, header v1 is assumed (client_id is readable either way).
+    ``present``: the header's fields only, as a plain dict (a decoder's).
     """
     frame = bytes(frame)
     if len(frame) < 4:
         raise MalformedMessageError("frame too short for a request header", position=len(frame),
                                     path="request_api_version" if len(frame) >= 2 else "request_api_key")
     return _decode(_request_header_for(int.from_bytes(frame[0:2], "big", signed=True),
-                                       int.from_bytes(frame[2:4], "big", signed=True)), frame, exact=False)
+                                       int.from_bytes(frame[2:4], "big", signed=True)), frame, exact=False,
+                   present=present)
 
 
 @lru_cache(maxsize=4096)
@@ -295,14 +298,15 @@ def _body_version(spec: ApiSpec, api_version: int, error_code) -> int:
 def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | memoryview, *,
                     present: bool = False) -> tuple[Container, Container]:
     """(header, body) of one response frame to a request of ``api_key`` v``api_version``;
-    ``present``: a body with only the fields of its version (``present_only``).
+    ``present``: a body with only the fields of its version (``present_only``),
+    header and body plain dicts when the generated parsers read them.
 
     ApiVersions: an error-35 answer is read as a v0 body (KIP-511), as the
     Java client and kafka-python do, also when ``api_version`` is past ours.
     """
     frame = bytes(frame)
     spec, head = _response_header_for(api_key, api_version)
-    header, offset = _decode(head, frame, exact=False)
+    header, offset = _decode(head, frame, exact=False, present=present)
     error_code = None
     if spec.unsupported_version_body is not None and len(frame) >= offset + 2:
         error_code = int.from_bytes(frame[offset:offset + 2], "big", signed=True)
