@@ -470,6 +470,24 @@ def test_decode_json_cli_output_is_json_dumps_of_the_exchanges(tmp_path):
     assert out == "".join(line + "\n" for line in want)
 
 
+def test_decode_cli_leaves_the_collector_as_it_found_it(tmp_path):
+    """The decode loop freezes start-up's objects and collects the young
+    generation less often; afterwards (also in-process) the collector is back:
+    same thresholds, nothing frozen, still enabled, and the output unchanged."""
+    import gc
+    from click.testing import CliRunner
+    from kproto.tools.main import cli
+    req, ok = _produce(1, [b"x" * 30])
+    path = tmp_path / "one.pcap"
+    path.write_bytes(pcap_bytes(_round_trips([(req, ok)])))
+    before = gc.get_threshold()
+    result = CliRunner().invoke(cli, ["decode", "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    (ex,) = exchanges(path)
+    assert result.output == json.dumps(ex.to_json(), default=json_default, separators=(",", ":")) + "\n"
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == (before, 0, True)
+
+
 def test_iso_time_across_seconds():
     """The last second's text is reused: right when the second changes, and back."""
     from kproto.capture.kafka import iso_time
@@ -477,3 +495,15 @@ def test_iso_time_across_seconds():
     assert [iso_time(t) for t in stamps] == [
         time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t // 10**9)) + f".{t % 10**9 // 1000:06d}Z"
         for t in stamps]
+
+
+def test_request_header_v0_has_no_client_id():
+    """ControlledShutdown v0, the one body with request header v0 (no client_id):
+    the exchange pairs and decodes, client_id None."""
+    import struct
+    req = struct.pack(">hhi", 7, 0, 5) + struct.pack(">i", 1)           # key, version, corr; broker_id
+    resp = struct.pack(">i", 5) + struct.pack(">hi", 0, 0)              # corr; error_code, no partitions
+    (ex,) = exchanges(io.BytesIO(pcap_bytes(_round_trips([(frame(req), frame(resp))]))))
+    assert (ex.api_name, ex.api_version, ex.correlation_id, ex.client_id) == ("ControlledShutdown", 0, 5, None)
+    assert ex.request == {"broker_id": 1} and ex.warnings == ()
+    assert ex.response == {"error_code": 0, "remaining_partitions": []}

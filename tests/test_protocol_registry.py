@@ -91,16 +91,40 @@ def test_every_module_is_registered_once():
     names = {m.name for m in pkgutil.iter_modules(P.__path__)} - {"header"}
     modules = {importlib.import_module(f"kproto.schemas.protocol.{n}") for n in names}
     assert {m.API.key for m in modules} == set(P.API_KEYS)
+    # the registry's key -> module table (modules load on first use) names each module under its key
+    assert {m.API.key: m.__name__.rsplit(".", 1)[1] for m in modules} == P._MODULE_NAMES, \
+        "a new API module goes into _MODULE_NAMES in kproto/schemas/protocol/__init__.py"
+    assert all(P.API_KEYS[m.API.key] is m.API for m in modules)
     for m in modules:
         assert m.request == m.API.request and m.response == m.API.response
         snake = "".join("_" + c.lower() if c.isupper() else c for c in m.API.name).lstrip("_")
         assert m.__name__.rsplit(".", 1)[1] == snake
 
 
+def test_an_api_module_loads_on_first_use():
+    """A process that touches one API imports that API's module only; the
+    mapping still answers for every key (unknown ones as a dict would), and
+    ``protocol.<module>`` reaches any API module, as when all were imported."""
+    import subprocess
+    import sys
+    code = ("import sys; from kproto.schemas import protocol as P; "
+            "a = P.API_KEYS[0].name, P.API_KEYS.get(3).name, P.API_KEYS.get(9999), 9999 in P.API_KEYS, "
+            "1 in P.API_KEYS, P.describe_acls.API.key; "
+            "mods = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('kproto.schemas.protocol.')); "
+            "print(a, mods, len(P.API_KEYS), list(P.API_KEYS)[:3])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ("('Produce', 'Metadata', None, False, True, 29) "
+                           f"['describe_acls', 'header', 'metadata', 'produce'] {len(RANGES)} [0, 1, 2]")
+    with pytest.raises(KeyError):
+        P.API_KEYS[9999]
+    with pytest.raises(AttributeError):
+        P.no_such_api
+    assert dict(P.API_KEYS.items()) == {k: P.api(k) for k in RANGES}
+
+
 @pytest.mark.parametrize("spec", P.API_KEYS.values(), ids=lambda s: s.name)
 def test_module_docstring_carries_ledger_and_current_grammar(spec):
-    doc = importlib.import_module(
-        next(m.__name__ for m in P._MODULES if m.API is spec)).__doc__
+    doc = importlib.import_module(f"kproto.schemas.protocol.{P._MODULE_NAMES[spec.key]}").__doc__
     assert f"v{spec.min_version}-{spec.max_version} supported" in doc or \
         (spec.min_version == spec.max_version and f"v{spec.max_version} supported" in doc)
     assert "not supported:" in doc

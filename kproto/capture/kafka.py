@@ -38,14 +38,6 @@ __all__ = ["Connection", "Exchange", "KafkaConnection", "iso_time", "looks_like_
 VERSION_SLACK = 8
 # The largest frame a hunt waits to see whole before judging a candidate boundary.
 MAX_HUNT = 16 << 20
-_BY_NAME = {}
-
-
-def _api_key(name: str) -> int | None:
-    """The registry's key for an API name (None until the registry has it)."""
-    if not _BY_NAME:
-        _BY_NAME.update({s.name: k for k, s in API_KEYS.items()})
-    return _BY_NAME.get(name)
 
 
 class Connection(NamedTuple):
@@ -235,22 +227,25 @@ class FrameStream:
             del hunt[:p]
         return False
 
-    def frames(self):
-        """(frame, notes) for each complete frame now buffered."""
+    def frames(self) -> list[tuple[bytes, list[str]]]:
+        """(frame, notes) for each complete frame now buffered (a list, not a
+        generator: one per delivered segment, and most hold one frame or none)."""
+        out: list[tuple[bytes, list[str]]] = []
         if self.hunting and not self._find():
-            return
+            return out
+        next_frame = self.reader.next_frame
         while True:
             try:
-                frame = self.reader.next_frame()
+                frame = next_frame()
             except FrameError as e:
                 self.notes.append(f"bad frame size ({e.reason}); {self.reader.buffered} bytes skipped")
                 self.reader = FrameReader()
                 self.hunting = True
-                return
+                return out
             if frame is NEED_DATA:
-                return
+                return out
             notes, self.notes = self.notes, []
-            yield frame, notes
+            out.append((frame, notes))
 
 
 # --- one connection ---------------------------------------------------------------
@@ -265,6 +260,7 @@ class _Pending:
     body: dict | None
     warnings: list[str]
     size: int
+    spec: Any = None                 # the registry's ApiSpec for api_key (None: kproto lacks it)
 
 
 class KafkaConnection:
@@ -312,7 +308,7 @@ class KafkaConnection:
 
     def _exchange(self, p: _Pending, ts_ns: int | None, response: dict | None, size: int,
                   warnings: list[str]) -> Exchange:
-        spec = API_KEYS.get(p.api_key)
+        spec = p.spec
         return Exchange(self.connection, p.ts_ns, ts_ns, p.api_key, spec.name if spec else None,
                         p.api_version, p.correlation_id, p.client_id, p.body, response,
                         tuple(p.warnings + warnings), p.size, size, self.context.topic_names)
@@ -329,14 +325,14 @@ class KafkaConnection:
                                 len(frame) + 4, topic_names=self.context.topic_names))
             return
         try:
-            header, offset = decode_request_header(frame)
+            header, offset = decode_request_header(frame, present=True)
         except DecodeError as e:
             out.append(self._notice(ts_ns, notes + [f"request header does not decode: {e}"]))
             return
-        # items, not attributes: a Container's attribute access is a Python call
+        # a plain dict (present=True): items, never attributes
         key, version, corr = header["request_api_key"], header["request_api_version"], header["correlation_id"]
-        p = _Pending(ts_ns, key, version, corr, header["client_id"], None, notes, len(frame) + 4)
         spec = API_KEYS.get(key)
+        p = _Pending(ts_ns, key, version, corr, header.get("client_id"), None, notes, len(frame) + 4, spec)
         if corr in self.pending:
             notes.append(f"correlation id {corr} reused while a request was pending")
         self.pending[corr] = p
@@ -355,15 +351,15 @@ class KafkaConnection:
         except (DecodeError, KafkaError) as e:
             notes.append(f"{spec.name} v{version} request does not decode: {e}")
             return
-        self._sasl_request(key, p.body)
-        if key == _api_key("Produce") and p.body.get("acks") == 0:
+        self._sasl_request(spec.name, p.body)
+        if spec.name == "Produce" and p.body.get("acks") == 0:
             del self.pending[corr]
             out.append(self._exchange(p, None, None, 0, []))
 
-    def _sasl_request(self, key: int, body: dict) -> None:
-        if key == _api_key("SaslHandshake"):
+    def _sasl_request(self, name: str, body: dict) -> None:
+        if name == "SaslHandshake":
             self.mechanism = body.get("mechanism")
-        elif key == _api_key("SaslAuthenticate") and self.mechanism in (None, "PLAIN"):
+        elif name == "SaslAuthenticate" and self.mechanism in (None, "PLAIN"):
             body["auth_bytes"] = B.mask_plain_token(body.get("auth_bytes"))
 
     # --- responses --------------------------------------------------------------
@@ -381,15 +377,16 @@ class KafkaConnection:
                                                "capture does not hold"]),
                                 0, len(frame) + 4, self.context.topic_names))
             return
-        spec = API_KEYS.get(p.api_key)
+        spec = p.spec
         body = None
         if spec is None:
             notes.append(f"API key {p.api_key} is not in kproto's registry: response not decoded")
         else:
             try:
                 _, value = decode_response(p.api_key, p.api_version, frame, present=True)
-                body = B.plain_body(spec.response_schema, _body_version(spec, p.api_version, value),
-                                    value, notes, self.context.binary, projected=True)
+                version = (p.api_version if spec.unsupported_version_body is None    # decode_response checked it
+                           else _body_version(spec, p.api_version, value))
+                body = B.plain_body(spec.response_schema, version, value, notes, self.context.binary, projected=True)
             except (DecodeError, KafkaError) as e:
                 notes.append(f"{spec.name} v{p.api_version} response does not decode: {e}")
         if body is not None:
@@ -398,7 +395,7 @@ class KafkaConnection:
 
     def _learn(self, p: _Pending, body: dict) -> None:
         """What later frames need: broker ports, topic ids, SASL state."""
-        name = API_KEYS[p.api_key].name
+        name = p.spec.name
         ports = self.context.ports if self.context.discover_ports else set()
         if name == "Metadata":
             for b in body.get("brokers") or ():

@@ -27,9 +27,9 @@ on build raise ``CorruptRecordError`` naming the field (``kproto.schemas.build``
 from __future__ import annotations
 
 import importlib
-import pkgutil
+from collections.abc import Mapping
 from functools import lru_cache
-from types import MappingProxyType
+from typing import Callable
 
 from construct import Construct, Container, Sequence, Subconstruct, Tell, TerminatedError
 
@@ -45,16 +45,85 @@ __all__ = [
     "decode_response", "encode_response", "highest_common_version", "served_versions",
 ]
 
-# One module per API (named after it in snake_case), besides header: the 26 the
+# One module per API, named after it in snake_case, besides header: the 26 the
 # broker answers are written by hand, the others by kproto.schemas.generate.
-_MODULES = tuple(importlib.import_module(f"{__name__}.{m.name}")
-                 for m in pkgutil.iter_modules(__path__) if m.name != "header")
+# api_key -> module, so that a module loads when its key is first used: a
+# capture decoder meets a handful of the 96 APIs, and loading all of them is
+# ~15 ms of its start-up. tests/test_protocol_registry.py keeps this equal to
+# the modules (a new API module goes here too).
+_MODULE_NAMES: dict[int, str] = {
+    0: "produce", 1: "fetch", 2: "list_offsets", 3: "metadata", 4: "leader_and_isr", 5: "stop_replica",
+    6: "update_metadata", 7: "controlled_shutdown", 8: "offset_commit", 9: "offset_fetch",
+    10: "find_coordinator", 11: "join_group", 12: "heartbeat", 13: "leave_group", 14: "sync_group",
+    15: "describe_groups", 16: "list_groups", 17: "sasl_handshake", 18: "api_versions", 19: "create_topics",
+    20: "delete_topics", 21: "delete_records", 22: "init_producer_id", 23: "offset_for_leader_epoch",
+    24: "add_partitions_to_txn", 25: "add_offsets_to_txn", 26: "end_txn", 27: "write_txn_markers",
+    28: "txn_offset_commit", 29: "describe_acls", 30: "create_acls", 31: "delete_acls", 32: "describe_configs",
+    33: "alter_configs", 34: "alter_replica_log_dirs", 35: "describe_log_dirs", 36: "sasl_authenticate",
+    37: "create_partitions", 38: "create_delegation_token", 39: "renew_delegation_token",
+    40: "expire_delegation_token", 41: "describe_delegation_token", 42: "delete_groups", 43: "elect_leaders",
+    44: "incremental_alter_configs", 45: "alter_partition_reassignments", 46: "list_partition_reassignments",
+    47: "offset_delete", 48: "describe_client_quotas", 49: "alter_client_quotas",
+    50: "describe_user_scram_credentials", 51: "alter_user_scram_credentials", 52: "vote",
+    53: "begin_quorum_epoch", 54: "end_quorum_epoch", 55: "describe_quorum", 56: "alter_partition",
+    57: "update_features", 58: "envelope", 59: "fetch_snapshot", 60: "describe_cluster",
+    61: "describe_producers", 62: "broker_registration", 63: "broker_heartbeat", 64: "unregister_broker",
+    65: "describe_transactions", 66: "list_transactions", 67: "allocate_producer_ids",
+    68: "consumer_group_heartbeat", 69: "consumer_group_describe", 70: "controller_registration",
+    71: "get_telemetry_subscriptions", 72: "push_telemetry", 73: "assign_replicas_to_dirs",
+    74: "list_config_resources", 75: "describe_topic_partitions", 76: "share_group_heartbeat",
+    77: "share_group_describe", 78: "share_fetch", 79: "share_acknowledge", 80: "add_raft_voter",
+    81: "remove_raft_voter", 82: "update_raft_voter", 83: "initialize_share_group_state",
+    84: "read_share_group_state", 85: "write_share_group_state", 86: "delete_share_group_state",
+    87: "read_share_group_state_summary", 88: "streams_group_heartbeat", 89: "streams_group_describe",
+    90: "describe_share_group_offsets", 91: "alter_share_group_offsets", 92: "delete_share_group_offsets",
+}
+
+
+class _Registry(Mapping):
+    """api_key -> ApiSpec in key order, each API's module imported on first use."""
+
+    def __init__(self, names: dict[int, str]) -> None:
+        self._names = names
+        self._specs: dict[int, ApiSpec] = {}
+
+    def __getitem__(self, key: int) -> ApiSpec:
+        spec = self._specs.get(key)
+        if spec is None:
+            name = self._names[key]             # KeyError: not an API kproto knows
+            spec = self._specs[key] = importlib.import_module(f"{__name__}.{name}").API
+        return spec
+
+    def get(self, key, default=None):
+        spec = self._specs.get(key)
+        if spec is None:
+            return self[key] if key in self._names else default
+        return spec
+
+    def __contains__(self, key) -> bool:
+        return key in self._names
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"API_KEYS({len(self._names)} APIs)"
+
+
+def __getattr__(name: str):
+    """``protocol.produce`` and the like: an API module, imported on first use."""
+    if name in _MODULE_NAMES.values():
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: api_key -> ApiSpec, in key order. The one list of what kproto can speak:
 #: every API key and version Kafka has defined (``min_version..max_version``);
 #: ``served`` says which of those kproto's broker answers.
-API_KEYS: MappingProxyType[int, ApiSpec] = MappingProxyType(
-    {m.API.key: m.API for m in sorted(_MODULES, key=lambda m: m.API.key)})
+API_KEYS: Mapping[int, ApiSpec] = _Registry(_MODULE_NAMES)
 
 
 def served_versions() -> dict[int, tuple[int, int]]:
@@ -84,14 +153,23 @@ def response_header_version(api_key: int, api_version: int) -> int:
     return api(api_key).response_header_version(api_version)
 
 
+# (codec, present) -> its generated parser: one lookup per header or body (a
+# capture decodes four an exchange); codecs are few and cached (message.codec)
+_PARSERS: dict[tuple[StructCodec, bool], Callable] = {}
+
+
 def _decode(con: StructCodec, data: bytes, position: int = 0, *, exact: bool = True,
             start: int = 0, present: bool = False) -> tuple[Container, int]:
     """(value, end) of the struct at ``data[start:]``: the generated fast
     parser, or, when it declines, the schema itself (which raises the
     located error, or agrees). ``present``: only the fields of the version
-    (``present_only``), as a decoder shows a body."""
+    (``present_only``), as a decoder shows a body (plain dicts from the
+    generated parser, Containers from the schema: dicts either way)."""
+    parse = _PARSERS.get((con, present))
+    if parse is None:
+        parse = _PARSERS[con, present] = fast_parser(con.spec, con.version, con.flexible, present)
     try:
-        value, end = fast_parser(con.spec, con.version, con.flexible, present)(data, start)
+        value, end = parse(data, start)
         if not exact or end == len(data):
             return value, end
     except Irregular:       # input the generated code declines: the schema judges
@@ -142,22 +220,38 @@ def _counted(con: Construct) -> Construct:
     return Sequence(con, Tell)
 
 
-def decode_request_header(frame: bytes | bytearray | memoryview) -> tuple[Container, int]:
+def decode_request_header(frame: bytes | bytearray | memoryview, *,
+                          present: bool = False) -> tuple[Container, int]:
     """Read the request header; returns (header, offset of the body).
 
     Works for any API version, supported or not, as long as the API key is
     known (its flexible range says whether the header carries tags); for an
     unknown key, header v1 is assumed (client_id is readable either way).
+    ``present``: the header's fields only, as a plain dict (a decoder's).
     """
     frame = bytes(frame)
     if len(frame) < 4:
         raise MalformedMessageError("frame too short for a request header", position=len(frame),
                                     path="request_api_version" if len(frame) >= 2 else "request_api_key")
-    key = int.from_bytes(frame[0:2], "big", signed=True)
-    version = int.from_bytes(frame[2:4], "big", signed=True)
+    return _decode(_request_header_for(int.from_bytes(frame[0:2], "big", signed=True),
+                                       int.from_bytes(frame[2:4], "big", signed=True)), frame, exact=False,
+                   present=present)
+
+
+@lru_cache(maxsize=4096)
+def _request_header_for(key: int, version: int) -> StructCodec:
     spec = API_KEYS.get(key)
-    hv = spec.request_header_version(version) if spec is not None else 1
-    return _decode(request_header(hv), frame, exact=False)
+    return request_header(spec.request_header_version(version) if spec is not None else 1)
+
+
+@lru_cache(maxsize=4096)
+def _response_header_for(api_key: int, api_version: int) -> tuple[ApiSpec, StructCodec]:
+    """(spec, response header codec) of a response to ``api_key`` v``api_version``,
+    after the checks ``decode_response`` makes (which raise, so are not cached)."""
+    spec = api(api_key)
+    if spec.unsupported_version_body is None:
+        spec.check_version(api_version)
+    return spec, response_header(spec.response_header_version(api_version))
 
 
 def decode_request(frame: bytes | bytearray | memoryview, *,
@@ -204,17 +298,15 @@ def _body_version(spec: ApiSpec, api_version: int, error_code) -> int:
 def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | memoryview, *,
                     present: bool = False) -> tuple[Container, Container]:
     """(header, body) of one response frame to a request of ``api_key`` v``api_version``;
-    ``present``: a body with only the fields of its version (``present_only``).
+    ``present``: a body with only the fields of its version (``present_only``),
+    header and body plain dicts when the generated parsers read them.
 
     ApiVersions: an error-35 answer is read as a v0 body (KIP-511), as the
     Java client and kafka-python do, also when ``api_version`` is past ours.
     """
     frame = bytes(frame)
-    spec = api(api_key)
-    if spec.unsupported_version_body is None:
-        spec.check_version(api_version)
-    header, offset = _decode(response_header(spec.response_header_version(api_version)), frame,
-                             exact=False)
+    spec, head = _response_header_for(api_key, api_version)
+    header, offset = _decode(head, frame, exact=False, present=present)
     error_code = None
     if spec.unsupported_version_body is not None and len(frame) >= offset + 2:
         error_code = int.from_bytes(frame[offset:offset + 2], "big", signed=True)
