@@ -267,6 +267,24 @@ def test_a_reused_four_tuple_is_a_new_connection():
     assert [(e.correlation_id, e.warnings) for e in exs] == [(0, ()), (1, ()), (0, ()), (1, ())]
 
 
+def test_response_after_the_clients_fin_and_its_retransmission_is_paired():
+    """A client that sends a request and half-closes, its FIN retransmitted, and
+    the server's answer after both (seen with librdkafka against a busy broker):
+    only a FIN from each side, or a RST, ends the connection."""
+    req, resp = _produce(7, [b"late"])
+    fin_ack = 0x11
+    pkts = [(T0, tcp_packet(C, 40000, S, 9092, 999, flags=0x02)),
+            (T0 + 1000, tcp_packet(C, 40000, S, 9092, 1000, req, ack=5000)),
+            (T0 + 2000, tcp_packet(C, 40000, S, 9092, 1000 + len(req), flags=fin_ack, ack=5000)),
+            (T0 + 3000, tcp_packet(C, 40000, S, 9092, 1000 + len(req), flags=fin_ack, ack=5000)),
+            (T0 + 9000, tcp_packet(S, 9092, C, 40000, 5000, resp, ack=1001 + len(req))),
+            (T0 + 9500, tcp_packet(C, 40000, S, 9092, 1001 + len(req), flags=0x04))]
+    exs = list(exchanges(io.BytesIO(pcap_bytes(pkts))))
+    assert [(e.correlation_id, e.api_name, e.warnings) for e in exs] == [(7, "Produce", ())]
+    assert exs[0].response["responses"][0]["partition_responses"][0]["base_offset"] == 7
+    assert exs[0].latency_ms == 0.008                       # request to response, in ms
+
+
 def test_stdin_style_stream_and_gzip_bounded_chunks():
     import gzip
     data = gzip.compress(pcap_bytes(_conversation(3, link=276), link=276))

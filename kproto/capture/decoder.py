@@ -182,11 +182,13 @@ class Decoder:
                 self._deliver(tcp, 1 - direction, other.acked(seg.ack), ts, out)
         if items:
             self._deliver(tcp, direction, items, ts, out)
-        if flags & RST or (flags & FIN and tcp.fins == 1):
+        if flags & FIN:
+            # by direction: a retransmitted FIN is not the peer's, and a server may
+            # still answer a client that half-closed (its response comes after the FIN)
+            tcp.fins |= 1 << direction
+        if flags & RST or tcp.fins == 3:
             self._finish(tcp)
             self._tcp.pop(tcp.key, None)
-        elif flags & FIN:
-            tcp.fins = 1
 
     def _deliver(self, tcp: _Tcp, direction: int, items: list, ts: int, out) -> None:
         if not items:
