@@ -159,10 +159,12 @@ def test_pcapng_and_nanosecond_files_decode_the_same(lo, session):
                 for e in exs]
     ng = list(exchanges(session.dir / "lo.pcapng", ports=session.ports))
     assert key(ng) == key(lo) and [e.ts_ns for e in ng] == [e.ts_ns for e in lo]
-    # a second tcpdump, in ns: same exchanges, timestamps within 50 µs of the first's
+    # a second tcpdump, in ns: same exchanges, timestamps within 2 ms of the first's
+    # (each capture socket stamps a loopback packet as it receives it: a few µs
+    # apart on an idle machine, more when the other tcpdump waits for a core)
     nano = list(exchanges(session.dir / "nano.pcap", ports=session.ports))
     assert key(nano) == key(lo)
-    assert all(abs(a.ts_ns - b.ts_ns) < 50_000 for a, b in zip(nano, lo))
+    assert all(abs(a.ts_ns - b.ts_ns) < 2_000_000 for a, b in zip(nano, lo))
     assert any(e.ts_ns % 1000 for e in nano)                  # real ns precision came through
 
 
