@@ -68,7 +68,7 @@ bench: venv debs
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py $(BENCH_ARGS) || exit 1; done
 
 # Hostile and careless clients for as long as you like (figures printed and kept
-# in soak-figures.json); bench/soak.py --help sizes each part. Default: ~40 min.
+# in soak-figures.json); bench/soak.py --help sizes each part. Default: ~35 min.
 soak: venv
 	nice -n 10 $(BIN)/python bench/soak.py --out soak-figures.json
 

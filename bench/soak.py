@@ -10,12 +10,14 @@ kill    kill -9 mid-produce: an idempotent confluent-kafka producer (acks=all)
         writes numbered records to 3 partitions while the broker is killed and
         restarted ``--kill-trials`` times, once with the default flush and once
         with log.flush.interval.messages=1; then every record is read back.
-        Figures: acknowledged records lost, duplicates, restarts that failed.
+        Figures: acknowledged records lost, duplicates, restarts that failed,
+        the broker's peak RSS over all its restarts.
 frames  mutated and random request frames (the corpus's request frames: bit
         flips, truncations, length-field edits, spliced and random bytes), each
         followed by an ApiVersions probe on the same connection.
         Figures: broker crashes, wedged connections (neither an answer nor a
-        close within 5 s, for APIs that never park a request), peak RSS.
+        close within 5 s, for APIs that never park a request), peak RSS,
+        partitions the frames made the broker create, its peak open descriptors.
 fuzz    every record and protocol decoder over mutations of every fixture in
         the conformance corpus (kproto/conformance/corpus), plus compression
         bombs for each codec, in this process. Figures: exceptions that are not
@@ -23,7 +25,8 @@ fuzz    every record and protocol decoder over mutations of every fixture in
         in a child process of its own, so the figure is the decoders').
 churn   a consumer group of member processes, one killed (SIGKILL) and one
         started every few seconds, while a producer writes.
-        Figures: records never consumed, committed offsets going backwards.
+        Figures: records never consumed, committed offsets going backwards,
+        the broker's peak RSS.
 
 Targets (issue 10): 0 lost in 100 kill trials, 0 crashes over 1e5 frames,
 0 foreign exceptions over 1e6 fuzzed inputs, peak RSS under
@@ -107,6 +110,13 @@ class Broker:
             proc = psutil.Process(self.proc.pid)
             self.peak_rss = max(self.peak_rss, proc.memory_info().rss)
             self.peak_fds = max(self.peak_fds, proc.num_fds())
+
+    def watch(self, seconds: float) -> None:
+        """Wait, sampling the broker's RSS and descriptors every 0.1 s."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            self.sample_rss()
+            time.sleep(min(0.1, left))
 
     def partitions(self) -> int:
         """Partition directories in the data dir (what clients made it create)."""
@@ -196,7 +206,7 @@ def _kill_mode(work: Path, trials: int, configs: tuple, rng: random.Random) -> d
     t.start()
     failed_restarts = 0
     for _ in range(trials):
-        time.sleep(rng.uniform(0.2, 1.0))
+        broker.watch(rng.uniform(0.2, 1.0))
         broker.kill()
         if not broker.start():
             failed_restarts += 1
@@ -210,7 +220,8 @@ def _kill_mode(work: Path, trials: int, configs: tuple, rng: random.Random) -> d
     seen = Counter(int(v) for v in values)
     return {"trials": trials, "produced": produced[0], "acknowledged": len(acked),
             "lost": len(acked - set(seen)), "duplicates": sum(n - 1 for n in seen.values() if n > 1),
-            "failed_restarts": failed_restarts, "delivery_errors": dict(failures)}
+            "failed_restarts": failed_restarts, "delivery_errors": dict(failures),
+            "peak_rss_mib": round(broker.peak_rss / 2**20, 1)}
 
 
 # --- mutated request frames -----------------------------------------------------------------
@@ -334,8 +345,7 @@ def frame_trials(work: Path, count: int, rng: random.Random, workers: int = 4) -
     for t in threads:
         t.start()
     while any(t.is_alive() for t in threads):
-        broker.sample_rss()
-        time.sleep(0.1)
+        broker.watch(0.1)
     alive = broker.alive()
     broker.stop()
     internal = _internal_errors(broker.log)
@@ -542,7 +552,7 @@ def group_churn(work: Path, seconds: float, rng: random.Random, members: int = 3
                     except BufferError:
                         break
                 p.poll(0)
-                time.sleep(0.1)
+                broker.watch(0.1)
                 backwards += _check_commits(admin, last)
                 if time.monotonic() > next_kill:
                     victim = rng.choice([q for q in procs if q.poll() is None])
@@ -568,7 +578,8 @@ def group_churn(work: Path, seconds: float, rng: random.Random, members: int = 3
         broker.stop()
     never = acked - _consumed_set(work)
     return {"seconds": seconds, "members_killed": killed, "produced": i, "acknowledged": len(acked),
-            "never_consumed": len(never), "commits_backwards": backwards}
+            "never_consumed": len(never), "commits_backwards": backwards,
+            "peak_rss_mib": round(broker.peak_rss / 2**20, 1)}
 
 
 def _consumed(work: Path) -> list[set[int]]:

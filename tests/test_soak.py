@@ -45,5 +45,8 @@ def test_short_soak(tmp_path):
         kill = figures["kill"][mode]
         assert kill["trials"] == 10 and kill["acknowledged"] > 0, kill
         assert (kill["lost"], kill["duplicates"], kill["failed_restarts"]) == (0, 0, 0), kill
+        assert 0 < kill["peak_rss_mib"] < budget_mib, kill
     assert churn["members_killed"] >= 1 and churn["acknowledged"] > 0, churn
     assert (churn["never_consumed"], churn["commits_backwards"]) == (0, 0), churn
+    assert 0 < churn["peak_rss_mib"] < budget_mib, churn
+    assert frames["partitions_created"] > 0 and frames["peak_open_fds"] > 0, frames
