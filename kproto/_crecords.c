@@ -65,6 +65,25 @@ set_corrupt(const char *reason, const char *path, int64_t pos)
     Py_XDECREF(kw); Py_XDECREF(a);
 }
 
+/* The arguments every records-section entry point takes:
+ * (buf, count, base_offset, base_timestamp, log_append_time or None).
+ * 0 with `view` held (the caller releases it), -1 with an exception set. */
+static int
+records_args(PyObject *args, Py_buffer *view, Py_ssize_t *count, long long *base_offset,
+             long long *base_timestamp, int *lat_set, int64_t *lat)
+{
+    PyObject *lat_obj;
+    if (!PyArg_ParseTuple(args, "y*nLLO", view, count, base_offset, base_timestamp, &lat_obj))
+        return -1;
+    *lat_set = lat_obj != Py_None;
+    *lat = 0;
+    if (*lat_set) {
+        *lat = PyLong_AsLongLong(lat_obj);
+        if (*lat == -1 && PyErr_Occurred()) { PyBuffer_Release(view); return -1; }
+    }
+    return 0;
+}
+
 /* A record's timestamp, or `now` when it is None; -1 with an exception set on error. */
 static int64_t
 record_timestamp(PyObject *item, int64_t now)
@@ -84,18 +103,15 @@ decode_records(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t count;
     long long base_offset, base_timestamp;
-    PyObject *lat_obj, *result = NULL;
+    PyObject *result = NULL;
     const char *fail_reason = NULL, *fail_path = NULL;
-    if (!PyArg_ParseTuple(args, "y*nLLO", &view, &count, &base_offset, &base_timestamp, &lat_obj))
+    int64_t lat;
+    int lat_set, sh = 0;
+    if (records_args(args, &view, &count, &base_offset, &base_timestamp, &lat_set, &lat) < 0)
         return NULL;
     const unsigned char *buf = (const unsigned char *)view.buf;
-    int64_t len = view.len, pos = 0, lat = 0;
-    int lat_set = lat_obj != Py_None, sh = 0;
+    int64_t len = view.len, pos = 0;
     unsigned int b = 0;
-    if (lat_set) {
-        lat = PyLong_AsLongLong(lat_obj);
-        if (lat == -1 && PyErr_Occurred()) { PyBuffer_Release(&view); return NULL; }
-    }
     int64_t c0 = 0, i1 = 0, n3 = 0, e4 = 0, attributes6 = 0, timestamp_delta7 = 0, offset_delta9 = 0, n12 = 0, n15 = 0, c18 = 0, i20 = 0, n24 = 0, n27 = 0;
     uint64_t u5 = 0, u8 = 0, u10 = 0, u13 = 0, u16 = 0, u19 = 0, u25 = 0, u28 = 0;
     PyObject *item2 = NULL, *key11 = NULL, *value14 = NULL, *headers17 = NULL, *item21 = NULL, *lst22 = NULL, *key23 = NULL, *value26 = NULL;
@@ -1314,18 +1330,15 @@ records_json(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t count;
     long long base_offset, base_timestamp;
-    PyObject *lat_obj, *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*nLLO", &view, &count, &base_offset, &base_timestamp, &lat_obj))
+    PyObject *result = NULL;
+    int64_t lat, end = 0;
+    int lat_set;
+    if (records_args(args, &view, &count, &base_offset, &base_timestamp, &lat_set, &lat) < 0)
         return NULL;
-    int64_t lat = 0, end = 0;
     const char *reason = NULL, *where = NULL;
     Buf out = {0};
-    if (lat_obj != Py_None) {
-        lat = PyLong_AsLongLong(lat_obj);
-        if (lat == -1 && PyErr_Occurred()) { PyBuffer_Release(&view); return NULL; }
-    }
     int rc = emit_records_json(&out, view.buf, view.len, count, base_offset, base_timestamp,
-                               lat_obj != Py_None, lat, &end, &reason, &where);
+                               lat_set, lat, &end, &reason, &where);
     if (rc == 0)
         result = Py_BuildValue("(y#L)", out.data ? out.data : "", out.len, (long long)end);
     else if (rc == 1)

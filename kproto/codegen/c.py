@@ -464,6 +464,25 @@ set_corrupt(const char *reason, const char *path, int64_t pos)
     Py_XDECREF(kw); Py_XDECREF(a);
 }
 
+/* The arguments every records-section entry point takes:
+ * (buf, count, base_offset, base_timestamp, log_append_time or None).
+ * 0 with `view` held (the caller releases it), -1 with an exception set. */
+static int
+records_args(PyObject *args, Py_buffer *view, Py_ssize_t *count, long long *base_offset,
+             long long *base_timestamp, int *lat_set, int64_t *lat)
+{
+    PyObject *lat_obj;
+    if (!PyArg_ParseTuple(args, "y*nLLO", view, count, base_offset, base_timestamp, &lat_obj))
+        return -1;
+    *lat_set = lat_obj != Py_None;
+    *lat = 0;
+    if (*lat_set) {
+        *lat = PyLong_AsLongLong(lat_obj);
+        if (*lat == -1 && PyErr_Occurred()) { PyBuffer_Release(view); return -1; }
+    }
+    return 0;
+}
+
 /* A record's timestamp, or `now` when it is None; -1 with an exception set on error. */
 static int64_t
 record_timestamp(PyObject *item, int64_t now)
@@ -483,18 +502,15 @@ decode_records(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t count;
     long long base_offset, base_timestamp;
-    PyObject *lat_obj, *result = NULL;
+    PyObject *result = NULL;
     const char *fail_reason = NULL, *fail_path = NULL;
-    if (!PyArg_ParseTuple(args, "y*nLLO", &view, &count, &base_offset, &base_timestamp, &lat_obj))
+    int64_t lat;
+    int lat_set, sh = 0;
+    if (records_args(args, &view, &count, &base_offset, &base_timestamp, &lat_set, &lat) < 0)
         return NULL;
     const unsigned char *buf = (const unsigned char *)view.buf;
-    int64_t len = view.len, pos = 0, lat = 0;
-    int lat_set = lat_obj != Py_None, sh = 0;
+    int64_t len = view.len, pos = 0;
     unsigned int b = 0;
-    if (lat_set) {
-        lat = PyLong_AsLongLong(lat_obj);
-        if (lat == -1 && PyErr_Occurred()) { PyBuffer_Release(&view); return NULL; }
-    }
 @DECLS@
 @BODY@
 @CLEANUP@

@@ -470,18 +470,15 @@ records_json(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t count;
     long long base_offset, base_timestamp;
-    PyObject *lat_obj, *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*nLLO", &view, &count, &base_offset, &base_timestamp, &lat_obj))
+    PyObject *result = NULL;
+    int64_t lat, end = 0;
+    int lat_set;
+    if (records_args(args, &view, &count, &base_offset, &base_timestamp, &lat_set, &lat) < 0)
         return NULL;
-    int64_t lat = 0, end = 0;
     const char *reason = NULL, *where = NULL;
     Buf out = {0};
-    if (lat_obj != Py_None) {
-        lat = PyLong_AsLongLong(lat_obj);
-        if (lat == -1 && PyErr_Occurred()) { PyBuffer_Release(&view); return NULL; }
-    }
     int rc = emit_records_json(&out, view.buf, view.len, count, base_offset, base_timestamp,
-                               lat_obj != Py_None, lat, &end, &reason, &where);
+                               lat_set, lat, &end, &reason, &where);
     if (rc == 0)
         result = Py_BuildValue("(y#L)", out.data ? out.data : "", out.len, (long long)end);
     else if (rc == 1)
