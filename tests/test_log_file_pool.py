@@ -57,6 +57,20 @@ def test_a_pinned_file_is_not_evicted_and_closes_at_its_last_unpin(tmp_path):
     assert b.read(0, 1) == b""
 
 
+def test_the_last_unpin_brings_the_pool_back_under_its_cap(tmp_path):
+    pool = FilePool(2)
+    files = [FileRecords(tmp_path / f"{n}.log", pool) for n in "abcd"]
+    for f in files:                  # four regions in flight: all four stay open
+        f.pin()
+    assert open_under(tmp_path) == ["a.log", "b.log", "c.log", "d.log"]
+    for f in files[:3]:
+        f.unpin()
+    # d is still pinned: the pool evicts what it may (the least recently used) to hold 2
+    assert open_under(tmp_path) == ["c.log", "d.log"]
+    files[3].unpin()
+    assert open_under(tmp_path) == ["c.log", "d.log"] and pool.open_count == 2
+
+
 def test_rename_then_reopen_reads_the_renamed_file(tmp_path):
     pool = FilePool(1)
     a = FileRecords(tmp_path / "00.log", pool)

@@ -22,6 +22,8 @@ hot path is that append, an ``OrderedDict.move_to_end`` and a ``pop``.
 
 While many regions are pinned the pool may hold more than its cap (each
 in-flight fetch region holds one descriptor); it never evicts a pinned file.
+The unpin that leaves a file free evicts back down to the cap, so once no
+region is in flight the pool holds at most ``max_open``.
 """
 
 from __future__ import annotations
@@ -74,9 +76,9 @@ class FilePool:
         self._lru[f] = None
         return fd
 
-    def _evict(self, keep: int) -> bool:
-        """Close least recently used unpinned files until ``keep`` remain open;
-        True when at least one was closed."""
+    def _evict(self, keep: int, spare: "PooledFile | None" = None) -> bool:
+        """Close least recently used unpinned files, ``spare`` aside, until ``keep``
+        remain open; True when at least one was closed."""
         lru, closed = self._lru, False
         for _ in range(len(lru)):
             if len(lru) <= keep:
@@ -85,7 +87,7 @@ class FilePool:
             # meanwhile, which would break an iterator (its KeyError path waits on the lock)
             f, _ = lru.popitem(last=False)
             fd, f._fd = f._fd, -1        # first hide it, then look for pins (see the module doc)
-            if f._pins:
+            if f._pins or f is spare:
                 f._fd = fd
                 lru[f] = None
                 continue
@@ -170,9 +172,17 @@ class PooledFile:
 
     def unpin(self) -> None:
         self._pins.pop()
-        if self._closed and not self._pins:
-            with self.pool.lock:
-                self.pool._close(self)
+        pool = self.pool
+        if self._pins:
+            return
+        if self._closed:
+            with pool.lock:
+                pool._close(self)
+        elif len(pool._lru) > pool.max_open:
+            # Pins held the pool over its cap; the last unpin brings it back under
+            # (this file aside: it was used just now), so the bound holds at rest.
+            with pool.lock:
+                pool._evict(pool.max_open, self)
 
     def _unpin_locked(self) -> None:
         self._pins.pop()
