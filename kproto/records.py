@@ -16,7 +16,6 @@ same objects; tests/codec_check.py proves it on every fixture.
 from __future__ import annotations
 
 import struct
-import time
 import zlib
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple, Sequence
@@ -24,6 +23,7 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 from construct import Array, Container, Struct
 
 from kproto import accel, codegen, schemas
+from kproto.common import now_ms
 from kproto.compression import CompressionType, compress, decompress
 from kproto.errors import CorruptRecordError, DecodeError, IncompleteBatchError
 from kproto.schemas import records as S
@@ -508,10 +508,6 @@ def iter_batches(buf: bytes | bytearray | memoryview, *, verify_crc: bool = True
 
 # --- building -----------------------------------------------------------------
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def build_record_batch(
     records: Iterable[NewRecord | Record], *, base_offset: int = 0,
     compression: CompressionType | int = CompressionType.NONE,
@@ -526,7 +522,7 @@ def build_record_batch(
     append time). Empty batches need ``last_offset_delta`` and ``max_timestamp``
     (the header-only batches compaction leaves)."""
     recs = list(records)
-    now = _now_ms()
+    now = now_ms()
     stamps = [now if r.timestamp is None else r.timestamp for r in recs]
     base_ts = stamps[0] if stamps else -1
     if delete_horizon_ms is not None:
@@ -580,7 +576,7 @@ def build_message_set(
     if compression == CompressionType.ZSTD:
         raise ValueError("zstd is not valid in a legacy message set")
     recs = list(records)
-    now = _now_ms()
+    now = now_ms()
     ts_bit = S.TIMESTAMP_TYPE_BIT if magic == 1 and timestamp_type == TimestampType.LOG_APPEND_TIME else 0
 
     def message(offset, ts, key, value, attributes):

@@ -20,9 +20,10 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 
+from kproto.common import TRANSACTION_STATE_TOPIC_NAME
 from kproto.log.manager import LogManager
 from kproto.records import control_record
-from kproto.server.txn_coordinator.persistence import TRANSACTION_STATE_TOPIC, parse_value
+from kproto.server.txn_coordinator.persistence import parse_value
 from kproto.server.txn_coordinator.state import TransactionState
 from tests.components import kproto_broker, tansu
 from tests.helpers import read_all
@@ -363,13 +364,13 @@ def test_offsets_of_a_transaction_cut_before_its_marker_complete_after_a_restart
         del p
     mgr = LogManager(data)
     try:
-        state_partition, states = _last_batches(mgr, TRANSACTION_STATE_TOPIC)
+        state_partition, states = _last_batches(mgr, TRANSACTION_STATE_TOPIC_NAME)
         assert parse_value("cut", states[-2].records()[0].value).state is TransactionState.PREPARE_COMMIT
         assert parse_value("cut", states[-1].records()[0].value).state is TransactionState.COMPLETE_COMMIT
         offsets_partition, batches = _last_batches(mgr, "__consumer_offsets")
         assert batches[-1].is_control and control_record(next(iter(batches[-1]))).type == 1   # COMMIT
         assert batches[-2].is_transactional and not batches[-2].is_control
-        mgr.get_log(TRANSACTION_STATE_TOPIC, state_partition).truncate_to(states[-1].base_offset)
+        mgr.get_log(TRANSACTION_STATE_TOPIC_NAME, state_partition).truncate_to(states[-1].base_offset)
         mgr.get_log("__consumer_offsets", offsets_partition).truncate_to(batches[-1].base_offset)
     finally:
         mgr.close()

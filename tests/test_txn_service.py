@@ -9,13 +9,14 @@ import itertools
 
 import pytest
 
+from kproto.common import TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import ErrorCode
 from kproto.log import LogManager
 from kproto.log.txn_index import AbortedTxn
 from kproto.server.config import BrokerConfig
 from kproto.records import NewRecord, RecordBatch, build_record_batch, control_record
 from kproto.server.txn_coordinator import (
-    TRANSACTION_STATE_TOPIC, AddPartitionsToTxnRequest, DescribeTransactionsRequest, EndTxnRequest,
+    AddPartitionsToTxnRequest, DescribeTransactionsRequest, EndTxnRequest,
     InitProducerIdRequest,
 )
 from kproto.server.txn_coordinator.persistence import transaction_log_key
@@ -112,7 +113,7 @@ def test_commit_writes_markers_and_survives_a_restart(tmp_path):
             assert (again.error_code, again.producer_id, again.producer_epoch) == (E.NONE, pid, epoch + 1)
             # the records are ordinary __transaction_state batches that the dump decoder reads
             p = n.service.coordinator.partition_for("tx")
-            plog = n.logs.get_log(TRANSACTION_STATE_TOPIC, p)
+            plog = n.logs.get_log(TRANSACTION_STATE_TOPIC_NAME, p)
             states = [transaction_log_record(r)[1].split("state=")[1].split(",")[0]
                       for seg in plog.segments for b in seg.batches() for r in b]
             assert states == ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit", "Empty"]
@@ -179,7 +180,7 @@ def test_unreadable_records_are_skipped_at_start(tmp_path, caplog):
             pid, epoch = await n.begin()
             await n.end(pid, epoch)
             p = n.service.coordinator.partition_for("tx")
-            plog = n.logs.get_log(TRANSACTION_STATE_TOPIC, p)
+            plog = n.logs.get_log(TRANSACTION_STATE_TOPIC_NAME, p)
             plog.append(build_record_batch([NewRecord(transaction_log_key("tx"), b"\x00\x09garbage"),
                                             NewRecord(b"\x00", b"short key")]))
             return pid, epoch

@@ -23,11 +23,11 @@ from __future__ import annotations
 import bisect
 import shutil
 import threading
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
+from kproto.common import now_ms
 from kproto.errors import ErrorCode, KafkaError, KprotoError, OffsetOutOfRangeError, UsageError
 from kproto.topic_config import LogConfig
 from kproto.log.index import NO_TIMESTAMP, TimestampOffset
@@ -53,10 +53,6 @@ class KafkaStorageError(KafkaError):
     """A file operation failed, or the log is closed (KAFKA_STORAGE_ERROR)."""
 
     error_code = ErrorCode.KAFKA_STORAGE_ERROR
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class LogAppendInfo(NamedTuple):
@@ -106,7 +102,7 @@ class UnifiedLog:
     @classmethod
     def open(cls, dir: Path, config: LogConfig | None = None, *, recovery_point: int = 0,
              log_start_offset: int = 0, had_clean_shutdown: bool = True,
-             clock: Clock = wall_clock_ms) -> "UnifiedLog":
+             clock: Clock = now_ms) -> "UnifiedLog":
         """Open (creating if needed) the log in ``dir``, recovering it after an
         unclean shutdown from ``recovery_point`` on (see kproto.log.loader)."""
         dir = Path(dir)

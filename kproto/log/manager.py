@@ -26,39 +26,31 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import re
 import shutil
 import threading
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from kproto.common import InvalidTopicError, now_ms, is_internal, unify_collision_chars, validate_topic_name
 from kproto.errors import (
     ErrorCode, InvalidRequestError, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError,
 )
 from kproto.log import checkpoint as ckpt
 from kproto.log.cleaner import LogCleaner
-from kproto.log.log import Clock, KafkaStorageError, UnifiedLog, parse_topic_partition, wall_clock_ms
+from kproto.log.log import Clock, KafkaStorageError, UnifiedLog, parse_topic_partition
 from kproto.topic_config import LogConfig
 
 log = logging.getLogger("kproto.log")
 
 TOPIC_CONFIGS_FILE = "topic-configs.json"
 PARTITION_METADATA_FILE = "partition.metadata"
-MAX_TOPIC_NAME_LENGTH = 249
 # QuorumController.MAX_RECORDS_PER_USER_OP: one topic record, one per partition and
 # one per config must fit, else POLICY_VIOLATION (EventHandlerExceptionInfo's text).
 MAX_RECORDS_PER_USER_OP = 10000
 EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
-# Topic.INTERNAL_TOPICS: written by the broker's coordinators only.
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 
 TopicPartition = tuple[str, int]
-
-
-class InvalidTopicError(KafkaError):
-    error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
 
 
 class InconsistentClusterIdError(KafkaError):
@@ -87,41 +79,11 @@ def _read_partition_metadata(dir: Path) -> uuid.UUID | None:
                                           file=str(dir / PARTITION_METADATA_FILE)) from None
 
 
-def topic_name_problem(topic: str) -> str | None:
-    """Why ``topic`` is not a legal name, in Topic.detectInvalidTopic's words; None if it is."""
-    if not topic:
-        return "the empty string is not allowed"
-    if topic in (".", ".."):
-        return f"'{topic}' is not allowed"
-    if len(topic) > MAX_TOPIC_NAME_LENGTH:
-        return f"the length of '{topic}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
-    if not _LEGAL_TOPIC.fullmatch(topic):
-        return f"'{topic}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
-    return None
-
-
-def validate_topic_name(topic: str) -> None:
-    """org.apache.kafka.common.internals.Topic.validate."""
-    problem = topic_name_problem(topic)
-    if problem is not None:
-        raise InvalidTopicError(f"Topic name is invalid: {problem}")
-
-
-def is_internal(topic: str) -> bool:
-    """Topic.isInternal."""
-    return topic in INTERNAL_TOPICS
-
-
-def unify_collision_chars(topic: str) -> str:
-    """Topic.unifyCollisionChars: '.' and '_' clash in metric names."""
-    return topic.replace(".", "_")
-
-
 class LogManager:
     """Create, load, find, configure, checkpoint and delete the logs of a data dir."""
 
     def __init__(self, data_dir: Path, *, default_config: LogConfig | None = None, node_id: int = 1,
-                 cluster_id: str | None = None, clock: Clock = wall_clock_ms,
+                 cluster_id: str | None = None, clock: Clock = now_ms,
                  cleaner: LogCleaner | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ from typing import Any, Awaitable, Callable
 
 from construct import Container
 
+from kproto.common import GROUP_METADATA_TOPIC_NAME, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
 from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
@@ -33,7 +34,7 @@ from kproto.server import access, group_service, handlers, txn_service
 from kproto.server.config import BrokerConfig
 from kproto.server.handlers import groups as group_handlers
 from kproto.server.network import (
-    BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart, now_ms,
+    BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart,
     release_regions,
 )
 from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
@@ -215,7 +216,7 @@ class Broker:
         """Markers reached partitions: read_committed fetches may move on; offsets
         committed in the transaction become the groups' (or are dropped)."""
         for topic, partition in written:
-            if topic == group_service.OFFSETS_TOPIC and self.groups is not None:
+            if topic == GROUP_METADATA_TOPIC_NAME and self.groups is not None:
                 self.groups.coordinator.complete_txn_offsets(partition, order.producer_id,
                                                              order.result.name == "COMMIT")
         self.notify_appended()

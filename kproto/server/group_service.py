@@ -24,16 +24,15 @@ import logging
 import threading
 from typing import Any
 
+from kproto.common import now_ms, GROUP_METADATA_TOPIC_NAME
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
 from kproto.server.coordinator import (
     CoordinatorConfig, GroupCoordinator, Pending, append_batch, records_from_segments,
 )
-from kproto.server.network import now_ms
 
 log = logging.getLogger("kproto.server.groups")
 
-OFFSETS_TOPIC = "__consumer_offsets"
 
 
 def coordinator_config(values: dict) -> CoordinatorConfig:
@@ -68,21 +67,21 @@ class GroupService:
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        if self.logs.has_topic(OFFSETS_TOPIC):
+        if self.logs.has_topic(GROUP_METADATA_TOPIC_NAME):
             t = now_ms()
             for p in range(self.partitions):
                 self.coordinator.begin_load(p, t)
             for p in range(self.partitions):
                 loaded = self.coordinator.load_partition(p, records_from_segments(self._segments(p)), now_ms())
                 if loaded:
-                    log.info("loaded %d group(s) from %s-%d", len(loaded), OFFSETS_TOPIC, p)
+                    log.info("loaded %d group(s) from %s-%d", len(loaded), GROUP_METADATA_TOPIC_NAME, p)
         self._timer = asyncio.create_task(self._timers())
 
     def ensure_offsets_topic(self) -> None:
         """Kafka creates __consumer_offsets on the first group request, not at
         startup (a fresh cluster lists no internal topic)."""
-        if not self.logs.has_topic(OFFSETS_TOPIC):
-            self.logs.create_topic(OFFSETS_TOPIC, self.partitions, {
+        if not self.logs.has_topic(GROUP_METADATA_TOPIC_NAME):
+            self.logs.create_topic(GROUP_METADATA_TOPIC_NAME, self.partitions, {
                 "cleanup.policy": "compact", "compression.type": "producer",
                 "segment.bytes": self.values["offsets.topic.segment.bytes"]}, internal=True)
 
@@ -100,7 +99,7 @@ class GroupService:
     def _segments(self, partition: int):
         """(file, batches from the log start) of each segment of the partition;
         none for a partition missing on disk (created at its first append)."""
-        plog = self.logs.get_log(OFFSETS_TOPIC, partition)
+        plog = self.logs.get_log(GROUP_METADATA_TOPIC_NAME, partition)
         if plog is None:
             return
         for segment in plog.segments:
@@ -126,10 +125,10 @@ class GroupService:
                     with self.append_lock:
                         # the coordinator's origin, as GroupMetadataManager appends (a TxnOffsetCommit
                         # batch is transactional with no sequence, which a client's may not be)
-                        self.logs.get_or_create_log(OFFSETS_TOPIC, a.partition).append(
+                        self.logs.get_or_create_log(GROUP_METADATA_TOPIC_NAME, a.partition).append(
                             append_batch(a), origin=AppendOrigin.COORDINATOR)
                 except KafkaError as e:
-                    log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, a.partition, e)
+                    log.error("append to %s-%d failed: %s", GROUP_METADATA_TOPIC_NAME, a.partition, e)
                     error = e.error_code
                 self.coordinator.append_done(a.id, now_ms(), error)
         self._wake.set()

@@ -72,11 +72,6 @@ class RecordsRegion(Deferred):
         self.fd, self.position, self.path, self.release = fd, position, path, release
 
 
-def now_ms() -> int:
-    """Wall-clock milliseconds, the server's one clock for deadlines and timestamps."""
-    return time.time_ns() // 1_000_000
-
-
 ResponsePart = bytes | bytearray | memoryview | FileRegion
 # frame (without its size prefix) -> response parts (without the size prefix), or None for no response.
 Handler = Callable[[bytes, "ConnectionInfo"], Awaitable[Sequence[ResponsePart] | None]]

@@ -24,13 +24,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from kproto.common import now_ms, TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
 from kproto.records import build_control_batch
 from kproto.server.coordinator import append_batch, records_from_segments
-from kproto.server.network import now_ms
 from kproto.server.txn_coordinator import (
-    TRANSACTION_STATE_TOPIC, AddPartitionsToTxnRequest, Pending, TransactionConfig, TransactionCoordinator,
+    AddPartitionsToTxnRequest, Pending, TransactionConfig, TransactionCoordinator,
     WriteTxnMarkers,
 )
 
@@ -78,7 +78,7 @@ class TxnService:
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        if self.logs.has_topic(TRANSACTION_STATE_TOPIC):
+        if self.logs.has_topic(TRANSACTION_STATE_TOPIC_NAME):
             t = now_ms()
             n = self.config.transaction_state_log_num_partitions
             for p in range(n):
@@ -86,7 +86,7 @@ class TxnService:
             for p in range(n):
                 loaded = self.coordinator.load_partition(p, self._records(p), now_ms())
                 if loaded:
-                    log.info("loaded %d transactional id(s) from %s-%d", len(loaded), TRANSACTION_STATE_TOPIC, p)
+                    log.info("loaded %d transactional id(s) from %s-%d", len(loaded), TRANSACTION_STATE_TOPIC_NAME, p)
             self._drive()
         self._timer = asyncio.create_task(self._timers())
 
@@ -102,8 +102,8 @@ class TxnService:
 
     def ensure_topic(self) -> None:
         """Kafka creates __transaction_state on the first transactional request."""
-        if not self.logs.has_topic(TRANSACTION_STATE_TOPIC):
-            self.logs.create_topic(TRANSACTION_STATE_TOPIC, self.config.transaction_state_log_num_partitions, {
+        if not self.logs.has_topic(TRANSACTION_STATE_TOPIC_NAME):
+            self.logs.create_topic(TRANSACTION_STATE_TOPIC_NAME, self.config.transaction_state_log_num_partitions, {
                 "cleanup.policy": "compact", "compression.type": "uncompressed",
                 "segment.bytes": self.values["transaction.state.log.segment.bytes"]},
                 internal=True)
@@ -111,7 +111,7 @@ class TxnService:
     def _records(self, partition: int):
         """The partition's records from its log start, each with where it was
         read (file @ byte, offset), for the line that reports it if unreadable."""
-        plog = self.logs.get_log(TRANSACTION_STATE_TOPIC, partition)
+        plog = self.logs.get_log(TRANSACTION_STATE_TOPIC_NAME, partition)
         if plog is None:
             return iter(())
         start = plog.log_start_offset
@@ -135,10 +135,10 @@ class TxnService:
                 error = ErrorCode.NONE
                 try:
                     with self.append_lock:
-                        plog = self.logs.get_or_create_log(TRANSACTION_STATE_TOPIC, a.partition)
+                        plog = self.logs.get_or_create_log(TRANSACTION_STATE_TOPIC_NAME, a.partition)
                         plog.append(append_batch(a), origin=AppendOrigin.COORDINATOR)
                 except KafkaError as e:
-                    log.error("append to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, a.partition, e)
+                    log.error("append to %s-%d failed: %s", TRANSACTION_STATE_TOPIC_NAME, a.partition, e)
                     error = e.error_code
                 c.append_done(a.id, now_ms(), error)
             for order in orders:

@@ -15,7 +15,8 @@ from typing import Iterator
 
 import pyarrow as pa
 
-OFFSETS_TOPIC = "__consumer_offsets"
+from kproto.common import GROUP_METADATA_TOPIC_NAME
+
 
 COMMITS = pa.schema([
     pa.field("group", pa.string()), pa.field("topic", pa.string()), pa.field("partition", pa.int32()),
@@ -53,7 +54,7 @@ def committed_offsets(spark, data_dir: str):
     """DataFrame: group, topic, partition, committed_offset, leader_epoch,
     metadata, commit_timestamp (the live commits only)."""
     from pyspark.sql import functions as F
-    records = (spark.read.format("kafka-log").option("topics", OFFSETS_TOPIC)
+    records = (spark.read.format("kafka-log").option("topics", GROUP_METADATA_TOPIC_NAME)
                .option("isolationLevel", "read_committed").option("columns", "key,value,offset")
                .load(data_dir))
     commits = records.mapInArrow(parse_commits, COMMITS_DDL)

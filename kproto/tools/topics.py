@@ -25,10 +25,10 @@ import sys
 
 import click
 
+from kproto.common import is_internal
 from kproto.jvm import java_hashmap_order, java_string_hash
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 ACTIONS = ("create", "list", "alter", "describe", "delete")
 REPORT_OPTIONS = ("under_replicated_partitions", "under_min_isr_partitions",
                   "at_min_isr_partitions", "unavailable_partitions")
@@ -52,10 +52,6 @@ def topic_pattern(raw: str) -> re.Pattern:
         return re.compile(regex)
     except re.error:
         raise TopicCommandError(f"{regex} is an invalid regex.") from None
-
-
-def is_internal(name: str) -> bool:
-    return name in INTERNAL_TOPICS
 
 
 def select_topics(names, include: str | None, exclude_internal: bool) -> list[str]:
@@ -133,7 +129,7 @@ def error_message(code, message: str | None, *, topic: str, current: int | None 
     if message:
         return message
     if code == ErrorCode.INVALID_TOPIC_EXCEPTION:
-        from kproto.log.manager import topic_name_problem
+        from kproto.common import topic_name_problem
         problem = topic_name_problem(topic)
         if problem is not None:
             return f"Topic name is invalid: {problem}"

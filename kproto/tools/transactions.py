@@ -13,10 +13,10 @@ cluster has only the broker it is connected to.
 from __future__ import annotations
 
 import sys
-import time
 
 import click
 
+from kproto.common import now_ms
 from kproto.jvm import java_hashmap_order, topic_partition_hash
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
 
@@ -44,10 +44,6 @@ def _admin(ctx: click.Context):
     o = ctx.obj
     config = load_client_properties(o["command_config"]) if o["command_config"] else None
     return Admin(BrokerClient(o["bootstrap_server"], config=config))
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @click.group("transactions", context_settings={"help_option_names": ["-h", "--help"]})
@@ -114,7 +110,7 @@ def describe(ctx: click.Context, transactional_id: str) -> None:
             raise _fail(f"Failed to describe transaction state of transactional-id `{transactional_id}`",
                         error_for(d))
         start = "None" if d.transaction_start_time_ms is None else str(d.transaction_start_time_ms)
-        duration = "None" if d.transaction_start_time_ms is None else str(_now_ms() - d.transaction_start_time_ms)
+        duration = "None" if d.transaction_start_time_ms is None else str(now_ms() - d.transaction_start_time_ms)
         # TransactionDescription.topicPartitions is a java.util.HashSet
         partitions = java_hashmap_order(d.topic_partitions, topic_partition_hash)
         return pretty_table(
@@ -222,7 +218,7 @@ def find_hanging(ctx: click.Context, broker_id: int | None, max_transaction_time
         else:
             meta = admin.metadata([topic] if topic is not None else None)
             partitions = [(t.name, p.partition) for t in meta.topics.values() for p in t.partitions]
-        now = _now_ms()
+        now = now_ms()
         candidates = []                      # (partition, producer state) of transactions open too long
         for tp, states in describe_producers(admin, partitions).items():
             for s in states if isinstance(states, list) else ():

@@ -48,7 +48,7 @@ from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
 from kproto.server.coordinator.state import GroupState
 
 __all__ = [
-    "OFFSETS_TOPIC", "OFFSET_COMMIT_KEY_VERSION", "GROUP_METADATA_KEY_VERSION",
+    "OFFSET_COMMIT_KEY_VERSION", "GROUP_METADATA_KEY_VERSION",
     "OFFSET_COMMIT_VALUE_VERSION", "OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY",
     "GROUP_METADATA_VALUE_VERSION", "java_string_hashcode", "kafka_abs", "partition_for",
     "offset_commit_key", "group_metadata_key", "offset_commit_value", "group_metadata_value",
@@ -83,7 +83,6 @@ class TxnMarker(NamedTuple):
 # or a transaction's marker.
 LogRecord = tuple[bytes | None, bytes | None] | Record | LoggedRecord | TxnMarker
 
-OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
 OFFSET_COMMIT_VALUE_VERSION = 3

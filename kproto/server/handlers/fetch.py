@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from kproto.common import now_ms
 from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
-from kproto.server.network import RecordsRegion, now_ms, release_regions
+from kproto.server.network import RecordsRegion, release_regions
 
 log = logging.getLogger("kproto.server")
 READ_COMMITTED = 1

@@ -5,10 +5,9 @@ from __future__ import annotations
 import uuid
 
 from kproto.errors import ErrorCode, KafkaError
-from kproto.log.manager import validate_topic_name
+from kproto.common import is_internal, validate_topic_name
 from kproto.schemas import protocol as P
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 ZERO_UUID = uuid.UUID(int=0)
 
 
@@ -34,7 +33,7 @@ def topic_metadata(broker, topic: str, *, auto_create: bool) -> dict:
         return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": topic, "topic_id": ZERO_UUID,
                 "partitions": []}
     return {"error_code": 0, "name": topic, "topic_id": broker.logs.topic_id(topic),
-            "is_internal": topic in INTERNAL_TOPICS, "partitions": partition_metadata(broker, topic)}
+            "is_internal": is_internal(topic), "partitions": partition_metadata(broker, topic)}
 
 
 async def metadata(broker, header, body) -> dict:

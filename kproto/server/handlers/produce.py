@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import asyncio
 
+from kproto.common import is_internal
 from kproto.errors import DecodeError, ErrorCode, KafkaError
-from kproto.log.manager import is_internal
 from kproto.log.validator import RecordValidationError
 from kproto.records import RecordBatch, iter_batches
 from kproto.schemas import protocol as P

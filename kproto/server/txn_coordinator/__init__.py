@@ -11,11 +11,11 @@ from kproto.server.txn_coordinator.coordinator import TransactionCoordinator, tx
 from kproto.server.txn_coordinator.events import *  # noqa: F401,F403
 from kproto.server.txn_coordinator.events import __all__ as _events_all
 from kproto.server.txn_coordinator.metadata import TransactionMetadata, TxnTransitMetadata
-from kproto.server.txn_coordinator.persistence import TRANSACTION_STATE_TOPIC, replay
+from kproto.server.txn_coordinator.persistence import replay
 from kproto.server.txn_coordinator.state import (
     REQUEST_OUTCOMES, VALID_PREVIOUS_STATES, TransactionResult, TransactionState, TxnEvent,
 )
 
 __all__ = [*_events_all, "TransactionConfig", "TransactionCoordinator", "txn_append_error",
-           "TransactionMetadata", "TxnTransitMetadata", "TRANSACTION_STATE_TOPIC", "replay",
+           "TransactionMetadata", "TxnTransitMetadata", "replay",
            "REQUEST_OUTCOMES", "VALID_PREVIOUS_STATES", "TransactionResult", "TransactionState", "TxnEvent"]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 
+from kproto.common import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import ErrorCode
 from kproto.server.coordinator.events import Pending
 from kproto.server.coordinator.persistence import LogRecord
@@ -60,7 +61,6 @@ log = logging.getLogger("kproto.server.transactions")
 
 S = TransactionState
 E = ErrorCode
-OFFSETS_TOPIC = "__consumer_offsets"
 _ABORT_SWEEP = ("txn", "abort-timed-out")
 _EXPIRE_SWEEP = ("txn", "expire-ids")
 
@@ -166,7 +166,7 @@ class TransactionCoordinator(CoordinatorRuntime):
         for txn_id, meta in result.transactions.items():
             if self.partition_for(txn_id) != partition:
                 log.warning("%s-%d: transactional id %r belongs to partition %d; skipped",
-                            "__transaction_state", partition, txn_id, self.partition_for(txn_id))
+                            TRANSACTION_STATE_TOPIC_NAME, partition, txn_id, self.partition_for(txn_id))
                 continue
             self.transactions[txn_id] = meta
             if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
@@ -295,7 +295,7 @@ class TransactionCoordinator(CoordinatorRuntime):
                   lambda error: self._reply(handle, AddPartitionsToTxnResponse(error_code=error)))
 
     def _add_offsets(self, r: AddOffsetsToTxnRequest, handle: Pending, now_ms: int) -> None:
-        partition = (OFFSETS_TOPIC, hash_partition(r.group_id, self.config.offsets_topic_num_partitions))
+        partition = (GROUP_METADATA_TOPIC_NAME, hash_partition(r.group_id, self.config.offsets_topic_num_partitions))
         self._add(r.transactional_id, r.producer_id, r.producer_epoch, frozenset({partition}), now_ms,
                   lambda error: self._reply(handle, AddOffsetsToTxnResponse(error_code=error)))
 

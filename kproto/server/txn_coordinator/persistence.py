@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kproto import schemas
+from kproto.common import TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import KprotoError
 from kproto.schemas import transaction_log as TL
 from kproto.schemas.internal_records import key_version
@@ -33,12 +34,11 @@ from kproto.server.txn_coordinator.metadata import (
 )
 from kproto.server.txn_coordinator.state import TransactionState, state_from_id
 
-__all__ = ["TRANSACTION_STATE_TOPIC", "KEY_VERSION", "VALUE_VERSION", "partition_for",
+__all__ = ["KEY_VERSION", "VALUE_VERSION", "partition_for",
            "transaction_log_key", "transaction_log_value", "parse_key", "parse_value", "Replay", "replay"]
 
 log = logging.getLogger("kproto.server.transactions")
 
-TRANSACTION_STATE_TOPIC = "__transaction_state"
 KEY_VERSION = 0
 VALUE_VERSION = 0
 
@@ -103,7 +103,7 @@ def replay(records: Iterable[LogRecord], *, partition: int | None = None) -> Rep
     """``records``: ``(key, value)`` pairs, Records or LoggedRecords (the group
     coordinator's loading types: a skip line says where the record was read), in log order."""
     out = Replay()
-    where = TRANSACTION_STATE_TOPIC if partition is None else f"{TRANSACTION_STATE_TOPIC}-{partition}"
+    where = TRANSACTION_STATE_TOPIC_NAME if partition is None else f"{TRANSACTION_STATE_TOPIC_NAME}-{partition}"
     for i, record in enumerate(records):
         if isinstance(record, TxnMarker):          # no transaction writes __transaction_state
             continue
