@@ -51,23 +51,39 @@ class CorruptIndexError(CorruptRecordError):
 
 # --- pure index math ----------------------------------------------------------
 
+WARM_SECTION_BYTES = 8192      # AbstractIndex.warmEntries: 8192 / entrySize entries
+
 def largest_lower_bound_slot(buf: bytes | bytearray, entries: int, entry_size: int,
                              key: struct.Struct, target: int) -> int:
     """The slot of the largest entry whose key is <= target, or -1.
 
-    Kafka first searches the last 8 KiB ("warm section") to spare page faults;
-    over sorted entries that yields the same slot as this plain search."""
+    Kafka's AbstractIndex.indexSlotRangeFor step for step: the last 8 KiB (the
+    "warm section", which spares page faults) is searched first, and an exact
+    match ends the search. Over sorted entries that is a plain binary search;
+    over a corrupt, unsorted index (dump-log reads those) it is the slot Kafka
+    finds."""
     unpack = key.unpack_from
-    if entries == 0 or unpack(buf, 0)[0] > target:
+
+    def search(lo: int, hi: int) -> int:
+        while lo < hi:
+            mid = (lo + hi + 1) >> 1
+            found = unpack(buf, mid * entry_size)[0]
+            if found > target:
+                hi = mid - 1
+            elif found < target:
+                lo = mid
+            else:
+                return mid
+        return lo
+
+    if entries == 0:
         return -1
-    lo, hi = 0, entries - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if unpack(buf, mid * entry_size)[0] <= target:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    first_hot = max(0, entries - 1 - WARM_SECTION_BYTES // entry_size)
+    if unpack(buf, first_hot * entry_size)[0] < target:
+        return search(first_hot, entries - 1)
+    if unpack(buf, 0)[0] > target:
+        return -1
+    return search(0, first_hot)
 
 
 def offset_index_lookup(buf: bytes | bytearray, entries: int, base_offset: int,

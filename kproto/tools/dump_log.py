@@ -79,6 +79,7 @@ from kproto.errors import (
     CorruptRecordError, DecodeError, IncompleteBatchError, KprotoError, UsageError,
 )
 from kproto.jvm import java_string_hash, scala_hash_order
+from kproto.log.index import offset_index_lookup
 from kproto.records import control_record, iter_batches
 from kproto.schemas import records as S
 from kproto.schemas.cluster_metadata import cluster_metadata_record
@@ -536,35 +537,8 @@ def _first_batch_reaching(log, position: int, offset: int):
 
 
 def _index_lookup(idx, base: int, target: int) -> int:
-    """OffsetIndex.lookup(target).position, including its warm-section search
-    (AbstractIndex.indexSlotRangeFor @3.9), over every entry the file holds."""
-    entries = len(idx) // OFFSET_INDEX_ENTRY_SIZE
-
-    def offset(i: int) -> int:
-        return base + _OFFSET_ENTRY.unpack_from(idx, i * OFFSET_INDEX_ENTRY_SIZE)[0]
-
-    def search(lo: int, hi: int) -> int:
-        while lo < hi:
-            mid = (lo + hi + 1) >> 1
-            found = offset(mid)
-            if found > target:
-                hi = mid - 1
-            elif found < target:
-                lo = mid
-            else:
-                return mid
-        return lo
-
-    if entries == 0:
-        return 0
-    first_hot = max(0, entries - 1 - 8192 // OFFSET_INDEX_ENTRY_SIZE)
-    if offset(first_hot) < target:
-        slot = search(first_hot, entries - 1)
-    elif offset(0) > target:
-        return 0
-    else:
-        slot = search(0, first_hot)
-    return _OFFSET_ENTRY.unpack_from(idx, slot * OFFSET_INDEX_ENTRY_SIZE)[1]
+    """OffsetIndex.lookup(target).position over every entry the file holds."""
+    return offset_index_lookup(idx, len(idx) // OFFSET_INDEX_ENTRY_SIZE, base, target).position
 
 
 def _time_index_sanity(tidx, entries: int, base: int, abs_path: str) -> None:
