@@ -32,21 +32,28 @@ def parse_commits(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
     """(key, value, offset) rows -> one row per offset commit or tombstone;
     group metadata and record types the classic coordinator does not own are
     left out."""
-    from kproto.server.coordinator.persistence import OffsetKey, parse_key, parse_offset_value
+    from kproto import schemas
+    from kproto.schemas import consumer_offsets as CO
+    from kproto.errors import CorruptRecordError
+    from kproto.schemas.internal_records import key_version
     for batch in batches:
         out = {f.name: [] for f in COMMITS}
         keys, values, offsets = (batch.column(n).to_pylist() for n in ("key", "value", "offset"))
         for key, value, log_offset in zip(keys, values, offsets):
-            parsed = parse_key(key) if key is not None else None
-            if not isinstance(parsed, OffsetKey):
+            version = None if key is None else key_version(key)
+            if version is None and key is not None:
+                raise CorruptRecordError(f"__consumer_offsets key of {len(key)} bytes at offset {log_offset}",
+                                         path="key.version")
+            if version not in (0, 1):       # 0, 1: an offset commit's key; 2+ group and KIP-848 records
                 continue
-            o = parse_offset_value(value) if value is not None else None
-            for name, v in (("group", parsed.group), ("topic", parsed.topic), ("partition", parsed.partition),
-                            ("committed_offset", o and o.committed_offset),
-                            ("leader_epoch", o and o.committed_leader_epoch),
-                            ("metadata", o and o.metadata), ("commit_timestamp", o and o.commit_timestamp_ms),
-                            ("tombstone", o is None), ("log_offset", log_offset)):
-                out[name].append(v)
+            k = schemas.parse(CO.RecordKey, key).data
+            v = schemas.parse(CO.OffsetCommitValue, value).data if value is not None else None
+            for name, x in (("group", k.group), ("topic", k.topic), ("partition", k.partition),
+                            ("committed_offset", v and v.offset),
+                            ("leader_epoch", v and v.get("leader_epoch", -1)),
+                            ("metadata", v and v.metadata), ("commit_timestamp", v and v.commit_timestamp),
+                            ("tombstone", v is None), ("log_offset", log_offset)):
+                out[name].append(x)
         yield pa.RecordBatch.from_pydict(out, schema=COMMITS)
 
 
