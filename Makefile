@@ -13,7 +13,7 @@ STAMP   := $(VENV)/.installed
 DEB_PKGS := kcat zookeeper tshark tcpdump time mount e2fsprogs $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve test bench deps debs venv clean
+.PHONY: serve test bench deps debs venv clean lint
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -51,7 +51,13 @@ PURE_TESTS := tests/test_records.py tests/test_records_bad_input.py tests/test_c
 FIXTURE_CHECKS = $(wildcard tests/fixtures/check_fixtures.py tests/fixtures/*/check_fixtures.py)
 FIXTURE_MAKERS = $(wildcard tests/fixtures/make_fixtures.py tests/fixtures/*/make_fixtures.py)
 
-test: deps
+# The shape, checked before any test runs: pyflakes' checks through ruff, and the
+# layering contracts of pyproject.toml through import-linter.
+lint: venv
+	$(BIN)/ruff check kproto tests bench
+	$(BIN)/lint-imports
+
+test: deps lint
 	@for f in $(FIXTURE_CHECKS); do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 	@for f in $(FIXTURE_MAKERS); do echo "== $$f --verify"; $(BIN)/python $$f --verify || exit 1; done
 	$(BIN)/python -m pytest -q

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -91,7 +90,7 @@ def main() -> int:
                 results[name].append(sides[name](Path(tmp)))
     print(f"fixture call -> first acknowledged record, {args.runs} runs per side, alternating; "
           f"median (min-max) in ms")
-    print(f"| side | started | + topic created | + first record acked (total) |")
+    print("| side | started | + topic created | + first record acked (total) |")
     print("|---|---|---|---|")
     for name, runs in results.items():
         cols = []

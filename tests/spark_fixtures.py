@@ -20,7 +20,7 @@ from typing import Iterator
 import pytest
 
 from kproto.compression import CompressionType
-from kproto.log import LogConfig, LogManager
+from kproto.log import LogManager
 from kproto.records import NewRecord, build_control_batch, build_message_set, build_record_batch
 from kproto.schemas import records as S
 from tests import components

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from kafka import codec as kc
 
 from kproto.compression import (
-    LZ4_MAGIC, XERIAL_MAGIC, CompressionType, compress, decompress,
+    XERIAL_MAGIC, CompressionType, compress, decompress,
 )
 from kproto.errors import DecompressionError, UsageError
 

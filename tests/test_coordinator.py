@@ -370,7 +370,7 @@ def test_member_commits_check_generation_and_member():
     assert commit_errors(h.commit({("t", 0): 11}, generation=gen - 1, member_id=a)) == {("t", 0): E.ILLEGAL_GENERATION}
     assert commit_errors(h.commit({("t", 0): 11}, generation=gen, member_id="x")) == {("t", 0): E.UNKNOWN_MEMBER_ID}
     assert commit_errors(h.commit({("t", 0): 11})) == {("t", 0): E.UNKNOWN_MEMBER_ID}   # simple commit, group in use
-    ja, jb = h.join(a), h.join(b)
+    ja, _ = h.join(a), h.join(b)
     h.result(ja)                                            # CompletingRebalance now
     assert commit_errors(h.commit({("t", 0): 11}, generation=gen + 1, member_id=a)) == {
         ("t", 0): E.REBALANCE_IN_PROGRESS}

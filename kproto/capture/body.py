@@ -27,7 +27,9 @@ from __future__ import annotations
 from functools import lru_cache, partial
 from typing import Callable
 
-from kproto.capture.jsonout import batch_json, batches_json, fast_batches_json, json_default, rows_json, v2_rows
+from kproto.capture.jsonout import (
+    RawJSON, batch_json, batches_json, fast_batches_json, json_default, rows_json, v2_rows,
+)
 from kproto.errors import DecodeError, ErrorCode
 from kproto.records import LegacyBatch, TimestampType, control_record, iter_batches
 from kproto.schemas.message import RECORDS, ArrayOf, Struct, present_only

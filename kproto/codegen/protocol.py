@@ -284,7 +284,7 @@ class _Gen(Writer):
         body.append(f"{pad}else:")
         body.append(f"{pad}    end = pos + n")
         body.append(f"{pad}    if end > len(buf):\n{pad}        raise _Irregular")
-        conv = f"str(buf[pos:end], 'utf-8')" if t.text else "buf[pos:end]"
+        conv = "str(buf[pos:end], 'utf-8')" if t.text else "buf[pos:end]"
         body.append(f"{pad}    {var} = {conv}\n{pad}    pos = end")
 
     @staticmethod
