@@ -29,13 +29,13 @@ from confluent_kafka import Consumer, Producer, TopicPartition as KafkaTopicPart
 
 from kproto.client.admin import LATEST, NewTopic
 from kproto import jvm
-from kproto.tools import groups_text, render
-from kproto.tools.groups import (
-    DRY_RUN_WARNING, GroupCommandFailed, decode_assignment, parse_datetime, parse_duration_ns, parse_reset_plan, parse_topic_arg,
-    spec_order,
+from kproto.tools import render
+from kproto.tools.groups import text as groups_text
+from kproto.tools.groups.args import (
+    GroupCommandFailed, decode_assignment, parse_datetime, parse_duration_ns, parse_reset_plan, parse_topic_arg,
 )
-from kproto.tools.main import cli
-from kproto.tools.topics import UsageProblem
+from kproto.tools.groups.command import DRY_RUN_WARNING, spec_order
+from kproto.tools.main import UsageProblem, cli
 from tests import components
 from tests.helpers import admin, commit, committed, kg
 from tests.helpers import groups_ok as ok

@@ -25,7 +25,7 @@ from tests import components
 from tests.helpers import kt, topic_configs
 from tests.helpers import topics_ok as ok
 from kproto import jvm
-from kproto.tools.topics import (
+from kproto.tools.topics.command import (
     TopicCommandError, describe_order, parse_configs, parse_replica_assignment, select_topics,
 )
 

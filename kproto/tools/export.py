@@ -245,8 +245,8 @@ def offsets_text(table: list[dict]) -> str:
     """Per group, ``kproto groups --describe``'s table (Kafka's layout and
     partition order); offline there are no members: CONSUMER-ID, HOST and
     CLIENT-ID are "-" as for a group without active members."""
-    from kproto.tools.groups import _hash_order
-    from kproto.tools.groups_text import groups_offsets_text
+    from kproto.tools.groups.command import _hash_order
+    from kproto.tools.groups.text import groups_offsets_text
     by_group: dict[str, dict] = {}
     for r in table:
         by_group.setdefault(r["group"], {})[(r["topic"], r["partition"])] = r

@@ -54,11 +54,11 @@ class OneLineCommand(click.Command):
 COMMANDS = {
     "serve": ("kproto.tools.serve:serve", "Run the reference broker."),
     "dump-log": ("kproto.tools.dump_log:dump_log", "Dump log segments and index files like kafka-dump-log.sh."),
-    "topics": ("kproto.tools.topics:topics", "Create, delete, describe, or change a topic like kafka-topics.sh."),
+    "topics": ("kproto.tools.topics.command:topics", "Create, delete, describe, or change a topic like kafka-topics.sh."),
     "offsets": ("kproto.tools.offsets:offsets", "Migrate, export and import ZooKeeper-stored consumer offsets."),
     "decode": ("kproto.tools.decode:decode", "Decode captured Kafka traffic (pcap, pcapng, stdin) like tshark, completely."),
     "export": ("kproto.tools.export:export", "Export log segments to Parquet/JSON/CSV, or committed offsets, with Spark."),
-    "groups": ("kproto.tools.groups:groups", "List, describe, delete consumer groups and reset their offsets like kafka-consumer-groups.sh."),
+    "groups": ("kproto.tools.groups.command:groups", "List, describe, delete consumer groups and reset their offsets like kafka-consumer-groups.sh."),
     "transactions": ("kproto.tools.transactions:transactions", "List, describe and abort transactions like kafka-transactions.sh."),
     "conformance": ("kproto.tools.conformance:conformance", "Check a Kafka decoder against the third-party corpus."),
     "users": ("kproto.tools.users:users", "Add, delete or describe SCRAM users like kafka-configs.sh --entity-type users."),

@@ -6,7 +6,7 @@ Kafka's tools print Java values, and their exact text is part of the format:
 ``[a,b]`` lists (Scala ``mkString("[", ",", "]")``), Jackson's compact JSON
 (``ObjectNode.toString``). The helpers here are the one place those rules
 live; each command's own lines are in its ``*_lines``/``*_text`` module
-(dump_log_lines, topics_text, groups_text), hash orders in kproto.jvm, the
+(dump_log_lines, topics.text, groups.text), hash orders in kproto.jvm, the
 internal topics' record formats in kproto.schemas.internal_records. Stdout
 carries data only: the writer is for stdout; diagnostics go through ``err``.
 """

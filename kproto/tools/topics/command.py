@@ -502,7 +502,7 @@ def delete(admin, o: dict) -> None:
 
 
 def emit(kind: str, data, fmt: str) -> None:
-    from kproto.tools.topics_text import topics_describe_lines, topics_output, topics_table
+    from kproto.tools.topics.text import topics_describe_lines, topics_output, topics_table
     if fmt == "table":
         topics_table(kind, data)
         return

@@ -31,8 +31,8 @@ from typing import Iterable
 import click
 
 from kproto.jvm import java_hashmap_order, java_string_hash, topic_partition_hash
-from kproto.tools import groups_text
-from kproto.tools.groups_args import (  # noqa: F401  (re-exported: the command's parsers)
+from kproto.tools.groups import text as groups_text
+from kproto.tools.groups.args import (
     GroupCommandFailed, Plan, TopicPartition, decode_assignment, parse_datetime, parse_duration_ns,
     parse_reset_plan, parse_states, parse_topic_arg, topic_partition,
 )
