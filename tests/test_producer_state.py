@@ -4,7 +4,7 @@ import pytest
 
 from kproto.errors import ErrorCode
 from kproto.records import NewRecord, build_record_batch, iter_batches
-from kproto.server.producer_state import ProducerStateManager
+from kproto.log.producer_state import ProducerStateManager
 
 
 def appended(m, pid, epoch, first, last, offset):

@@ -23,10 +23,8 @@ from kproto.log.manager import LogManager
 from kproto.log.segment import FetchSlice, FileRecords, LogSegment
 from kproto.log.validator import AppendOrigin
 
-Log = UnifiedLog
-
 __all__ = [
-    "AppendOrigin", "FetchSlice", "FileRecords", "Log", "LogAppendInfo", "LogCleaner", "LogConfig",
+    "AppendOrigin", "FetchSlice", "FileRecords", "LogAppendInfo", "LogCleaner", "LogConfig",
     "LogManager", "LogOffsetMetadata", "LogSegment", "OffsetIndex", "OffsetPosition", "TimeIndex",
     "TimestampOffset", "UnifiedLog",
 ]

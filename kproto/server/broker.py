@@ -28,6 +28,7 @@ from kproto.common import GROUP_METADATA_TOPIC_NAME, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
 from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
+from kproto.log.producer_state import ProducerStateManager
 from kproto.schemas import protocol
 from kproto.schemas.message import RECORDS, carries
 from kproto.server import access, group_service, handlers, txn_service
@@ -37,7 +38,7 @@ from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart,
     release_regions,
 )
-from kproto.server.producer_state import ProducerIdManager, ProducerStateManager
+from kproto.server.producer_state import ProducerIdManager
 from kproto.server.security_service import CURRENT, SecurityService
 from kproto.server.txn_coordinator import WriteTxnMarkers
 
@@ -208,9 +209,6 @@ class Broker:
     def producer_state(self, topic: str, partition: int) -> ProducerStateManager:
         """The partition's producer state, which its log keeps (snapshots, replay)."""
         return self.logs.get_log(topic, partition).producer_state
-
-    def forget_partition(self, topic: str, partition: int) -> None:
-        """Nothing to forget: producer state goes with the deleted log."""
 
     def markers_written(self, order: WriteTxnMarkers, written: list[tuple[str, int]]) -> None:
         """Markers reached partitions: read_committed fetches may move on; offsets

@@ -1,12 +1,7 @@
 """Producer ids for InitProducerId; the per-partition producer state lives with
-the log (kproto.log.producer_state) and is re-exported here for the handlers."""
+the log (kproto.log.producer_state)."""
 
 from __future__ import annotations
-
-from kproto.log.producer_state import (  # noqa: F401
-    NO_PRODUCER_ID, NUM_BATCHES_TO_RETAIN, BatchMetadata, InvalidProducerEpochError, OutOfOrderSequenceError,
-    ProducerStateEntry, ProducerStateManager, next_sequence,
-)
 
 
 class ProducerIdManager:

@@ -89,10 +89,7 @@ def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
             raise UnknownTopicOrPartitionError("This server does not host this topic-partition.")
         broker.logs.check_not_internal(name, "delete")
         out["topic_id"] = broker.logs.topic_id(name)
-        parts = broker.partition_count(name)
-        broker.logs.delete_topic(name)
-        for p in range(parts):
-            broker.forget_partition(name, p)
+        broker.logs.delete_topic(name)       # producer state goes with the deleted logs
     except KafkaError as e:
         out.update(error_code=e.error_code, error_message=str(e))
     return out
