@@ -125,7 +125,7 @@ def test_produce_to_an_internal_topic_is_refused(broker):
 
 def test_startup_skips_unreadable_offsets_records_and_logs_each_once(tmp_path):
     from kproto.log import AppendOrigin, LogManager
-    from kproto.server.coordinator.persistence import partition_for
+    from kproto.server.runtime.state_topic import partition_for
     data = tmp_path / "data"
     with kproto_broker(tmp_path, data_dir=data) as bs:
         create(bs, "t")

@@ -22,10 +22,12 @@ from kproto.server.coordinator import (
 )
 from kproto.server.coordinator.group import GroupMetadata, MemberMetadata
 from kproto.server.coordinator.offsets import OffsetAndMetadata
+from kproto.jvm import java_string_hash as java_string_hashcode
+from kproto.jvm import kafka_abs
 from kproto.server.coordinator.persistence import (
-    append_batch, group_metadata_key, group_metadata_value, java_string_hashcode, kafka_abs,
-    offset_commit_key, offset_commit_value, parse_group_value, partition_for, records_from_log, replay,
+    group_metadata_key, group_metadata_value, offset_commit_key, offset_commit_value, parse_group_value, replay,
 )
+from kproto.server.runtime.state_topic import append_batch, partition_for, records_from_log
 from tests.helpers import assignment, DELAY, fetched, Harness, subscription
 
 E = ErrorCode

@@ -264,7 +264,7 @@ def test_offsets_topic_is_readable_by_dump_log(broker_dir):
     md = admin_call(broker, lambda a: a.metadata(["__consumer_offsets"]))
     topic = md.topics["__consumer_offsets"]
     assert topic.is_internal and len(topic.partitions) == 50
-    from kproto.server.coordinator import partition_for
+    from kproto.server.runtime.state_topic import partition_for
     part = partition_for("dump-me", 50)
     seg = sorted((data_dir / f"__consumer_offsets-{part}").glob("*.log"))[0]
     out = subprocess.run([str(Path(sys.executable).parent / "kproto"), "dump-log", "--files", str(seg),

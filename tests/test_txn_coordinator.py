@@ -13,7 +13,7 @@ import struct
 import pytest
 
 from kproto.errors import ErrorCode
-from kproto.server.coordinator.persistence import partition_for
+from kproto.server.runtime.state_topic import partition_for
 from kproto.server.txn_coordinator import (
     AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, DescribeTransactionsRequest, EndTxnRequest,
     InitProducerIdRequest, ListTransactionsRequest, Pending, TransactionResult, TransactionState, fenced_error,

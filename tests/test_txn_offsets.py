@@ -13,10 +13,11 @@ from kproto.errors import ErrorCode
 from kproto.records import RecordBatch, build_control_batch, iter_batches
 from kproto.server.coordinator import (
     GroupCoordinator, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-    Append, OffsetFetchRequest, OffsetFetchRequestTopic, TxnOffsetCommitRequest, append_batch, records_from_log,
+    Append, OffsetFetchRequest, OffsetFetchRequestTopic, TxnOffsetCommitRequest,
 )
 from kproto.server.coordinator.offsets import OffsetAndMetadata
-from kproto.server.coordinator.persistence import LoggedRecord, TxnMarker, offset_commit_key, offset_commit_value
+from kproto.server.coordinator.persistence import offset_commit_key, offset_commit_value
+from kproto.server.runtime.state_topic import LoggedRecord, TxnMarker, append_batch, records_from_log
 from tests.helpers import Harness, fetched
 
 E = ErrorCode

@@ -1,37 +1,27 @@
-"""The transaction coordinator wired to the broker's logs: ``__transaction_state``,
-the markers, the timers (the group service's shape, kproto.server.group_service).
-
-``TransactionCoordinator`` (sans-I/O) decides everything; this module drives
-it: after every request and timer it loops ``poll`` (hand out responses),
-``take_appends`` (write ``__transaction_state`` records, report
-``append_done``) and ``take_markers`` (write a COMMIT/ABORT control batch to
-each partition of the order through ``UnifiedLog.append`` with the
-coordinator's origin, report ``markers_done`` with the partitions that failed)
-until all three are empty. A partition whose topic is gone counts as written,
-as Kafka drops it. Appends take the broker's append lock, as Produce does.
-
-Startup: every ``__transaction_state`` partition is replayed before requests
-are answered (COORDINATOR_LOAD_IN_PROGRESS meanwhile); unreadable records are
-skipped and logged, never fatal; transactions caught preparing get their
-markers written again. The topic is created by the first request that needs it.
+"""The transaction coordinator on the broker: ``TransactionCoordinator``
+(sans-I/O) driven by the shared coordinator shell (kproto.server.runtime.shell)
+over ``__transaction_state``, plus its markers: ``take_markers`` orders a
+COMMIT/ABORT control batch on each partition of a transaction, written through
+``UnifiedLog.append`` with the coordinator's origin and reported with
+``markers_done`` (the partitions that failed). A partition whose topic is gone
+counts as written, as Kafka drops it. Transactions caught preparing at start-up
+get their markers written again.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from kproto.common import now_ms, TRANSACTION_STATE_TOPIC_NAME
+from kproto.common import TRANSACTION_STATE_TOPIC_NAME, now_ms
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
 from kproto.records import build_control_batch
-from kproto.server.coordinator import append_batch, records_from_segments
+from kproto.server.runtime.shell import CoordinatorShell
 from kproto.server.txn_coordinator import (
-    AddPartitionsToTxnRequest, Pending, TransactionConfig, TransactionCoordinator,
-    WriteTxnMarkers,
+    AddPartitionsToTxnRequest, TransactionConfig, TransactionCoordinator, WriteTxnMarkers,
 )
 
 log = logging.getLogger("kproto.server.transactions")
@@ -58,93 +48,31 @@ def txn_config(values: dict) -> TransactionConfig:
         offsets_topic_num_partitions=get("offsets.topic.num.partitions"))
 
 
-class TxnService:
+class TxnService(CoordinatorShell):
+    name = "transaction coordinator"
+    loaded_noun = "transactional id(s)"
+
     def __init__(self, logs: LogManager, values: dict, *, allocate_producer_id: Callable[[], int],
                  append_lock: threading.Lock | None = None,
                  on_markers: Callable[[WriteTxnMarkers, list[tuple[str, int]]], None] | None = None) -> None:
         """``on_markers(order, written)``: called after markers reach partitions
         (the broker wakes fetches; the group coordinator completes transactional offsets)."""
-        self.logs = logs
         self.values = values
-        self.append_lock = append_lock or threading.Lock()
         self.config = txn_config(values)
-        self.coordinator = TransactionCoordinator(self.config, allocate_producer_id=allocate_producer_id)
         self.on_markers = on_markers
-        self._waiting: dict[Pending, asyncio.Future] = {}
-        self._wake = asyncio.Event()
-        self._timer: asyncio.Task | None = None
-        self._closed = False
+        super().__init__(TransactionCoordinator(self.config, allocate_producer_id=allocate_producer_id), logs,
+                         TRANSACTION_STATE_TOPIC_NAME, self.config.transaction_state_log_num_partitions,
+                         {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                          "segment.bytes": values["transaction.state.log.segment.bytes"]},
+                         append_lock=append_lock, log=log)
 
-    # -- lifecycle ------------------------------------------------------------------------
-
-    async def start(self) -> None:
-        if self.logs.has_topic(TRANSACTION_STATE_TOPIC_NAME):
-            t = now_ms()
-            n = self.config.transaction_state_log_num_partitions
-            for p in range(n):
-                self.coordinator.begin_load(p, t)
-            for p in range(n):
-                loaded = self.coordinator.load_partition(p, self._records(p), now_ms())
-                if loaded:
-                    log.info("loaded %d transactional id(s) from %s-%d", len(loaded), TRANSACTION_STATE_TOPIC_NAME, p)
-            self._drive()
-        self._timer = asyncio.create_task(self._timers())
-
-    async def close(self) -> None:
-        # the flag too: wait_for (3.11) may swallow a cancel that races a wake-up
-        self._closed = True
-        self._wake.set()
-        if self._timer is not None:
-            self._timer.cancel()
-            await asyncio.gather(self._timer, return_exceptions=True)
-        for future in self._waiting.values():
-            future.cancel()
-
-    def ensure_topic(self) -> None:
-        """Kafka creates __transaction_state on the first transactional request."""
-        if not self.logs.has_topic(TRANSACTION_STATE_TOPIC_NAME):
-            self.logs.create_topic(TRANSACTION_STATE_TOPIC_NAME, self.config.transaction_state_log_num_partitions, {
-                "cleanup.policy": "compact", "compression.type": "uncompressed",
-                "segment.bytes": self.values["transaction.state.log.segment.bytes"]},
-                internal=True)
-
-    def _records(self, partition: int):
-        """The partition's records from its log start, each with where it was
-        read (file @ byte, offset), for the line that reports it if unreadable."""
-        plog = self.logs.get_log(TRANSACTION_STATE_TOPIC_NAME, partition)
-        if plog is None:
-            return iter(())
-        start = plog.log_start_offset
-        return records_from_segments((str(seg.log.path), (b for b in seg.batches() if b.next_offset > start))
-                                     for seg in plog.segments)
-
-    # -- driving the coordinator ------------------------------------------------------------
-
-    def _drive(self) -> None:
-        """poll + take_appends + take_markers until none has anything."""
-        c = self.coordinator
-        while True:
-            for pending, response in c.poll(now_ms()):
-                future = self._waiting.pop(pending, None)
-                if future is not None and not future.done():
-                    future.set_result(response)
-            appends, orders = c.take_appends(), c.take_markers()
-            if not appends and not orders:
-                break
-            for a in appends:
-                error = ErrorCode.NONE
-                try:
-                    with self.append_lock:
-                        plog = self.logs.get_or_create_log(TRANSACTION_STATE_TOPIC_NAME, a.partition)
-                        plog.append(append_batch(a), origin=AppendOrigin.COORDINATOR)
-                except KafkaError as e:
-                    log.error("append to %s-%d failed: %s", TRANSACTION_STATE_TOPIC_NAME, a.partition, e)
-                    error = e.error_code
-                c.append_done(a.id, now_ms(), error)
-            for order in orders:
-                failed = self.write_markers(order)
-                c.markers_done(order.id, now_ms(), failed)
-        self._wake.set()
+    def drive_more(self) -> bool:
+        """The coordinator's marker orders, each written and reported."""
+        orders = self.coordinator.take_markers()
+        for order in orders:
+            failed = self.write_markers(order)
+            self.coordinator.markers_done(order.id, now_ms(), failed)
+        return bool(orders)
 
     def write_markers(self, order: WriteTxnMarkers) -> list[tuple[str, int]]:
         """Append the order's control batch to each partition; the partitions that failed."""
@@ -173,23 +101,6 @@ class TxnService:
                         order.transactional_id, topic, partition, e)
             return ErrorCode(e.error_code)
         return ErrorCode.NONE
-
-    async def _timers(self) -> None:
-        while not self._closed:
-            deadline = self.coordinator.next_deadline()
-            delay = 1.0 if deadline is None else max(0.0, (deadline - now_ms()) / 1000)
-            self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout=min(delay, 1.0))
-                continue
-            except asyncio.TimeoutError:
-                pass
-            if self._closed:
-                return
-            try:
-                self._drive()
-            except Exception:   # a timer failure is logged; the broker serves on
-                log.exception("transaction coordinator timer pass failed")
 
     def verify_produce(self, transactional_id: str, batches) -> dict[tuple[str, int], tuple[ErrorCode, str]]:
         """KIP-890 part 1 (ReplicaManager.maybeStartTransactionVerificationForPartition): a
@@ -224,14 +135,8 @@ class TxnService:
                     refused[(topic, partition)] = (error, error.name)
         return refused
 
-    async def ask(self, request) -> Any:
-        """One coordinator request (kproto.server.txn_coordinator.events) -> its response."""
+    async def ask(self, request: Any) -> Any:
+        """One coordinator request (kproto.server.txn_coordinator.events) -> its response;
+        the first creates ``__transaction_state``."""
         self.ensure_topic()
-        result = self.coordinator.handle(request, now_ms())
-        if isinstance(result, Pending):
-            future = asyncio.get_running_loop().create_future()
-            self._waiting[result] = future
-            self._drive()
-            return await future
-        self._drive()
-        return result
+        return await super().ask(request)

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from kproto.errors import ErrorCode
+from kproto.server.coordinator.append_errors import commit_error
 from kproto.server.coordinator.config import CoordinatorConfig
 from kproto.server.coordinator.events import (
     DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse, DescribedGroup, DescribedGroupMember,
@@ -49,11 +50,9 @@ from kproto.server.coordinator.txn_offsets import TxnOffsetCommitRequest, TxnOff
 from kproto.server.coordinator.offsets import (
     OffsetAndMetadata, TopicPartition, expired_offsets, utf16_length,
 )
-from kproto.server.coordinator.persistence import (
-    LogRecord, group_metadata_key, offset_commit_key, offset_commit_value, partition_for, replay,
-)
-from kproto.server.coordinator.runtime import commit_error
+from kproto.server.coordinator.persistence import group_metadata_key, offset_commit_key, offset_commit_value, replay
 from kproto.server.coordinator.state import GroupEvent, GroupState
+from kproto.server.runtime.state_topic import LogRecord, partition_for
 
 __all__ = ["GroupCoordinator"]
 

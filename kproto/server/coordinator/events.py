@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kproto.errors import ErrorCode
+from kproto.server.runtime.core import Append, Pending
 
 __all__ = [
     "JoinGroupRequestProtocol", "JoinGroupRequest", "SyncGroupRequestAssignment", "SyncGroupRequest",
@@ -297,28 +298,3 @@ class DeleteGroupsResponse:
 Response = (JoinGroupResponse | SyncGroupResponse | HeartbeatResponse | LeaveGroupResponse
             | OffsetCommitResponse | OffsetFetchResponse | ListGroupsResponse
             | DescribeGroupsResponse | DeleteGroupsResponse)
-
-
-# --- the coordinator's outputs besides responses ---------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """A request whose response is not ready; ``poll`` hands it out later."""
-
-    id: int
-    api: str
-
-
-@dataclass(frozen=True, slots=True)
-class Append:
-    """Records for ``__consumer_offsets``-``partition``, in order; a None value
-    is a tombstone. Append them (one batch, CreateTime ``timestamp_ms``), then
-    report with ``GroupCoordinator.append_done(id, ...)``. A ``producer_id``
-    (TxnOffsetCommit) makes the batch transactional, that producer's."""
-
-    id: int
-    partition: int
-    records: tuple[tuple[bytes, bytes | None], ...]
-    timestamp_ms: int
-    producer_id: int = -1
-    producer_epoch: int = -1

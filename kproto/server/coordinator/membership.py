@@ -29,8 +29,10 @@ from kproto.server.coordinator.events import (
     LeaveGroupResponse, LeaveGroupResponseMember, Pending, SyncGroupRequest, SyncGroupResponse,
 )
 from kproto.server.coordinator.group import DelayedJoin, GroupMetadata, IllegalStateError, MemberMetadata
-from kproto.server.coordinator.persistence import group_metadata_key, group_metadata_value, partition_for
-from kproto.server.coordinator.runtime import CoordinatorRuntime, store_group_error
+from kproto.server.coordinator.append_errors import store_group_error
+from kproto.server.coordinator.persistence import group_metadata_key, group_metadata_value
+from kproto.server.runtime.core import CoordinatorRuntime
+from kproto.server.runtime.state_topic import partition_for
 from kproto.server.coordinator.state import (
     VALID_PREVIOUS_STATES, GroupEvent, GroupState, outcome_for,
 )

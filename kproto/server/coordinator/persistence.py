@@ -31,57 +31,28 @@ position and offset: a broker never refuses to start over one bad record.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from kproto import schemas
 from kproto.errors import CorruptRecordError, DecodeError
-from kproto.jvm import java_string_hash as java_string_hashcode
-from kproto.jvm import kafka_abs
-from kproto.records import Batch, NewRecord, Record, build_record_batch, control_record, iter_batches
 from kproto.schemas import consumer_offsets as CO
 from kproto.schemas.internal_records import key_version
-from kproto.server.coordinator.events import Append
 from kproto.server.coordinator.group import GroupMetadata, MemberMetadata
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
 from kproto.server.coordinator.state import GroupState
+from kproto.server.runtime.state_topic import LoggedRecord, LogRecord, TxnMarker, key_value, where_read
 
 __all__ = [
     "OFFSET_COMMIT_KEY_VERSION", "GROUP_METADATA_KEY_VERSION",
     "OFFSET_COMMIT_VALUE_VERSION", "OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY",
-    "GROUP_METADATA_VALUE_VERSION", "java_string_hashcode", "kafka_abs", "partition_for",
+    "GROUP_METADATA_VALUE_VERSION",
     "offset_commit_key", "group_metadata_key", "offset_commit_value", "group_metadata_value",
-    "OffsetKey", "GroupKey", "parse_key", "parse_offset_value", "parse_group_value", "Replay",
-    "replay", "records_from_log", "records_from_batches", "records_from_segments", "append_batch", "LogRecord",
-    "LoggedRecord", "TxnMarker",
+    "OffsetKey", "GroupKey", "parse_key", "parse_offset_value", "parse_group_value", "Replay", "replay",
 ]
 
 log = logging.getLogger("kproto.server.groups")
 
-
-class LoggedRecord(NamedTuple):
-    """A record with where it was read (``file @ byte N, offset M``), for the
-    one line that reports it if it cannot be loaded; ``producer_id`` is its
-    batch's when the batch is transactional (a TxnOffsetCommit), else -1."""
-
-    key: bytes | None
-    value: bytes | None
-    where: str
-    producer_id: int = -1
-
-
-class TxnMarker(NamedTuple):
-    """A COMMIT (``committed``) or ABORT control record of ``producer_id``."""
-
-    producer_id: int
-    committed: bool
-    where: str
-
-
-# A record of the log as loading takes it: (key, value), a kproto.records.Record, a LoggedRecord
-# or a transaction's marker.
-LogRecord = tuple[bytes | None, bytes | None] | Record | LoggedRecord | TxnMarker
 
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
@@ -91,10 +62,6 @@ GROUP_METADATA_VALUE_VERSION = 3
 
 
 # --- which partition ----------------------------------------------------------------------
-
-def partition_for(group_id: str, num_partitions: int = 50) -> int:
-    return kafka_abs(java_string_hashcode(group_id)) % num_partitions
-
 
 # --- encoding -----------------------------------------------------------------------------
 
@@ -216,20 +183,6 @@ class Replay:
         default_factory=dict, repr=False)
 
 
-def _key_value(record: LogRecord) -> tuple[bytes | None, bytes | None]:
-    if isinstance(record, tuple) and not isinstance(record, LoggedRecord):
-        return record
-    return record.key, record.value
-
-
-def _where(record: LogRecord, index: int) -> str:
-    if isinstance(record, LoggedRecord):
-        return record.where
-    if isinstance(record, Record):
-        return f"offset {record.offset}"
-    return f"record {index}"
-
-
 def replay(records: Iterable[LogRecord]) -> Replay:
     """``records``: ``(key, value)`` pairs, objects with ``.key``/``.value``
     (kproto.records.Record, LoggedRecord) and TxnMarkers, in log order, as
@@ -246,10 +199,10 @@ def replay(records: Iterable[LogRecord]) -> Replay:
             continue
         producer_id = record.producer_id if isinstance(record, LoggedRecord) else -1
         try:
-            _apply(out, *_key_value(record), producer_id, index)
+            _apply(out, *key_value(record), producer_id, index)
         except DecodeError as e:
             out.unreadable += 1
-            log.warning("skipping unreadable __consumer_offsets record at %s: %s", _where(record, index), e)
+            log.warning("skipping unreadable __consumer_offsets record at %s: %s", where_read(record, index), e)
     for producer_id, held in out._pending.items():
         for (group, tp), (_, offset) in held.items():
             out.pending_txn_offsets.setdefault(group, {}).setdefault(producer_id, {})[tp] = offset
@@ -302,62 +255,3 @@ def _apply(out: Replay, key: bytes | None, value: bytes | None, producer_id: int
     else:
         out.groups[parsed.group] = parse_group_value(parsed.group, bytes(value))
         out.removed_groups.discard(parsed.group)
-
-
-def records_from_log(buf: bytes | bytearray | memoryview, file: str = "") -> Iterator[LoggedRecord]:
-    """``records_from_batches`` over the batches in ``buf``."""
-    return records_from_batches(iter_batches(buf), file=file)
-
-
-def records_from_batches(batches: Iterable[Batch], file: str = "") -> Iterator[LoggedRecord | TxnMarker]:
-    """The records of a ``__consumer_offsets`` log (any batch magic) in log
-    order, for ``replay``: those of a transactional batch (TxnOffsetCommit)
-    carry its producer id, a control batch becomes a TxnMarker. A batch whose
-    records do not decode is logged and skipped; one the iterator cannot read
-    ends ``batches``."""
-    return records_from_segments([(file, batches)])
-
-
-def records_from_segments(segments: Iterable[tuple[str, Iterable[Batch]]]) -> Iterator[LoggedRecord | TxnMarker]:
-    """``records_from_batches`` over several files' batches, in order:
-    ``(file name, batches)`` pairs, one per segment."""
-    for file, batches in segments:
-        it = iter(batches)
-        while True:
-            try:
-                batch = next(it)
-            except StopIteration:
-                break
-            except DecodeError as e:
-                log.warning("skipping the rest of %s: unreadable batch: %s", file or "__consumer_offsets", e)
-                break
-            where = f"{file + ' ' if file else ''}@ byte {batch.position}"
-            producer_id = batch.producer_id if getattr(batch, "is_transactional", False) else -1
-            try:
-                records = [LoggedRecord(r.key, r.value, f"{where}, offset {r.offset}", producer_id)
-                           for r in batch]
-            except DecodeError as e:
-                log.warning("skipping unreadable __consumer_offsets batch at %s, offset %d: %s",
-                            where, batch.base_offset, e)
-                continue
-            if getattr(batch, "is_control", False):
-                # Kafka reads the first control record of the batch (there is only ever one)
-                for record in records[:1]:
-                    try:
-                        committed = control_record(record).type == 1
-                    except DecodeError as e:
-                        log.warning("skipping unreadable control record at %s: %s", record.where, e)
-                        continue
-                    yield TxnMarker(batch.producer_id, committed, record.where)
-            else:
-                yield from records
-
-
-def append_batch(append: Append, base_offset: int = 0) -> bytes:
-    """``append`` as one RecordBatch v2 (CreateTime, uncompressed), the way the
-    coordinator's records reach the log; transactional when it has a producer."""
-    records = [NewRecord(key=k, value=v, timestamp=append.timestamp_ms) for k, v in append.records]
-    if append.producer_id < 0:
-        return build_record_batch(records, base_offset=base_offset)
-    return build_record_batch(records, base_offset=base_offset, producer_id=append.producer_id,
-                              producer_epoch=append.producer_epoch, is_transactional=True)

@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kproto.errors import ErrorCode
+from kproto.server.coordinator.append_errors import commit_error
 from kproto.server.coordinator.events import OffsetCommitRequestTopic, Pending
 from kproto.server.coordinator.group import GroupMetadata
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition, utf16_length
 from kproto.server.coordinator.persistence import offset_commit_key, offset_commit_value
-from kproto.server.coordinator.runtime import commit_error
 from kproto.server.coordinator.state import GroupState
 
 __all__ = ["TxnOffsetCommitRequest", "TxnOffsetCommits"]

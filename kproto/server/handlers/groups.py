@@ -54,7 +54,7 @@ def _groups(broker, *, offsets_topic: bool = True):
     """The group service; Kafka creates ``__consumer_offsets`` on the first
     request that needs it (not ListGroups or DescribeGroups)."""
     if offsets_topic:
-        broker.groups.ensure_offsets_topic()
+        broker.groups.ensure_topic()
     return broker.groups
 
 

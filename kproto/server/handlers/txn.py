@@ -106,7 +106,7 @@ async def write_txn_markers(broker, header, body) -> dict:
 
 
 async def txn_offset_commit(broker, header, body) -> dict:
-    broker.groups.ensure_offsets_topic()
+    broker.groups.ensure_topic()
     r = await broker.groups.ask(TxnOffsetCommitRequest(
         transactional_id=body.transactional_id, group_id=body.group_id, producer_id=body.producer_id,
         producer_epoch=body.producer_epoch, generation_id=body.generation_id, member_id=body.member_id or "",

@@ -35,10 +35,9 @@ from collections.abc import Callable, Iterable
 
 from kproto.common import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import ErrorCode
-from kproto.server.coordinator.events import Pending
-from kproto.server.coordinator.persistence import LogRecord
-from kproto.server.coordinator.persistence import partition_for as hash_partition
-from kproto.server.coordinator.runtime import CoordinatorRuntime
+from kproto.server.runtime.core import CoordinatorRuntime, Pending
+from kproto.server.runtime.state_topic import LogRecord
+from kproto.server.runtime.state_topic import partition_for as hash_partition
 from kproto.server.txn_coordinator.config import TransactionConfig
 from kproto.server.txn_coordinator.events import (
     AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kproto.errors import ErrorCode
-from kproto.server.coordinator.events import Append, Pending
+from kproto.server.runtime.core import Append, Pending
 from kproto.server.txn_coordinator.metadata import TopicPartition
 from kproto.server.txn_coordinator.state import TransactionResult
 

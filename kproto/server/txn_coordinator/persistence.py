@@ -28,7 +28,7 @@ from kproto.common import TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import KprotoError
 from kproto.schemas import transaction_log as TL
 from kproto.schemas.internal_records import key_version
-from kproto.server.coordinator.persistence import LogRecord, TxnMarker, _key_value, _where, partition_for
+from kproto.server.runtime.state_topic import LogRecord, TxnMarker, key_value, partition_for, where_read
 from kproto.server.txn_coordinator.metadata import (
     NO_PRODUCER_EPOCH, TransactionMetadata, TxnTransitMetadata,
 )
@@ -107,7 +107,7 @@ def replay(records: Iterable[LogRecord], *, partition: int | None = None) -> Rep
     for i, record in enumerate(records):
         if isinstance(record, TxnMarker):          # no transaction writes __transaction_state
             continue
-        (key, value), position = _key_value(record), _where(record, i)
+        (key, value), position = key_value(record), where_read(record, i)
         try:
             if key is None:
                 raise ValueError("the record has no key")

@@ -1,5 +1,8 @@
-"""What the coordinator needs instead of threads, purgatories and a log:
-a timer queue, a queue of ready responses, and an outbox of log appends.
+"""What a coordinator needs instead of threads, purgatories and a log: a timer
+queue, a queue of ready responses, and an outbox of log appends (Kafka's
+coordinator-common ``CoordinatorRuntime``, sans-I/O). The group and the
+transaction coordinators are built on ``CoordinatorRuntime``; the shell that
+drives one on the event loop is ``kproto.server.runtime.shell``.
 
 Nothing here reads a clock: every entry point is given ``now_ms``.
 """
@@ -10,13 +13,39 @@ import heapq
 import itertools
 from collections.abc import Callable, Hashable
 
-from kproto.errors import ErrorCode
-from kproto.server.coordinator.config import CoordinatorConfig
-from kproto.server.coordinator.events import Append, Pending, Response
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["TimerQueue", "CoordinatorRuntime", "store_group_error", "commit_error"]
+from kproto.errors import ErrorCode
+
+__all__ = ["Append", "CoordinatorRuntime", "Pending", "TimerQueue"]
 
 Action = Callable[[int], None]
+Response = Any          # each coordinator's own response types
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A request whose response is not ready; ``poll`` hands it out later."""
+
+    id: int
+    api: str
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Records for partition ``partition`` of the coordinator's state topic, in
+    order; a None value is a tombstone. Append them (one batch, CreateTime
+    ``timestamp_ms``), then report with ``append_done(id, ...)``. A
+    ``producer_id`` (TxnOffsetCommit) makes the batch transactional, that
+    producer's."""
+
+    id: int
+    partition: int
+    records: tuple[tuple[bytes, bytes | None], ...]
+    timestamp_ms: int
+    producer_id: int = -1
+    producer_epoch: int = -1
 
 
 class TimerQueue:
@@ -67,9 +96,9 @@ class TimerQueue:
 
 
 class CoordinatorRuntime:
-    """Responses, appends and timers shared by the coordinator's handlers."""
+    """Responses, appends and timers shared by a coordinator's handlers."""
 
-    def __init__(self, config: CoordinatorConfig) -> None:
+    def __init__(self, config: Any) -> None:
         self.config = config
         self._timers = TimerQueue()
         self._ready: dict[Pending, Response] = {}
@@ -107,7 +136,7 @@ class CoordinatorRuntime:
         return append.id
 
     def take_appends(self) -> list[Append]:
-        """Records to append to ``__consumer_offsets``, oldest first. Append them
+        """Records to append to the state topic, oldest first. Append them
         in this order, then call ``append_done`` for each."""
         out, self._outbox = self._outbox, []
         return out
@@ -147,29 +176,3 @@ class CoordinatorRuntime:
 
     def _on_poll(self, now_ms: int) -> None:
         pass
-
-
-def store_group_error(error: ErrorCode) -> ErrorCode:
-    """A failed GroupMetadata append as the SyncGroup/JoinGroup error (GroupMetadataManager.storeGroup)."""
-    if error in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
-                 ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
-        return ErrorCode.NOT_COORDINATOR
-    if error is ErrorCode.REQUEST_TIMED_OUT:
-        return ErrorCode.REBALANCE_IN_PROGRESS
-    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
-        return ErrorCode.UNKNOWN_SERVER_ERROR
-    return error
-
-
-def commit_error(error: ErrorCode) -> ErrorCode:
-    """A failed OffsetCommit append as the partition's error (maybeConvertOffsetCommitError)."""
-    if error in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
-                 ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
-        return ErrorCode.NOT_COORDINATOR
-    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
-        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
-    return error

@@ -1,0 +1,169 @@
+"""The event-loop shell around a sans-I/O coordinator (Kafka's coordinator-common
+``CoordinatorRuntime`` event processor, on asyncio): one for the group
+coordinator, one for the transaction coordinator.
+
+The coordinator decides everything; the shell drives it. After every request
+(``ask``) and every timer it loops ``poll`` (hand out ready responses) and
+``take_appends`` (write the records to the state topic, report
+``append_done``) until both are empty, as the coordinator's contract says,
+plus whatever else the coordinator hands out (``drive_more``: the
+transaction coordinator's markers). Appends go through the same
+``UnifiedLog.append`` as Produce, under the broker's append lock, so the
+coordinator's records are ordinary batches that ``kproto dump-log`` and Kafka's
+tools read.
+
+Start-up: every partition of the state topic is replayed before requests are
+answered (COORDINATOR_LOAD_IN_PROGRESS meanwhile is the coordinator's own
+answer); unreadable records are skipped and logged, never fatal. As in Kafka,
+the topic itself is created by the first request that needs it
+(``ensure_topic``), not at start-up: a fresh cluster lists no internal topic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any, Iterator, Mapping
+
+from kproto.common import now_ms
+from kproto.errors import ErrorCode, KafkaError
+from kproto.log import AppendOrigin, LogManager
+from kproto.server.runtime.core import Pending
+from kproto.server.runtime.state_topic import LoggedRecord, TxnMarker, append_batch, records_from_segments
+
+__all__ = ["CoordinatorShell"]
+
+#: How long the timer task sleeps at most between passes, in seconds.
+MAX_TIMER_SLEEP = 1.0
+
+
+class CoordinatorShell:
+    """Drives ``coordinator`` (a ``CoordinatorRuntime``) over the state topic
+    ``topic`` of ``partitions`` partitions, created with ``topic_configs``.
+
+    ``coordinator`` must offer ``begin_load``, ``load_partition``, ``handle``,
+    ``poll``, ``take_appends``, ``append_done`` and ``next_deadline``."""
+
+    #: The coordinator's name in log lines ("group coordinator" ...).
+    name = "coordinator"
+
+    def __init__(self, coordinator: Any, logs: LogManager, topic: str, partitions: int,
+                 topic_configs: Mapping[str, Any], *, append_lock: threading.Lock | None = None,
+                 log: logging.Logger) -> None:
+        self.coordinator = coordinator
+        self.logs = logs
+        self.topic = topic
+        self.partitions = partitions
+        self.topic_configs = dict(topic_configs)
+        self.append_lock = append_lock or threading.Lock()
+        self.log = log
+        self._waiting: dict[Pending, asyncio.Future] = {}
+        self._wake = asyncio.Event()
+        self._timer: asyncio.Task | None = None
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Replay every partition of the state topic, then run the timers."""
+        if self.logs.has_topic(self.topic):
+            t = now_ms()
+            for p in range(self.partitions):
+                self.coordinator.begin_load(p, t)
+            for p in range(self.partitions):
+                loaded = self.coordinator.load_partition(p, self.records(p), now_ms())
+                if loaded:
+                    self.log.info("loaded %d %s from %s-%d", len(loaded), self.loaded_noun, self.topic, p)
+            self.drive()
+        self._timer = asyncio.create_task(self._timers())
+
+    #: What ``load_partition`` returns a list of, for the start-up log line.
+    loaded_noun = "entries"
+
+    def ensure_topic(self) -> None:
+        """Create the state topic on the first request that needs it (as Kafka does)."""
+        if not self.logs.has_topic(self.topic):
+            self.logs.create_topic(self.topic, self.partitions, self.topic_configs, internal=True)
+
+    async def close(self) -> None:
+        # The flag as well as the cancel: Python 3.11's wait_for can swallow a
+        # cancel that lands as the wake event fires, and the loop would run on.
+        self._closed = True
+        self._wake.set()
+        if self._timer is not None:
+            self._timer.cancel()
+            await asyncio.gather(self._timer, return_exceptions=True)
+        for future in self._waiting.values():
+            future.cancel()
+
+    def records(self, partition: int) -> Iterator[LoggedRecord | TxnMarker]:
+        """The partition's records from its log start, each with where it was
+        read (file @ byte, offset); none for a partition missing on disk (it is
+        created at its first append)."""
+        plog = self.logs.get_log(self.topic, partition)
+        if plog is None:
+            return iter(())
+        start = plog.log_start_offset
+        return records_from_segments((str(seg.log.path), (b for b in seg.batches() if b.next_offset > start))
+                                     for seg in plog.segments)
+
+    # -- driving the coordinator ------------------------------------------------------------
+
+    def drive(self) -> None:
+        """poll + take_appends (+ ``drive_more``) until none has anything."""
+        c = self.coordinator
+        while True:
+            for pending, response in c.poll(now_ms()):
+                future = self._waiting.pop(pending, None)
+                if future is not None and not future.done():
+                    future.set_result(response)
+            appends = c.take_appends()
+            for a in appends:
+                error = ErrorCode.NONE
+                try:
+                    with self.append_lock:
+                        # the coordinator's origin, as its manager appends (a TxnOffsetCommit
+                        # batch is transactional with no sequence, which a client's may not be)
+                        self.logs.get_or_create_log(self.topic, a.partition).append(
+                            append_batch(a), origin=AppendOrigin.COORDINATOR)
+                except KafkaError as e:
+                    self.log.error("append to %s-%d failed: %s", self.topic, a.partition, e)
+                    error = e.error_code
+                c.append_done(a.id, now_ms(), error)
+            if not self.drive_more() and not appends:
+                break
+        self._wake.set()
+
+    def drive_more(self) -> bool:
+        """Other work the coordinator hands out, done here; True when there was some."""
+        return False
+
+    async def _timers(self) -> None:
+        while not self._closed:
+            deadline = self.coordinator.next_deadline()
+            delay = MAX_TIMER_SLEEP if deadline is None else max(0.0, (deadline - now_ms()) / 1000)
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=min(delay, MAX_TIMER_SLEEP))
+                continue        # a request changed the timers (or close): recompute
+            except asyncio.TimeoutError:
+                pass
+            if self._closed:
+                return
+            try:
+                self.drive()
+            except Exception:   # a timer failure is logged; the broker serves on
+                self.log.exception("%s timer pass failed", self.name)
+
+    async def ask(self, request: Any) -> Any:
+        """The coordinator's answer to ``request``, awaited when it is pending
+        (a join waiting for the rebalance, an append to be written)."""
+        result = self.coordinator.handle(request, now_ms())
+        if isinstance(result, Pending):
+            future = asyncio.get_running_loop().create_future()
+            self._waiting[result] = future
+            self.drive()
+            return await future
+        self.drive()
+        return result
