@@ -20,9 +20,9 @@ import subprocess
 import sys
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 POM = ROOT / "tests" / "kafka" / "pom.xml"
@@ -77,7 +77,7 @@ def fetch() -> Path:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise KafkaUnavailable("no mvn on PATH: apt-get install maven (Kafka is fetched from Maven Central)")
-    proc = subprocess.run([mvn, "-q", "-B", "-f", str(POM), "package"], capture_output=True, text=True)
+    proc = subprocess.run([mvn, "-q", "-B", "-f", str(POM), "package"], check=False, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
         raise KafkaUnavailable(f"mvn could not fetch Kafka {KAFKA_VERSION}: " + " / ".join(tail))
@@ -139,7 +139,7 @@ class KafkaReference:
                  input: str | None = None) -> subprocess.CompletedProcess:
         """Run a Kafka tool class (``org.apache.kafka.tools.DumpLogSegments``...): its exit code, stdout, stderr."""
         cmd = self._cmd(TOOL_JVM, self._config("log4j2-tools.properties", LOG4J2_TOOLS), main, args)
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
+        return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, input=input)
 
     def format_storage(self, props: Path, cluster_id: str) -> None:
         """kafka.tools.StorageTool format: writes meta.properties and the bootstrap checkpoint."""
