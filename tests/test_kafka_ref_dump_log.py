@@ -180,6 +180,10 @@ def test_offsets_decoder(kafka_ref, request, source):
     assert_same(kafka_ref, segment_files(log_dir, "__consumer_offsets-0", ".log"), "--offsets-decoder")
 
 
+# Kafka 4.x's TransactionLogMessageParser prints the key and value as JSON
+# ({"type":"0","data":{...}}); kproto still prints 3.x's TransactionLog.formatRecordKeyAndValue
+# text. Strict: the day kproto prints the JSON, this turns into a failure to remove.
+@pytest.mark.xfail(strict=True, reason="kproto prints the 3.x transaction-log text, Kafka 4.x JSON")
 @pytest.mark.parametrize("source", SOURCES)
 def test_transaction_log_decoder(kafka_ref, request, source):
     log_dir = request.getfixturevalue(source)
