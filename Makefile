@@ -9,11 +9,12 @@ STAMP   := $(VENV)/.installed
 # Debian packages the tests drive for real: kcat (librdkafka 2.0.2), ZooKeeper, tshark, tcpdump
 # (and GNU time, for bench_decode's peak RSS; mount's losetup and e2fsprogs' mkfs.ext4 for
 # the ext4 that fails under a running broker in test_broker_faults);
-# a Java runtime for Spark (kproto.spark) and ZooKeeper, unless `java` is already there.
-DEB_PKGS := kcat zookeeper tshark tcpdump time mount e2fsprogs $(if $(shell command -v java),,default-jre-headless)
+# Maven, which fetches Apache Kafka for the parity tests (make kafka);
+# a Java runtime for Spark (kproto.spark), ZooKeeper and Kafka, unless `java` is already there.
+DEB_PKGS := kcat zookeeper tshark tcpdump time mount e2fsprogs maven $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve test bench deps debs venv clean lint
+.PHONY: serve test bench deps debs venv clean lint kafka
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -32,6 +33,11 @@ debs:
 	fi
 
 deps: venv debs
+
+# Apache Kafka itself (tests/kafka/pom.xml, version there) for the parity tests:
+# Maven copies its jars into .kafka/<version>/lib once; later runs find them there.
+kafka: debs
+	$(PY) tests/kafka_ref.py fetch
 
 # As Kafka's shipped config/server.properties: no initial rebalance delay for
 # development (the code default, 3 s, suits production).
@@ -57,7 +63,7 @@ lint: venv
 	$(BIN)/ruff check kproto tests bench
 	$(BIN)/lint-imports
 
-test: deps lint
+test: deps lint kafka
 	@for f in $(FIXTURE_CHECKS); do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 	@for f in $(FIXTURE_MAKERS); do echo "== $$f --verify"; $(BIN)/python $$f --verify || exit 1; done
 	$(BIN)/python -m pytest -q
@@ -70,7 +76,7 @@ test: deps lint
 BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups bench_decode bench_txn
 BENCH_ARGS ?=
 
-bench: venv debs
+bench: venv debs kafka
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py $(BENCH_ARGS) || exit 1; done
 
 # Hostile and careless clients for as long as you like (figures printed and kept

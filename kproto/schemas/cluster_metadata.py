@@ -17,21 +17,18 @@ payload ``{"type":"TOPIC_RECORD","version":0,"data":{...}}``, no key, and
 
 from __future__ import annotations
 
-import base64
-import uuid
-
 from construct import Container
 
 from kproto import schemas
 from kproto.errors import CorruptRecordError, DecodeError
 from kproto.schemas.definitions import snake
-from kproto.schemas.internal_records import JsonValue, kafka_json
-from kproto.schemas.metadata_records import METADATA_RECORDS
+from kproto.schemas.internal_records import JsonValue, kafka_json, kafka_uuid
+from kproto.schemas.metadata_records import CONTROL_RECORDS, METADATA_RECORDS
 from kproto.schemas.primitives import encode_uvarint
 from kproto.schemas.protocol import _exact
 
 __all__ = ["FRAME_VERSION", "TYPE_NAMES", "parse_metadata_record", "build_metadata_record",
-           "cluster_metadata_record", "kafka_uuid"]
+           "cluster_metadata_record", "kafka_uuid", "kraft_control_json"]
 
 FRAME_VERSION = 1
 #: record type -> Kafka's MetadataRecordType name (TOPIC_RECORD, ...)
@@ -86,21 +83,6 @@ def build_metadata_record(record_type: int, version: int, data) -> bytes:
             + schemas.build(message.struct(version), data))
 
 
-def kafka_uuid(u: uuid.UUID) -> str:
-    """Kafka's Uuid.toString(): URL-safe base64 of the 16 bytes, unpadded."""
-    return base64.urlsafe_b64encode(u.bytes).rstrip(b"=").decode("ascii")
-
-
-def _json(value):
-    if isinstance(value, dict):
-        return {k: _json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json(v) for v in value]
-    if isinstance(value, uuid.UUID):
-        return kafka_uuid(value)
-    return value
-
-
 def cluster_metadata_record(record):
     """kafka-dump-log --cluster-metadata-decoder: (None, payload)."""
     try:
@@ -108,4 +90,22 @@ def cluster_metadata_record(record):
     except DecodeError as e:
         return None, f"Error at {record.offset}, skipping. {e.reason}"
     return None, JsonValue({"type": TYPE_NAMES[record_type], "version": version,
-                            "data": _json(kafka_json(data))})
+                            "data": kafka_json(data, METADATA_RECORDS[record_type].spec, version)})
+
+
+def kraft_control_json(control_type: int, value: bytes | None) -> dict | None:
+    """A KRaft control record's value (LeaderChange, SnapshotHeader/Footer, KRaftVersion,
+    Voters) as its JsonConverter writes it, as DumpLogSegments.printControlRecord
+    (Kafka 4.x) prints it; None for another type or a value that does not parse."""
+    message = CONTROL_RECORDS.get(control_type)
+    if message is None or value is None or len(value) < 2:
+        return None
+    # ControlRecordUtils: the message's own first field, "version", picks its schema version
+    version = int.from_bytes(value[:2], "big", signed=True)
+    if version not in message.versions():
+        return None
+    try:
+        data = schemas.parse(_exact(message.struct(version)), value)
+    except DecodeError:
+        return None
+    return kafka_json(data, message.spec, version)

@@ -30,12 +30,12 @@ from construct import Construct
 
 from kproto.schemas import group_records
 from kproto.schemas.message import (
-    BYTES, INT32, INT64, STRING, ArrayOf, Field, Message, Struct, versioned,
+    BYTES, INT32, INT64, STRING, UUID, ArrayOf, Field, Message, Struct, versioned,
 )
 
 __all__ = [
     "OffsetCommitKey", "OffsetCommitValue", "GroupMetadataKey", "GroupMetadataValue",
-    "ConsumerProtocolSubscription", "ConsumerProtocolAssignment", "RecordKey", "value_schema",
+    "ConsumerProtocolSubscription", "ConsumerProtocolAssignment", "RecordKey", "value_schema", "value_message",
     "KEY_TYPES", "CONSUMER_PROTOCOL_SUBSCRIPTION", "CONSUMER_PROTOCOL_ASSIGNMENT",
 ]
 
@@ -82,6 +82,7 @@ OFFSET_COMMIT_VALUE = Message(Struct("OffsetCommitValue",
     Field("metadata", STRING),
     Field("commit_timestamp", INT64),
     Field("expire_timestamp", INT64, "1", default=-1, doc="v1 only (KIP-211 removed it)"),
+    Field("topic_id", UUID, "4+", tag=0, doc="the committed topic's id (Kafka 4.x brokers write it)"),
 ), "0-4", "4+")
 
 GROUP_METADATA_VALUE = Message(Struct("GroupMetadataValue",
@@ -135,6 +136,15 @@ KEY_TYPES = {0: "OffsetCommit", 1: "OffsetCommit", 2: "GroupMetadata",
 
 _VALUES = {0: OffsetCommitValue, 1: OffsetCommitValue, 2: GroupMetadataValue,
            **{t: versioned((value, None)) for t, (_, _, value) in _RECORD_TYPES.items()}}
+
+
+_VALUE_MESSAGES = {0: OFFSET_COMMIT_VALUE, 1: OFFSET_COMMIT_VALUE, 2: GROUP_METADATA_VALUE,
+                   **{t: value for t, (_, _, value) in _RECORD_TYPES.items()}}
+
+
+def value_message(key_version: int) -> Message | None:
+    """The value's message definition for a record type (its fields' tags and defaults)."""
+    return _VALUE_MESSAGES.get(key_version)
 
 
 def value_schema(key_version: int) -> Construct | None:

@@ -118,7 +118,7 @@ are the transaction markers of kproto.records).
 
 doc-ref: metadata/src/main/resources/common/metadata/*.json,
 clients/src/main/resources/common/message/{LeaderChangeMessage,SnapshotHeaderRecord,
-SnapshotFooterRecord,KRaftVersionRecord,VotersRecord}.json (apache/kafka trunk 2024-10-25)."""
+SnapshotFooterRecord,KRaftVersionRecord,VotersRecord}.json (Apache Kafka 4.4.0, from its jars: see tests/kafka/pom.xml)."""
 
 
 def main(argv: list[str] | None = None) -> int:

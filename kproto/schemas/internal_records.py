@@ -12,13 +12,17 @@ with, read the same way by the group coordinator's loading
 
 from __future__ import annotations
 
+import base64
+import uuid
+
 from kproto import schemas
 from kproto.errors import DecodeError
 from kproto.jvm import scala_hash_order, topic_partition_hash
 from kproto.schemas import consumer_offsets as CO
 from kproto.schemas import transaction_log as TL
+from kproto.schemas.message import ArrayOf, Field, Struct
 
-__all__ = ["JsonValue", "key_version", "camel", "kafka_json", "consumer_offsets_record",
+__all__ = ["JsonValue", "key_version", "camel", "kafka_json", "kafka_uuid", "consumer_offsets_record",
            "transaction_log_record"]
 
 
@@ -45,16 +49,41 @@ def camel(name: str) -> str:
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
-def kafka_json(value):
+def kafka_uuid(u: uuid.UUID) -> str:
+    """Kafka's Uuid.toString(): URL-safe base64 of the 16 bytes, unpadded."""
+    return base64.urlsafe_b64encode(u.bytes).rstrip(b"=").decode("ascii")
+
+
+def kafka_json(value, spec: Struct | None = None, version: int = 0):
     """A parsed construct value as Kafka's generated JsonConverter writes it:
-    camelCase keys in schema order, bytes as base64 (on dumping), private and
-    tagged-field entries left out (the messages shown define no tagged fields)."""
+    camelCase keys in schema order, UUIDs as Uuid.toString(), bytes as base64
+    (on dumping), private and unknown-tag entries left out. Given the value's
+    ``spec`` and ``version``, a tagged field still at its default is left out
+    too: the generated ``<Message>JsonConverter.write`` writes a tagged field
+    only when it differs from its default (e.g. PartitionRecord's
+    leaderRecoveryState, OffsetCommitValue's topicId)."""
     if isinstance(value, dict):
-        return {camel(k): kafka_json(v) for k, v in value.items()
-                if not k.startswith("_") and k != "tagged_fields"}
+        fields = {f.name: f for f in spec.fields} if spec is not None else {}
+        out = {}
+        for k, v in value.items():
+            if k.startswith("_") or k == "tagged_fields":
+                continue
+            f = fields.get(k)
+            if f is not None and f.tag is not None and f.tagged_in(version) and v == f.default_value():
+                continue
+            out[camel(k)] = kafka_json(v, _inner(f), version)
+        return out
     if isinstance(value, list):
-        return [kafka_json(v) for v in value]
+        return [kafka_json(v, spec, version) for v in value]
+    if isinstance(value, uuid.UUID):
+        return kafka_uuid(value)
     return value
+
+
+def _inner(f: Field | None) -> Struct | None:
+    t = f.type if f is not None else None
+    t = t.elem if isinstance(t, ArrayOf) else t
+    return t if isinstance(t, Struct) else None
 
 
 def consumer_offsets_record(record):
@@ -87,7 +116,7 @@ def consumer_offsets_record(record):
     except DecodeError as e:
         return (f"Error at offset {o}, skipping. Could not read record with version "
                 f"{key_version(value)} from value's buffer due to: {e.reason}.", None)
-    data = kafka_json(v.data)
+    data = kafka_json(v.data, CO.value_message(kind).spec, key_version(value))
     if kind == 2 and data.get("protocolType") == "consumer":
         # Kafka decodes each member's embedded protocol bytes, keeping the
         # bytes (base64) when they do not parse.

@@ -40,8 +40,9 @@ Where kproto differs, and why:
   where Kafka's is a Java exception message (only "Can't read version N of
   <Message>" is Kafka's own). ``"type"`` is the key version, as 3.8/3.9 print
   it (the later Java port prints the record's api key).
-* Control records of KRaft types (SNAPSHOT_HEADER … KRAFT_VOTERS) print
-  ``controlType: NAME(id)`` where 3.9 prints their JSON. ``.snapshot`` and
+* Control records of KRaft types print their JSON as Kafka 4.x does
+  (``LeaderChange: {..}``, ``SnapshotHeader {..}``...); one whose value does
+  not parse prints ``controlType: NAME(id)`` (Kafka throws). ``.snapshot`` and
   ``.txnindex`` files print as 3.9 does (kproto.tools.dump_txn); a corrupt
   one is an error line with its byte, exit 4.
 * Key/value decoders are ``--key-decoder``/``--value-decoder`` with named

@@ -15,7 +15,9 @@ from functools import lru_cache
 
 from kproto.records import TimestampType, sequence_at
 from kproto.schemas import records as S
-from kproto.tools.render import java_bool, java_list, optional_long
+from kproto.schemas.cluster_metadata import kraft_control_json
+from kproto.schemas.internal_records import JsonValue
+from kproto.tools.render import jackson_json, java_bool, java_list, optional_long
 
 __all__ = ["V2_BATCH_FIELDS", "LEGACY_BATCH_FIELDS", "V2_RECORD_FIELDS", "LEGACY_RECORD_FIELDS",
            "batch_fields", "batch_line", "batch_json", "RecordPrinter", "index_line", "time_index_line",
@@ -80,11 +82,31 @@ def _template(fields: tuple[str, ...], ts: str) -> str:
     return "| " + " ".join(f"{ts if n is TIMESTAMP else n}: %s" for n in fields) + tail
 
 
-def control_fields(control) -> dict:
-    """What Kafka adds for a control record (``control`` is records.ControlRecord)."""
+# DumpLogSegments.printControlRecord (Kafka 4.x): the KRaft control types print their
+# JSON after these labels (only LeaderChange has a colon).
+KRAFT_CONTROL_LABELS = {2: "LeaderChange:", 3: "SnapshotHeader", 4: "SnapshotFooter",
+                        5: "KRaftVersion", 6: "KRaftVoters"}
+
+
+def control_fields(control, value: bytes | None = None) -> dict:
+    """What Kafka adds for a control record (``control`` is records.ControlRecord,
+    ``value`` the record's value): field name -> value (a JsonValue for KRaft types)."""
     if control.type in (0, 1):
         return {"endTxnMarker": S.CONTROL_TYPES[control.type], "coordinatorEpoch": control.coordinator_epoch}
+    decoded = kraft_control_json(control.type, value)
+    if decoded is not None:
+        return {KRAFT_CONTROL_LABELS[control.type]: JsonValue(decoded)}
     return {"controlType": f"{S.CONTROL_TYPES.get(control.type, 'UNKNOWN')}({control.type})"}
+
+
+def control_text(control, value: bytes | None) -> str:
+    out = []
+    for k, v in control_fields(control, value).items():
+        if isinstance(v, JsonValue):
+            out.append(f" {k} {jackson_json(v.value)}")
+        else:
+            out.append(f" {k}: {v}")
+    return "".join(out)
 
 
 class RecordPrinter:
@@ -163,7 +185,7 @@ class RecordPrinter:
                 if vs is not None:
                     line = f"{line} payload: {vs}"
             elif control:
-                line += "".join(f" {k}: {v}" for k, v in control_fields(self.control_record(r)).items())
+                line += control_text(self.control_record(r), r.value)
             append(line)
 
     # -- JSON ------------------------------------------------------------------------
@@ -178,7 +200,8 @@ class RecordPrinter:
             d = {} if self.skip else dict(zip(names, values))
             if control:
                 if not self.skip:
-                    d.update(control_fields(self.control_record(r)))
+                    d.update({k.rstrip(":"): v.value if isinstance(v, JsonValue) else v
+                              for k, v in control_fields(self.control_record(r), r.value).items()})
             elif self.data:
                 ks, vs = self._key_payload(r)
                 if ks is not None:
