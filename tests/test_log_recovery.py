@@ -34,7 +34,8 @@ def append_reference_batches(log: UnifiedLog) -> None:
     a leader's append now converts to v2)."""
     for b in [one_batch(0),
               build_record_batch([NewRecord(b"a%d" % i, b"x" * 30, (), 2000 + i) for i in range(3)]),
-              build_record_batch([NewRecord(b"z", b"y" * 200, (), 1500)] * 2, compression=CompressionType.GZIP)]:
+              build_record_batch([NewRecord(b"z", b"y" * 200, (), 1500)] * 2,
+                                 compression=CompressionType.GZIP)]:
         log.append(b)
     log.append(build_message_set([NewRecord(b"m", b"legacy", (), 2500)], magic=1, base_offset=6),
                assign_offsets=False)

@@ -90,7 +90,7 @@ def test_legacy_message_sets_are_stored_as_record_batch_v2(tmp_path):
     finally:
         broker.logs.close()
     batches = list(iter_batches(data, verify_crc=True))
-    assert all(isinstance(b, RecordBatch) and b.magic == 2 for b in batches)
+    assert {(type(b), b.magic, b.partition_leader_epoch) for b in batches} == {(RecordBatch, 2, 0)}
     assert [(b.base_offset, b.last_offset, b.compression, b.timestamp_type, b.max_timestamp, b.producer_id)
             for b in batches] == [
         (0, 2, CompressionType.NONE, TimestampType.CREATE_TIME, -1, -1),

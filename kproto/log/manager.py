@@ -51,6 +51,11 @@ MAX_TOPIC_NAME_LENGTH = 249
 MAX_RECORDS_PER_USER_OP = 10000
 EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
 # Topic.INTERNAL_TOPICS: written by the broker's coordinators only.
+# The leader epoch of every partition: this one node leads them all from their
+# creation and no election ever bumps it. Metadata and ListOffsets report it;
+# the broker's appends stamp it on every batch (UnifiedLog.appendAsLeader).
+LEADER_EPOCH = 0
+
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 

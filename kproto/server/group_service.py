@@ -26,6 +26,7 @@ from typing import Any
 
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
+from kproto.log.manager import LEADER_EPOCH
 from kproto.server.coordinator import (
     CoordinatorConfig, GroupCoordinator, Pending, append_batch, records_from_segments,
 )
@@ -127,7 +128,7 @@ class GroupService:
                         # the coordinator's origin, as GroupMetadataManager appends (a TxnOffsetCommit
                         # batch is transactional with no sequence, which a client's may not be)
                         self.logs.get_or_create_log(OFFSETS_TOPIC, a.partition).append(
-                            append_batch(a), origin=AppendOrigin.COORDINATOR)
+                            append_batch(a), leader_epoch=LEADER_EPOCH, origin=AppendOrigin.COORDINATOR)
                 except KafkaError as e:
                     log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, a.partition, e)
                     error = e.error_code

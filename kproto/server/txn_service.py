@@ -26,6 +26,7 @@ from typing import Any
 
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
+from kproto.log.manager import LEADER_EPOCH
 from kproto.records import build_control_batch
 from kproto.server.coordinator import append_batch, records_from_segments
 from kproto.server.network import now_ms
@@ -136,7 +137,8 @@ class TxnService:
                 try:
                     with self.append_lock:
                         plog = self.logs.get_or_create_log(TRANSACTION_STATE_TOPIC, a.partition)
-                        plog.append(append_batch(a), origin=AppendOrigin.COORDINATOR)
+                        plog.append(append_batch(a), leader_epoch=LEADER_EPOCH,
+                                    origin=AppendOrigin.COORDINATOR)
                 except KafkaError as e:
                     log.error("append to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, a.partition, e)
                     error = e.error_code
@@ -167,7 +169,7 @@ class TxnService:
                                     coordinator_epoch=order.coordinator_epoch, timestamp=now_ms())
         try:
             with self.append_lock:
-                plog.append(batch, origin=AppendOrigin.COORDINATOR)
+                plog.append(batch, leader_epoch=LEADER_EPOCH, origin=AppendOrigin.COORDINATOR)
         except KafkaError as e:
             log.warning("writing the %s marker of %r to %s-%d failed: %s", order.result.name,
                         order.transactional_id, topic, partition, e)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from kproto.errors import ErrorCode, KafkaError
-from kproto.log.manager import validate_topic_name
+from kproto.log.manager import LEADER_EPOCH, validate_topic_name
 from kproto.schemas import protocol as P
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -19,7 +19,7 @@ def broker_nodes(broker) -> list[dict]:
 
 def partition_metadata(broker, topic: str) -> list[dict]:
     n = broker.node_id
-    return [{"error_code": 0, "partition_index": p, "leader_id": n, "leader_epoch": 0,
+    return [{"error_code": 0, "partition_index": p, "leader_id": n, "leader_epoch": LEADER_EPOCH,
              "replica_nodes": [n], "isr_nodes": [n], "offline_replicas": []}
             for p in range(broker.partition_count(topic))]
 
