@@ -7,6 +7,8 @@ points can be computed by hand: batch i sits at byte 90 * i.
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import struct
 from pathlib import Path
@@ -472,6 +474,55 @@ def test_closed_log_refuses_appends(tmp_path):
     with pytest.raises(KafkaError) as e:
         log.append(one_batch(0))
     assert e.value.error_code == ErrorCode.KAFKA_STORAGE_ERROR
+
+
+def test_failed_appends_are_logged_once_per_partition_per_episode(tmp_path, monkeypatch, caplog):
+    """A disk that refuses writes fails every append (KAFKA_STORAGE_ERROR); the
+    broker log gets one ERROR line per partition naming the file and the OS
+    error, and another only after an append to that partition has succeeded."""
+    logs = [make_log(tmp_path, name=f"t-{p}") for p in (0, 1)]
+    broken: set[int] = set()
+
+    def disk(log: UnifiedLog, p: int) -> None:
+        real = log.active_segment.log.pwrite
+
+        def pwrite(data, position):
+            if p in broken:
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+            return real(data, position)
+        monkeypatch.setattr(log.active_segment.log, "pwrite", pwrite)
+
+    for p, log in enumerate(logs):
+        disk(log, p)
+
+    def errors() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+
+    def append(p: int, times: int = 1) -> None:
+        for _ in range(times):
+            with pytest.raises(KafkaError) as e:
+                logs[p].append(one_batch(0))
+            assert e.value.error_code == ErrorCode.KAFKA_STORAGE_ERROR
+            assert str(e.value).endswith("[Errno 30] Read-only file system")
+
+    def line(p: int) -> str:
+        return (f"Error while appending records for t-{p} to {tmp_path}/t-{p}/{0:020d}.log: [Errno 30] "
+                f"Read-only file system (KAFKA_STORAGE_ERROR to every append until one succeeds; those "
+                f"failures are not logged)")
+
+    with caplog.at_level(logging.ERROR, logger="kproto.log"):
+        broken.update({0, 1})
+        append(0, 3)
+        append(1, 2)
+        assert errors() == [line(0), line(1)]
+        broken.discard(0)
+        assert logs[0].append(one_batch(0))[:2] == (0, 0)      # episode over for t-0 only
+        append(1)
+        broken.add(0)
+        append(0, 2)
+        assert errors() == [line(0), line(1), line(0)]
+    assert [log.log_end_offset for log in logs] == [1, 0]
+    assert [log.active_segment.size for log in logs] == [BATCH, 0]
 
 
 def test_truncate_to(tmp_path):
