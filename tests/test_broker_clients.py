@@ -4,6 +4,7 @@ and Debian's kcat), kafka-python and aiokafka. No mocks."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import subprocess
 import time
@@ -13,8 +14,12 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kproto.framing import frame
+from kproto.log.manager import LEADER_EPOCH
+from kproto.records import control_record, iter_batches
 from kproto.schemas import protocol
 from tests.components import kproto_broker, require_executable
+from tests.helpers import admin, produce_raw, v2_batch
+from tests.helpers import commit as commit_offsets
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
@@ -32,7 +37,9 @@ def create(bootstrap: str, name: str, partitions: int = 1, **configs: str) -> No
 
 
 def produce_ck(bootstrap: str, topic: str, messages: list[tuple], **conf) -> None:
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, **conf})
+    logger = conf.pop("logger", None)
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, **conf},
+                 **({} if logger is None else {"logger": logger}))
     errors = []
     report = lambda err, msg: errors.append(err) if err is not None else None
     for key, value, headers, ts, partition in messages:
@@ -74,6 +81,91 @@ def test_confluent_kafka_round_trip_every_codec(broker, codec):
     # offsets are dense per partition, from 0
     for p in range(3):
         assert sorted(g[5] for g in got if g[4] == p) == list(range(100))
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+def test_librdkafka_legacy_producer_read_by_a_current_consumer(broker, codec):
+    """librdkafka told the broker is 0.9 (no ApiVersions) sends Produce v1 with
+    MessageSet v0 (gzip: one compressed wrapper). The broker converts it to
+    RecordBatch v2, as Kafka 3+ does: a default consumer reads every key and
+    value (librdkafka test 0052's setting; stored as v0 they read as NULL), and
+    no timestamp (-1, CreateTime)."""
+    topic = f"legacy-v0-{codec}"
+    create(broker, topic)
+    debug: list[str] = []
+
+    class Lines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            debug.append(record.getMessage())
+    lines = logging.getLogger(f"librdkafka-{topic}")
+    lines.addHandler(Lines())
+    lines.setLevel(logging.DEBUG)
+    sent = [(b"k%d" % i if i % 3 else None, b"value-%d" % i * (1 + i % 5), [], 1700000000000 + i, 0)
+            for i in range(50)]
+    produce_ck(broker, topic, [m[:2] + (None,) + m[3:] for m in sent], logger=lines, debug="msg",
+               **{"api.version.request": False, "broker.version.fallback": "0.9.0.0",
+                  "compression.type": codec})
+    assert any("ApiVersion 1, MsgVersion 0" in line for line in debug), debug[:20]
+    got = consume_ck(broker, topic, 1, len(sent))
+    assert [(k, v, ts, offset) for k, v, _, ts, _, offset in got] == [
+        (k, v, -1, i) for i, (k, v, *_) in enumerate(sent)]
+
+
+@pytest.mark.parametrize("codec", [None, "gzip"])
+def test_kafka_python_v1_messages_read_by_a_current_consumer(broker, codec):
+    """kafka-python told the broker is 0.10.1 sends Produce v2 with MessageSet
+    v1: converted to v2, the records keep their timestamps (CreateTime)."""
+    import kafka
+    topic = f"legacy-v1-{codec}"
+    create(broker, topic)
+    producer = kafka.KafkaProducer(bootstrap_servers=broker, api_version=(0, 10, 1), compression_type=codec)
+    sent = [(b"k%d" % i if i % 3 else None, b"value-%d" % i, 1600000000000 + i) for i in range(20)]
+    for key, value, ts in sent:
+        producer.send(topic, key=key, value=value, timestamp_ms=ts, partition=0)
+    producer.flush()
+    producer.close()
+    got = consume_ck(broker, topic, 1, len(sent))
+    assert [(k, v, ts, offset) for k, v, _, ts, _, offset in got] == [
+        (k, v, ts, i) for i, (k, v, ts) in enumerate(sent)]
+
+
+def test_every_appended_batch_carries_the_partition_leader_epoch(tmp_path):
+    """UnifiedLog.appendAsLeader stamps the partition's leader epoch on every
+    batch: a client's (whatever it sent: 7 here), the transaction markers, the
+    coordinators' own records. It is the epoch Metadata reports."""
+    data = tmp_path / "data"
+    with kproto_broker(tmp_path, data_dir=data) as bs:
+        create(bs, "epochs")
+        reply = produce_raw(bs, "epochs", 0, v2_batch(0, [(1700000000000, b"k", b"v", [])], leader_epoch=7))
+        assert (reply.error_code, reply.base_offset) == (0, 0)
+        p = Producer({"bootstrap.servers": bs, "transactional.id": "epochs-txn", "linger.ms": 5})
+        p.init_transactions(15)
+        for end in (p.commit_transaction, p.abort_transaction):
+            p.begin_transaction()
+            p.produce("epochs", value=end.__name__.encode(), partition=0)
+            assert p.flush(15) == 0
+            end(15)
+        del p
+        commit_offsets(bs, "epochs-group", {("epochs", 0): 1})
+        c = Consumer({"bootstrap.servers": bs, "group.id": "unused"})
+        deadline = time.monotonic() + 20       # the markers land after EndTxn answers
+        while c.get_watermark_offsets(TopicPartition("epochs", 0), timeout=10)[1] < 5:
+            assert time.monotonic() < deadline
+        c.close()
+        with admin(bs) as a:
+            [partition] = a.metadata(["epochs"]).topics["epochs"].partitions
+    assert partition.leader_epoch == LEADER_EPOCH == 0
+    stored: dict[str, list] = {}
+    for path in sorted(data.glob("*/*.log")):     # the old timestamp rolls epochs-0 at offset 1
+        stored.setdefault(path.parent.name, []).extend(iter_batches(path.read_bytes()))
+    assert [(b.base_offset, b.is_control, b.partition_leader_epoch) for b in stored["epochs-0"]] == [
+        (0, False, 0), (1, False, 0), (2, True, 0), (3, False, 0), (4, True, 0)]
+    assert [control_record(b.records()[0]).type_name for b in stored["epochs-0"] if b.is_control] == [
+        "COMMIT", "ABORT"]
+    internal = [b for name, batches in stored.items() if name.startswith("__") for b in batches]
+    assert {n.rsplit("-", 1)[0] for n, batches in stored.items() if batches} == {
+        "epochs", "__transaction_state", "__consumer_offsets"}
+    assert {b.partition_leader_epoch for b in internal} == {0}
 
 
 def test_idempotent_producer(broker):

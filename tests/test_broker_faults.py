@@ -93,6 +93,12 @@ def test_disk_full(tmpfs, tmp_path):
         assert (reply.error_code, reply.base_offset) == (0, len(acked))
         assert [o for o, _ in consume(bs, "filling", len(acked) + 1)] == list(range(len(acked) + 1))
         assert produce_raw(bs, "other", 0, batch_of(1)).error_code == 0
+    # the broker said why, once (the refused append, the consume, the append after: no more)
+    errors = [line[24:] for f in tmp_path.glob("kproto-*.log") for line in f.read_text().splitlines()
+              if line[24:].startswith("ERROR")]
+    assert errors == [
+        f"ERROR kproto.log: Error while appending records for filling-0 to {segment}: [Errno 28] No space "
+        "left on device (KAFKA_STORAGE_ERROR to every append until one succeeds; those failures are not logged)"]
 
 
 def run(*cmd: str) -> str:
@@ -216,8 +222,11 @@ def test_partition_dir_turns_read_only(ext4, tmp_path):
     # shut down: the rest closed and checkpointed, doomed-0 with the recovery
     # point of its last flush, and no marker says the close was clean
     assert proc.returncode == 0
+    # one line for the three refused appends (the episode lasts while none succeeds)
     after_ready = (tmp_path / "kproto.log").read_text().splitlines()[1:]
     assert [line[24:] for line in after_ready] == [       # past the timestamp
+        f"ERROR kproto.log: Error while appending records for doomed-0 to {segment}: [Errno 30] Read-only "
+        "file system (KAFKA_STORAGE_ERROR to every append until one succeeds; those failures are not logged)",
         f"ERROR kproto.log: Closing doomed-0 failed: Error while writing the producer snapshot for doomed-0 "
         f"in dir {data}: [Errno 30] Read-only file system: '{data}/doomed-0/00000000000000000002.snapshot.tmp'"]
     checkpoint = (data / "recovery-point-offset-checkpoint").read_text().splitlines()

@@ -7,9 +7,10 @@ points can be computed by hand: batch i sits at byte 90 * i.
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import struct
-import zlib
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kproto.records import (
-    CompressionType, LegacyBatch, NewRecord, build_control_batch, build_message_set,
+    CompressionType, NewRecord, TimestampType, build_control_batch, build_message_set,
     build_record_batch, iter_batches,
 )
 
@@ -87,35 +88,60 @@ def test_kafka_python_batches_round_trip(tmp_path):
         (3, b"key0", b"value1", 2000), (4, b"key1", b"value1", 2001), (5, b"key2", b"value1", 2002)]
 
 
-def test_kafka_python_legacy_messages(tmp_path):
+def test_kafka_python_legacy_messages_become_one_v2_batch(tmp_path):
+    """LogValidator (Kafka 3+, toMagic 2): v0/v1 messages are converted to one
+    RecordBatch v2; keys, values and timestamps kept (v0: -1, CreateTime), the
+    source codec kept under compression.type=producer, no producer id."""
     log = make_log(tmp_path)
     plain = LegacyRecordBatchBuilder(magic=0, compression_type=0, batch_size=1 << 20)
     for i in range(3):
         plain.append(i, timestamp=None, key=b"k", value=b"v%d" % i)
     wrapped = LegacyRecordBatchBuilder(magic=1, compression_type=1, batch_size=1 << 20)
     for i in range(2):
-        wrapped.append(i, timestamp=5000 + i, key=b"w", value=b"x%d" % i)
-    plain, wrapped = bytes(plain.build()), bytes(wrapped.build())
-    assert log.append(plain) == (0, 2, -1)
-    assert log.append(wrapped) == (3, 4, -1)
+        wrapped.append(i, timestamp=5000 + i, key=b"w" if i else None, value=b"x%d" % i)
+    assert log.append(bytes(plain.build())) == (0, 2, -1)
+    assert log.append(bytes(wrapped.build()), leader_epoch=4) == (3, 4, -1)
     data = log.read(0, 1 << 20).read()
-    # Only the top-level offsets changed: the wrapper gets its last inner absolute offset.
-    first = len(plain) // 3
-    expected = b"".join(struct.pack(">q", i) + plain[first * i + 8:first * (i + 1)] for i in range(3))
-    assert data == expected + struct.pack(">q", 4) + wrapped[8:]
-    recs = [r for x in iter_batches(data) for r in x.records()]
-    assert [(r.offset, r.value) for r in recs] == [(0, b"v0"), (1, b"v1"), (2, b"v2"), (3, b"x0"), (4, b"x1")]
+    assert data == build_record_batch(
+        [NewRecord(b"k", b"v%d" % i, (), -1) for i in range(3)]) + build_record_batch(
+        [NewRecord(None, b"x0", (), 5000), NewRecord(b"w", b"x1", (), 5001)], base_offset=3,
+        compression=CompressionType.GZIP, partition_leader_epoch=4)
+    first, second = iter_batches(data)             # CRCs verified
+    assert (first.magic, first.compression, first.max_timestamp, first.producer_id) == (2, 0, -1, -1)
+    assert (second.magic, second.compression, second.max_timestamp) == (2, CompressionType.GZIP, 5001)
+    assert [(r.offset, r.timestamp, r.key, r.value) for b in (first, second) for r in b.records()] == [
+        (0, -1, b"k", b"v0"), (1, -1, b"k", b"v1"), (2, -1, b"k", b"v2"),
+        (3, 5000, None, b"x0"), (4, 5001, b"w", b"x1")]
 
 
-def test_legacy_compressed_v0_is_recompressed_with_absolute_offsets(tmp_path):
+def test_legacy_messages_take_the_topic_codec(tmp_path):
+    """compression.type other than producer: the converted batch uses it
+    (BrokerCompressionType.targetCompression), a gzip v0 wrapper becomes an
+    uncompressed v2 batch, and plain v1 messages a compressed one."""
+    log = make_log(tmp_path, compression_type="uncompressed")
+    log.append(build_message_set([NewRecord(b"a", b"1"), NewRecord(b"b", b"2")], magic=0,
+                                 compression=CompressionType.GZIP, base_offset=50))
+    [batch] = list(iter_batches(log.read(0, 1 << 20).read()))
+    assert (batch.magic, batch.compression) == (2, CompressionType.NONE)
+    assert [(r.offset, r.timestamp, r.key, r.value) for r in batch.records()] == [
+        (0, -1, b"a", b"1"), (1, -1, b"b", b"2")]
+    log = make_log(tmp_path, name="t-1", compression_type="lz4")
+    log.append(build_message_set([NewRecord(b"a", b"1", (), 7), NewRecord(None, None, (), 8)], magic=1))
+    [batch] = list(iter_batches(log.read(0, 1 << 20).read()))
+    assert (batch.magic, batch.compression, batch.max_timestamp) == (2, CompressionType.LZ4, 8)
+    assert [(r.offset, r.timestamp, r.key, r.value) for r in batch.records()] == [
+        (0, 7, b"a", b"1"), (1, 8, None, None)]
+
+
+def test_more_than_one_compressed_legacy_wrapper_is_refused(tmp_path):
+    """LogValidator.getFirstBatchAndMaybeValidateNoMoreBatches."""
     log = make_log(tmp_path)
-    log.append(one_batch(0))
-    info = log.append(build_message_set([NewRecord(b"a", b"1"), NewRecord(b"b", b"2")], magic=0,
-                                        compression=CompressionType.GZIP, base_offset=50))
-    assert info == (1, 2, -1)
-    [wrapper] = list(iter_batches(log.read(1, 1 << 20).read()))
-    assert isinstance(wrapper, LegacyBatch) and wrapper.offset == 2 and wrapper.is_valid()
-    assert [(r.offset, r.key) for r in wrapper.records()] == [(1, b"a"), (2, b"b")]
+    wrapper = build_message_set([NewRecord(b"a", b"1")], compression=CompressionType.GZIP)
+    with pytest.raises(InvalidRecordError, match="Compressed outer record has more than one batch"):
+        log.append(wrapper + wrapper)
+    with pytest.raises(InvalidRecordError, match="Compressed outer record has more than one batch"):
+        log.append(build_message_set([NewRecord(b"a", b"1")]) + wrapper)
+    assert log.log_end_offset == 0 and log.active_segment.size == 0
 
 
 def test_log_append_time_rewrites_v2_header_and_crc(tmp_path):
@@ -135,16 +161,13 @@ def test_log_append_time_rewrites_v2_header_and_crc(tmp_path):
     assert data == bytes(expected)
 
 
-def test_log_append_time_rewrites_v1_message_and_crc(tmp_path):
+def test_log_append_time_on_converted_v1_messages(tmp_path):
     log = make_log(tmp_path, Clock(777), message_timestamp_type="LogAppendTime")
     msg = build_message_set([NewRecord(b"k", b"v", (), 5)], magic=1)
     assert log.append(msg) == (0, 0, 777)
     data = log.read(0, 1000).read()
-    expected = bytearray(msg)
-    expected[17] |= 0x08
-    expected[18:26] = struct.pack(">q", 777)
-    expected[12:16] = struct.pack(">I", zlib.crc32(bytes(expected[16:])))
-    assert data == bytes(expected)
+    assert data == build_record_batch([NewRecord(b"k", b"v", (), 5)],
+                                      timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=777)
     assert next(iter_batches(data)).records()[0].timestamp == 777
 
 
@@ -451,6 +474,55 @@ def test_closed_log_refuses_appends(tmp_path):
     with pytest.raises(KafkaError) as e:
         log.append(one_batch(0))
     assert e.value.error_code == ErrorCode.KAFKA_STORAGE_ERROR
+
+
+def test_failed_appends_are_logged_once_per_partition_per_episode(tmp_path, monkeypatch, caplog):
+    """A disk that refuses writes fails every append (KAFKA_STORAGE_ERROR); the
+    broker log gets one ERROR line per partition naming the file and the OS
+    error, and another only after an append to that partition has succeeded."""
+    logs = [make_log(tmp_path, name=f"t-{p}") for p in (0, 1)]
+    broken: set[int] = set()
+
+    def disk(log: UnifiedLog, p: int) -> None:
+        real = log.active_segment.log.pwrite
+
+        def pwrite(data, position):
+            if p in broken:
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+            return real(data, position)
+        monkeypatch.setattr(log.active_segment.log, "pwrite", pwrite)
+
+    for p, log in enumerate(logs):
+        disk(log, p)
+
+    def errors() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+
+    def append(p: int, times: int = 1) -> None:
+        for _ in range(times):
+            with pytest.raises(KafkaError) as e:
+                logs[p].append(one_batch(0))
+            assert e.value.error_code == ErrorCode.KAFKA_STORAGE_ERROR
+            assert str(e.value).endswith("[Errno 30] Read-only file system")
+
+    def line(p: int) -> str:
+        return (f"Error while appending records for t-{p} to {tmp_path}/t-{p}/{0:020d}.log: [Errno 30] "
+                f"Read-only file system (KAFKA_STORAGE_ERROR to every append until one succeeds; those "
+                f"failures are not logged)")
+
+    with caplog.at_level(logging.ERROR, logger="kproto.log"):
+        broken.update({0, 1})
+        append(0, 3)
+        append(1, 2)
+        assert errors() == [line(0), line(1)]
+        broken.discard(0)
+        assert logs[0].append(one_batch(0))[:2] == (0, 0)      # episode over for t-0 only
+        append(1)
+        broken.add(0)
+        append(0, 2)
+        assert errors() == [line(0), line(1), line(0)]
+    assert [log.log_end_offset for log in logs] == [1, 0]
+    assert [log.active_segment.size for log in logs] == [BATCH, 0]
 
 
 def test_truncate_to(tmp_path):

@@ -26,9 +26,10 @@ def rec(key: bytes, value: bytes | None, ts: int = 1000) -> NewRecord:
     return NewRecord(key, value, (), ts)
 
 
-def append_segment(log: UnifiedLog, *batches: bytes, origin=AppendOrigin.CLIENT) -> None:
+def append_segment(log: UnifiedLog, *batches: bytes, origin=AppendOrigin.CLIENT,
+                   assign_offsets: bool = True) -> None:
     for b in batches:
-        log.append(b, origin=origin)
+        log.append(b, origin=origin, assign_offsets=assign_offsets)
     log.roll()
 
 
@@ -170,10 +171,14 @@ def test_min_compaction_lag_keeps_recent_segments_dirty(tmp_path):
 
 def test_legacy_wrapper_keeps_its_last_records(tmp_path):
     log = compacted(tmp_path)
+    # A log an older broker wrote: a replica's appends keep the v1 messages
+    # (a leader's convert them to v2).
     append_segment(log, build_message_set([rec(b"a", b"1"), rec(b"b", b"1"), rec(b"a", b"2"), rec(b"c", b"1")],
-                                          magic=1, compression=CompressionType.GZIP))
-    append_segment(log, build_message_set([rec(b"b", b"2")], magic=1))
-    log.append(build_message_set([rec(b"x", b"1")], magic=1))
+                                          magic=1, compression=CompressionType.GZIP),
+                   origin=AppendOrigin.REPLICATION, assign_offsets=False)
+    append_segment(log, build_message_set([rec(b"b", b"2")], magic=1, base_offset=4),
+                   origin=AppendOrigin.REPLICATION, assign_offsets=False)
+    log.append(build_message_set([rec(b"x", b"1")], magic=1, base_offset=5), assign_offsets=False)
     LogCleaner().clean(log, now=10_000)
     [wrapper] = list(log.segments[0].batches(verify_crc=True))
     assert wrapper.offset == 3 and wrapper.compression == CompressionType.GZIP

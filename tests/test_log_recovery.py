@@ -28,23 +28,26 @@ SEG = "00000000000000000000"
 CONFIG = LogConfig.from_props({"index.interval.bytes": "100", "segment.index.bytes": "120"})
 
 
-def reference_batches() -> list[bytes]:
-    return [
-        one_batch(0),
-        build_record_batch([NewRecord(b"a%d" % i, b"x" * 30, (), 2000 + i) for i in range(3)]),
-        build_record_batch([NewRecord(b"z", b"y" * 200, (), 1500)] * 2, compression=CompressionType.GZIP),
-        build_message_set([NewRecord(b"m", b"legacy", (), 2500)], magic=1),
-        one_batch(4, ts=2600),
-        build_record_batch([NewRecord(b"last", b"q" * 10, (), 2400)]),
-    ]
+def append_reference_batches(log: UnifiedLog) -> None:
+    """Offsets 0-8 in six batches; the v1 message at offset 6 kept as such (a
+    replica's append keeps it: logs written before Kafka 3 hold them, which
+    a leader's append now converts to v2)."""
+    for b in [one_batch(0),
+              build_record_batch([NewRecord(b"a%d" % i, b"x" * 30, (), 2000 + i) for i in range(3)]),
+              build_record_batch([NewRecord(b"z", b"y" * 200, (), 1500)] * 2,
+                                 compression=CompressionType.GZIP)]:
+        log.append(b)
+    log.append(build_message_set([NewRecord(b"m", b"legacy", (), 2500)], magic=1, base_offset=6),
+               assign_offsets=False)
+    log.append(one_batch(4, ts=2600))
+    log.append(build_record_batch([NewRecord(b"last", b"q" * 10, (), 2400)]))
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> dict:
     d = tmp_path_factory.mktemp("ref") / "t-0"
     log = UnifiedLog.open(d, CONFIG, clock=Clock())
-    for b in reference_batches():
-        log.append(b)
+    append_reference_batches(log)
     log.close()
     data = (d / f"{SEG}.log").read_bytes()
     batches = list(iter_batches(data))
@@ -189,8 +192,7 @@ def test_missing_index_is_rebuilt_even_after_clean_shutdown(reference, tmp_path)
 def test_crash_with_untrimmed_indexes(tmp_path):
     d = tmp_path / "t-0"
     log = UnifiedLog.open(d, CONFIG, clock=Clock())
-    for b in reference_batches():
-        log.append(b)
+    append_reference_batches(log)
     # No close: the active indexes stay preallocated (120 bytes), zero-filled.
     assert os.path.getsize(d / f"{SEG}.index") == 120
     recovered = reopen(d)

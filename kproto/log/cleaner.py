@@ -38,7 +38,6 @@ from kproto.topic_config import LogConfig
 from kproto.log.loader import CLEANED_SUFFIX, new_segment
 from kproto.log.log import UnifiedLog
 from kproto.log.segment import LogSegment
-from kproto.log.validator import build_legacy_wrapper
 from kproto.records import (
     Batch, LegacyBatch, RecordBatch, TimestampType, build_record_batch, control_record,
 )
@@ -134,8 +133,11 @@ def _legacy_rebuild(batch: LegacyBatch, kept: list) -> bytes:
         m.offset = r.offset - base if batch.magic == 1 else r.offset
     lat = batch.timestamp_type == TimestampType.LOG_APPEND_TIME
     ts = batch.max_timestamp if lat else max((r.timestamp for r in kept), default=-1)
-    return build_legacy_wrapper(wrapper, inner, offset=kept[-1].offset, timestamp=ts,
-                                attributes=batch.attributes)
+    wrapper.offset = kept[-1].offset
+    if wrapper.magic == 1:
+        wrapper.timestamp = ts
+    wrapper.value = inner
+    return schemas.build(S.MessageSet, [wrapper])       # recompressed
 
 
 @dataclass

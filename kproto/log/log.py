@@ -21,6 +21,7 @@ batches after the newest snapshot.
 from __future__ import annotations
 
 import bisect
+import logging
 import shutil
 import threading
 from contextlib import contextmanager
@@ -41,6 +42,8 @@ from kproto.log.validator import (
 )
 
 Clock = Callable[[], int]
+
+log = logging.getLogger("kproto.log")
 
 # ListOffsets special timestamps (ListOffsetsRequest)
 LATEST_TIMESTAMP = -1
@@ -98,6 +101,7 @@ class UnifiedLog:
         self._last_flush_ms = clock()
         self._pending_deletes: list[tuple[int, LogSegment]] = []
         self._closed = False
+        self._append_failing = False      # logged the failure of this episode already
 
     @classmethod
     def open(cls, dir: Path, config: LogConfig | None = None, *, recovery_point: int = 0,
@@ -179,36 +183,62 @@ class UnifiedLog:
         input appends nothing and returns (-1, -1, -1)."""
         with self._lock, self._storage("appending records"):
             self._check_open()
-            now = self.clock()
-            v = validate_and_assign_offsets(
-                records, next_offset=self.log_end_offset, config=self.config, now=now,
-                assign_offsets=assign_offsets, leader_epoch=leader_epoch, origin=origin,
-                topic_partition=self.name)
-            if not v.batch_count:
-                return LogAppendInfo(-1, -1, -1)
-            if len(v.records) > self.config.segment_bytes:
-                raise RecordBatchTooLargeError(
-                    f"Message batch size is {len(v.records)} bytes in append to partition {self.name} "
-                    f"which exceeds the maximum configured segment size of {self.config.segment_bytes}.")
-            batches = list(iter_batches(v.records, verify_crc=False))
-            state = self.producer_state
-            if origin is not AppendOrigin.REPLICATION:
-                for b in batches:
-                    if isinstance(b, RecordBatch):
-                        state.validate(b)
-            segment = self._maybe_roll(len(v.records), v.max_timestamp, v.first_offset, v.last_offset, now)
-            segment.append(v.records, batches)
+            try:
+                info = self._append(records, assign_offsets, leader_epoch, origin)
+            except (OSError, KafkaStorageError) as e:
+                cause = e if isinstance(e, OSError) else e.__cause__
+                if isinstance(cause, OSError):
+                    self._log_append_failure(cause)
+                raise
+            if info.first_offset >= 0:
+                self._append_failing = False
+            return info
+
+    def _log_append_failure(self, e: OSError) -> None:
+        """Once per episode: a full or read-only disk fails every append until
+        the operator acts, each answered KAFKA_STORAGE_ERROR; one line says why
+        (Kafka's LogDirFailureChannel logs the IOException at ERROR)."""
+        if self._append_failing:
+            return
+        self._append_failing = True
+        file = e.filename or self.active_segment.log.path
+        reason = f"[Errno {e.errno}] {e.strerror}" if e.strerror else str(e)
+        log.error("Error while appending records for %s to %s: %s (KAFKA_STORAGE_ERROR to every append "
+                  "until one succeeds; those failures are not logged)", self.name, file, reason)
+
+    def _append(self, records: bytes | bytearray | memoryview, assign_offsets: bool,
+                leader_epoch: int | None, origin: AppendOrigin) -> LogAppendInfo:
+        """The append itself, under the lock; OSErrors left to the caller."""
+        now = self.clock()
+        v = validate_and_assign_offsets(
+            records, next_offset=self.log_end_offset, config=self.config, now=now,
+            assign_offsets=assign_offsets, leader_epoch=leader_epoch, origin=origin,
+            topic_partition=self.name)
+        if not v.batch_count:
+            return LogAppendInfo(-1, -1, -1)
+        if len(v.records) > self.config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {len(v.records)} bytes in append to partition {self.name} "
+                f"which exceeds the maximum configured segment size of {self.config.segment_bytes}.")
+        batches = list(iter_batches(v.records, verify_crc=False))
+        state = self.producer_state
+        if origin is not AppendOrigin.REPLICATION:
             for b in batches:
-                done = state.on_batch(b) if isinstance(b, RecordBatch) else None
-                if done is not None:
-                    if done.is_aborted:
-                        segment.txn_index.append(AbortedTxn(done.producer_id, done.first_offset,
-                                                            done.last_offset, state.last_stable_offset(done)))
-                    state.complete_txn(done)
-            state.map_end_offset = v.last_offset + 1
-            self._update_end(v.last_offset + 1)
-            self._maybe_flush(now)
-            return LogAppendInfo(v.first_offset, v.last_offset, v.log_append_time)
+                if isinstance(b, RecordBatch):
+                    state.validate(b)
+        segment = self._maybe_roll(len(v.records), v.max_timestamp, v.first_offset, v.last_offset, now)
+        segment.append(v.records, batches)
+        for b in batches:
+            done = state.on_batch(b) if isinstance(b, RecordBatch) else None
+            if done is not None:
+                if done.is_aborted:
+                    segment.txn_index.append(AbortedTxn(done.producer_id, done.first_offset,
+                                                        done.last_offset, state.last_stable_offset(done)))
+                state.complete_txn(done)
+        state.map_end_offset = v.last_offset + 1
+        self._update_end(v.last_offset + 1)
+        self._maybe_flush(now)
+        return LogAppendInfo(v.first_offset, v.last_offset, v.log_append_time)
 
     def _maybe_roll(self, size: int, max_timestamp: int, first_offset: int, last_offset: int,
                     now: int) -> LogSegment:

@@ -49,6 +49,10 @@ PARTITION_METADATA_FILE = "partition.metadata"
 # one per config must fit, else POLICY_VIOLATION (EventHandlerExceptionInfo's text).
 MAX_RECORDS_PER_USER_OP = 10000
 EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
+# The leader epoch of every partition: this one node leads them all from their
+# creation and no election ever bumps it. Metadata and ListOffsets report it;
+# the broker's appends stamp it on every batch (UnifiedLog.appendAsLeader).
+LEADER_EPOCH = 0
 
 TopicPartition = tuple[str, int]
 

@@ -7,12 +7,10 @@ Sans-I/O: bytes in, rewritten bytes out. What an append changes, and where:
   ``message.timestamp.type=LogAppendTime`` the max timestamp and attribute bit
   3, after which the CRC-32C is recomputed. A topic ``compression.type`` other
   than ``producer`` rebuilds the batch with that codec.
-* legacy message: the offset of each top-level message; a compressed v1
-  wrapper gets the absolute offset of its last inner message (inner offsets
-  stay relative, 0..n-1, else the wrapper is rebuilt); a compressed v0 wrapper
-  holds absolute inner offsets, so it is always rebuilt (recompressed), as
-  Kafka does. LogAppendTime on v1 rewrites timestamp + attribute bit 3 + CRC-32
-  of the top-level message only.
+* legacy messages (v0/v1): converted to one v2 batch (Kafka 3+'s toMagic is
+  always 2): keys, values and timestamps kept (v0 has none: -1, CreateTime),
+  the topic's ``compression.type`` as codec (``producer``: the source codec),
+  producer id, epoch and sequence -1.
 
 Wire-facing failures are KafkaError subclasses (CORRUPT_MESSAGE,
 MESSAGE_TOO_LARGE, INVALID_RECORD, INVALID_TIMESTAMP); the DecodeError that
@@ -23,13 +21,11 @@ from __future__ import annotations
 
 import enum
 import struct
-import zlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from crc32c import crc32c
 
-from kproto import schemas
 from kproto.codegen import header_struct
 from kproto.compression import CompressionType
 from kproto.errors import (
@@ -57,8 +53,6 @@ def _field_offsets(schema, upto: str | None = None) -> dict[str, tuple[int, stru
 
 
 V2_FIELDS = _field_offsets(S.RecordBatchHeader)
-LEGACY_FIELDS = _field_offsets(S.LegacyMessageHeader, upto="attributes")
-LEGACY_TIMESTAMP_AT = LEGACY_FIELDS["attributes"][0] + 1     # v1 only
 
 
 def put(buf: bytearray, fields: dict[str, tuple[int, struct.Struct]], name: str, value: int) -> None:
@@ -162,6 +156,11 @@ def validate_and_assign_offsets(
     if not assign_offsets:
         return _check_given_offsets(records, batches, next_offset, topic_partition)
     v = _Validator(config, now, leader_epoch, origin, topic_partition)
+    lat = now if config.log_append_time else NO_TIMESTAMP
+    if isinstance(batches[0], LegacyBatch):
+        data, n, ts = v.convert_legacy(batches, next_offset)
+        last = next_offset + n - 1
+        return ValidatedRecords(data, next_offset, last, ts, last, lat, n, 1)
     parts = []
     offset = next_offset
     max_ts, offset_of_max, count = NO_TIMESTAMP, -1, 0
@@ -173,7 +172,6 @@ def validate_and_assign_offsets(
             max_ts, offset_of_max = ts, last
         count += n
         offset = last + 1
-    lat = now if config.log_append_time else NO_TIMESTAMP
     out = parts[0] if len(parts) == 1 else b"".join(parts)     # one batch: no copy
     return ValidatedRecords(out, next_offset, offset - 1, max_ts, offset_of_max, lat, count, len(batches))
 
@@ -257,17 +255,8 @@ class _Validator:
         if errors:
             raise RecordValidationError.of(errors)
 
-    def batch(self, batch: Batch, offset: int) -> tuple[bytes, int, int]:
-        """(bytes to write, records, max timestamp) for one batch at ``offset``."""
-        if isinstance(batch, RecordBatch):
-            return self._v2(batch, offset)
-        if batch.compression:
-            return self._legacy_wrapper(batch, offset)
-        return self._legacy_plain(batch, offset)
-
-    # -- v2 --------------------------------------------------------------------------
-
-    def _v2(self, batch: RecordBatch, offset: int) -> tuple[bytes, int, int]:
+    def batch(self, batch: RecordBatch, offset: int) -> tuple[bytes, int, int]:
+        """(bytes to write, records, max timestamp) for one v2 batch at ``offset``."""
         count = batch.records_count
         if self.origin == AppendOrigin.CLIENT:
             # LogValidator.validateBatch, client appends only
@@ -357,57 +346,24 @@ class _Validator:
 
     # -- legacy ----------------------------------------------------------------------
 
-    def _legacy_check(self, batch: LegacyBatch, records: list) -> None:
-        self._check_records(batch, records)
-
-    def _legacy_plain(self, batch: LegacyBatch, offset: int) -> tuple[bytes, int, int]:
-        self._legacy_check(batch, self._records(batch))
-        out = bytearray(batch.data)
-        put(out, LEGACY_FIELDS, "offset", offset)
-        ts = batch.max_timestamp
-        if batch.magic == 1 and self.config.log_append_time:
-            ts = self.now
-            _stamp_log_append_time(out, self.now)
-        return bytes(out), 1, ts
-
-    def _legacy_wrapper(self, batch: LegacyBatch, offset: int) -> tuple[bytes, int, int]:
-        records = self._records(batch)
-        self._legacy_check(batch, records)
-        n = len(records)
-        wrapper = schemas.parse(S.LegacyMessage, batch.data, position=batch.position)
-        inner = list(wrapper.value)
-        lat = batch.magic == 1 and self.config.log_append_time
-        ts = (self.now if lat else batch.max_timestamp) if batch.magic == 1 else NO_TIMESTAMP
-        in_place = batch.magic == 1 and [m.offset for m in inner] == list(range(n))
-        if in_place:
-            out = bytearray(batch.data)
-            put(out, LEGACY_FIELDS, "offset", offset + n - 1)
-            if lat:
-                _stamp_log_append_time(out, self.now)
-            return bytes(out), n, ts
-        # v0 inner offsets are absolute; other v1 inner offsets are not 0..n-1: rebuild.
-        for i, m in enumerate(inner):
-            m.offset = offset + i if batch.magic == 0 else i
-        attributes = batch.attributes | (S.TIMESTAMP_TYPE_BIT if lat else 0)
-        return build_legacy_wrapper(wrapper, inner, offset=offset + n - 1, timestamp=ts,
-                                    attributes=attributes), n, ts
-
-
-def _stamp_log_append_time(msg: bytearray, now: int) -> None:
-    """v1 top-level message: LogAppendTime bit, timestamp, CRC-32 of magic..end."""
-    attributes_at = LEGACY_FIELDS["attributes"][0]
-    msg[attributes_at] |= S.TIMESTAMP_TYPE_BIT
-    struct.pack_into(">q", msg, LEGACY_TIMESTAMP_AT, now)
-    put(msg, LEGACY_FIELDS, "crc", zlib.crc32(msg[LEGACY_FIELDS["magic"][0]:]))
-
-
-def build_legacy_wrapper(wrapper: Any, inner: list, *, offset: int, timestamp: int,
-                         attributes: int) -> bytes:
-    """A compressed v0/v1 wrapper holding ``inner`` (schema Containers with
-    their offsets set), built through the schema (recompressing)."""
-    wrapper.offset = offset
-    wrapper.attributes = attributes
-    if wrapper.magic == 1:
-        wrapper.timestamp = timestamp
-    wrapper.value = inner
-    return schemas.build(S.MessageSet, [wrapper])
+    def convert_legacy(self, batches: list[LegacyBatch], offset: int) -> tuple[bytes, int, int]:
+        """(one v2 batch, records, max timestamp) from v0/v1 messages at ``offset``
+        (LogValidator.convertAndAssignOffsetsNonCompressed and, for a compressed
+        source or target, buildRecordsAndAssignOffsets)."""
+        source = CompressionType.NONE      # UnifiedLog.analyzeAndValidateRecords: the last codec seen
+        for b in batches:
+            source = b.compression or source
+        if source and len(batches) > 1:    # getFirstBatchAndMaybeValidateNoMoreBatches
+            raise InvalidRecordError("Compressed outer record has more than one batch")
+        records = []
+        for b in batches:
+            found = self._records(b)
+            self._check_records(b, found)
+            records.extend(found)
+        lat = self.config.log_append_time
+        data = build_record_batch(
+            records, base_offset=offset, compression=source if self.target is None else self.target,
+            timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
+            log_append_time=self.now if lat else None,
+            partition_leader_epoch=-1 if self.leader_epoch is None else self.leader_epoch)
+        return data, len(records), self.now if lat else max(r.timestamp for r in records)

@@ -18,6 +18,7 @@ from typing import Any
 from kproto.common import TRANSACTION_STATE_TOPIC_NAME, now_ms
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
+from kproto.log.manager import LEADER_EPOCH
 from kproto.records import build_control_batch
 from kproto.server.runtime.shell import CoordinatorShell
 from kproto.server.txn_coordinator import (
@@ -95,7 +96,7 @@ class TxnService(CoordinatorShell):
                                     coordinator_epoch=order.coordinator_epoch, timestamp=now_ms())
         try:
             with self.append_lock:
-                plog.append(batch, origin=AppendOrigin.COORDINATOR)
+                plog.append(batch, leader_epoch=LEADER_EPOCH, origin=AppendOrigin.COORDINATOR)
         except KafkaError as e:
             log.warning("writing the %s marker of %r to %s-%d failed: %s", order.result.name,
                         order.transactional_id, topic, partition, e)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from kproto.errors import ErrorCode
+from kproto.log.manager import LEADER_EPOCH
 from kproto.schemas import protocol as P
 
 
 def _partition(broker, topic: str, p, version: int) -> dict:
     out = {"partition_index": p.partition_index, "error_code": 0, "timestamp": -1, "offset": -1,
-           "leader_epoch": -1 if version < 4 else 0}
+           "leader_epoch": -1 if version < 4 else LEADER_EPOCH}
     plog = broker.logs.get_log(topic, p.partition_index)
     if plog is None:
         out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -6,6 +6,7 @@ import uuid
 
 from kproto.errors import ErrorCode, KafkaError
 from kproto.common import is_internal, validate_topic_name
+from kproto.log.manager import LEADER_EPOCH
 from kproto.schemas import protocol as P
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -18,7 +19,7 @@ def broker_nodes(broker) -> list[dict]:
 
 def partition_metadata(broker, topic: str) -> list[dict]:
     n = broker.node_id
-    return [{"error_code": 0, "partition_index": p, "leader_id": n, "leader_epoch": 0,
+    return [{"error_code": 0, "partition_index": p, "leader_id": n, "leader_epoch": LEADER_EPOCH,
              "replica_nodes": [n], "isr_nodes": [n], "offline_replicas": []}
             for p in range(broker.partition_count(topic))]
 

@@ -26,6 +26,7 @@ import asyncio
 
 from kproto.common import is_internal
 from kproto.errors import DecodeError, ErrorCode, KafkaError
+from kproto.log.manager import LEADER_EPOCH
 from kproto.log.validator import RecordValidationError
 from kproto.records import RecordBatch, iter_batches
 from kproto.schemas import protocol as P
@@ -64,7 +65,7 @@ def append_partition(broker, topic: str, partition: int, records) -> dict:
             if seen is not None:        # a retry: acknowledge the first append's offsets
                 out.update(base_offset=seen.first_offset, log_start_offset=plog.log_start_offset)
                 return out
-        info = plog.append(records or b"")
+        info = plog.append(records or b"", leader_epoch=LEADER_EPOCH)
         if batch is not None:
             state.update(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
                          info.first_offset, info.last_offset, batch.max_timestamp)

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Mapping
 from kproto.common import now_ms
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
+from kproto.log.manager import LEADER_EPOCH
 from kproto.server.runtime.core import Pending
 from kproto.server.runtime.state_topic import LoggedRecord, TxnMarker, append_batch, records_from_segments
 
@@ -126,7 +127,7 @@ class CoordinatorShell:
                         # the coordinator's origin, as its manager appends (a TxnOffsetCommit
                         # batch is transactional with no sequence, which a client's may not be)
                         self.logs.get_or_create_log(self.topic, a.partition).append(
-                            append_batch(a), origin=AppendOrigin.COORDINATOR)
+                            append_batch(a), leader_epoch=LEADER_EPOCH, origin=AppendOrigin.COORDINATOR)
                 except KafkaError as e:
                     self.log.error("append to %s-%d failed: %s", self.topic, a.partition, e)
                     error = e.error_code
