@@ -187,6 +187,7 @@ class RequestBudget:
         self.capacity = capacity
         self.used = 0
         self.handled = 0        # of ``used``, bytes of frames being handled (freed when answered)
+        self.waiting = 0        # connections waiting for their next chunk's share
         self._overdraft: FrameCharge | None = None
         self._freed = asyncio.Condition()
 
@@ -194,9 +195,13 @@ class RequestBudget:
         if self.capacity < 0:
             return
         if self.used + size > self.capacity and charge is not self._overdraft:
-            async with self._freed:
-                await self._freed.wait_for(lambda: self.used + size <= self.capacity or (
-                    self._overdraft is None and self.handled == 0))
+            self.waiting += 1
+            try:
+                async with self._freed:
+                    await self._freed.wait_for(lambda: self.used + size <= self.capacity or (
+                        self._overdraft is None and self.handled == 0))
+            finally:
+                self.waiting -= 1
             if self.used + size > self.capacity:
                 self._overdraft = charge
         self.used += size
@@ -260,7 +265,12 @@ class BrokerServer:
         self._infos: dict[asyncio.Task, tuple[ConnectionInfo, asyncio.StreamWriter]] = {}
         self._per_ip: Counter[str] = Counter()
         self._slots: asyncio.Condition | None = None
+        self.waiting_for_slot = 0       # accepted connections waiting for max.connections
         self._reaper: asyncio.Task | None = None
+
+    def open_connections(self, host: str) -> int:
+        """Connections being served from ``host`` (max.connections.per.ip counts them)."""
+        return self._per_ip[host]
 
     async def start(self, host: str, port: int, *, ssl: Any = None, listener: Any = None) -> tuple[str, int]:
         """Accept on host:port (TLS with ``ssl``); once per listener, limits shared."""
@@ -311,8 +321,12 @@ class BrokerServer:
                      self.limits.per_ip(host))
             return False
         if len(self._connections) >= self.limits.max_connections:
-            async with self._slots:
-                await self._slots.wait_for(lambda: len(self._connections) < self.limits.max_connections)
+            self.waiting_for_slot += 1
+            try:
+                async with self._slots:
+                    await self._slots.wait_for(lambda: len(self._connections) < self.limits.max_connections)
+            finally:
+                self.waiting_for_slot -= 1
             if self._per_ip[host] >= self.limits.per_ip(host):
                 return False
         return True
