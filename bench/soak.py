@@ -1,9 +1,9 @@
 """Soak: try to break `kproto serve` as hostile or careless clients would, and print figures.
 
     .venv/bin/python bench/soak.py [--kill-trials 150] [--frames 400000] [--fuzz 2000000]
-                                   [--churn-seconds 1200] [--out figures.json] [--seed N]
+                                   [--churn-seconds 1200] [--declared 40] [--out figures.json] [--seed N]
 
-Four parts, each sized by its option (0 skips it), run one after the other
+Five parts, each sized by its option (0 skips it), run one after the other
 (figures written after each):
 
 kill    kill -9 mid-produce: an idempotent confluent-kafka producer (acks=all)
@@ -23,6 +23,10 @@ fuzz    every record and protocol decoder over mutations of every fixture in
         bombs for each codec, in this process. Figures: exceptions that are not
         kproto's, slowest input, peak RSS (after other parts the fuzz part runs
         in a child process of its own, so the figure is the decoders').
+declared  ``--declared`` connections each declare a 100 MB frame, send 1 KB of
+        it and hold, against a broker with no queued.max.request.bytes and one
+        with 200 MB (issue 22). Figures: the broker's peak RSS while they hold,
+        the seconds a new client's ApiVersions then takes (None: no answer).
 churn   a consumer group of member processes, one killed (SIGKILL) and one
         started every few seconds, while a producer writes.
         Figures: records never consumed, committed offsets going backwards,
@@ -30,7 +34,8 @@ churn   a consumer group of member processes, one killed (SIGKILL) and one
 
 Targets (issue 10): 0 lost in 100 kill trials, 0 crashes over 1e5 frames,
 0 foreign exceptions over 1e6 fuzzed inputs, peak RSS under
-2 x queued.max.request.bytes + 100 MB.
+2 x queued.max.request.bytes + 100 MB. Issue 22: with 40 declared frames held,
+RSS under 150 MB and ApiVersions answered within 1 s, in both configurations.
 """
 
 from __future__ import annotations
@@ -295,6 +300,39 @@ def _await_probe(s: socket.socket, buf: bytearray, deadline: float) -> str:
                 return "answered"
             del buf[:4 + n]
     return "wedged"
+
+
+DECLARED = 104857600        # socket.request.max.bytes: the largest frame a prefix may declare
+
+
+def declared_frames(work: Path, connections: int) -> dict:
+    """Clients that declare a 100 MB frame each and send 1 KB of it: a broker that
+    reserved the declared size ran out of memory, or (with queued.max.request.bytes)
+    stopped answering; one whose buffers grow with the bytes sent does neither."""
+    out = {}
+    for label, budget in (("defaults", -1), ("queued.max.request.bytes=200MB", 209715200)):
+        work.mkdir(parents=True, exist_ok=True)
+        broker = Broker(work / f"data{budget}", f"queued.max.request.bytes={budget}")
+        if not broker.start():
+            out[label] = {"error": "the broker did not start"}
+            continue
+        with contextlib.ExitStack() as held:
+            try:
+                for _ in range(connections):
+                    s = held.enter_context(socket.create_connection(("127.0.0.1", broker.port), timeout=30))
+                    s.sendall(DECLARED.to_bytes(4, "big") + b"\0" * 1024)
+                broker.watch(1)
+                with socket.create_connection(("127.0.0.1", broker.port), timeout=30) as s:
+                    start = time.monotonic()
+                    s.sendall(len(PROBE).to_bytes(4, "big") + PROBE)
+                    answered = _await_probe(s, bytearray(), start + 30) == "answered"
+                    took = time.monotonic() - start
+                broker.watch(1)
+            finally:
+                broker.stop()
+        out[label] = {"connections": connections, "peak_rss_mib": round(broker.peak_rss / 2**20, 1),
+                      "api_versions_s": round(took, 3) if answered else None}
+    return out
 
 
 def fresh_broker(work: Path, topic: str, partitions: int, *configs: str) -> Broker | None:
@@ -617,6 +655,7 @@ def run(args: argparse.Namespace) -> dict:
     try:
         parts = [("kill", args.kill_trials, lambda: kill_trials(work / "kill", args.kill_trials, rng)),
                  ("frames", args.frames, lambda: frame_trials(work / "frames", args.frames, rng)),
+                 ("declared", args.declared, lambda: declared_frames(work / "declared", args.declared)),
                  ("churn", args.churn_seconds, lambda: group_churn(work / "churn", args.churn_seconds, rng)),
                  ("fuzz", args.fuzz, lambda: fuzz_part(args, rng))]
         for name, size, part in parts:
@@ -651,6 +690,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--frames", type=int, default=400_000, help="mutated request frames")
     ap.add_argument("--fuzz", type=int, default=2_000_000, help="fuzzed decoder inputs")
     ap.add_argument("--churn-seconds", type=float, default=1200, help="group churn duration")
+    ap.add_argument("--declared", type=int, default=40, help="connections declaring a 100 MB frame each")
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--out", help="write the figures here (JSON), updated after each part")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (broker logs)")

@@ -7,6 +7,7 @@ log test helpers, and the protocol strategies derived from the field tables.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
@@ -47,6 +48,29 @@ from kproto.server.coordinator import (
     OffsetFetchRequest, OffsetFetchRequestTopic, Pending, SyncGroupRequest, SyncGroupRequestAssignment,
 )
 from kproto.tools.main import cli
+
+
+# --- waiting on an event a test is not told of ----------------------------------------------
+
+def until(predicate, *, timeout: float = 60.0, what: str = "the condition"):
+    """Poll ``predicate`` until it is true (a log line, a counter, a closed
+    socket) and return its value; ``timeout`` is only a safety net."""
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:g} s")
+        time.sleep(0.02)
+    return value
+
+
+async def until_async(predicate, *, timeout: float = 60.0, what: str = "the condition"):
+    """``until`` inside an event loop (the server under test runs in it)."""
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:g} s")
+        await asyncio.sleep(0.01)
+    return value
 
 
 # --- the group coordinator, driven with a fake clock ----------------------------------------

@@ -21,6 +21,7 @@ from confluent_kafka.admin import (
 )
 
 from tests import components
+from tests.helpers import until
 from tests.security_fixtures import ALICE_PW, BOB_PW, SECRETS, secure_broker
 
 pytestmark = pytest.mark.slow
@@ -93,12 +94,11 @@ def test_confluent_missing_acl_gets_kafka_errors(cluster):
     c = Consumer({**sasl_ssl(cluster), "group.id": "not-allowed", "auto.offset.reset": "earliest"})
     c.subscribe(["sec-a"])
     try:
-        deadline, err = time.monotonic() + 20, None
-        while err is None and time.monotonic() < deadline:
+        def error():
             m = c.poll(0.5)
-            if m is not None and m.error() is not None:
-                err = m.error().code()
-        assert err == KafkaError.GROUP_AUTHORIZATION_FAILED
+            return m.error().code() if m is not None and m.error() is not None else None
+
+        assert until(error, what="a consumer error") == KafkaError.GROUP_AUTHORIZATION_FAILED
     finally:
         c.close()
     # Metadata lists only what alice may describe
@@ -112,18 +112,19 @@ def test_confluent_bad_credentials(cluster, password, user):
     before = cluster.log_text().count("authentication failed")
     errors = []
     p = Producer(sasl_ssl(cluster, user=user, pw=password, error_cb=errors.append))
-    deadline = time.monotonic() + 15
-    while not any(e.code() == KafkaError._AUTHENTICATION for e in errors) and time.monotonic() < deadline:
+    def auth_error() -> bool:
         p.poll(0.2)
+        return any(e.code() == KafkaError._AUTHENTICATION for e in errors)
+
+    until(auth_error, what="an authentication error")
     auth = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
     assert auth, errors
     # Kafka's message for a SCRAM failure does not say whether the user exists
     assert "Authentication failed during authentication due to invalid credentials with SASL mechanism " \
            "SCRAM-SHA-512" in auth[0].str()
     del p
-    time.sleep(0.3)
+    until(lambda: cluster.log_text().count("authentication failed") > before, what="the failure logged")
     lines = [l for l in cluster.log_text().splitlines() if "authentication failed" in l]
-    assert len(lines) > before
     assert all(password not in l for l in lines)
     # the broker carries on for everyone else
     assert produce(sasl_ssl(cluster), "sec-a", n=1) == [None]
@@ -215,13 +216,10 @@ def test_untrusted_certificates(cluster):
     before = cluster.log_text().count("TLS handshake failed")
     errors = []
     p = Producer({**sasl_ssl(cluster), "ssl.ca.location": str(cluster.other_ca), "error_cb": errors.append})
-    deadline = time.monotonic() + 10
-    while not errors and time.monotonic() < deadline:
-        p.poll(0.2)
+    until(lambda: p.poll(0.2) >= 0 and errors, what="a TLS error")     # poll returns a count
     assert any(e.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN) for e in errors)
     del p
-    time.sleep(0.3)
-    assert cluster.log_text().count("TLS handshake failed") > before
+    until(lambda: cluster.log_text().count("TLS handshake failed") > before, what="the handshake failure logged")
     assert produce(sasl_ssl(cluster), "sec-a", n=1) == [None]
 
 
@@ -273,9 +271,8 @@ def test_bad_client_certificates(cluster, which):
                           "-X", f"ssl.key.location={cert}", "-L", "-m", "5"], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode != 0
-    time.sleep(0.3)
+    until(lambda: cluster.log_text().count("TLS handshake failed") > before, what="the handshake failure logged")
     lines = [l for l in cluster.log_text().splitlines() if "TLS handshake failed" in l]
-    assert len(lines) > before
     reason = {"expired": "CERTIFICATE_VERIFY_FAILED", "stranger": "CERTIFICATE_VERIFY_FAILED"}[which]
     assert reason in lines[-1] and "Traceback" not in cluster.log_text()
     assert produce(sasl_ssl(cluster), "sec-a", n=1) == [None]
@@ -327,13 +324,15 @@ def test_reauthentication_with_librdkafka(tmp_path):
                        AclOperation.WRITE, AclPermissionType.ALLOW)].result(30)
         p = Producer(sasl_ssl(c))
         results = []
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
+
+        def reauthenticated_twice() -> bool:     # producing all along, until the broker logs two
             p.produce("sec-r", b"r", on_delivery=lambda e, m: results.append(e))
             p.poll(0.2)
+            return c.log_text().count("re-authenticated User:alice with SCRAM-SHA-512 on SASL_SSL") >= 2
+
+        until(reauthenticated_twice, timeout=120, what="two re-authentications")
         p.flush(20)
         assert results and all(e is None for e in results)
-        assert c.log_text().count("re-authenticated User:alice with SCRAM-SHA-512 on SASL_SSL") >= 2
 
 
 def test_broker_configs_hide_secrets(cluster):
@@ -358,9 +357,8 @@ def test_certificate_without_a_mapping_rule(tmp_path):
                               "-X", f"ssl.key.location={c.client_cert}", "-L", "-m", "3"],
                              capture_output=True, text=True, timeout=60)
         assert out.returncode != 0
-        time.sleep(0.3)
-        lines = [l for l in c.log_text().splitlines() if "No rules apply to CN=alice-client" in l]
-        assert len(lines) >= 1 and "Traceback" not in c.log_text()
+        until(lambda: "No rules apply to CN=alice-client" in c.log_text(), what="the mapping failure logged")
+        assert "Traceback" not in c.log_text()
 
 
 def test_partial_authorization_in_one_request(cluster):

@@ -42,6 +42,8 @@ SECURITY_CONFIGS: dict[str, tuple[Any, type]] = {
     "sasl.mechanism.inter.broker.protocol": ("GSSAPI", str),
     "sasl.jaas.config": ("", str),
     "connections.max.reauth.ms": (0, int),
+    # frames before and during the first SASL authentication (BrokerSecurityConfigs)
+    "sasl.server.max.receive.size": (524288, int),
     "authorizer.class.name": ("", str),
     "super.users": ("", str),
     "allow.everyone.if.no.acl.found": (False, bool),

@@ -38,6 +38,7 @@ from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart,
     release_regions,
 )
+from kproto.security.errors import IllegalSaslStateError
 from kproto.server.producer_state import ProducerIdManager
 from kproto.server.security_service import CURRENT, SecurityService
 from kproto.server.txn_coordinator import WriteTxnMarkers
@@ -142,7 +143,7 @@ class Broker:
         CURRENT.set(sec)
         if sec is not None and sec.session is not None and sec.session.expects_raw_token:
             parts = handlers.sasl.raw_token(sec, frame)
-            conn.closing = parts is None
+            conn.closing = conn.failed_authentication = parts is None
             return parts
         try:
             header, offset = protocol.decode_request_header(frame)
@@ -153,7 +154,14 @@ class Broker:
         if key == JOIN_GROUP:     # the member's host, as DescribeGroups shows it
             group_handlers.CLIENT_HOST.set(_client_host(conn.peer))
         if sec is not None and sec.session is not None:
-            sec.session.check(key)      # before authentication only ApiVersions and SASL
+            try:
+                sec.session.check(key)      # before authentication only ApiVersions and SASL
+            except IllegalSaslStateError as e:
+                if sec.session.authenticated:   # an expired session: closed at once, as Kafka does
+                    raise
+                log.warning("closing %s: %s", conn.peer, e)     # Kafka: a failed authentication
+                conn.closing = conn.failed_authentication = True
+                return None
         entry = self.handlers.get(key)
         if entry is None:
             raise CloseConnection(f"unsupported API key {key}")
@@ -171,8 +179,8 @@ class Broker:
             response = await access.guarded(self, header, body, handler)
         else:
             response = await handler(self, header, body)
-        if sec is not None and sec.extra.get("close"):
-            conn.closing = True
+        if sec is not None and sec.extra.get("close"):     # a failed SASL handshake or authentication
+            conn.closing = conn.failed_authentication = True
         if response is None:
             return None
         return self.encode(key, version, header.correlation_id, response)

@@ -49,6 +49,7 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "socket.request.max.bytes": (104857600, int),
     "queued.max.request.bytes": (-1, int),
     "connections.max.idle.ms": (600000, int),
+    "connection.failed.authentication.delay.ms": (100, int),
     "max.connections": (2**31 - 1, int),
     "max.connections.per.ip": (2**31 - 1, int),
     "max.connections.per.ip.overrides": ("", str),
@@ -77,6 +78,11 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "advertised.host": ("", str),
     "advertised.port": (0, int),
     **SECURITY_CONFIGS,     # listeners, ssl.*, sasl.*, authorizer (kproto/security/config.py)
+}
+
+# Lower bounds Kafka's ConfigDef puts on broker configs (atLeast), where kproto checks them.
+BROKER_MINIMUMS: dict[str, int] = {
+    "connection.failed.authentication.delay.ms": 0,
 }
 
 
@@ -110,6 +116,9 @@ class BrokerConfig:
         for name, raw in props.items():
             if name in BROKER_CONFIGS:
                 values[name] = _typed(name, BROKER_CONFIGS[name][1], raw)
+                if name in BROKER_MINIMUMS and values[name] < BROKER_MINIMUMS[name]:
+                    raise InvalidConfigError(f"Invalid value {raw} for configuration {name}: "
+                                             f"Value must be at least {BROKER_MINIMUMS[name]}")
             elif is_listener_config(name):
                 values[name] = raw
             elif name in LOG_SYNONYMS:

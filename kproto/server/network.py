@@ -13,13 +13,29 @@ objects). A malformed frame closes that connection and is logged once;
 every other connection carries on.
 
 Memory and sockets are bounded as Kafka's SocketServer bounds them
-(``Limits``): a broker-wide budget of request bytes being read or handled
-(``queued.max.request.bytes``, Kafka's MemoryPool; a frame waits, unread, for
-its share), a frame larger than the read-ahead read straight into one buffer
-of its size, ``connections.max.idle.ms`` (a connection with no request in
-progress and no traffic for that long is closed), ``max.connections`` (the
-acceptor waits for a free slot) and ``max.connections.per.ip`` with its
-per-address overrides (a connection over the limit is closed at once).
+(``Limits``). A frame's buffer grows with the bytes that arrive, never with
+the size its prefix declares: within the read-ahead ``readexactly`` hands it
+over whole, beyond it the chunks read are joined once complete. The
+broker-wide budget of request bytes read or being handled
+(``queued.max.request.bytes``, the bound Kafka's MemoryPool puts on receive
+buffers) is charged as those bytes arrive, so a client that declares 100 MB
+and sends 1 KB holds 1 KB of it; a connection whose next chunk does not fit
+stops reading until bytes are freed. When every byte held belongs to frames
+still being read (no request is being handled that would free some), one
+frame at a time may go past the budget and complete, so frames waiting on
+each other never stall the broker; a frame larger than the whole budget goes
+through that way, alone. Before a SASL connection has authenticated, a frame
+larger than ``sasl.server.max.receive.size`` closes it (Kafka's
+SaslServerAuthenticator, InvalidReceiveException).
+``connections.max.idle.ms`` counts from the last byte read or response
+written, so a connection stalled half-way through a frame is closed like an
+idle one (only a request being handled, such as a long-polling Fetch, is
+exempt; a frame within the read-ahead shows its progress once complete).
+A failed SASL authentication is answered and closed after
+``connection.failed.authentication.delay.ms`` (Kafka's Selector delays it,
+``delayedClosingChannels``). ``max.connections`` makes the acceptor wait for
+a free slot; ``max.connections.per.ip`` with its per-address overrides closes
+a connection over the limit at once.
 """
 
 from __future__ import annotations
@@ -87,10 +103,13 @@ class ConnectionInfo:
     peer: str
     client_id: str | None = None
     closed: bool = False
-    last_active: float = 0.0        # time.monotonic() of the last byte or response
+    last_active: float = 0.0        # time.monotonic() of the last byte read or response written
     busy: bool = False              # a request is being handled (a long-polling fetch is not idle)
-    security: Any = None            # listener, principal, SASL state (server/security_service.py)
-    closing: bool = False           # close once this response is written (failed SASL authentication)
+    # listener, principal, SASL state (server/security_service.py); its ``max_receive_size``,
+    # when not None, caps the frames this connection may send (before SASL authentication)
+    security: Any = None
+    closing: bool = False           # close once this response is written
+    failed_authentication: bool = False   # and answer only after connection.failed.authentication.delay.ms
 
 
 INT_MAX = 2**31 - 1
@@ -106,13 +125,15 @@ class Limits:
     max_connections: int = INT_MAX                     # max.connections
     max_connections_per_ip: int = INT_MAX              # max.connections.per.ip
     per_ip_overrides: Mapping[str, int] = field(default_factory=dict)   # max.connections.per.ip.overrides
+    failed_authentication_delay_ms: int = 100           # connection.failed.authentication.delay.ms
 
     @classmethod
     def from_config(cls, config: Any) -> "Limits":
         return cls(config["socket.request.max.bytes"], config["queued.max.request.bytes"],
                    config["connections.max.idle.ms"], config["max.connections"],
                    config["max.connections.per.ip"],
-                   parse_ip_overrides(config["max.connections.per.ip.overrides"]))
+                   parse_ip_overrides(config["max.connections.per.ip.overrides"]),
+                   config["connection.failed.authentication.delay.ms"])
 
     def per_ip(self, host: str) -> int:
         return self.per_ip_overrides.get(host, self.max_connections_per_ip)
@@ -134,31 +155,70 @@ def parse_ip_overrides(text: str) -> dict[str, int]:
     return out
 
 
+class FrameCharge:
+    """The bytes of one connection's current frame held in the request budget."""
+
+    __slots__ = ("held", "handled")
+
+    def __init__(self) -> None:
+        self.held = 0
+        self.handled = False
+
+
 class RequestBudget:
-    """Bytes of requests being read or handled, broker-wide (Kafka's MemoryPool
-    behind queued.max.request.bytes): a frame waits for its share; one larger
-    than the whole budget waits until it is alone."""
+    """Bytes of requests read or being handled, broker-wide
+    (queued.max.request.bytes): charged as they arrive. Kafka's MemoryPool
+    reserves a frame's declared size before reading it, which lets clients
+    that declare much and send little hold the whole pool; here a declared
+    size costs nothing until its bytes are in memory.
+
+    A chunk that does not fit waits. Frames charged as they arrive can wait on
+    each other (four 40 MB frames half-read in a 45 MB budget), so when all
+    the bytes held belong to frames still being read, one frame (the
+    overdraft) may go past the budget and complete; at most one at a time,
+    which bounds memory by the budget plus one frame."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.used = 0
+        self.handled = 0        # of ``used``, bytes of frames being handled (freed when answered)
+        self.waiting = 0        # connections waiting for their next chunk's share
+        self._overdraft: FrameCharge | None = None
         self._freed = asyncio.Condition()
 
-    async def acquire(self, size: int) -> int:
+    async def take(self, charge: FrameCharge, size: int) -> None:
         if self.capacity < 0:
-            return 0
-        size = min(size, self.capacity)
-        if self.used + size > self.capacity:
-            async with self._freed:
-                await self._freed.wait_for(lambda: self.used + size <= self.capacity)
+            return
+        if self.used + size > self.capacity and charge is not self._overdraft:
+            self.waiting += 1
+            try:
+                async with self._freed:
+                    await self._freed.wait_for(lambda: self.used + size <= self.capacity or (
+                        self._overdraft is None and self.handled == 0))
+            finally:
+                self.waiting -= 1
+            if self.used + size > self.capacity:
+                self._overdraft = charge
         self.used += size
-        return size
+        charge.held += size
 
-    async def release(self, size: int) -> None:
-        if size:
-            self.used -= size
-            async with self._freed:
-                self._freed.notify_all()
+    def handling(self, charge: FrameCharge) -> None:
+        """The frame is read whole and handed to its handler."""
+        charge.handled = True
+        self.handled += charge.held
+
+    async def release(self, charge: FrameCharge) -> None:
+        held, charge.held = charge.held, 0
+        if charge.handled:
+            charge.handled = False
+            self.handled -= held
+        if not held and self._overdraft is not charge:
+            return
+        self.used -= held
+        if self._overdraft is charge:
+            self._overdraft = None
+        async with self._freed:
+            self._freed.notify_all()
 
 
 def response_size(parts: Sequence[ResponsePart]) -> int:
@@ -200,7 +260,12 @@ class BrokerServer:
         self._infos: dict[asyncio.Task, tuple[ConnectionInfo, asyncio.StreamWriter]] = {}
         self._per_ip: Counter[str] = Counter()
         self._slots: asyncio.Condition | None = None
+        self.waiting_for_slot = 0       # accepted connections waiting for max.connections
         self._reaper: asyncio.Task | None = None
+
+    def open_connections(self, host: str) -> int:
+        """Connections being served from ``host`` (max.connections.per.ip counts them)."""
+        return self._per_ip[host]
 
     async def start(self, host: str, port: int, *, ssl: Any = None, listener: Any = None) -> tuple[str, int]:
         """Accept on host:port (TLS with ``ssl``); once per listener, limits shared."""
@@ -228,18 +293,20 @@ class BrokerServer:
             await asyncio.gather(*self._connections, return_exceptions=True)
 
     async def _close_idle(self) -> None:
-        """Kafka's Selector idle expiry: a connection with nothing in progress and
-        no traffic for connections.max.idle.ms is closed."""
+        """Kafka's Selector idle expiry: a connection with no request being handled
+        and no byte read or written for connections.max.idle.ms is closed, also
+        one that stopped half-way through a frame."""
         idle = self.limits.connections_max_idle_ms / 1000
         while True:
             await asyncio.sleep(min(max(idle / 4, 0.05), 30))
             cutoff = time.monotonic() - idle
-            for info, writer in list(self._infos.values()):
+            for task, (info, writer) in list(self._infos.items()):
                 if not info.busy and info.last_active < cutoff and not info.closed:
                     log.info("closing %s: idle for more than %d ms", info.peer,
                              self.limits.connections_max_idle_ms)
                     info.closed = True
                     writer.transport.abort()
+                    task.cancel()   # also when it waits on the request budget: its bytes are freed
 
     async def _admit(self, host: str) -> bool:
         """A slot for a new connection: wait while the broker is at max.connections;
@@ -249,30 +316,50 @@ class BrokerServer:
                      self.limits.per_ip(host))
             return False
         if len(self._connections) >= self.limits.max_connections:
-            async with self._slots:
-                await self._slots.wait_for(lambda: len(self._connections) < self.limits.max_connections)
+            self.waiting_for_slot += 1
+            try:
+                async with self._slots:
+                    await self._slots.wait_for(lambda: len(self._connections) < self.limits.max_connections)
+            finally:
+                self.waiting_for_slot -= 1
             if self._per_ip[host] >= self.limits.per_ip(host):
                 return False
         return True
 
-    async def _read_frame(self, reader: asyncio.StreamReader, size: int) -> bytes:
-        """A frame of ``size`` bytes. Within the read-ahead, readexactly (one
-        copy); larger, in read-ahead steps into one buffer of its size, so the
-        stream's buffer never holds the whole frame. It is handed on as bytes
-        (the decoders take bytes; one transient copy, here rather than in each)."""
+    def _frame_size(self, prefix: bytes, info: ConnectionInfo, position: int) -> int:
+        """The size ``prefix`` declares, within socket.request.max.bytes and, before
+        SASL authentication, sasl.server.max.receive.size (Kafka's
+        SaslServerAuthenticator reads those frames with that limit)."""
+        size = frame_size(prefix, self.max_request_size, position)
+        limit = getattr(info.security, "max_receive_size", None)
+        if limit is not None and size > limit:
+            raise FrameError(f"Invalid receive (size = {size} larger than {limit}) before SASL authentication "
+                             "(sasl.server.max.receive.size)", position=position, path="size")
+        return size
+
+    async def _read_frame(self, reader: asyncio.StreamReader, size: int, info: ConnectionInfo,
+                          charge: FrameCharge) -> bytes:
+        """A frame of ``size`` bytes, charged to the request budget as it arrives.
+        Within the read-ahead, readexactly (one copy). Larger, the chunks read
+        are joined once all have come (one copy, straight into the bytes the
+        decoders take): memory grows with what was sent, not with what the
+        prefix declared, and the stream's buffer never holds the whole frame."""
         if size <= READ_AHEAD:
-            return await reader.readexactly(size)
-        out = bytearray(size)
-        view = memoryview(out)
+            frame = await reader.readexactly(size)
+            info.last_active = time.monotonic()
+            await self.budget.take(charge, size)
+            return frame
+        chunks = []
         got = 0
         while got < size:
             chunk = await reader.read(min(size - got, READ_AHEAD))
             if not chunk:
-                raise asyncio.IncompleteReadError(bytes(view[:got]), size)
-            view[got:got + len(chunk)] = chunk
+                raise asyncio.IncompleteReadError(b"", size)
+            info.last_active = time.monotonic()
+            await self.budget.take(charge, len(chunk))
+            chunks.append(chunk)
             got += len(chunk)
-        view.release()
-        return bytes(out)
+        return b"".join(chunks)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: Any = None,
                      tls: Any = None) -> None:
@@ -287,30 +374,31 @@ class BrokerServer:
         info = ConnectionInfo(peer=f"{peer[0]}:{peer[1]}" if peer else "?", last_active=time.monotonic())
         self._infos[task] = (info, writer)
         position = 0
-        held = 0
+        charge = FrameCharge()
         try:
             if tls is not None:     # here, not in start_server, so a failed handshake is logged (once)
                 await writer.start_tls(tls)
             if self.on_connect is not None:
                 info.security = self.on_connect(listener, host, writer.get_extra_info("ssl_object"))
             while True:
-                # readexactly hands over each frame with one copy (no reassembly buffer of our own).
                 try:
                     prefix = await reader.readexactly(4)
                 except asyncio.IncompleteReadError as e:
                     if e.partial and not info.closed:
                         log.warning("closing %s: connection closed inside a frame size", info.peer)
                     return
-                info.busy = True
-                size = frame_size(prefix, self.max_request_size, position)
-                held = await self.budget.acquire(size)
-                frame = await self._read_frame(reader, size)
+                info.last_active = time.monotonic()
+                size = self._frame_size(prefix, info, position)
+                frame = await self._read_frame(reader, size, info, charge)
                 position += 4 + size
+                self.budget.handling(charge)
+                info.busy = True
                 parts = await self.handler(frame, info)
                 del frame
                 try:
-                    await self.budget.release(held)
-                    held = 0
+                    await self.budget.release(charge)
+                    if info.failed_authentication:   # Kafka: Selector.maybeDelayCloseOnAuthenticationFailure
+                        await asyncio.sleep(self.limits.failed_authentication_delay_ms / 1000)
                     if parts is not None:
                         await self._write(writer, parts)
                 finally:
@@ -333,8 +421,7 @@ class BrokerServer:
             log.exception("closing %s after an internal error", info.peer)
         finally:
             info.closed = True
-            if held:
-                await self.budget.release(held)
+            await self.budget.release(charge)
             self._connections.discard(task)
             self._infos.pop(task, None)
             self._per_ip[host] -= 1

@@ -43,6 +43,17 @@ class ConnectionSecurity:
     tls_principal: KafkaPrincipal | None = None
     session: SaslSession | None = None
     extra: dict = field(default_factory=dict)
+    sasl_max_receive: int = 524288      # sasl.server.max.receive.size of the listener
+
+    @property
+    def max_receive_size(self) -> int | None:
+        """The largest frame this connection may send now, when smaller than
+        socket.request.max.bytes: sasl.server.max.receive.size until its first
+        SASL authentication completes (Kafka's SaslServerAuthenticator); after
+        it, and on listeners without SASL, None."""
+        if self.session is None or self.session.authenticated:
+            return None
+        return self.sasl_max_receive
 
     @property
     def principal(self) -> KafkaPrincipal:
@@ -65,6 +76,8 @@ class SecurityService:
         self.mappers = {l.name: SslPrincipalMapper(self.settings[l.name].get("ssl.principal.mapping.rules"))
                         for l in self.listeners if l.tls}
         self.mechanisms = {l.name: self.settings[l.name].mechanisms() for l in self.listeners if l.sasl}
+        self.sasl_max_receive = {name: self._int_setting(name, "sasl.server.max.receive.size")
+                                 for name in self.mechanisms}
         self.plain_users = {name: self._plain_users(name) for name, mechs in self.mechanisms.items()
                             if "PLAIN" in mechs}
         self.scram = ScramCredentialStore(data_dir)
@@ -76,6 +89,14 @@ class SecurityService:
                                              values.get("allow.everyone.if.no.acl.found")))
         self.bound: dict[str, tuple[str, int]] = {}
         self.endpoints: dict[str, tuple[str, int]] = {}
+
+    def _int_setting(self, listener: str, name: str) -> int:
+        raw = self.settings[listener].get(name)
+        try:
+            return int(raw)
+        except ValueError:
+            raise InvalidConfigError(f"Invalid value {raw} for configuration {name}: "
+                                     "Expected value to be a 32-bit integer") from None
 
     def _plain_users(self, listener: str) -> dict[str, str]:
         jaas = self.settings[listener].get("sasl.jaas.config", "PLAIN")
@@ -121,6 +142,7 @@ class SecurityService:
             reauth = int(self.settings[listener.name].get("connections.max.reauth.ms") or 0)
             conn.session = SaslSession(self.mechanisms[listener.name],
                                        lambda mech: self._sasl_server(listener.name, mech), reauth_ms=reauth)
+            conn.sasl_max_receive = self.sasl_max_receive[listener.name]
         return conn
 
     def _sasl_server(self, listener: str, mechanism: str):
