@@ -26,7 +26,7 @@ import sys
 import click
 
 from kproto.jvm import java_hashmap_order, java_string_hash
-from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
+from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 ACTIONS = ("create", "list", "alter", "describe", "delete")
@@ -237,10 +237,8 @@ def complete_topics(ctx: click.Context, param: click.Parameter, incomplete: str)
         return []
 
 
-EPILOG = """\b
-Exit status: 0 ok; 1 the command failed (broker error, no such topic, bad
-topic config; one line "Error while executing topic command : ..." on stderr);
-2 bad flags (one line on stderr).
+EPILOG = exit_status_help('the command failed (broker error, no such topic, bad topic config; one line '
+                          '"Error while executing topic command : ..." on stderr)') + """
 
 \b
 Extensions to kafka-topics.sh: --alter --config k=v and --delete-config k change
