@@ -1,6 +1,6 @@
 """decode benchmark: `kproto decode --json` vs `tshark -T json` on the same capture.
 
-    .venv/bin/python bench/bench_decode.py [--records 60000] [--runs 5] [--keep]
+    .venv/bin/python bench/bench_decode.py [--records 60000] [--runs 5] [--keep] [--quick]
 
 Builds (once, cached under bench/out/decode/) a capture of produce/fetch
 traffic: tcpdump on loopback while kafka-python pinned to the Kafka 2.5
@@ -140,8 +140,12 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=60000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--keep", action="store_true", help="keep the capture for the next run")
+    ap.add_argument("--quick", action="store_true", help="5,000 records, 2 runs: check the script works")
     args = ap.parse_args()
-    common.check_runs(args.runs)
+    if args.quick:
+        args.records, args.runs = 5000, 2
+    else:
+        common.check_runs(args.runs)
     if not shutil.which("tshark") or not shutil.which("tcpdump") or not os.path.exists(GNU_TIME):
         raise SystemExit("needs tshark, tcpdump and GNU time: make deps installs them")
     OUT.mkdir(parents=True, exist_ok=True)
@@ -151,7 +155,7 @@ def main() -> None:
         meta.write_text(str(make_capture(args.records, path)))
     port = int(meta.read_text())
     report = common.Report("bench_decode", "kproto decode --json vs tshark -T json",
-                           quick=args.records < 60000)
+                           quick=args.quick or args.records < 60000)
     produced, fetched = check_agreement(path, port)
     records = produced + fetched
     report.add(f"Capture: {path.stat().st_size / 1e6:.1f} MB, kafka-python at the Kafka 2.5 protocol "
