@@ -1,6 +1,10 @@
-"""decode benchmark: `kproto decode --json` vs `tshark -T json` on the same capture.
+"""decode benchmark: `kproto decode --json` vs `tshark -Y kafka -T json -J kafka` on the same capture.
 
     .venv/bin/python bench/bench_decode.py [--records 60000] [--runs 5] [--keep] [--quick]
+
+tshark prints the Kafka layer only (``-Y kafka`` keeps the packets with a
+Kafka PDU, ``-J kafka`` leaves out the frame, Ethernet, IP and TCP layers):
+what kproto writes, so both tools do the same work.
 
 Builds (once, cached under bench/out/decode/) a capture of produce/fetch
 traffic: tcpdump on loopback while kafka-python pinned to the Kafka 2.5
@@ -90,7 +94,7 @@ def kproto_cmd(path: Path, port: int) -> list[str]:
 
 
 def tshark_cmd(path: Path, port: int) -> list[str]:
-    return ["tshark", "-r", str(path), "-d", f"tcp.port=={port},kafka", "-T", "json"]
+    return ["tshark", "-r", str(path), "-d", f"tcp.port=={port},kafka", "-Y", "kafka", "-T", "json", "-J", "kafka"]
 
 
 def check_agreement(path: Path, port: int) -> tuple[int, int]:
@@ -154,7 +158,7 @@ def main() -> None:
     if not path.exists() or not meta.exists():
         meta.write_text(str(make_capture(args.records, path)))
     port = int(meta.read_text())
-    report = common.Report("bench_decode", "kproto decode --json vs tshark -T json",
+    report = common.Report("bench_decode", "kproto decode --json vs tshark -Y kafka -T json -J kafka",
                            quick=args.quick or args.records < 60000)
     produced, fetched = check_agreement(path, port)
     records = produced + fetched
@@ -169,7 +173,7 @@ def main() -> None:
     runs = common.alternate({"kproto": lambda: timed(kproto_cmd(path, port)),
                              "tshark": lambda: timed(tshark_cmd(path, port))}, args.runs)
     rows = []
-    for name, label in (("kproto", "`kproto decode --json`"), ("tshark", "`tshark -T json`")):
+    for name, label in (("kproto", "`kproto decode --json`"), ("tshark", "`tshark -Y kafka -T json -J kafka`")):
         walls, cpus = [r[0] for r in runs[name]], [r[1] for r in runs[name]]
         rows.append([label, common.cell(walls) + " s", common.cell(cpus) + " s",
                      f"{records / statistics.median(walls):,.0f}", f"{records / statistics.median(cpus):,.0f}",
