@@ -1,6 +1,10 @@
-"""decode benchmark: `kproto decode --json` vs `tshark -T json` on the same capture.
+"""decode benchmark: `kproto decode --json` vs `tshark -Y kafka -T json -J kafka` on the same capture.
 
-    .venv/bin/python bench/bench_decode.py [--records 60000] [--runs 5] [--keep]
+    .venv/bin/python bench/bench_decode.py [--records 60000] [--runs 5] [--keep] [--quick]
+
+tshark prints the Kafka layer only (``-Y kafka`` keeps the packets with a
+Kafka PDU, ``-J kafka`` leaves out the frame, Ethernet, IP and TCP layers):
+what kproto writes, so both tools do the same work.
 
 Builds (once, cached under bench/out/decode/) a capture of produce/fetch
 traffic: tcpdump on loopback while kafka-python pinned to the Kafka 2.5
@@ -90,7 +94,7 @@ def kproto_cmd(path: Path, port: int) -> list[str]:
 
 
 def tshark_cmd(path: Path, port: int) -> list[str]:
-    return ["tshark", "-r", str(path), "-d", f"tcp.port=={port},kafka", "-T", "json"]
+    return ["tshark", "-r", str(path), "-d", f"tcp.port=={port},kafka", "-Y", "kafka", "-T", "json", "-J", "kafka"]
 
 
 def check_agreement(path: Path, port: int) -> tuple[int, int]:
@@ -140,8 +144,12 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=60000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--keep", action="store_true", help="keep the capture for the next run")
+    ap.add_argument("--quick", action="store_true", help="5,000 records, 2 runs: check the script works")
     args = ap.parse_args()
-    common.check_runs(args.runs)
+    if args.quick:
+        args.records, args.runs = 5000, 2
+    else:
+        common.check_runs(args.runs)
     if not shutil.which("tshark") or not shutil.which("tcpdump") or not os.path.exists(GNU_TIME):
         raise SystemExit("needs tshark, tcpdump and GNU time: make deps installs them")
     OUT.mkdir(parents=True, exist_ok=True)
@@ -150,8 +158,8 @@ def main() -> None:
     if not path.exists() or not meta.exists():
         meta.write_text(str(make_capture(args.records, path)))
     port = int(meta.read_text())
-    report = common.Report("bench_decode", "kproto decode --json vs tshark -T json",
-                           quick=args.records < 60000)
+    report = common.Report("bench_decode", "kproto decode --json vs tshark -Y kafka -T json -J kafka",
+                           quick=args.quick or args.records < 60000)
     produced, fetched = check_agreement(path, port)
     records = produced + fetched
     report.add(f"Capture: {path.stat().st_size / 1e6:.1f} MB, kafka-python at the Kafka 2.5 protocol "
@@ -165,7 +173,7 @@ def main() -> None:
     runs = common.alternate({"kproto": lambda: timed(kproto_cmd(path, port)),
                              "tshark": lambda: timed(tshark_cmd(path, port))}, args.runs)
     rows = []
-    for name, label in (("kproto", "`kproto decode --json`"), ("tshark", "`tshark -T json`")):
+    for name, label in (("kproto", "`kproto decode --json`"), ("tshark", "`tshark -Y kafka -T json -J kafka`")):
         walls, cpus = [r[0] for r in runs[name]], [r[1] for r in runs[name]]
         rows.append([label, common.cell(walls) + " s", common.cell(cpus) + " s",
                      f"{records / statistics.median(walls):,.0f}", f"{records / statistics.median(cpus):,.0f}",

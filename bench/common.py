@@ -21,6 +21,7 @@ from typing import Callable, Iterable, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
+QUICK_RESULTS = ROOT / "bench" / "out" / "results"
 MIN_RUNS = 5
 T = TypeVar("T")
 
@@ -66,8 +67,10 @@ def cell(values: Iterable[float], fmt: str = "{:,.2f}") -> str:
 
 
 def ratio(a: Iterable[float], b: Iterable[float]) -> str:
-    """Ratio of medians, a / b."""
-    return f"{statistics.median(list(a)) / statistics.median(list(b)):.2f}x"
+    """Ratio of medians, a / b; "-" when b's median is 0 (e.g. CPU time below
+    the clock tick in a quick run: no ratio to give)."""
+    below = statistics.median(list(b))
+    return f"{statistics.median(list(a)) / below:.2f}x" if below else "-"
 
 
 def table(header: list[str], rows: list[list[str]], right: int = 1) -> str:
@@ -119,8 +122,9 @@ class Report:
     def write(self) -> Path:
         text = "\n".join(self.parts).rstrip() + "\n"
         print(text)
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        path = RESULTS / (f"{self.name}.quick.md" if self.quick else f"{self.name}.md")
+        # a quick run's table checks the script: kept out of the results (bench/out is not tracked)
+        path = QUICK_RESULTS / f"{self.name}.quick.md" if self.quick else RESULTS / f"{self.name}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
         return path

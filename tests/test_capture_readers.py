@@ -525,3 +525,84 @@ def test_request_header_v0_has_no_client_id():
     assert (ex.api_name, ex.api_version, ex.correlation_id, ex.client_id) == ("ControlledShutdown", 0, 5, None)
     assert ex.request == {"broker_id": 1} and ex.warnings == ()
     assert ex.response == {"error_code": 0, "remaining_partitions": []}
+
+
+def _null_where_required_pcap() -> bytes:
+    """What tansu answers (CreateAcls v2, DescribeUserScramCredentials v0: results
+    null, which Kafka's schemas do not allow), a non-flexible CreateAcls v1 answer
+    likewise, a null user and credential_infos inside a result, and a Metadata v0
+    request with null topics (nullable from v1 only)."""
+    i32 = lambda n: n.to_bytes(4, "big", signed=True)
+    acl = {"resource_type": 2, "resource_name": "t", "resource_pattern_type": 3, "principal": "User:a",
+           "host": "*", "operation": 3, "permission_type": 3}
+    scram = frame(encode_request(50, 0, 3, "c", {"users": None}))
+    metadata_v0 = encode_request(3, 0, 5, "c", {"topics": []})
+    return pcap_bytes(_round_trips([
+        # correlation id, header tags; throttle_time_ms; results: compact count 0 (null); tags
+        (frame(encode_request(30, 2, 1, "c", {"creations": [acl]})), frame(i32(1) + b"\0" + i32(0) + b"\0\0")),
+        (frame(encode_request(30, 1, 2, "c", {"creations": [acl]})), frame(i32(2) + i32(0) + i32(-1))),
+        # throttle_time_ms, error_code, error_message null, results null, tags
+        (scram, frame(i32(3) + b"\0" + i32(0) + b"\0\0" + b"\0" + b"\0" + b"\0")),
+        # results: one (user null, error_code 0, error_message null, credential_infos null, tags)
+        (scram[:11] + b"\x04" + scram[12:],
+         frame(i32(4) + b"\0" + i32(0) + b"\0\0" + b"\0" + b"\x02" + b"\0" + b"\0\0" + b"\0" + b"\0" + b"\0" + b"\0")),
+        (frame(metadata_v0[:-4] + i32(-1)), b""),
+    ]))
+
+
+_NULL_RULE = "null where the schema says non-nullable (versions 0+)"
+
+
+def test_null_where_the_schema_forbids_it_is_shown_with_a_warning(tmp_path):
+    """A capture decoder shows what was sent: a null (-1) string or array the
+    schema calls non-nullable decodes as null, the rest of the body with it, and
+    the exchange says which field broke which rule; JSON by the C writer as by
+    json.dumps, and the text output says the same. Strict decoding still refuses."""
+    from click.testing import CliRunner
+    from kproto.capture.jsonout import dumps, dumps_bytes
+    from kproto.errors import MalformedMessageError
+    from kproto.schemas.protocol import decode_response
+    from kproto.tools.main import cli
+    path = tmp_path / "nulls.pcap"
+    path.write_bytes(_null_where_required_pcap())
+    exs = list(exchanges(path))
+    acl = ('{"creations":[{"resource_type":2,"resource_name":"t","resource_pattern_type":3,'
+           '"principal":"User:a","host":"*","operation":3,"permission_type":3}]}')
+    head = '"connection":"10.0.0.1:40000 > 10.0.0.2:9092","api_key":%d,"api_name":"%s","api_version":%d,' \
+           '"correlation_id":%d,"client_id":"c"'
+    scram = 'DescribeUserScramCredentials v0 response: '
+    want = [
+        '{"ts":"2026-11-18T11:06:40.123457Z",' + head % (30, "CreateAcls", 2, 1) + ',"latency_ms":0.001,'
+        '"request":' + acl + ',"response":{"throttle_time_ms":0,"results":null},'
+        '"warnings":["CreateAcls v2 response: results: ' + _NULL_RULE + '"]}',
+        '{"ts":"2026-11-18T11:06:40.123459Z",' + head % (30, "CreateAcls", 1, 2) + ',"latency_ms":0.001,'
+        '"request":' + acl + ',"response":{"throttle_time_ms":0,"results":null},'
+        '"warnings":["CreateAcls v1 response: results: ' + _NULL_RULE + '"]}',
+        '{"ts":"2026-11-18T11:06:40.123461Z",' + head % (50, "DescribeUserScramCredentials", 0, 3)
+        + ',"latency_ms":0.001,"request":{"users":null},'
+        '"response":{"throttle_time_ms":0,"error_code":0,"error_message":null,"results":null},'
+        '"warnings":["' + scram + 'results: ' + _NULL_RULE + '"]}',
+        '{"ts":"2026-11-18T11:06:40.123463Z",' + head % (50, "DescribeUserScramCredentials", 0, 4)
+        + ',"latency_ms":0.001,"request":{"users":null},'
+        '"response":{"throttle_time_ms":0,"error_code":0,"error_message":null,"results":[{"user":null,'
+        '"error_code":0,"error_message":null,"credential_infos":null}]},'
+        '"warnings":["' + scram + 'results[0].user: ' + _NULL_RULE + '","' + scram
+        + 'results[0].credential_infos: ' + _NULL_RULE + '"]}',
+        '{"ts":"2026-11-18T11:06:40.123465Z",' + head % (3, "Metadata", 0, 5) + ',"latency_ms":null,'
+        '"request":{"topics":null},"response":null,"warnings":["Metadata v0 request: topics: '
+        'null where the schema says non-nullable (versions 0)","no response captured"]}',
+    ]
+    assert [dumps(e.to_json()) for e in exs] == want
+    assert [dumps_bytes(e.to_json()).decode() for e in exs] == want      # the C writer, when built
+    result = CliRunner().invoke(cli, ["decode", "--json", str(path)])
+    assert (result.exit_code, result.output) == (0, "".join(w + "\n" for w in want))
+    result = CliRunner().invoke(cli, ["decode", "-v", "--api", "DescribeUserScramCredentials", str(path)])
+    assert result.output.splitlines()[-11:] == [
+        "11:06:40.123463 10.0.0.1:40000 > 10.0.0.2:9092 DescribeUserScramCredentials v0 #4 0.001ms c ok",
+        "  ! " + scram + "results[0].user: " + _NULL_RULE,
+        "  ! " + scram + "results[0].credential_infos: " + _NULL_RULE,
+        "  request:", "    users: null", "  response:", "    throttle_time_ms: 0", "    error_code: 0",
+        "    error_message: null", "    results:",
+        "      [0] user=null error_code=0 error_message=null credential_infos=null"]
+    with pytest.raises(MalformedMessageError, match=r"results: invalid array count -1"):
+        decode_response(30, 2, (1).to_bytes(4, "big") + b"\0" + bytes(4) + b"\0\0")

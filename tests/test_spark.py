@@ -15,6 +15,7 @@ the following schema"); option semantics for startingOffsets/endingOffsets
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -412,3 +413,36 @@ def test_consumer_offsets_match_groups_describe(spark, tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+WORKER_PYTHON_JOB = """
+import json, sys
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+         .getOrCreate())
+import kproto.spark                      # after the session started: register must still set its workers
+kproto.spark.register(spark)
+df = spark.read.format("kafka-log").load(sys.argv[1]).where("topic = 'codecs' AND partition = 0")
+print(json.dumps(sorted([r.offset, r.key and r.key.hex(), r.value and r.value.hex()]
+                        for r in df.select("offset", "key", "value").collect())))
+spark.stop()
+"""
+
+
+def test_workers_run_the_drivers_python_without_an_activated_venv(data, tmp_path):
+    """`.venv/bin/python job.py`, PYSPARK_PYTHON unset and the venv not on PATH:
+    PySpark would start `python3` from PATH for the data source's workers (no
+    kproto, no pyarrow there); kproto.spark has them run the driver's interpreter."""
+    root, written = data
+    job = tmp_path / "job.py"
+    job.write_text(WORKER_PYTHON_JOB)
+    venv_bin = str(components.VENV_BIN)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    proc = subprocess.run([str(components.VENV_BIN / "python"), str(job), str(root)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    want = [[o, k and k.hex(), v and v.hex()] for o, k, v in expected(written, "codecs", 0)]
+    assert json.loads(proc.stdout.splitlines()[-1]) == want and len(want) > 100

@@ -339,14 +339,18 @@ class KafkaConnection:
         if spec is None:
             notes.append(f"API key {key} is not in kproto's registry: body not decoded")
             return
+        nulls: list[str] = []
         try:
-            try:
-                value = decode_request_body(header, frame, offset, present=True)    # the header read once
+            try:    # the header read once
+                value = decode_request_body(header, frame, offset, present=True, null_warnings=nulls)
             except DecodeError as e:
                 if "left after the body" not in str(e):
                     raise
-                value = decode_request_body(header, frame, offset, allow_trailing=True, present=True)
+                nulls.clear()
+                value = decode_request_body(header, frame, offset, allow_trailing=True, present=True,
+                                            null_warnings=nulls)
                 notes.append("bytes after the request body (ignored, as Kafka does)")
+            notes += [f"{spec.name} v{version} request: {n}" for n in nulls]
             p.body = B.plain_body(spec.request_schema, version, value, notes, self.context.binary, projected=True)
         except (DecodeError, KafkaError) as e:
             notes.append(f"{spec.name} v{version} request does not decode: {e}")
@@ -383,9 +387,11 @@ class KafkaConnection:
             notes.append(f"API key {p.api_key} is not in kproto's registry: response not decoded")
         else:
             try:
-                _, value = decode_response(p.api_key, p.api_version, frame, present=True)
+                nulls: list[str] = []
+                _, value = decode_response(p.api_key, p.api_version, frame, present=True, null_warnings=nulls)
                 version = (p.api_version if spec.unsupported_version_body is None    # decode_response checked it
                            else _body_version(spec, p.api_version, value))
+                notes += [f"{spec.name} v{version} response: {n}" for n in nulls]
                 body = B.plain_body(spec.response_schema, version, value, notes, self.context.binary, projected=True)
             except (DecodeError, KafkaError) as e:
                 notes.append(f"{spec.name} v{p.api_version} response does not decode: {e}")

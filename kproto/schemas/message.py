@@ -206,6 +206,16 @@ class Field:
     def tagged_in(self, version: int) -> bool:
         return _within(self._ranges["tagged"], version)
 
+    def non_nullable_rule(self, version: int) -> str:
+        """The rule a null breaks in ``version``: ``non-nullable (versions 0+)``,
+        the field's versions outside its ``nullable`` ones around ``version``."""
+        lo, hi = self._ranges["versions"]
+        null = self._ranges["nullable"]
+        if null is not None:
+            lo, hi = (lo, null[0] - 1) if version < null[0] else (null[1] + 1, hi)
+        text = f"{lo}+" if hi == MAX_VERSION else str(lo) if lo == hi else f"{lo}-{hi}"
+        return f"non-nullable (versions {text})"
+
     def compact_in(self, version: int, flexible: bool) -> bool:
         return flexible and _within(self._ranges["flexible"], version)
 
@@ -243,42 +253,46 @@ class _NullableStruct(Subconstruct):
         return obj
 
 
-def _field_con(f: Field, version: int, flexible: bool) -> Construct:
+def _field_con(f: Field, version: int, flexible: bool, lenient: bool = False) -> Construct:
     compact = f.compact_in(version, flexible)
     nullable = f.nullable_in(version)
     t = f.type
     if isinstance(t, Scalar):
         return t.con
+    rule = f.non_nullable_rule(version) if lenient and not nullable else None
     if isinstance(t, Sized):
-        return _SIZED[(t.text, compact, nullable)]
+        con = _SIZED[(t.text, compact, nullable)]
+        return con if rule is None else P.Sized(con.length, nullable=False, compact=compact, text=t.text,
+                                                null_rule=rule)
     if isinstance(t, ArrayOf):
         e = t.elem
         if isinstance(e, Struct):
-            elem = codec(e, version, flexible)
+            elem = codec(e, version, flexible, lenient)
         elif isinstance(e, Sized):
-            elem = _SIZED[(e.text, compact, False)]
+            elem = _SIZED[(e.text, compact, False)]     # elements are never null, leniently or not
         else:
             elem = e.con
-        return (P.CompactArray if compact else P.Array)(elem, nullable=nullable)
-    con = codec(t, version, flexible)
+        return (P.CompactArray if compact else P.Array)(elem, nullable=nullable, null_rule=rule)
+    con = codec(t, version, flexible, lenient)
     return _NullableStruct(con) if nullable else con
 
 
 class StructCodec(Adapter):
     """One struct at one version: the wire Struct, presented as a full Kafka object."""
 
-    def __init__(self, spec: Struct, version: int, flexible: bool) -> None:
+    def __init__(self, spec: Struct, version: int, flexible: bool, lenient: bool = False) -> None:
         self.spec = spec
         self.version = version
         self.flexible = flexible
+        self.lenient = lenient
         self.wire = tuple(f for f in spec.fields if f.present(version) and not f.tagged_in(version))
         self.wire_names = frozenset(f.name for f in self.wire)
-        self.tagged = {f.tag: (f, _field_con(f, version, flexible))
+        self.tagged = {f.tag: (f, _field_con(f, version, flexible, lenient))
                        for f in spec.fields if f.present(version) and f.tagged_in(version)}
         if self.tagged and not flexible:
             raise ValueError(f"{spec.name} v{version}: tagged fields in a non-flexible version")
         self.by_name = {f.name: (tag, con) for tag, (f, con) in self.tagged.items()}
-        members = [f.name / _field_con(f, version, flexible) for f in self.wire]
+        members = [f.name / _field_con(f, version, flexible, lenient) for f in self.wire]
         if flexible:
             members.append("_tagged_fields" / P.TaggedFields())
         super().__init__(_CStruct(*members))
@@ -345,9 +359,15 @@ def _parse_whole(con: Construct, raw: bytes, context, path: str):
 
 
 @lru_cache(maxsize=None)
-def codec(spec: Struct, version: int, flexible: bool) -> StructCodec:
-    """The construct for ``spec`` at ``version`` (cached; specs are immutable)."""
-    return StructCodec(spec, version, flexible)
+def codec(spec: Struct, version: int, flexible: bool, lenient: bool = False) -> StructCodec:
+    """The construct for ``spec`` at ``version`` (cached; specs are immutable).
+
+    ``lenient``: a decoder's codec, for what a broker or client actually sent:
+    a null (-1) string, bytes or array where the schema allows none parses as
+    None when the parse is given a ``null_warnings`` list, and each such field
+    is added to it as ``(construct path, rule)`` (``P.null_where_required``).
+    Elsewhere such a null is an error, as in Kafka's generated readers."""
+    return StructCodec(spec, version, flexible, lenient)
 
 
 def carries(spec: Struct, kind: "Scalar | Sized") -> bool:

@@ -128,28 +128,43 @@ class Deferred:
         self.at = -1
 
 
+def null_where_required(rule: str | None, context, path: str) -> bool:
+    """A null length or count where the schema allows none: let through (and
+    noted as ``(path, rule)`` in the parse's ``null_warnings`` list) only by a
+    lenient codec (``rule`` set) parsed with such a list, which is what a
+    capture decoder does: it shows what a broker sent, spec or not."""
+    params = context.get("_params") if rule is not None else None
+    sink = params.get("null_warnings") if params else None
+    if sink is None:
+        return False
+    sink.append((path, rule))
+    return True
+
+
 class Sized(Construct):
     """A length-prefixed byte string or text, Kafka style.
 
     ``length`` is the prefix construct; ``compact`` stores length + 1 (so 0 is
     null); ``nullable`` allows the null marker (-1, or 0 when compact);
-    ``text`` decodes UTF-8.
+    ``text`` decodes UTF-8; ``null_rule`` (lenient codecs only, see
+    ``null_where_required``) lets a null through where it is not allowed.
     """
 
     def __init__(self, length: Construct, *, nullable: bool, compact: bool = False,
-                 text: bool = False) -> None:
+                 text: bool = False, null_rule: str | None = None) -> None:
         super().__init__()
         self.length = length
         self.nullable = nullable
         self.compact = compact
         self.text = text
+        self.null_rule = null_rule
 
     def _parse(self, stream, context, path):
         n = self.length._parsereport(stream, context, path)
         if self.compact:
             n -= 1
         if n < 0:
-            if n == -1 and self.nullable:
+            if n == -1 and (self.nullable or null_where_required(self.null_rule, context, path)):
                 return None
             raise IntegerError(f"invalid length {n}", path=path)
         data = stream_read(stream, n, path)
@@ -195,23 +210,25 @@ VarString = Sized(VarInt, nullable=False, text=True)
 class KArray(Construct):
     """ARRAY / COMPACT_ARRAY / record-level varint arrays: a count, then elements.
 
-    A count below -1 (or null where not nullable) is an error, never an empty list.
+    A count below -1 (or null where not nullable) is an error, never an empty
+    list; ``null_rule`` as for ``Sized``.
     """
 
     def __init__(self, count: Construct, subcon: Construct, *, nullable: bool = False,
-                 compact: bool = False) -> None:
+                 compact: bool = False, null_rule: str | None = None) -> None:
         super().__init__()
         self.count = count
         self.subcon = subcon
         self.nullable = nullable
         self.compact = compact
+        self.null_rule = null_rule
 
     def _parse(self, stream, context, path):
         n = self.count._parsereport(stream, context, path)
         if self.compact:
             n -= 1
         if n < 0:
-            if n == -1 and self.nullable:
+            if n == -1 and (self.nullable or null_where_required(self.null_rule, context, path)):
                 return None
             raise IntegerError(f"invalid array count {n}", path=path)
         sub = self.subcon
@@ -232,12 +249,12 @@ class KArray(Construct):
         raise ExplicitError("array has no fixed size", path=path)
 
 
-def Array(subcon: Construct, *, nullable: bool = False) -> KArray:
-    return KArray(Int32, subcon, nullable=nullable)
+def Array(subcon: Construct, *, nullable: bool = False, null_rule: str | None = None) -> KArray:
+    return KArray(Int32, subcon, nullable=nullable, null_rule=null_rule)
 
 
-def CompactArray(subcon: Construct, *, nullable: bool = False) -> KArray:
-    return KArray(UVarInt, subcon, nullable=nullable, compact=True)
+def CompactArray(subcon: Construct, *, nullable: bool = False, null_rule: str | None = None) -> KArray:
+    return KArray(UVarInt, subcon, nullable=nullable, compact=True, null_rule=null_rule)
 
 
 def VarArray(subcon: Construct) -> KArray:

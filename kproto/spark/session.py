@@ -1,8 +1,8 @@
 """A SparkSession set up the way kproto's jobs need it.
 
-* Python: tasks and the data-source helpers run this interpreter
-  (``PYSPARK_PYTHON``); otherwise Spark starts whatever ``python3`` is on
-  PATH, which may lack pyarrow or kproto.
+* Python: tasks and the data-source helpers run this interpreter unless
+  ``PYSPARK_PYTHON`` names another (kproto.spark); otherwise Spark starts
+  whatever ``python3`` is on PATH, which may lack pyarrow or kproto.
 * Executors import the same kproto as the driver: the directory holding the
   ``kproto`` package goes on their ``PYTHONPATH`` (``spark.executorEnv``).
   That covers ``local[*]``, a standalone cluster on this machine and any
@@ -32,7 +32,7 @@ def spark_session(master: str = "local[2]", *, app: str = "kproto", driver_memor
                   conf: dict[str, str] | None = None, log_level: str = "ERROR"):
     """A session on ``master`` with kproto's sources registered."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    # PYSPARK_PYTHON: this interpreter unless the user set it (done on importing kproto.spark)
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = _pythonpath()        # the driver's Python helpers
     from pyspark.sql import SparkSession
@@ -42,7 +42,7 @@ def spark_session(master: str = "local[2]", *, app: str = "kproto", driver_memor
          .config("spark.driver.bindAddress", "127.0.0.1")
          .config("spark.ui.enabled", "false")
          .config("spark.ui.showConsoleProgress", "false")
-         .config("spark.pyspark.python", sys.executable)
+         .config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
          .config("spark.executorEnv.PYTHONPATH", _pythonpath())
          .config("spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1")
          .config("spark.sql.session.timeZone", "UTC")

@@ -21,7 +21,7 @@ from kproto.security.acl import (
     CLUSTER_NAME, SUPPORTED_OPERATIONS, AccessControlEntry, AclOperation, AclPermissionType, PatternType,
     ResourceType,
 )
-from kproto.tools.main import OneLineCommand
+from kproto.tools.main import OneLineCommand, exit_status_help
 
 O = AclOperation
 Pattern = tuple[ResourceType, str | None, PatternType]
@@ -57,7 +57,8 @@ def _block(title: str, pattern: Pattern, entries) -> str:
     return f"{title} `{_pattern_str(pattern)}`: \n {lines} \n"
 
 
-@click.command("acls", cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("acls", cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]},
+               epilog=exit_status_help("the broker refused or could not be reached (one line on stderr)"))
 @click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", required=True, metavar="HOST:PORT")
 @click.option("--command-config", type=click.Path(dir_okay=False),
               help="Property file with client configs (security.protocol, sasl.*, ssl.*).")

@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from kproto.errors import UsageError
-from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
+from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
 KIND = click.Choice(["records", "frames", "request", "response"])
 
@@ -46,12 +46,15 @@ def _what(f) -> str:
     return f"{f.meta['api']} v{f.api_version} {f.kind}"
 
 
-@click.group()
+EPILOG = exit_status_help("the command failed; for run, a fixture failed or got no answer")
+
+
+@click.group(epilog=EPILOG)
 def conformance() -> None:
     """Kafka bytes from third-party writers, with their decoded values, to check a decoder."""
 
 
-@conformance.command("list", cls=Command)
+@conformance.command("list", cls=Command, epilog=EPILOG)
 @click.option("--kind", "kinds", type=KIND, multiple=True, help="Only this kind (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per fixture.")
 @click.argument("patterns", nargs=-1)
@@ -66,7 +69,7 @@ def list_(kinds: tuple[str, ...], as_json: bool, patterns: tuple[str, ...]) -> N
             click.echo(f"{f.id:<62} {_what(f):<34} {f.written_by}")
 
 
-@conformance.command(cls=Command)
+@conformance.command(cls=Command, epilog=EPILOG)
 @click.option("--decoder", required=True, metavar='"CMD {file}"',
               help="Command run once per fixture; {file} {kind} {name} {api_key} {api_version} are filled in.")
 @click.option("--kind", "kinds", type=KIND, multiple=True, help="Only this kind (repeatable).")
@@ -77,10 +80,7 @@ def list_(kinds: tuple[str, ...], as_json: bool, patterns: tuple[str, ...]) -> N
 @click.argument("patterns", nargs=-1)
 def run(decoder: str, kinds: tuple[str, ...], as_json: bool, jobs: int | None, timeout: float,
         patterns: tuple[str, ...]) -> None:
-    """Feed each fixture to DECODER and compare its JSON answer with the expected values.
-
-    Exit status 0 when every fixture passes, 1 when one fails or gets no answer.
-    """
+    """Feed each fixture to DECODER and compare its JSON answer with the expected values."""
     from kproto.conformance import runner
     chosen = _select(kinds, patterns)
     counts = {"pass": 0, "fail": 0, "error": 0}
@@ -110,7 +110,7 @@ def run(decoder: str, kinds: tuple[str, ...], as_json: bool, jobs: int | None, t
         sys.exit(ExitStatus.ERROR)
 
 
-@conformance.command(cls=Command)
+@conformance.command(cls=Command, epilog=EPILOG)
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 def export(directory: Path) -> None:
     """Write the corpus to DIRECTORY as plain files, with index.json and expected/ answers."""

@@ -13,8 +13,8 @@ Output modes, one exchange (a request and its response) at a time:
   ``correlation_id``, ``client_id``, ``latency_ms``, ``request``, ``response``
   (full decoded bodies, null when not captured) and ``warnings``; bytes are
   base64 text, UUIDs canonical text (``kproto.capture.json_default``);
-* ``--stats``: per-API counts, latency percentiles, bytes, error codes and
-  the versions each client used, instead of the exchanges.
+* ``--stats``: per-API counts, latency percentiles (nearest rank), bytes,
+  error codes and the versions each client used, instead of the exchanges.
 
 Capture-level problems (a truncated file, no Kafka at all) are one line on
 stderr; a file that is not a capture is one line and exit status 4.
@@ -37,7 +37,7 @@ from kproto.capture.kafka import iso_time
 from kproto.capture.jsonout import dumps_bytes
 from kproto.records import _accelerator
 from kproto.schemas.protocol import API_KEYS
-from kproto.tools.main import OneLineCommand, UsageProblem
+from kproto.tools.main import OneLineCommand, UsageProblem, exit_status_help
 
 _keep_freed_memory = getattr(_accelerator, "keep_freed_memory", None)
 
@@ -165,16 +165,18 @@ class _Stats:
         self.warnings += bool(ex.warnings)
 
     @staticmethod
-    def _pct(values: list[float], q: float) -> float:
-        values = sorted(values)
-        return values[min(len(values) - 1, int(q * len(values)))]
+    def _pct(values: list[float], percent: int) -> float:
+        """The nearest-rank percentile: the smallest value with at least
+        ``percent`` % of ``values`` at or below it (always an observed latency;
+        rank ceil(percent * n / 100), in integers)."""
+        return sorted(values)[max(1, -(-percent * len(values) // 100)) - 1]
 
     def as_dict(self) -> dict:
         apis = {}
         for api, n in sorted(self.count.items()):
             lat = self.latency.get(api)
             apis[api] = {"count": n, "request_bytes": self.req_bytes[api], "response_bytes": self.resp_bytes[api],
-                         "latency_ms": {"p50": round(self._pct(lat, 0.5), 3), "p99": round(self._pct(lat, 0.99), 3),
+                         "latency_ms": {"p50": round(self._pct(lat, 50), 3), "p99": round(self._pct(lat, 99), 3),
                                         "max": round(max(lat), 3)} if lat else None}
         return {"apis": apis,
                 "errors": [{"api": a, "error": e, "count": n} for (a, e), n in sorted(self.errors.items())],
@@ -237,7 +239,10 @@ def _short_lived():
         gc.unfreeze()
 
 
-@click.command("decode", cls=OneLineCommand)
+@click.command("decode", cls=OneLineCommand,
+               epilog=exit_status_help("the capture cannot be read (missing, unreadable)",
+                                       corrupt="CAPTURE is not a pcap or pcapng capture (in one, "
+                                       "anything that does not decode is a warning)"))
 @click.argument("capture", metavar="CAPTURE")
 @click.option("-p", "--port", "ports", type=int, multiple=True,
               help="Kafka port (repeatable). Default 9092, plus every port brokers announce in the capture.")
@@ -247,7 +252,7 @@ def _short_lived():
 @click.option("--topic", "topics", multiple=True, help="Only exchanges naming this topic (repeatable).")
 @click.option("--client-id", "client_ids", multiple=True, help="Only this client id (repeatable).")
 @click.option("--errors-only", is_flag=True, help="Only exchanges whose response carries an error code.")
-@click.option("--stats", is_flag=True, help="Counts, latency percentiles, bytes, errors, client versions.")
+@click.option("--stats", is_flag=True, help="Counts, latency p50/p99 (nearest-rank percentiles) and max, bytes, errors, client versions.")
 def decode(capture: str, ports: tuple[int, ...], as_json: bool, verbose: bool, apis, topics, client_ids,
            errors_only: bool, stats: bool) -> None:
     """Decode the Kafka traffic in CAPTURE (pcap or pcapng, plain or gzip; - for stdin).

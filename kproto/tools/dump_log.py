@@ -91,7 +91,7 @@ from kproto.schemas.index import (
 from kproto.tools import dump_log_lines as L
 from kproto.tools import render as R
 from kproto.tools.dump_txn import dump_producer_snapshot, dump_txn_index
-from kproto.tools.main import ExitStatus
+from kproto.tools.main import ExitStatus, exit_status_help
 
 __all__ = ["dump_log"]
 
@@ -577,21 +577,19 @@ and .checkpoint segments, .index and .timeindex files. Options behave as
 Kafka's: --print-data-log implies --deep-iteration, and any decoder option
 turns on --print-data-log. Where Kafka would stop with a stack trace, kproto
 reports the problem in one line and goes on (exit 4).
-
-\b
-Exit status:
-  0  everything read; also a short or zero-filled segment tail, which prints
-     Kafka's "Found N invalid bytes at the end of <file>" line
-  1  a file could not be read (missing, unsupported name or kind)
-  3  some files could not be read, others were dumped
-  4  corruption found (CRC mismatch, a bad record inside a complete batch,
-     an index entry pointing nowhere; with --verify-index-only also any index
-     mismatch): everything valid is printed, then one line per problem on
-     stderr: kproto: error: <file> @ byte N: <field path>: <reason>
 """
 
+EPILOG = exit_status_help(
+    "a file could not be read (missing, unsupported name or kind, a name without a base offset)",
+    ok='everything read; also a short or zero-filled segment tail, which prints Kafka\'s "Found N invalid '
+       'bytes at the end of <file>" line',
+    partial="partial: some files could not be read, others were dumped",
+    corrupt="corruption found (CRC mismatch, a bad record inside a complete batch, an index entry pointing "
+            "nowhere; with --verify-index-only also any index mismatch): everything valid is printed, then "
+            "one line per problem on stderr: kproto: error: <file> @ byte N: <field path>: <reason>")
 
-@click.command("dump-log", help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.command("dump-log", help=HELP, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--files", "files", required=True, multiple=True, metavar="FILE1,FILE2,...",
               help="REQUIRED: comma-separated data and index files to dump (repeatable).")
 @click.option("--print-data-log", is_flag=True,

@@ -21,7 +21,7 @@ import time
 import click
 
 from kproto.errors import KprotoError
-from kproto.tools.main import OneLineCommand, UsageProblem
+from kproto.tools.main import OneLineCommand, UsageProblem, exit_status_help
 
 _KPROTO_ERROR = re.compile(r"\b(?:UsageError|CorruptRecordError|IncompleteBatchError|DecompressionError|"
                            r"DecodeError|KprotoError): (.+)")
@@ -112,7 +112,9 @@ def _fail(message: str) -> None:
     raise UsageProblem(message)
 
 
-@click.command("export", cls=OneLineCommand)
+@click.command("export", cls=OneLineCommand,
+               epilog=exit_status_help("the export failed: Spark, or a segment that does not "
+                                       "decode (one line on stderr)"))
 @click.argument("path", required=False)
 @click.option("--out", "out", metavar="DIR", help="Output directory.")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "json", "csv"]), default="parquet",

@@ -49,6 +49,33 @@ class OneLineCommand(click.Command):
             raise self.usage_problem(e.format_message()) from None
 
 
+class HelpFirstGroup(click.Group):
+    """A group whose callback demands an option its subcommands need: ``--help``
+    anywhere before ``--`` is answered first, as argparse (Kafka's tools) does,
+    so the callback skips its checks when ``help_asked(ctx)``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        words = args[:args.index("--")] if "--" in args else args
+        ctx.meta["kproto.help_asked"] = any(w in ctx.help_option_names for w in words)
+        return super().parse_args(ctx, args)
+
+
+def help_asked(ctx: click.Context) -> bool:
+    return bool(ctx.meta.get("kproto.help_asked"))
+
+
+def exit_status_help(failed: str, *, ok: str = "ok", partial: str | None = None,
+                     corrupt: str | None = None, interrupted: bool = True) -> str:
+    """The "Exit status" paragraph each command's ``--help`` ends with (its
+    click ``epilog``), numbered from ``ExitStatus``: 0 ``ok``, 1 ``failed``,
+    2 bad flags, 3 ``partial`` and 4 ``corrupt`` where the command has them,
+    130 on Ctrl-C (``KprotoGroup.invoke``) unless the command stops cleanly on it."""
+    parts = [(ExitStatus.OK, ok), (ExitStatus.ERROR, failed),
+             (ExitStatus.USAGE, "bad flags (one line on stderr)"), (ExitStatus.PARTIAL, partial),
+             (ExitStatus.CORRUPT, corrupt), (ExitStatus.INTERRUPTED, "interrupted" if interrupted else None)]
+    return "Exit status: " + "; ".join(f"{int(code)} {text}" for code, text in parts if text) + "."
+
+
 # Commands load on use, so `kproto --help` stays fast (no construct, rich or
 # client imports). name -> ("module:attribute", one-line help for the listing).
 COMMANDS = {
@@ -111,17 +138,14 @@ class KprotoGroup(click.Group):
             sys.exit(status)
 
 
-@click.group(cls=KprotoGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=KprotoGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=exit_status_help("error", partial="partial failure", corrupt="corrupt input found")
+             + " Each command's --help says what its statuses mean.")
 @click.version_option(__version__, prog_name="kproto")
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """kproto: Kafka's wire protocol and log format, exact and fast.
-
-    \b
-    Exit status: 0 ok, 1 error, 2 usage, 3 partial failure,
-    4 corrupt input found, 130 interrupted.
-    """
+    """kproto: Kafka's wire protocol and log format, exact and fast."""
     ctx.ensure_object(dict)["debug"] = debug
 
 

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 import click
 
 from kproto.tools import main
-from kproto.tools.main import ExitStatus
+from kproto.tools.main import ExitStatus, exit_status_help
 
 ZK_TIMEOUT_S = 5.0
 CONSUMERS = "/consumers"
@@ -274,12 +274,12 @@ class ZooKeeper:
 
 # --- the commands ----------------------------------------------------------------------
 
-EPILOG = """\b
-Exit status: 0 ok; 1 the command failed (ZooKeeper or the broker unreachable,
-a broker error, an offset that did not read back, a bad input file line; one
-line "kproto: error: ..." on stderr) or, with --dual-check, ZooKeeper and
-Kafka differ; 2 bad flags; 3 partial: some offsets were skipped (their topic or
-partition is not in the cluster, or the znode does not hold a decimal)."""
+EPILOG = exit_status_help(
+    'the command failed (ZooKeeper or the broker unreachable, a broker error, an offset that did not read '
+    'back, a bad input file line; one line "kproto: error: ..." on stderr) or, with --dual-check, ZooKeeper '
+    'and Kafka differ',
+    partial="partial: some offsets were skipped (their topic or partition is not in the cluster, or the znode does "
+            "not hold a decimal)")
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 

@@ -9,6 +9,7 @@ import sys
 import click
 
 from kproto.errors import UsageError
+from kproto.tools.main import exit_status_help
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -18,7 +19,9 @@ def _listen(value: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
-@click.command()
+@click.command(epilog=exit_status_help("the broker cannot start (the address in use, a bad config)",
+                                       ok="stopped by SIGTERM or Ctrl-C, after a clean shutdown",
+                                       interrupted=False))
 @click.option("--listen", default="127.0.0.1:9092", show_default=True,
               help="HOST:PORT to accept on: one PLAINTEXT listener (--config listeners=... for several, TLS, SASL).")
 @click.option("--data-dir", default="./kproto-data", show_default=True, help="Log directory.")

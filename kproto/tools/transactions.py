@@ -18,7 +18,7 @@ import click
 
 from kproto.common import now_ms
 from kproto.jvm import java_hashmap_order, topic_partition_hash
-from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
+from kproto.tools.main import ExitStatus, HelpFirstGroup, OneLineCommand, UsageProblem, exit_status_help, help_asked
 
 DEBUG_HINT = " Enable debug logging for additional detail."
 
@@ -46,7 +46,11 @@ def _admin(ctx: click.Context):
     return Admin(BrokerClient(o["bootstrap_server"], config=config))
 
 
-@click.group("transactions", context_settings={"help_option_names": ["-h", "--help"]})
+EPILOG = exit_status_help("the command failed (kafka-transactions.sh's printErrorAndExit line on stderr)")
+
+
+@click.group("transactions", cls=HelpFirstGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=EPILOG)
 @click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", metavar="HOST:PORT",
               help="Hostname and port for the broker to connect to, in the form `host:port`.")
 @click.option("--command-config", type=click.Path(dir_okay=False),
@@ -54,7 +58,7 @@ def _admin(ctx: click.Context):
 @click.pass_context
 def transactions(ctx: click.Context, bootstrap_server: str | None, command_config: str | None) -> None:
     """List, describe and abort transactions like kafka-transactions.sh."""
-    if not bootstrap_server:
+    if not bootstrap_server and not help_asked(ctx):
         raise UsageProblem("argument --bootstrap-server is required")
     ctx.obj = {"bootstrap_server": bootstrap_server, "command_config": command_config}
 
@@ -77,7 +81,7 @@ def _run(ctx: click.Context, action) -> None:
     sys.stdout.write(text)
 
 
-@transactions.command("list", cls=OneLineCommand)
+@transactions.command("list", cls=OneLineCommand, epilog=EPILOG)
 @click.option("--duration-filter", type=int, default=None,
               help="Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, "
                    "only transactions running longer than this duration will be returned")
@@ -96,7 +100,7 @@ def list_(ctx: click.Context, duration_filter: int | None) -> None:
     _run(ctx, action)
 
 
-@transactions.command("describe", cls=OneLineCommand)
+@transactions.command("describe", cls=OneLineCommand, epilog=EPILOG)
 @click.option("--transactional-id", required=True, help="transactional id")
 @click.pass_context
 def describe(ctx: click.Context, transactional_id: str) -> None:
@@ -130,7 +134,7 @@ def _producers(admin, tp, message: str):
     return found
 
 
-@transactions.command("describe-producers", cls=OneLineCommand)
+@transactions.command("describe-producers", cls=OneLineCommand, epilog=EPILOG)
 @click.option("--broker-id", type=int, help="optional broker id to describe the producer state on a specific replica")
 @click.option("--topic", required=True, help="topic name")
 @click.option("--partition", type=int, required=True, help="partition number")
@@ -152,7 +156,7 @@ def describe_producers_(ctx: click.Context, broker_id: int | None, topic: str, p
     _run(ctx, action)
 
 
-@transactions.command("abort", cls=OneLineCommand)
+@transactions.command("abort", cls=OneLineCommand, epilog=EPILOG)
 @click.option("--topic", required=True, help="topic name")
 @click.option("--partition", type=int, required=True, help="partition number")
 @click.option("--start-offset", type=int, help="start offset of the transaction to abort")
@@ -194,7 +198,7 @@ def abort(ctx: click.Context, topic: str, partition: int, start_offset: int | No
     _run(ctx, action)
 
 
-@transactions.command("find-hanging", cls=OneLineCommand)
+@transactions.command("find-hanging", cls=OneLineCommand, epilog=EPILOG)
 @click.option("--broker-id", type=int, help="broker id to search for hanging transactions")
 @click.option("--max-transaction-timeout", type=int, default=15,
               help="maximum transaction timeout in minutes to limit the scope of the search (15 minutes by default)")

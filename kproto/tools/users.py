@@ -18,7 +18,7 @@ import re
 import click
 
 from kproto.errors import ErrorCode, UsageError
-from kproto.tools.main import OneLineCommand
+from kproto.tools.main import OneLineCommand, exit_status_help
 
 DEFAULT_ITERATIONS = 4096     # ConfigCommand.DefaultScramIterations
 _CREDENTIAL = re.compile(r"(?:iterations=(-?[0-9]*),)?password=(.*)", re.S)
@@ -47,7 +47,8 @@ def parse_add_config(text: str) -> dict[str, tuple[int, str]]:
     return out
 
 
-@click.command("users", cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("users", cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]},
+               epilog=exit_status_help("the broker refused or could not be reached (one line on stderr)"))
 @click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", required=True, metavar="HOST:PORT",
               help="The Kafka server to connect to (or KPROTO_BOOTSTRAP_SERVER).")
 @click.option("--command-config", type=click.Path(dir_okay=False),

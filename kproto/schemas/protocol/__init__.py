@@ -22,6 +22,10 @@ raises ``UnsupportedVersionError`` (``decode_request_header`` still reads the
 header, so a broker can answer ApiVersions with error 35, KIP-511); an API key
 kproto does not know raises ``InvalidRequestError``. Values that do not fit
 on build raise ``CorruptRecordError`` naming the field (``kproto.schemas.build``).
+
+A decoder passes ``null_warnings`` (a list) to the decode functions: a null
+where the schema allows none (some brokers send them) then decodes as None and
+adds one line per such field to the list, instead of failing the whole body.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from construct import Construct, Container, Sequence, Subconstruct, Tell, Termin
 from kproto import schemas
 from kproto.codegen.protocol import Irregular, fast_builder, fast_parser
 from kproto.errors import ErrorCode, InvalidRequestError, UnsupportedVersionError
-from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec, present_only
+from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec, codec, present_only
 from kproto.schemas.protocol.header import request_header, response_header
 
 __all__ = [
@@ -139,8 +143,8 @@ def api(api_key: int) -> ApiSpec:
         raise InvalidRequestError(f"unknown API key {api_key}") from None
 
 
-def _parse(con: Construct, data: bytes, position: int = 0):
-    return schemas.parse(con, data, position=position, error=MalformedMessageError)
+def _parse(con: Construct, data: bytes, position: int = 0, **params):
+    return schemas.parse(con, data, position=position, error=MalformedMessageError, **params)
 
 
 def request_header_version(api_key: int, api_version: int) -> int:
@@ -159,12 +163,15 @@ _PARSERS: dict[tuple[StructCodec, bool], Callable] = {}
 
 
 def _decode(con: StructCodec, data: bytes, position: int = 0, *, exact: bool = True,
-            start: int = 0, present: bool = False) -> tuple[Container, int]:
+            start: int = 0, present: bool = False,
+            null_warnings: list[str] | None = None) -> tuple[Container, int]:
     """(value, end) of the struct at ``data[start:]``: the generated fast
     parser, or, when it declines, the schema itself (which raises the
     located error, or agrees). ``present``: only the fields of the version
     (``present_only``), as a decoder shows a body (plain dicts from the
-    generated parser, Containers from the schema: dicts either way)."""
+    generated parser, Containers from the schema: dicts either way).
+    ``null_warnings``: the schema's lenient codec judges instead, a forbidden
+    null becoming None and a line in the list (the module docstring)."""
     parse = _PARSERS.get((con, present))
     if parse is None:
         parse = _PARSERS[con, present] = fast_parser(con.spec, con.version, con.flexible, present)
@@ -175,11 +182,16 @@ def _decode(con: StructCodec, data: bytes, position: int = 0, *, exact: bool = T
     except Irregular:       # input the generated code declines: the schema judges
         pass
     tail = data[start:] if start else data
+    params = {}
+    if null_warnings is not None:
+        con, params["null_warnings"] = codec(con.spec, con.version, con.flexible, True), []
     if exact:
-        value, end = _parse(_exact(con), tail, position + start), len(data)
+        value, end = _parse(_exact(con), tail, position + start, **params), len(data)
     else:
-        value, end = _parse(_counted(con), tail, position + start)
+        value, end = _parse(_counted(con), tail, position + start, **params)
         end += start
+    for path, rule in params.get("null_warnings", ()):
+        null_warnings.append(f"{schemas.field_path(path)}: null where the schema says {rule}")
     return (present_only(con.spec, con.version, value) if present else value), end
 
 
@@ -267,13 +279,16 @@ def decode_request(frame: bytes | bytearray | memoryview, *,
 
 
 def decode_request_body(header: Container, frame: bytes, offset: int, *,
-                        allow_trailing: bool = False, present: bool = False) -> Container:
+                        allow_trailing: bool = False, present: bool = False,
+                        null_warnings: list[str] | None = None) -> Container:
     """The body of a request whose header ``decode_request_header`` already
     read (``offset``: where the body starts), so a broker reads it once;
-    ``present``: only the fields of its version (``present_only``)."""
+    ``present``: only the fields of its version (``present_only``);
+    ``null_warnings``: a decoder's (the module docstring)."""
     frame = bytes(frame)
     con = api(header["request_api_key"]).request(header["request_api_version"])
-    return _decode(con, frame, start=offset, exact=not allow_trailing, present=present)[0]
+    return _decode(con, frame, start=offset, exact=not allow_trailing, present=present,
+                   null_warnings=null_warnings)[0]
 
 
 def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None,
@@ -296,10 +311,11 @@ def _body_version(spec: ApiSpec, api_version: int, error_code) -> int:
 
 
 def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | memoryview, *,
-                    present: bool = False) -> tuple[Container, Container]:
+                    present: bool = False, null_warnings: list[str] | None = None) -> tuple[Container, Container]:
     """(header, body) of one response frame to a request of ``api_key`` v``api_version``;
     ``present``: a body with only the fields of its version (``present_only``),
-    header and body plain dicts when the generated parsers read them.
+    header and body plain dicts when the generated parsers read them;
+    ``null_warnings``: a decoder's (the module docstring).
 
     ApiVersions: an error-35 answer is read as a v0 body (KIP-511), as the
     Java client and kafka-python do, also when ``api_version`` is past ours.
@@ -311,7 +327,8 @@ def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | m
     if spec.unsupported_version_body is not None and len(frame) >= offset + 2:
         error_code = int.from_bytes(frame[offset:offset + 2], "big", signed=True)
     version = _body_version(spec, api_version, error_code)
-    return header, _decode(spec.response(version), frame, start=offset, present=present)[0]
+    return header, _decode(spec.response(version), frame, start=offset, present=present,
+                           null_warnings=null_warnings)[0]
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body) -> bytes:

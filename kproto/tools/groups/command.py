@@ -36,7 +36,7 @@ from kproto.tools.groups.args import (
     GroupCommandFailed, Plan, TopicPartition, decode_assignment, parse_datetime, parse_duration_ns,
     parse_reset_plan, parse_states, parse_topic_arg, topic_partition,
 )
-from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
+from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
 ACTIONS = ("list", "describe", "delete", "reset_offsets")
 #: allResetOffsetScenarioOpts, by flag name, in the order checkArgs checks them.
@@ -83,9 +83,8 @@ def spec_order(names: Iterable[str]) -> list[str]:
     return java_hashmap_order(list(names), lambda n: 31 + java_string_hash(n))
 
 
-EPILOG = """\b
-Exit status: 0 ok; 1 the command failed or a group could not be acted on
-(one line "Error: ..." on stderr per problem); 2 bad flags (one line on stderr).
+EPILOG = exit_status_help('the command failed or a group could not be acted on (one line "Error: ..." '
+                          'on stderr per problem)') + """
 
 \b
 Reset offsets: scope --all-topics or --topic T[:P,P] (repeatable); scenario

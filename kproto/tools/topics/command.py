@@ -27,7 +27,7 @@ import click
 
 from kproto.common import is_internal
 from kproto.jvm import java_hashmap_order, java_string_hash
-from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem
+from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
 ACTIONS = ("create", "list", "alter", "describe", "delete")
 REPORT_OPTIONS = ("under_replicated_partitions", "under_min_isr_partitions",
@@ -233,10 +233,8 @@ def complete_topics(ctx: click.Context, param: click.Parameter, incomplete: str)
         return []
 
 
-EPILOG = """\b
-Exit status: 0 ok; 1 the command failed (broker error, no such topic, bad
-topic config; one line "Error while executing topic command : ..." on stderr);
-2 bad flags (one line on stderr).
+EPILOG = exit_status_help('the command failed (broker error, no such topic, bad topic config; one line '
+                          '"Error while executing topic command : ..." on stderr)') + """
 
 \b
 Extensions to kafka-topics.sh: --alter --config k=v and --delete-config k change
