@@ -16,12 +16,15 @@ import sys
 
 import pytest
 from aiokafka import AIOKafkaProducer
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 
+from kproto.client.transport import BrokerClient
+from kproto.errors import ErrorCode
 from kproto.log.manager import LogManager
-from kproto.records import control_record
+from kproto.records import NewRecord, build_record_batch, control_record
+from kproto.schemas import protocol as P
 from kproto.server.txn_coordinator.persistence import TRANSACTION_STATE_TOPIC, parse_value
 from kproto.server.txn_coordinator.state import TransactionState
 from tests.components import kproto_broker, tansu
@@ -150,6 +153,47 @@ def test_a_zombie_producer_is_fenced(broker):
     successor.produce("tx-zombie", value=b"from the successor", partition=0)
     successor.commit_transaction(15)
     assert read_all(broker, "tx-zombie", 1, "read_committed", expect=1) == [b"from the successor"]
+
+
+def test_a_fenced_producer_producing_is_fatally_fenced(broker):
+    """librdkafka's 0103 do_test_fenced_txn: a producer whose transaction a successor
+    aborted produces again to a partition it had added; Produce's verification
+    answers INVALID_PRODUCER_EPOCH, which librdkafka raises as fatal _FENCED
+    (AddPartitionsToTxnManager's translation of the coordinator's PRODUCER_FENCED)."""
+    create(broker, "tx-fenced-produce", 1)
+    zombie = open_transaction(broker, "fenced-produce", "tx-fenced-produce", b"before the fence")
+    producer(broker, "fenced-produce")      # the successor: the zombie's transaction is aborted
+    zombie.produce("tx-fenced-produce", value=b"after the fence", partition=0)
+    errors = []
+    try:
+        zombie.flush(15)                     # librdkafka raises its fatal error from here, or
+    except KafkaException as e:
+        errors.append(e.args[0])
+    with pytest.raises(KafkaException) as e:
+        zombie.commit_transaction(15)        # from the next transactional call
+    errors.append(e.value.args[0])
+    assert [(err.fatal(), err.code()) for err in errors] == [(True, KafkaError._FENCED)] * len(errors), errors
+    assert read_all(broker, "tx-fenced-produce", 1, "read_uncommitted", expect=1) == [b"before the fence"]
+
+
+def test_produce_of_a_fenced_epoch_answers_invalid_producer_epoch(broker):
+    """The raw answer: the coordinator's PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH (47)."""
+    create(broker, "tx-fenced-raw", 1)
+    with BrokerClient(broker) as client:
+        def init() -> tuple[int, int]:
+            r = client.request(P.init_producer_id.API.key, {"transactional_id": "fenced-raw",
+                                                            "transaction_timeout_ms": 60000}, version=3)
+            assert r.error_code == 0
+            return r.producer_id, r.producer_epoch
+        pid, epoch = init()
+        assert init() == (pid, epoch + 1)
+        batch = build_record_batch([NewRecord(value=b"fenced")], is_transactional=True, producer_id=pid,
+                                   producer_epoch=epoch, base_sequence=0)
+        r = client.request(P.produce.API.key, {"transactional_id": "fenced-raw", "acks": -1, "timeout_ms": 10000,
+                                               "topic_data": [{"name": "tx-fenced-raw", "partition_data": [
+                                                   {"index": 0, "records": batch}]}]}, version=9)
+        part = r.responses[0].partition_responses[0]
+        assert (part.error_code, part.base_offset) == (ErrorCode.INVALID_PRODUCER_EPOCH, -1)
 
 
 def test_state_survives_a_restart(tmp_path):
