@@ -22,7 +22,7 @@ from __future__ import annotations
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.server.coordinator import OffsetCommitRequestPartition, OffsetCommitRequestTopic, TxnOffsetCommitRequest
-from kproto.server.handlers.groups import wire
+from kproto.server.handlers.groups import merge_commit_results, split_unknown_partitions, wire
 from kproto.server.txn_coordinator import (
     AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, DescribeTransactionsRequest, EndTxnRequest,
     ListTransactionsRequest, TransactionResult, WriteTxnMarkers, fenced_error,
@@ -106,6 +106,9 @@ async def write_txn_markers(broker, header, body) -> dict:
 
 
 async def txn_offset_commit(broker, header, body) -> dict:
+    known, unknown = split_unknown_partitions(broker, body.topics)
+    if not known:
+        return {"throttle_time_ms": 0, "topics": unknown}
     broker.groups.ensure_offsets_topic()
     r = await broker.groups.ask(TxnOffsetCommitRequest(
         transactional_id=body.transactional_id, group_id=body.group_id, producer_id=body.producer_id,
@@ -114,9 +117,10 @@ async def txn_offset_commit(broker, header, body) -> dict:
         topics=tuple(OffsetCommitRequestTopic(name=t.name, partitions=tuple(
             OffsetCommitRequestPartition(partition_index=p.partition_index, committed_offset=p.committed_offset,
                                          committed_leader_epoch=p.committed_leader_epoch,
-                                         committed_metadata=p.committed_metadata) for p in t.partitions))
-            for t in body.topics)))
-    return {"throttle_time_ms": 0, **wire(r)}
+                                         committed_metadata=p.committed_metadata) for p in partitions))
+            for t, partitions in known)))
+    out = wire(r)
+    return {"throttle_time_ms": 0, "topics": merge_commit_results(unknown, out["topics"])}
 
 
 async def describe_producers(broker, header, body) -> dict:
