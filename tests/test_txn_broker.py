@@ -196,6 +196,60 @@ def test_produce_of_a_fenced_epoch_answers_invalid_producer_epoch(broker):
         assert (part.error_code, part.base_offset) == (ErrorCode.INVALID_PRODUCER_EPOCH, -1)
 
 
+def test_a_forged_txn_offset_commit_is_refused_and_blocks_nothing(broker):
+    """KIP-890 verification of TxnOffsetCommit (GroupCoordinator.handleTxnCommitOffsets through
+    AddPartitionsToTxnManager): a transactional id the coordinator never initialised answers
+    INVALID_PRODUCER_ID_MAPPING (49), a transaction without AddOffsetsToTxn INVALID_TXN_STATE
+    (48; TRANSACTION_ABORTABLE, 120, from v4), a fenced epoch INVALID_PRODUCER_EPOCH (47);
+    nothing is pending after them, so require_stable fetches answer the offset, not
+    UNSTABLE_OFFSET_COMMIT (79). The real sequence still commits."""
+    create(broker, "tx-forged", 1)
+    with BrokerClient(broker) as client:
+        def commit(txn_id: str, pid: int, epoch: int, version: int = 3) -> int:
+            r = client.request(P.txn_offset_commit.API.key, {
+                "transactional_id": txn_id, "group_id": "forged-group", "producer_id": pid, "producer_epoch": epoch,
+                "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [
+                    {"name": "tx-forged", "partitions": [{"partition_index": 0, "committed_offset": 7,
+                                                          "committed_leader_epoch": -1,
+                                                          "committed_metadata": ""}]}]}, version=version)
+            [[code]] = [[p.error_code for p in t.partitions] for t in r.topics]
+            return code
+
+        def stable() -> tuple[int, int]:
+            r = client.request(P.offset_fetch.API.key, {"group_id": "forged-group", "require_stable": True,
+                                                        "topics": [{"name": "tx-forged", "partition_indexes": [0]}]},
+                               version=7)
+            [[p]] = [t.partitions for t in r.topics]
+            return p.error_code, p.committed_offset
+
+        def init() -> tuple[int, int]:
+            r = client.request(P.init_producer_id.API.key, {"transactional_id": "forger",
+                                                            "transaction_timeout_ms": 60000}, version=3)
+            return r.producer_id, r.producer_epoch
+
+        assert commit("never-initialised", 123456, 0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        assert stable() == (0, -1)
+        pid, epoch = init()
+        assert commit("forger", pid, epoch) == ErrorCode.INVALID_TXN_STATE
+        assert commit("forger", pid, epoch, version=4) == ErrorCode.TRANSACTION_ABORTABLE
+        assert commit("forger", pid + 1, epoch) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        assert stable() == (0, -1)
+        assert init() == (pid, epoch + 1)
+        assert commit("forger", pid, epoch) == ErrorCode.INVALID_PRODUCER_EPOCH
+        assert stable() == (0, -1)
+        epoch += 1
+        r = client.request(P.add_offsets_to_txn.API.key, {"transactional_id": "forger", "producer_id": pid,
+                                                          "producer_epoch": epoch, "group_id": "forged-group"},
+                           version=3)
+        assert r.error_code == 0
+        assert commit("forger", pid, epoch) == 0
+        assert stable() == (ErrorCode.UNSTABLE_OFFSET_COMMIT, -1)
+        r = client.request(P.end_txn.API.key, {"transactional_id": "forger", "producer_id": pid,
+                                               "producer_epoch": epoch, "committed": True}, version=3)
+        assert r.error_code == 0
+        assert stable() == (0, 7)
+
+
 def test_state_survives_a_restart(tmp_path):
     data = tmp_path / "data"
     with kproto_broker(tmp_path, data_dir=data) as bootstrap:
