@@ -202,7 +202,7 @@ def test_a_forged_txn_offset_commit_is_refused_and_blocks_nothing(broker):
     INVALID_PRODUCER_ID_MAPPING (49), a transaction without AddOffsetsToTxn INVALID_TXN_STATE
     (48; TRANSACTION_ABORTABLE, 120, from v4), a fenced epoch INVALID_PRODUCER_EPOCH (47);
     nothing is pending after them, so require_stable fetches answer the offset, not
-    UNSTABLE_OFFSET_COMMIT (79). The real sequence still commits."""
+    UNSTABLE_OFFSET_COMMIT (88). The real sequence still commits."""
     create(broker, "tx-forged", 1)
     with BrokerClient(broker) as client:
         def commit(txn_id: str, pid: int, epoch: int, version: int = 3) -> int:
@@ -484,3 +484,46 @@ def test_offsets_of_a_transaction_cut_before_its_marker_complete_after_a_restart
         assert batches[-1].is_control and control_record(next(iter(batches[-1]))).type == 1   # re-sent
     finally:
         mgr.close()
+
+
+def test_offsets_pending_in_a_transaction_nobody_will_end_are_aborted_at_start(tmp_path):
+    """Offsets pending for a producer that no transaction of the coordinator has open over
+    their partition (a forged commit an unverifying broker stored, or __transaction_state
+    lost) would answer UNSTABLE_OFFSET_COMMIT forever: at start they get an ABORT marker,
+    and require_stable fetches answer the group's committed offset."""
+    from kproto.log import AppendOrigin
+    from kproto.server.coordinator.offsets import OffsetAndMetadata
+    from kproto.server.coordinator.persistence import offset_commit_key, offset_commit_value, partition_for
+    data = tmp_path / "data"
+
+    def stable(bootstrap: str) -> tuple[int, int]:
+        with BrokerClient(bootstrap) as client:
+            r = client.request(P.offset_fetch.API.key, {"group_id": "orphan", "require_stable": True, "topics": [
+                {"name": "orphan-in", "partition_indexes": [0]}]}, version=7)
+        [[p]] = [t.partitions for t in r.topics]
+        return p.error_code, p.committed_offset
+
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:
+        create(bootstrap, "orphan-in", 1)
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "orphan", "enable.auto.commit": False})
+        c.commit(offsets=[TopicPartition("orphan-in", 0, 3)], asynchronous=False)
+        c.close()
+    mgr = LogManager(data)
+    try:
+        plog = mgr.get_log("__consumer_offsets", partition_for("orphan", 50))
+        plog.append(build_record_batch([NewRecord(offset_commit_key("orphan", "orphan-in", 0), offset_commit_value(
+            OffsetAndMetadata(99, -1, "", 0)))], is_transactional=True, producer_id=987654, producer_epoch=0),
+            origin=AppendOrigin.COORDINATOR)
+    finally:
+        mgr.close()
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:
+        assert stable(bootstrap) == (0, 3)
+    mgr = LogManager(data)
+    try:
+        _, batches = _last_batches(mgr, "__consumer_offsets")
+        assert batches[-1].is_control and batches[-1].producer_id == 987654
+        assert control_record(next(iter(batches[-1]))).type == 0                        # ABORT
+    finally:
+        mgr.close()
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:                      # settled in the log too
+        assert stable(bootstrap) == (0, 3)

@@ -31,7 +31,7 @@ from kproto.server.coordinator import append_batch, records_from_segments
 from kproto.server.network import now_ms
 from kproto.server.txn_coordinator import (
     TRANSACTION_STATE_TOPIC, AddPartitionsToTxnRequest, Pending, TransactionConfig, TransactionCoordinator,
-    WriteTxnMarkers,
+    TransactionState, WriteTxnMarkers,
 )
 
 log = logging.getLogger("kproto.server.transactions")
@@ -190,6 +190,14 @@ class TxnService:
                 self._drive()
             except Exception:   # a timer failure is logged; the broker serves on
                 log.exception("transaction coordinator timer pass failed")
+
+    def open_offsets_transactions(self, offsets_topic: str) -> set[tuple[int, int]]:
+        """(``offsets_topic`` partition, producer id) of each transaction that the coordinator
+        will end with a marker in that partition: open or preparing, with it added."""
+        return {(partition, meta.producer_id) for meta in self.coordinator.transactions.values()
+                if meta.state in (TransactionState.ONGOING, TransactionState.PREPARE_COMMIT,
+                                  TransactionState.PREPARE_ABORT)
+                for topic, partition in meta.topic_partitions if topic == offsets_topic}
 
     def verify(self, transactional_id: str, topic: str, partition: int, producer_id: int, producer_epoch: int,
                *, abortable: bool = False) -> ErrorCode:

@@ -140,6 +140,11 @@ class TxnOffsetCommits:
         return applied
 
 
+    def pending_txn_producers(self) -> set[tuple[int, int]]:
+        """(``__consumer_offsets`` partition, producer id) of every transaction with offsets pending."""
+        return {(self.partition_for(g.group_id), pid) for g in self.groups.values() for pid in g.pending_txn_offsets}
+
+
 def has_pending_txn_offset(group: GroupMetadata | None, tp: TopicPartition) -> bool:
     return group is not None and any(tp in offsets for offsets in group.pending_txn_offsets.values())
 
