@@ -109,7 +109,8 @@ def test_a_partially_created_offsets_topic_does_not_stop_startup(tmp_path):
 # --- (b) no client appends to internal topics; replay survives bad records ------------------
 
 def test_produce_to_an_internal_topic_is_refused(broker):
-    commit_offset(broker, "g-internal", "x", 1)     # the topic exists
+    create(broker, "x-internal")
+    commit_offset(broker, "g-internal", "x-internal", 1)     # __consumer_offsets exists
     errors = []
     p = Producer({"bootstrap.servers": broker, "acks": "all", "retries": 0})
     for partition in (0, 7, 49):

@@ -273,3 +273,43 @@ def test_offsets_topic_is_readable_by_dump_log(broker_dir):
     assert ('key: {"type":"1","data":{"group":"dump-me","topic":"dumped","partition":0}} '
             'payload: {"version":"3","data":{"offset":7,"leaderEpoch":-1,"metadata":"note",'
             in out.stdout), out.stdout
+
+
+def test_offset_commit_for_a_missing_topic_or_partition(broker):
+    """KafkaApis.handleOffsetCommitRequest: partitions the broker does not have answer
+    UNKNOWN_TOPIC_OR_PARTITION (3) and are not stored; the others are committed, their
+    results after the errors (OffsetCommitResponse.Builder.merge). librdkafka's 0030."""
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
+    from kproto.schemas import protocol as P
+    create(broker, "oc-known", 2)
+    with BrokerClient(broker) as client:
+        r = client.request(P.offset_commit.API.key, {
+            "group_id": "oc-raw", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+            "retention_time_ms": -1, "topics": [
+                {"name": "oc-known", "partitions": [
+                    {"partition_index": i, "committed_offset": 5, "committed_leader_epoch": -1,
+                     "committed_metadata": ""} for i in (0, 7, 1)]},
+                {"name": "oc-nonexistent", "partitions": [
+                    {"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1,
+                     "committed_metadata": ""}]}]}, version=8)
+        assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in r.topics] == [
+            ("oc-known", [(7, 3), (0, 0), (1, 0)]), ("oc-nonexistent", [(0, 3)])]
+        r = client.request(P.offset_commit.API.key, {
+            "group_id": "oc-raw-none", "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "retention_time_ms": -1, "topics": [{"name": "oc-nonexistent", "partitions": [
+                {"partition_index": 2, "committed_offset": 1, "committed_leader_epoch": -1,
+                 "committed_metadata": ""}]}]}, version=2)
+        assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in r.topics] == [
+            ("oc-nonexistent", [(2, 3)])]
+    assert committed(broker, "oc-raw") == {("oc-known", 0): 5, ("oc-known", 1): 5}
+    assert committed(broker, "oc-raw-none") == {}
+
+    c = Consumer({"bootstrap.servers": broker, "group.id": "oc-ck", "enable.auto.commit": False})
+    try:
+        with pytest.raises(KafkaException) as e:      # librdkafka raises the partition's error
+            c.commit(offsets=[TopicPartition("nonexistent", 0, 5), TopicPartition("oc-known", 1, 9)],
+                     asynchronous=False)
+        assert e.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART, e.value
+    finally:
+        c.close()
+    assert committed(broker, "oc-ck") == {("oc-known", 1): 9}

@@ -122,7 +122,7 @@ def test_confluent_bad_credentials(cluster, password, user):
     # Kafka's message for a SCRAM failure does not say whether the user exists
     assert "Authentication failed during authentication due to invalid credentials with SASL mechanism " \
            "SCRAM-SHA-512" in auth[0].str()
-    del p
+    p = None        # the last reference: librdkafka closes the client
     until(lambda: cluster.log_text().count("authentication failed") > before, what="the failure logged")
     lines = [l for l in cluster.log_text().splitlines() if "authentication failed" in l]
     assert all(password not in l for l in lines)
@@ -218,7 +218,7 @@ def test_untrusted_certificates(cluster):
     p = Producer({**sasl_ssl(cluster), "ssl.ca.location": str(cluster.other_ca), "error_cb": errors.append})
     until(lambda: p.poll(0.2) >= 0 and errors, what="a TLS error")     # poll returns a count
     assert any(e.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN) for e in errors)
-    del p
+    p = None        # the last reference: librdkafka closes the client
     until(lambda: cluster.log_text().count("TLS handshake failed") > before, what="the handshake failure logged")
     assert produce(sasl_ssl(cluster), "sec-a", n=1) == [None]
 
@@ -412,3 +412,42 @@ def test_authorized_operations_kip_430(cluster):
     with pytest.raises(Exception) as e:
         groups["not-allowed"].result(20)
     assert "GROUP_AUTHORIZATION_FAILED" in str(e.value)
+
+
+def test_offset_fetch_shows_only_topics_the_principal_may_describe(cluster):
+    """KafkaApis.handleOffsetFetchRequestFromCoordinator: an all-topics fetch (topics null)
+    leaves out the offsets of topics alice may not DESCRIBE, a named one answers them
+    TOPIC_AUTHORIZATION_FAILED (29) with offset -1; a group she may not DESCRIBE answers
+    GROUP_AUTHORIZATION_FAILED (30). The same for one group (v7) and a batch (v8, KIP-709)."""
+    from kproto.client.transport import BrokerClient
+    from kproto.schemas import protocol as P
+    with BrokerClient(cluster.bootstrap("PLAINTEXT")) as operator:      # a super user commits both
+        for group in ("g-fetch", "other-fetch"):
+            r = operator.request(P.offset_commit.API.key, {
+                "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "retention_time_ms": -1, "topics": [{"name": t, "partitions": [
+                    {"partition_index": 0, "committed_offset": 11, "committed_leader_epoch": -1,
+                     "committed_metadata": "m"}]} for t in ("sec-a", "secret")]}, version=8)
+            assert [p.error_code for t in r.topics for p in t.partitions] == [0, 0]
+    conf = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "alice",
+            "sasl.password": ALICE_PW}
+    named = [{"name": "sec-a", "partition_indexes": [0]}, {"name": "secret", "partition_indexes": [0]}]
+
+    def offsets(topics) -> list:
+        return [(t.name, [(p.partition_index, p.committed_offset, p.error_code) for p in t.partitions])
+                for t in topics]
+    allowed = ("sec-a", [(0, 11, 0)])
+    hidden = ("secret", [(0, -1, 29)])
+    with BrokerClient(cluster.bootstrap("SASL_PLAINTEXT"), config=conf) as alice:
+        for topics, expected in ((None, [allowed]), (named, [allowed, hidden])):
+            r = alice.request(P.offset_fetch.API.key, {"group_id": "g-fetch", "topics": topics,
+                                                       "require_stable": True}, version=7)
+            assert (r.error_code, offsets(r.topics)) == (0, expected)
+        r = alice.request(P.offset_fetch.API.key, {"group_id": "other-fetch", "topics": None,
+                                                   "require_stable": True}, version=7)
+        assert (r.error_code, r.topics) == (30, [])
+        r = alice.request(P.offset_fetch.API.key, {"groups": [
+            {"group_id": "g-fetch", "topics": None}, {"group_id": "other-fetch", "topics": None},
+            {"group_id": "g-fetch", "topics": named}], "require_stable": True}, version=8)
+        assert [(g.group_id, g.error_code, offsets(g.topics)) for g in r.groups] == [
+            ("g-fetch", 0, [allowed]), ("other-fetch", 30, []), ("g-fetch", 0, [allowed, hidden])]

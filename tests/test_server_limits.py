@@ -13,7 +13,7 @@ from kproto.errors import InvalidConfigError
 from kproto.framing import frame
 from kproto.server.network import READ_AHEAD, BrokerServer, Limits, parse_ip_overrides
 from tests.components import kproto_broker
-from tests.helpers import until, until_async
+from tests.helpers import until_async
 
 
 async def _ask(port: int, payload: bytes, *, timeout: float = 5) -> bytes:

@@ -16,13 +16,16 @@ import sys
 
 import pytest
 from aiokafka import AIOKafkaProducer
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 
+from kproto.client.transport import BrokerClient
 from kproto.common import TRANSACTION_STATE_TOPIC_NAME
+from kproto.errors import ErrorCode
 from kproto.log.manager import LogManager
-from kproto.records import control_record
+from kproto.records import NewRecord, build_record_batch, control_record
+from kproto.schemas import protocol as P
 from kproto.server.txn_coordinator.persistence import parse_value
 from kproto.server.txn_coordinator.state import TransactionState
 from tests.components import kproto_broker, tansu
@@ -151,6 +154,101 @@ def test_a_zombie_producer_is_fenced(broker):
     successor.produce("tx-zombie", value=b"from the successor", partition=0)
     successor.commit_transaction(15)
     assert read_all(broker, "tx-zombie", 1, "read_committed", expect=1) == [b"from the successor"]
+
+
+def test_a_fenced_producer_producing_is_fatally_fenced(broker):
+    """librdkafka's 0103 do_test_fenced_txn: a producer whose transaction a successor
+    aborted produces again to a partition it had added; Produce's verification
+    answers INVALID_PRODUCER_EPOCH, which librdkafka raises as fatal _FENCED
+    (AddPartitionsToTxnManager's translation of the coordinator's PRODUCER_FENCED)."""
+    create(broker, "tx-fenced-produce", 1)
+    zombie = open_transaction(broker, "fenced-produce", "tx-fenced-produce", b"before the fence")
+    producer(broker, "fenced-produce")      # the successor: the zombie's transaction is aborted
+    zombie.produce("tx-fenced-produce", value=b"after the fence", partition=0)
+    errors = []
+    try:
+        zombie.flush(15)                     # librdkafka raises its fatal error from here, or
+    except KafkaException as e:
+        errors.append(e.args[0])
+    with pytest.raises(KafkaException) as e:
+        zombie.commit_transaction(15)        # from the next transactional call
+    errors.append(e.value.args[0])
+    assert [(err.fatal(), err.code()) for err in errors] == [(True, KafkaError._FENCED)] * len(errors), errors
+    assert read_all(broker, "tx-fenced-produce", 1, "read_uncommitted", expect=1) == [b"before the fence"]
+
+
+def test_produce_of_a_fenced_epoch_answers_invalid_producer_epoch(broker):
+    """The raw answer: the coordinator's PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH (47)."""
+    create(broker, "tx-fenced-raw", 1)
+    with BrokerClient(broker) as client:
+        def init() -> tuple[int, int]:
+            r = client.request(P.init_producer_id.API.key, {"transactional_id": "fenced-raw",
+                                                            "transaction_timeout_ms": 60000}, version=3)
+            assert r.error_code == 0
+            return r.producer_id, r.producer_epoch
+        pid, epoch = init()
+        assert init() == (pid, epoch + 1)
+        batch = build_record_batch([NewRecord(value=b"fenced")], is_transactional=True, producer_id=pid,
+                                   producer_epoch=epoch, base_sequence=0)
+        r = client.request(P.produce.API.key, {"transactional_id": "fenced-raw", "acks": -1, "timeout_ms": 10000,
+                                               "topic_data": [{"name": "tx-fenced-raw", "partition_data": [
+                                                   {"index": 0, "records": batch}]}]}, version=9)
+        part = r.responses[0].partition_responses[0]
+        assert (part.error_code, part.base_offset) == (ErrorCode.INVALID_PRODUCER_EPOCH, -1)
+
+
+def test_a_forged_txn_offset_commit_is_refused_and_blocks_nothing(broker):
+    """KIP-890 verification of TxnOffsetCommit (GroupCoordinator.handleTxnCommitOffsets through
+    AddPartitionsToTxnManager): a transactional id the coordinator never initialised answers
+    INVALID_PRODUCER_ID_MAPPING (49), a transaction without AddOffsetsToTxn INVALID_TXN_STATE
+    (48; TRANSACTION_ABORTABLE, 120, from v4), a fenced epoch INVALID_PRODUCER_EPOCH (47);
+    nothing is pending after them, so require_stable fetches answer the offset, not
+    UNSTABLE_OFFSET_COMMIT (88). The real sequence still commits."""
+    create(broker, "tx-forged", 1)
+    with BrokerClient(broker) as client:
+        def commit(txn_id: str, pid: int, epoch: int, version: int = 3) -> int:
+            r = client.request(P.txn_offset_commit.API.key, {
+                "transactional_id": txn_id, "group_id": "forged-group", "producer_id": pid, "producer_epoch": epoch,
+                "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [
+                    {"name": "tx-forged", "partitions": [{"partition_index": 0, "committed_offset": 7,
+                                                          "committed_leader_epoch": -1,
+                                                          "committed_metadata": ""}]}]}, version=version)
+            [[code]] = [[p.error_code for p in t.partitions] for t in r.topics]
+            return code
+
+        def stable() -> tuple[int, int]:
+            r = client.request(P.offset_fetch.API.key, {"group_id": "forged-group", "require_stable": True,
+                                                        "topics": [{"name": "tx-forged", "partition_indexes": [0]}]},
+                               version=7)
+            [[p]] = [t.partitions for t in r.topics]
+            return p.error_code, p.committed_offset
+
+        def init() -> tuple[int, int]:
+            r = client.request(P.init_producer_id.API.key, {"transactional_id": "forger",
+                                                            "transaction_timeout_ms": 60000}, version=3)
+            return r.producer_id, r.producer_epoch
+
+        assert commit("never-initialised", 123456, 0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        assert stable() == (0, -1)
+        pid, epoch = init()
+        assert commit("forger", pid, epoch) == ErrorCode.INVALID_TXN_STATE
+        assert commit("forger", pid, epoch, version=4) == ErrorCode.TRANSACTION_ABORTABLE
+        assert commit("forger", pid + 1, epoch) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        assert stable() == (0, -1)
+        assert init() == (pid, epoch + 1)
+        assert commit("forger", pid, epoch) == ErrorCode.INVALID_PRODUCER_EPOCH
+        assert stable() == (0, -1)
+        epoch += 1
+        r = client.request(P.add_offsets_to_txn.API.key, {"transactional_id": "forger", "producer_id": pid,
+                                                          "producer_epoch": epoch, "group_id": "forged-group"},
+                           version=3)
+        assert r.error_code == 0
+        assert commit("forger", pid, epoch) == 0
+        assert stable() == (ErrorCode.UNSTABLE_OFFSET_COMMIT, -1)
+        r = client.request(P.end_txn.API.key, {"transactional_id": "forger", "producer_id": pid,
+                                               "producer_epoch": epoch, "committed": True}, version=3)
+        assert r.error_code == 0
+        assert stable() == (0, 7)
 
 
 def test_state_survives_a_restart(tmp_path):
@@ -387,3 +485,46 @@ def test_offsets_of_a_transaction_cut_before_its_marker_complete_after_a_restart
         assert batches[-1].is_control and control_record(next(iter(batches[-1]))).type == 1   # re-sent
     finally:
         mgr.close()
+
+
+def test_offsets_pending_in_a_transaction_nobody_will_end_are_aborted_at_start(tmp_path):
+    """Offsets pending for a producer that no transaction of the coordinator has open over
+    their partition (a forged commit an unverifying broker stored, or __transaction_state
+    lost) would answer UNSTABLE_OFFSET_COMMIT forever: at start they get an ABORT marker,
+    and require_stable fetches answer the group's committed offset."""
+    from kproto.log import AppendOrigin
+    from kproto.server.coordinator.offsets import OffsetAndMetadata
+    from kproto.server.coordinator.persistence import offset_commit_key, offset_commit_value, partition_for
+    data = tmp_path / "data"
+
+    def stable(bootstrap: str) -> tuple[int, int]:
+        with BrokerClient(bootstrap) as client:
+            r = client.request(P.offset_fetch.API.key, {"group_id": "orphan", "require_stable": True, "topics": [
+                {"name": "orphan-in", "partition_indexes": [0]}]}, version=7)
+        [[p]] = [t.partitions for t in r.topics]
+        return p.error_code, p.committed_offset
+
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:
+        create(bootstrap, "orphan-in", 1)
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "orphan", "enable.auto.commit": False})
+        c.commit(offsets=[TopicPartition("orphan-in", 0, 3)], asynchronous=False)
+        c.close()
+    mgr = LogManager(data)
+    try:
+        plog = mgr.get_log("__consumer_offsets", partition_for("orphan", 50))
+        plog.append(build_record_batch([NewRecord(offset_commit_key("orphan", "orphan-in", 0), offset_commit_value(
+            OffsetAndMetadata(99, -1, "", 0)))], is_transactional=True, producer_id=987654, producer_epoch=0),
+            origin=AppendOrigin.COORDINATOR)
+    finally:
+        mgr.close()
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:
+        assert stable(bootstrap) == (0, 3)
+    mgr = LogManager(data)
+    try:
+        _, batches = _last_batches(mgr, "__consumer_offsets")
+        assert batches[-1].is_control and batches[-1].producer_id == 987654
+        assert control_record(next(iter(batches[-1]))).type == 0                        # ABORT
+    finally:
+        mgr.close()
+    with kproto_broker(tmp_path, data_dir=data) as bootstrap:                      # settled in the log too
+        assert stable(bootstrap) == (0, 3)

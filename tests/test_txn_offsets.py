@@ -195,3 +195,19 @@ def test_records_from_log_carries_the_producer_and_the_markers():
     assert isinstance(txn, LoggedRecord) and txn.producer_id == PID and txn.where.endswith("offset 1")
     first, second = len(_regular_batch(0, 0, 5)), len(_txn_batch(PID, 1, (0, 10)))
     assert marker == TxnMarker(PID, False, f"00.log @ byte {first + second}, offset 2")
+
+
+def test_an_unverified_commit_is_answered_and_leaves_nothing_pending():
+    """handleTxnCommitOffsets' postVerificationCallback: the transaction coordinator's error
+    answers every partition (NETWORK_EXCEPTION as COORDINATOR_LOAD_IN_PROGRESS), nothing is
+    written, no group is made, and stable fetches answer normally."""
+    h = Harness(auto_append=False)
+    for verdict, answer in ((E.INVALID_PRODUCER_ID_MAPPING, E.INVALID_PRODUCER_ID_MAPPING),
+                            (E.INVALID_PRODUCER_EPOCH, E.INVALID_PRODUCER_EPOCH),
+                            (E.INVALID_TXN_STATE, E.INVALID_TXN_STATE),
+                            (E.NETWORK_EXCEPTION, E.COORDINATOR_LOAD_IN_PROGRESS)):
+        assert error_of(h.c.handle(txn_commit(42, verification=verdict), h.now)) == answer
+        h.pump()
+    assert h.held == [] and h.c.group("g") is None
+    asked = h.send(OffsetFetchRequest(group_id="g", topics=_topics(), require_stable=True))
+    assert (error_of(asked), asked.topics[0].partitions[0].committed_offset) == (E.NONE, -1)

@@ -250,17 +250,44 @@ async def _offset_commit(a: Access, broker, header, body, handler):
 
 
 async def _offset_fetch(a: Access, broker, header, body, handler):
-    if header.request_api_version >= 8:
-        denied = [g for g in body.groups if not a.ok(O.DESCRIBE, R.GROUP, g.group_id)]
-        body.groups = [g for g in body.groups if a.ok(O.DESCRIBE, R.GROUP, g.group_id)]
-        response = await handler(broker, header, body) if body.groups else {"groups": []}
-        response["groups"] = list(response["groups"]) + [
-            {"group_id": g.group_id, "topics": [], "error_code": G_DENIED} for g in denied]
-        return response
-    if not a.ok(O.DESCRIBE, R.GROUP, body.group_id):
+    """KafkaApis.handleOffsetFetchRequestFromCoordinator, each group alike (v8+ batch them):
+    DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED; named topics the principal may
+    not DESCRIBE are not fetched and answer TOPIC_AUTHORIZATION_FAILED (fetchOffsetsForGroup);
+    an all-topics fetch (``topics`` null) leaves them out (fetchAllOffsetsForGroup)."""
+    batched = header.request_api_version >= 8
+    groups = list(body.groups) if batched else [body]
+    kept, denied_topics = [], []
+    for g in groups:
+        if not a.ok(O.DESCRIBE, R.GROUP, g.group_id):
+            continue
+        kept.append(g)
+        denied = [] if g.topics is None else [t for t in g.topics if not a.ok(O.DESCRIBE, R.TOPIC, t.name)]
+        if denied:
+            g.topics = [t for t in g.topics if t not in denied]
+        denied_topics.append(denied)
+    if not batched and not kept:
         return {"topics": [], "error_code": G_DENIED}
-    response = await handler(broker, header, body)
-    response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"], False)]
+    if batched:
+        body.groups = kept
+        response = await handler(broker, header, body) if kept else {"groups": []}
+        answers = response["groups"]
+    else:
+        response = await handler(broker, header, body)
+        answers = [response]
+    for g, answer, denied in zip(kept, answers, denied_topics):
+        if answer["error_code"]:
+            continue
+        if g.topics is None:
+            answer["topics"] = [t for t in answer["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"], False)]
+        else:
+            answer["topics"] = list(answer["topics"]) + [
+                {"name": t.name, "partitions": [
+                    {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+                     "error_code": T_DENIED} for i in t.partition_indexes]} for t in denied]
+    if batched:         # in request order, as Kafka answers the groups
+        answered = iter(answers)
+        response["groups"] = [next(answered) if any(g is k for k in kept)
+                              else {"group_id": g.group_id, "topics": [], "error_code": G_DENIED} for g in groups]
     return response
 
 

@@ -41,7 +41,7 @@ from kproto.server.network import (
 from kproto.security.errors import IllegalSaslStateError
 from kproto.server.producer_state import ProducerIdManager
 from kproto.server.security_service import CURRENT, SecurityService
-from kproto.server.txn_coordinator import WriteTxnMarkers
+from kproto.server.txn_coordinator import TransactionResult, WriteTxnMarkers
 
 log = logging.getLogger("kproto.server")
 
@@ -92,6 +92,7 @@ class Broker:
                                                    allocate_producer_id=self.producer_ids.allocate,
                                                    append_lock=self.append_lock, on_markers=self.markers_written)
         await self.transactions.start()
+        self._abort_orphaned_txn_offsets()
         self._tasks.append(asyncio.create_task(self._background()))
         return host, port
 
@@ -211,6 +212,26 @@ class Broker:
         return {"error_code": error_code, "throttle_time_ms": 0,
                 "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
                              for k, (_, lo, hi) in sorted(self.handlers.items())]}
+
+    def _abort_orphaned_txn_offsets(self) -> None:
+        """Offsets loaded pending in a transaction that the transaction coordinator will never
+        end in their partition (committed before TxnOffsetCommit was verified, or with
+        ``__transaction_state`` lost) would answer UNSTABLE_OFFSET_COMMIT forever: abort them
+        with the marker ``kproto transactions abort`` (WriteTxnMarkers) would write."""
+        offsets = GROUP_METADATA_TOPIC_NAME
+        orphans = self.groups.coordinator.pending_txn_producers() - self.transactions.open_offsets_transactions(offsets)
+        for partition, pid in sorted(orphans):
+            plog = self.logs.get_log(offsets, partition)
+            entry = plog.producer_state.producers.get(pid) if plog is not None else None
+            log.warning("aborting the offsets of producer %d pending in %s-%d: no transaction of the "
+                        "coordinator will end them", pid, offsets, partition)
+            if entry is not None:
+                order = WriteTxnMarkers(0, "", pid, entry.producer_epoch, entry.coordinator_epoch,
+                                        TransactionResult.ABORT, ((offsets, partition),))
+                if self.transactions.write_marker(order, offsets, partition) is ErrorCode.NONE:
+                    self.markers_written(order, [(offsets, partition)])
+                    continue
+            self.groups.coordinator.complete_txn_offsets(partition, pid, committed=False)
 
     # -- shared state for handlers -----------------------------------------------------------
 

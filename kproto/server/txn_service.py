@@ -22,7 +22,7 @@ from kproto.log.manager import LEADER_EPOCH
 from kproto.records import build_control_batch
 from kproto.server.runtime.shell import CoordinatorShell
 from kproto.server.txn_coordinator import (
-    AddPartitionsToTxnRequest, TransactionConfig, TransactionCoordinator, WriteTxnMarkers,
+    AddPartitionsToTxnRequest, TransactionConfig, TransactionCoordinator, TransactionState, WriteTxnMarkers,
 )
 
 log = logging.getLogger("kproto.server.transactions")
@@ -103,37 +103,59 @@ class TxnService(CoordinatorShell):
             return ErrorCode(e.error_code)
         return ErrorCode.NONE
 
+    def open_offsets_transactions(self, offsets_topic: str) -> set[tuple[int, int]]:
+        """(``offsets_topic`` partition, producer id) of each transaction that the coordinator
+        will end with a marker in that partition: open or preparing, with it added."""
+        return {(partition, meta.producer_id) for meta in self.coordinator.transactions.values()
+                if meta.state in (TransactionState.ONGOING, TransactionState.PREPARE_COMMIT,
+                                  TransactionState.PREPARE_ABORT)
+                for topic, partition in meta.topic_partitions if topic == offsets_topic}
+
+    def verify(self, transactional_id: str, topic: str, partition: int, producer_id: int, producer_epoch: int,
+               *, abortable: bool = False) -> ErrorCode:
+        """KIP-890 part 1: may the producer write transactionally to ``topic``-``partition``?
+        NONE when its transaction is already open there (UnifiedLog.maybeStartTransactionVerification
+        asks nobody then) or the coordinator has the partition in the producer's open
+        transaction; otherwise the coordinator's error as AddPartitionsToTxnManager hands it on:
+        PRODUCER_FENCED as INVALID_PRODUCER_EPOCH ("producers expect to handle" it),
+        TRANSACTION_ABORTABLE as INVALID_TXN_STATE unless the client knows it (``abortable``)."""
+        plog = self.logs.get_log(topic, partition)
+        entry = plog.producer_state.producers.get(producer_id) if plog is not None else None
+        if entry is not None and entry.current_txn_first_offset is not None:
+            return ErrorCode.NONE
+        r = self.coordinator.handle(AddPartitionsToTxnRequest(
+            transactional_id=transactional_id, producer_id=producer_id, producer_epoch=producer_epoch,
+            partitions=((topic, partition),), verify_only=True), now_ms())
+        error = r.verified[0][1] if r.verified else r.error_code
+        if error is ErrorCode.PRODUCER_FENCED:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if error is ErrorCode.TRANSACTION_ABORTABLE and not abortable:
+            return ErrorCode.INVALID_TXN_STATE
+        return error
+
     def verify_produce(self, transactional_id: str, batches) -> dict[tuple[str, int], tuple[ErrorCode, str]]:
-        """KIP-890 part 1 (ReplicaManager.maybeStartTransactionVerificationForPartition): a
-        transactional batch that would open a transaction in a partition is refused
-        unless the coordinator has the partition in the producer's transaction:
-        INVALID_TXN_STATE when it is not there, NOT_ENOUGH_REPLICAS (retriable for
-        every client) when the coordinator cannot say yet, its error otherwise.
+        """The transactional batches of a Produce (Produce v0-10: no TRANSACTION_ABORTABLE), each
+        verified (``verify``) and refused with ReplicaManager's errors: INVALID_TXN_STATE when
+        the partition is not in the transaction, NOT_ENOUGH_REPLICAS (retriable for every
+        client) when the coordinator cannot say yet, the error itself otherwise.
         ``batches``: (topic, partition, first batch or None). Returns (error, message) of the refused."""
         refused = {}
         for topic, partition, batch in batches:
-            plog = self.logs.get_log(topic, partition)
-            if batch is None or not batch.is_transactional or plog is None:
+            if batch is None or not batch.is_transactional or self.logs.get_log(topic, partition) is None:
                 continue
-            entry = plog.producer_state.producers.get(batch.producer_id)
-            if entry is not None and entry.current_txn_first_offset is not None:
-                continue                              # already verified when its transaction began here
-            r = self.coordinator.handle(AddPartitionsToTxnRequest(
-                transactional_id=transactional_id, producer_id=batch.producer_id,
-                producer_epoch=batch.producer_epoch, partitions=((topic, partition),), verify_only=True), now_ms())
-            error = r.verified[0][1] if r.verified else r.error_code
-            if error is not ErrorCode.NONE:
-                log.info("refusing a transactional batch of %r for %s-%d: %s", transactional_id, topic,
-                         partition, error.name)
-                if error in (ErrorCode.TRANSACTION_ABORTABLE, ErrorCode.INVALID_TXN_STATE):
-                    refused[(topic, partition)] = (ErrorCode.INVALID_TXN_STATE,
-                                                   "Partition was not added to the transaction")
-                elif error in _RETRIABLE_VERIFICATION:
-                    refused[(topic, partition)] = (ErrorCode.NOT_ENOUGH_REPLICAS,
-                                                   "Unable to verify the partition has been added to the "
-                                                   f"transaction. Underlying error: {error.name}")
-                else:
-                    refused[(topic, partition)] = (error, error.name)
+            error = self.verify(transactional_id, topic, partition, batch.producer_id, batch.producer_epoch)
+            if error is ErrorCode.NONE:
+                continue
+            log.info("refusing a transactional batch of %r for %s-%d: %s", transactional_id, topic,
+                     partition, error.name)
+            if error is ErrorCode.INVALID_TXN_STATE:
+                refused[(topic, partition)] = (error, "Partition was not added to the transaction")
+            elif error in _RETRIABLE_VERIFICATION:
+                refused[(topic, partition)] = (ErrorCode.NOT_ENOUGH_REPLICAS,
+                                               "Unable to verify the partition has been added to the "
+                                               f"transaction. Underlying error: {error.name}")
+            else:
+                refused[(topic, partition)] = (error, error.name)
         return refused
 
     async def ask(self, request: Any) -> Any:

@@ -23,7 +23,10 @@ def store_group_error(error: ErrorCode) -> ErrorCode:
 
 
 def commit_error(error: ErrorCode) -> ErrorCode:
-    """A failed OffsetCommit append as the partition's error (maybeConvertOffsetCommitError)."""
+    """A failed OffsetCommit append or TxnOffsetCommit verification as the partition's error
+    (maybeConvertOffsetCommitError)."""
+    if error is ErrorCode.NETWORK_EXCEPTION:     # retried by every client, without a coordinator lookup
+        return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     if error in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
                  ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE

@@ -11,6 +11,12 @@ group's offsets, ABORT drops them. Loading replays them the same way
 pending, and the transaction coordinator, which orders the markers of a
 transaction it reloads in PrepareCommit/PrepareAbort, settles them.
 
+The commit is verified first (GroupCoordinator.handleTxnCommitOffsets, KIP-890): the
+server asks the transaction coordinator whether the producer's open transaction has the
+group's ``__consumer_offsets`` partition (AddOffsetsToTxn) and passes its error in
+``verification``; so offsets are pending only in a transaction the coordinator will end,
+and its marker (commit, abort, or the abort of a timed-out or fenced transaction) settles them.
+
 Validation is OffsetCommit's (validateOffsetCommit with isTransactional): a
 Dead group answers COORDINATOR_NOT_AVAILABLE, a member's commit must carry its
 member id and generation; unlike OffsetCommit, a commit with no member id is
@@ -42,6 +48,9 @@ class TxnOffsetCommitRequest:
     generation_id: int = -1                   # v3+ (KIP-447)
     member_id: str = ""
     group_instance_id: str | None = None
+    #: the transaction coordinator's verdict on the producer's transaction (KIP-890 verification,
+    #: TxnService.verify): anything but NONE answers every partition, nothing is stored
+    verification: ErrorCode = ErrorCode.NONE
 
 
 class TxnOffsetCommits:
@@ -58,6 +67,8 @@ class TxnOffsetCommits:
         error = self._validate_group_status(req.group_id, "TxnOffsetCommit")
         if error is not None:
             return answer_all(error)
+        if req.verification is not ErrorCode.NONE:      # handleTxnCommitOffsets' postVerificationCallback
+            return answer_all(commit_error(req.verification))
         group = self.groups.get(req.group_id) or self._add_group(req.group_id, now_ms)
         error = self._validate_txn_commit(group, req)
         if error is not None:
@@ -127,6 +138,11 @@ class TxnOffsetCommits:
                 group.offsets[tp] = offset
                 applied += 1
         return applied
+
+
+    def pending_txn_producers(self) -> set[tuple[int, int]]:
+        """(``__consumer_offsets`` partition, producer id) of every transaction with offsets pending."""
+        return {(self.partition_for(g.group_id), pid) for g in self.groups.values() for pid in g.pending_txn_offsets}
 
 
 def has_pending_txn_offset(group: GroupMetadata | None, tp: TopicPartition) -> bool:

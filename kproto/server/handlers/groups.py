@@ -126,8 +126,41 @@ async def leave_group(broker, header, body) -> dict:
     return out
 
 
+def split_unknown_partitions(broker, topics) -> tuple[list, list[dict]]:
+    """KafkaApis.handleOffsetCommitRequest / handleTxnOffsetCommitRequest: partitions the broker
+    does not have (metadataCache.contains, getPartitionInfo) are answered
+    UNKNOWN_TOPIC_OR_PARTITION and never stored. -> (the topics with their known partitions,
+    the error entries in request order)."""
+    known, unknown = [], []
+    for t in topics:
+        missing = [p.partition_index for p in t.partitions if broker.logs.get_log(t.name, p.partition_index) is None]
+        if missing:
+            unknown.append({"name": t.name, "partitions": [
+                {"partition_index": i, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION} for i in missing]})
+        kept = [p for p in t.partitions if p.partition_index not in missing]
+        if kept:
+            known.append((t, kept))
+    return known, unknown
+
+
+def merge_commit_results(errors: list[dict], topics: list[dict]) -> list[dict]:
+    """OffsetCommitResponse.Builder.merge: the coordinator's results after the errors, a topic's
+    partitions joined to its entry."""
+    by_name = {t["name"]: t for t in errors}
+    out = list(errors)
+    for t in topics:
+        if t["name"] in by_name:
+            by_name[t["name"]]["partitions"] += t["partitions"]
+        else:
+            out.append(t)
+    return out
+
+
 async def offset_commit(broker, header, body) -> dict:
-    return await _ask(broker, OffsetCommitRequest(
+    known, unknown = split_unknown_partitions(broker, body.topics)
+    if not known:
+        return {"throttle_time_ms": 0, "topics": unknown}
+    out = await _ask(broker, OffsetCommitRequest(
         group_id=body.group_id, generation_id=body.generation_id_or_member_epoch,
         member_id=body.member_id, group_instance_id=body.group_instance_id,
         retention_time_ms=body.retention_time_ms,
@@ -136,7 +169,9 @@ async def offset_commit(broker, header, body) -> dict:
                 partition_index=p.partition_index, committed_offset=p.committed_offset,
                 committed_leader_epoch=p.committed_leader_epoch,
                 commit_timestamp=p.commit_timestamp, committed_metadata=p.committed_metadata)
-            for p in t.partitions)) for t in body.topics)))
+            for p in partitions)) for t, partitions in known)))
+    out["topics"] = merge_commit_results(unknown, out["topics"])
+    return out
 
 
 def _fetch_topics(topics) -> tuple[OffsetFetchRequestTopic, ...] | None:

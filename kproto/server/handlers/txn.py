@@ -19,10 +19,11 @@ Versions (each schema's ledger has the rest):
 
 from __future__ import annotations
 
+from kproto.common import GROUP_METADATA_TOPIC_NAME
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.server.coordinator import OffsetCommitRequestPartition, OffsetCommitRequestTopic, TxnOffsetCommitRequest
-from kproto.server.handlers.groups import wire
+from kproto.server.handlers.groups import merge_commit_results, split_unknown_partitions, wire
 from kproto.server.txn_coordinator import (
     AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, DescribeTransactionsRequest, EndTxnRequest,
     ListTransactionsRequest, TransactionResult, WriteTxnMarkers, fenced_error,
@@ -106,17 +107,30 @@ async def write_txn_markers(broker, header, body) -> dict:
 
 
 async def txn_offset_commit(broker, header, body) -> dict:
+    known, unknown = split_unknown_partitions(broker, body.topics)
+    if not known:
+        return {"throttle_time_ms": 0, "topics": unknown}
+    version = header.request_api_version
     broker.groups.ensure_topic()
+    verification = broker.transactions.verify(
+        body.transactional_id, GROUP_METADATA_TOPIC_NAME, broker.groups.coordinator.partition_for(body.group_id),
+        body.producer_id, body.producer_epoch, abortable=version >= 4)     # v4 knows TRANSACTION_ABORTABLE
     r = await broker.groups.ask(TxnOffsetCommitRequest(
         transactional_id=body.transactional_id, group_id=body.group_id, producer_id=body.producer_id,
         producer_epoch=body.producer_epoch, generation_id=body.generation_id, member_id=body.member_id or "",
-        group_instance_id=body.group_instance_id,
+        group_instance_id=body.group_instance_id, verification=verification,
         topics=tuple(OffsetCommitRequestTopic(name=t.name, partitions=tuple(
             OffsetCommitRequestPartition(partition_index=p.partition_index, committed_offset=p.committed_offset,
                                          committed_leader_epoch=p.committed_leader_epoch,
-                                         committed_metadata=p.committed_metadata) for p in t.partitions))
-            for t in body.topics)))
-    return {"throttle_time_ms": 0, **wire(r)}
+                                         committed_metadata=p.committed_metadata) for p in partitions))
+            for t, partitions in known)))
+    topics = merge_commit_results(unknown, wire(r)["topics"])
+    if version < 2:     # KafkaApis: clients before 2.0 may crash on COORDINATOR_LOAD_IN_PROGRESS (KAFKA-7296)
+        for t in topics:
+            for p in t["partitions"]:
+                if p["error_code"] == E.COORDINATOR_LOAD_IN_PROGRESS:
+                    p["error_code"] = E.COORDINATOR_NOT_AVAILABLE
+    return {"throttle_time_ms": 0, "topics": topics}
 
 
 async def describe_producers(broker, header, body) -> dict:
