@@ -224,3 +224,39 @@ def test_max_connections_per_ip_takes_effect(broker):
         assert not _api_versions_answered(broker.port)
         assert raw_incremental(client, "", ("max.connections.per.ip.overrides", "127.0.0.1:2", SET)) == (0, None)
         assert _api_versions_answered(broker.port)
+
+
+def test_stored_configs_kafka_would_refuse_are_dropped_at_start(tmp_path, caplog):
+    """DynamicBrokerConfig.fromPersistentProps: a stored entry that no longer
+    validates is logged and ignored, so the file never stops a start."""
+    from kproto.server.config import BrokerConfig
+    from kproto.server.dynamic_config import DynamicBrokerConfig
+    (tmp_path / "dynamic-broker-configs.json").write_text(json.dumps({"version": 0, "default": {
+        "log.retention.hours": "1", "log.segment.bytes": "abc", "log.retention.ms": "5",
+        "sasl.kerberos.min.time.before.relogin": "1"}, "broker": {"log.cleaner.threads": "2"}}))
+    dynamic = DynamicBrokerConfig(tmp_path, BrokerConfig.from_props())
+    assert (dynamic.default, dynamic.broker) == ({"log.retention.ms": "5"}, {"log.cleaner.threads": "2"})
+    config = dynamic.merged()
+    assert (config.log_defaults.retention_ms, config["log.cleaner.threads"]) == (5, 2)
+    assert "log.segment.bytes" in caplog.text and "log.retention.hours" in caplog.text
+
+
+def test_duplicate_keys_and_null_values_refused_for_every_resource(broker):
+    """ConfigAdminManager.preprocess, before any resource-specific check."""
+    with BrokerClient(broker.bootstrap_servers) as client:
+        client.request(P.create_topics.API.key, {"topics": [
+            {"name": "n", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}],
+            "timeout_ms": 10000, "validate_only": False})
+        for kind, name in ((2, "n"), (4, "1")):
+            body = client.request(P.incremental_alter_configs.API.key, {"validate_only": False, "resources": [
+                {"resource_type": kind, "resource_name": name, "configs": [
+                    {"name": "x", "config_operation": 0, "value": "1"},
+                    {"name": "x", "config_operation": 0, "value": "2"}]}]})
+            assert [(r.error_code, r.error_message) for r in body.responses] == [
+                (ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")]
+            body = client.request(P.alter_configs.API.key, {"validate_only": False, "resources": [
+                {"resource_type": kind, "resource_name": name, "configs": [
+                    {"name": "retention.ms" if kind == 2 else "log.retention.ms", "value": None}]}]})
+            assert [(r.error_code, r.error_message) for r in body.responses] == [
+                (ErrorCode.INVALID_REQUEST,
+                 f"Null value not supported for : {'retention.ms' if kind == 2 else 'log.retention.ms'}")]

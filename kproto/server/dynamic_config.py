@@ -170,6 +170,12 @@ class DynamicBrokerConfig:
         self.default: dict[str, str] = {}       # resource name "": DYNAMIC_DEFAULT_BROKER_CONFIG
         self.broker: dict[str, str] = {}        # resource name = node id: DYNAMIC_BROKER_CONFIG
         self._read()
+        try:
+            self.merged()
+        except KafkaError as e:       # DynamicBrokerConfig.updateBrokerConfig: logged, not applied
+            log.error("dynamic broker configs in %s could not be applied, ignoring them: %s", self.path, e)
+            self.default.clear()
+            self.broker.clear()
 
     def _read(self) -> None:
         try:

@@ -167,9 +167,8 @@ async def alter_configs(broker, header, body) -> dict:
     for r in body.resources:
         try:
             _check_resource(broker, r, altering=True)
-            if r.resource_type == BROKER:
-                _check_entries(r.configs, incremental=False)
-            await _apply(broker, r, {c.name: c.value for c in r.configs if c.value is not None}, body.validate_only)
+            _check_entries(r.configs, incremental=False)
+            await _apply(broker, r, {c.name: c.value for c in r.configs}, body.validate_only)
             responses.append(_result(r))
         except KafkaError as e:
             responses.append(_result(r, e))
@@ -210,11 +209,9 @@ async def incremental_alter_configs(broker, header, body) -> dict:
     for r in body.resources:
         try:
             _check_resource(broker, r, altering=True)
-            if r.resource_type == TOPIC:
-                current = broker.logs.topic_overrides(r.resource_name)
-            else:
-                _check_entries(r.configs, incremental=True)
-                current = dict(broker.dynamic.layer(r.resource_name != ""))
+            _check_entries(r.configs, incremental=True)
+            current = (broker.logs.topic_overrides(r.resource_name) if r.resource_type == TOPIC
+                       else dict(broker.dynamic.layer(r.resource_name != "")))
             for c in r.configs:
                 _incremental(current, c.config_operation, c.name, c.value, broker_config=r.resource_type == BROKER)
             await _apply(broker, r, current, body.validate_only)
