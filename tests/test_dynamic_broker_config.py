@@ -12,7 +12,12 @@ import socket
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import (
-    AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic,
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewTopic,
 )
 
 from kproto.client.transport import BrokerClient
@@ -137,15 +142,15 @@ def test_refusals_in_kafkas_words_and_nothing_stored(broker):
     cases = [
         ("1", "log.retention.hours", "1", "Cannot update these configs dynamically: Set(log.retention.hours)"),
         ("1", "num.partitions", "3", "Cannot update these configs dynamically: Set(num.partitions)"),
-        ("1", "ssl.keystore.location", "/k", "These security configs can be dynamically updated only "
-                                             "per-listener using the listener prefix: Set(ssl.keystore.location)"),
+        ("1", "ssl.keystore.location", "/k", ("These security configs can be dynamically updated only "
+                                              "per-listener using the listener prefix: Set(ssl.keystore.location)")),
         ("", "sasl.kerberos.min.time.before.relogin", "58000",
-         "Cannot update these configs at default cluster level, broker id must be specified: "
-         "Set(sasl.kerberos.min.time.before.relogin)"),
-        ("1", "log.segment.bytes", "abc", "Invalid value abc for configuration log.segment.bytes: "
-                                          "Not a number of type INT"),
-        ("1", "log.segment.bytes", "13", "Invalid value 13 for configuration log.segment.bytes: "
-                                         "Value must be at least 14"),
+         ("Cannot update these configs at default cluster level, broker id must be specified: "
+          "Set(sasl.kerberos.min.time.before.relogin)")),
+        ("1", "log.segment.bytes", "abc",
+         "Invalid value abc for configuration log.segment.bytes: Not a number of type INT"),
+        ("1", "log.segment.bytes", "13",
+         "Invalid value 13 for configuration log.segment.bytes: Value must be at least 14"),
         ("7", "log.retention.ms", "1", "Unexpected broker id, expected 1, but received 7"),
         ("x", "log.retention.ms", "1", "Node id must be an integer, but it is: x"),
     ]

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from kproto.errors import InvalidConfigError, InvalidRequestError, KafkaError
 from kproto.log import checkpoint as ckpt
@@ -119,7 +120,7 @@ def validate(props: Mapping[str, str], per_broker: bool) -> None:
     names = set(props)
     unknown = {n for n in names if n not in KNOWN_CONFIGS and not is_listener_config(n)}
     if unknown:
-        raise InvalidRequestError(f"Unknown broker config name: {sorted(unknown)[0]}")
+        raise InvalidRequestError(f"Unknown broker config name: {min(unknown)}")
     fixed = names & (KNOWN_CONFIGS - ALL_DYNAMIC_CONFIGS)
     if fixed:
         raise InvalidRequestError(f"Cannot update these configs dynamically: {_names(fixed)}")

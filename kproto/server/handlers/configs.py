@@ -11,14 +11,18 @@ directory (kproto.server.dynamic_config).
 from __future__ import annotations
 
 from kproto.errors import ErrorCode, InvalidConfigError, InvalidRequestError, KafkaError
-from kproto.topic_config import LogConfig
 from kproto.schemas import protocol as P
 from kproto.security.config import is_secret
 from kproto.server.config import LOG_SYNONYMS
 from kproto.server.dynamic_config import (
-    ALL_DYNAMIC_CONFIGS, DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DYNAMIC_TOPIC_CONFIG, LIST_CONFIGS,
+    ALL_DYNAMIC_CONFIGS,
+    DEFAULT_CONFIG,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    DYNAMIC_TOPIC_CONFIG,
+    LIST_CONFIGS,
     default_value,
 )
+from kproto.topic_config import LogConfig
 
 TOPIC, BROKER = 2, 4
 CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7}
