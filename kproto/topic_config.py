@@ -195,16 +195,23 @@ class LogConfig:
         settings raise ``InvalidConfigError`` with Kafka's message."""
         out: dict[str, Any] = {}
         for name, raw in props.items():
-            f = _FIELDS.get(name)
-            if f is None:
+            if name not in _FIELDS:
                 raise InvalidConfigError(f"Unknown topic config name: {name}")
-            if raw is None:
-                raise _fail(name, raw, "null is not a valid value")
-            value = _parse(name, f.metadata["type"], raw)
-            if f.metadata["validator"] is not None:
-                f.metadata["validator"](name, value)
-            out[name] = value
+            out[name] = cls.parse_value(name, raw)
         return out
+
+    @staticmethod
+    def parse_value(name: str, raw: Any, label: str | None = None) -> Any:
+        """One topic config's value, typed and checked; errors name it ``label``
+        (the broker config that sets its default, as KafkaConfig's own ConfigDef
+        would word them) when given."""
+        f, label = _FIELDS[name], label or name
+        if raw is None:
+            raise _fail(label, raw, "null is not a valid value")
+        value = _parse(label, f.metadata["type"], raw)
+        if f.metadata["validator"] is not None:
+            f.metadata["validator"](label, value)
+        return value
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any] | None = None,

@@ -179,6 +179,14 @@ class LogManager:
                     log.update_config(config)
         return config
 
+    def set_default_config(self, config: LogConfig) -> None:
+        """New broker-level topic defaults (a dynamic broker config changed): every
+        log takes them where its topic has no override (DynamicLogConfig.reconfigure)."""
+        with self._lock:
+            self.default_config = config
+            for (topic, _), log in self._logs.items():
+                log.update_config(self.topic_config(topic))
+
     # -- logs ------------------------------------------------------------------------------
 
     def get_log(self, topic: str, partition: int) -> UnifiedLog | None:

@@ -33,6 +33,7 @@ from kproto.schemas import protocol
 from kproto.schemas.message import RECORDS, carries
 from kproto.server import access, group_service, handlers, txn_service
 from kproto.server.config import BrokerConfig
+from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.handlers import groups as group_handlers
 from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart,
@@ -62,7 +63,9 @@ class Broker:
 
     def __init__(self, data_dir: str | Path, config: BrokerConfig | None = None, *,
                  host: str = "127.0.0.1", port: int = 9092) -> None:
-        self.config = config or BrokerConfig.from_props()
+        # The static config, then the dynamic layers AlterConfigs set over it (kept in the data dir).
+        self.dynamic = DynamicBrokerConfig(data_dir, config or BrokerConfig.from_props())
+        self.config = self.dynamic.merged()
         self.host, self.port = host, port
         default_pool().resize(self.config["log.max.open.files"])    # before the logs load
         self.logs = LogManager(Path(data_dir), default_config=self.config.log_defaults,
@@ -113,16 +116,27 @@ class Broker:
             await self.transactions.close()
         self.logs.close()
 
+    async def reconfigure(self, config: BrokerConfig) -> None:
+        """Apply a new effective config (a dynamic broker config changed): topic
+        defaults to every log, connection limits to the listeners; the background
+        passes read their intervals from ``self.config`` each round."""
+        self.config = config
+        self.logs.set_default_config(config.log_defaults)
+        await self.server.reconfigure(Limits.from_config(config))
+
+    def _intervals(self) -> dict[str, int | None]:
+        cfg = self.config
+        return {"flush": min(cfg["log.flush.scheduler.interval.ms"], 1000),
+                "retention": cfg["log.retention.check.interval.ms"],
+                "clean": cfg["log.cleaner.backoff.ms"] if cfg["log.cleaner.enable"] else None}
+
     async def _background(self) -> None:
         """Flush, retention and compaction passes, at Kafka's configured intervals."""
-        cfg = self.config
-        intervals = {"flush": min(cfg["log.flush.scheduler.interval.ms"], 1000),
-                     "retention": cfg["log.retention.check.interval.ms"],
-                     "clean": cfg["log.cleaner.backoff.ms"] if cfg["log.cleaner.enable"] else None}
-        due = {k: now_ms() + v for k, v in intervals.items() if v is not None}
+        due = {k: now_ms() + v for k, v in self._intervals().items() if v is not None}
         while True:
             await asyncio.sleep(max(0.05, (min(due.values()) - now_ms()) / 1000))
             t = now_ms()
+            intervals = self._intervals()
             for kind, at in list(due.items()):
                 if at > t:
                     continue

@@ -14,7 +14,7 @@ from kproto.errors import InvalidConfigError
 from kproto.security.config import SECURITY_CONFIGS, is_listener_config
 from kproto.topic_config import LogConfig
 
-# Broker config -> topic config it sets the default of (KafkaConfig's TopicConfigSynonyms).
+# Broker config -> topic config it sets the default of (ServerTopicConfigSynonyms, first synonym).
 LOG_SYNONYMS = {
     "log.segment.bytes": "segment.bytes",
     "log.roll.ms": "segment.ms",
@@ -37,6 +37,15 @@ LOG_SYNONYMS = {
     "log.preallocate": "preallocate",
     "log.message.timestamp.type": "message.timestamp.type",
     "log.message.timestamp.difference.max.ms": "message.timestamp.difference.max.ms",
+    "log.message.timestamp.before.max.ms": "message.timestamp.before.max.ms",
+    "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
+    "log.message.downconversion.enable": "message.downconversion.enable",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.zstd.level": "compression.zstd.level",
+    "log.local.retention.ms": "local.retention.ms",
+    "log.local.retention.bytes": "local.retention.bytes",
 }
 
 # Broker-only configs: name -> (default, type).
@@ -77,6 +86,44 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "log.max.open.files": (-1, int),
     "advertised.host": ("", str),
     "advertised.port": (0, int),
+    # Kafka's dynamic broker configs kproto has no use for: accepted, stored and
+    # described with Kafka's defaults (DynamicBrokerConfig.AllDynamicConfigs).
+    "num.io.threads": (8, int),
+    "num.network.threads": (3, int),
+    "num.replica.fetchers": (1, int),
+    "num.recovery.threads.per.data.dir": (2, int),
+    "background.threads": (10, int),
+    "metric.reporters": ("org.apache.kafka.common.metrics.JmxReporter", str),
+    "max.connection.creation.rate": (2**31 - 1, int),
+    "log.cleaner.threads": (1, int),
+    "log.cleaner.dedupe.buffer.size": (134217728, int),
+    "log.cleaner.io.buffer.load.factor": (0.9, float),
+    "log.cleaner.io.buffer.size": (524288, int),
+    "log.cleaner.io.max.bytes.per.second": (1.7976931348623157e308, float),
+    "producer.id.expiration.ms": (86400000, int),
+    "transaction.partition.verification.enable": (True, bool),
+    "remote.log.index.file.cache.total.size.bytes": (1073741824, int),
+    "remote.fetch.max.wait.ms": (500, int),
+    "remote.log.manager.copy.max.bytes.per.second": (2**63 - 1, int),
+    "remote.log.manager.fetch.max.bytes.per.second": (2**63 - 1, int),
+    "remote.list.offsets.request.timeout.ms": (30000, int),
+    "principal.builder.class":
+        ("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder", str),
+    "sasl.kerberos.service.name": (None, str),
+    "sasl.kerberos.kinit.cmd": ("/usr/bin/kinit", str),
+    "sasl.kerberos.ticket.renew.window.factor": (0.8, float),
+    "sasl.kerberos.ticket.renew.jitter": (0.05, float),
+    "sasl.kerberos.min.time.before.relogin": (60000, int),
+    "sasl.kerberos.principal.to.local.rules": ("DEFAULT", str),
+    "sasl.login.refresh.window.factor": (0.8, float),
+    "sasl.login.refresh.window.jitter": (0.05, float),
+    "sasl.login.refresh.min.period.seconds": (60, int),
+    "sasl.login.refresh.buffer.seconds": (300, int),
+    "ssl.provider": (None, str),
+    "ssl.keymanager.algorithm": ("SunX509", str),
+    "ssl.trustmanager.algorithm": ("PKIX", str),
+    "ssl.secure.random.implementation": (None, str),
+    "ssl.engine.factory.class": (None, str),
     **SECURITY_CONFIGS,     # listeners, ssl.*, sasl.*, authorizer (kproto/security/config.py)
 }
 
@@ -86,7 +133,8 @@ BROKER_MINIMUMS: dict[str, int] = {
 }
 
 
-def _typed(name: str, kind: type, raw: Any) -> Any:
+def typed_value(name: str, kind: type, raw: Any) -> Any:
+    """A broker config's string as its type (``kind`` from BROKER_CONFIGS)."""
     if not isinstance(raw, str):
         return raw
     try:
@@ -94,7 +142,7 @@ def _typed(name: str, kind: type, raw: Any) -> Any:
             if raw.strip().lower() not in ("true", "false"):
                 raise ValueError
             return raw.strip().lower() == "true"
-        return kind(raw.strip()) if kind is int else raw
+        return kind(raw.strip()) if kind in (int, float) else raw
     except ValueError:
         raise InvalidConfigError(f"Invalid value {raw} for configuration {name}: "
                                  f"Expected value to be a {'boolean' if kind is bool else 'number'}") from None
@@ -115,7 +163,7 @@ class BrokerConfig:
         topic_props = {}
         for name, raw in props.items():
             if name in BROKER_CONFIGS:
-                values[name] = _typed(name, BROKER_CONFIGS[name][1], raw)
+                values[name] = typed_value(name, BROKER_CONFIGS[name][1], raw)
                 if name in BROKER_MINIMUMS and values[name] < BROKER_MINIMUMS[name]:
                     raise InvalidConfigError(f"Invalid value {raw} for configuration {name}: "
                                              f"Value must be at least {BROKER_MINIMUMS[name]}")

@@ -280,6 +280,14 @@ class BrokerServer:
         sock = server.sockets[0].getsockname()
         return sock[0], sock[1]
 
+    async def reconfigure(self, limits: Limits) -> None:
+        """New connection limits (dynamic max.connections*, SocketServer.reconfigure):
+        connections waiting for a slot look again."""
+        self.limits = limits
+        if self._slots is not None:
+            async with self._slots:
+                self._slots.notify_all()
+
     async def close(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()

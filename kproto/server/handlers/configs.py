@@ -1,35 +1,49 @@
-"""DescribeConfigs, AlterConfigs, IncrementalAlterConfigs for topics (and the broker, read-only).
+"""DescribeConfigs, AlterConfigs, IncrementalAlterConfigs for topics and the broker.
 
-Sources as Kafka reports them: DYNAMIC_TOPIC_CONFIG (1) for a topic override,
-STATIC_BROKER_CONFIG (4) for a ``log.*`` default given to ``kproto serve``,
-DEFAULT_CONFIG (5) otherwise. Overrides persist in the data directory.
+Sources as Kafka reports them (ConfigHelper): DYNAMIC_TOPIC_CONFIG for a topic
+override, DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG for a broker
+config set by AlterConfigs on this broker / on the cluster default,
+STATIC_BROKER_CONFIG for one given to ``kproto serve``, DEFAULT_CONFIG
+otherwise. Topic overrides and dynamic broker configs persist in the data
+directory (kproto.server.dynamic_config).
 """
 
 from __future__ import annotations
 
-from kproto.errors import ErrorCode, InvalidConfigError, KafkaError
-from kproto.topic_config import LogConfig
+from kproto.errors import ErrorCode, InvalidConfigError, InvalidRequestError, KafkaError
 from kproto.schemas import protocol as P
 from kproto.security.config import is_secret
 from kproto.server.config import LOG_SYNONYMS
+from kproto.server.dynamic_config import (
+    ALL_DYNAMIC_CONFIGS,
+    DEFAULT_CONFIG,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    DYNAMIC_TOPIC_CONFIG,
+    LIST_CONFIGS,
+    default_value,
+)
+from kproto.topic_config import LogConfig
 
 TOPIC, BROKER = 2, 4
-DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
-def _static_defaults(broker) -> tuple[dict, dict]:
-    """(the broker's topic defaults as strings, topic name -> the ``log.*`` name it was given as)."""
-    static = {topic_name: broker_name for broker_name, topic_name in LOG_SYNONYMS.items()
-              if broker_name in broker.config.overrides}
-    return broker.config.log_defaults.to_props(), static
+def _broker_defaults(broker) -> tuple[dict, dict]:
+    """(the broker's topic defaults as strings, topic name -> the broker layers that
+    set its default: [(broker config name, value, source)], highest first)."""
+    chains = {}
+    for broker_name, topic_name in LOG_SYNONYMS.items():
+        chain = broker.dynamic.sources(broker_name)
+        if chain:
+            chains[topic_name] = chain
+    return broker.config.log_defaults.to_props(), chains
 
 
 def topic_config_entries(broker, topic: str, keys=None, *, synonyms: bool = False,
                          defaults: tuple[dict, dict] | None = None, cache: dict | None = None) -> list[dict]:
     """Every topic config with its value and source (also CreateTopics v5+'s answer).
-    ``defaults``: ``_static_defaults(broker)``, and ``cache``: a dict, both kept
+    ``defaults``: ``_broker_defaults(broker)``, and ``cache``: a dict, both kept
     for one request over many topics (topics with the same overrides share
     their entries; the encoder only reads them)."""
     overrides = broker.logs.topic_overrides(topic)
@@ -38,7 +52,7 @@ def topic_config_entries(broker, topic: str, keys=None, *, synonyms: bool = Fals
         if key not in cache:
             cache[key] = topic_config_entries(broker, topic, keys, synonyms=synonyms, defaults=defaults)
         return cache[key]
-    broker_defaults, static = defaults or _static_defaults(broker)
+    broker_defaults, chains = defaults or _broker_defaults(broker)
     effective = broker.logs.topic_config(topic).to_props() if overrides else broker_defaults
     out = []
     for name in LogConfig.names():
@@ -47,8 +61,7 @@ def topic_config_entries(broker, topic: str, keys=None, *, synonyms: bool = Fals
         chain = []
         if name in overrides:
             chain.append({"name": name, "value": effective[name], "source": DYNAMIC_TOPIC_CONFIG})
-        if name in static:
-            chain.append({"name": static[name], "value": broker_defaults[name], "source": STATIC_BROKER_CONFIG})
+        chain += [{"name": n, "value": v, "source": src} for n, v, src in chains.get(name, ())]
         source = chain[0]["source"] if chain else DEFAULT_CONFIG
         out.append({"name": name, "value": effective[name], "read_only": False, "config_source": source,
                     "is_default": source == DEFAULT_CONFIG, "is_sensitive": False,
@@ -57,15 +70,31 @@ def topic_config_entries(broker, topic: str, keys=None, *, synonyms: bool = Fals
     return out
 
 
-def _broker_entries(broker, keys) -> list[dict]:
-    values = dict(broker.config.values)
-    values.update({b: broker.config.log_defaults.to_props()[t] for b, t in LOG_SYNONYMS.items()})
+def _render(value) -> str | None:
+    return None if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _broker_entry(name: str, value, chain: list, synonyms: bool) -> dict:
     # Passwords and keys are PASSWORD-typed in Kafka: described with a null value, is_sensitive set.
-    return [{"name": k, "value": None if is_secret(k) else str(v).lower() if isinstance(v, bool) else str(v),
-             "read_only": True,
-             "config_source": STATIC_BROKER_CONFIG if k in broker.config.overrides else DEFAULT_CONFIG,
-             "is_default": k not in broker.config.overrides, "is_sensitive": is_secret(k), "synonyms": [],
-             "config_type": 0, "documentation": None}
+    secret = is_secret(name)
+    chain = [{"name": n, "value": None if secret else v, "source": src} for n, v, src in chain]
+    source = chain[0]["source"] if chain else DEFAULT_CONFIG
+    return {"name": name, "value": None if secret else _render(value),
+            "read_only": name not in ALL_DYNAMIC_CONFIGS, "config_source": source,
+            "is_default": source == DEFAULT_CONFIG, "is_sensitive": secret,
+            "synonyms": chain if synonyms else [], "config_type": 0, "documentation": None}
+
+
+def _broker_entries(broker, name: str, keys, synonyms: bool) -> list[dict]:
+    """ConfigHelper.describeConfigs: the cluster default ("") shows only its own
+    dynamic configs; this broker's id shows every config, effective value first."""
+    if name == "":
+        return [_broker_entry(k, v, [(k, v, DYNAMIC_DEFAULT_BROKER_CONFIG)], synonyms)
+                for k, v in sorted(broker.dynamic.default.items()) if keys is None or k in keys]
+    values = dict(broker.config.values)
+    defaults = broker.config.log_defaults.to_props()
+    values.update({b: defaults[t] for b, t in LOG_SYNONYMS.items()})
+    return [_broker_entry(k, v, broker.dynamic.sources(k), synonyms)
             for k, v in sorted(values.items()) if keys is None or k in keys]
 
 
@@ -74,23 +103,28 @@ def _result(resource, error: KafkaError | None = None, **extra) -> dict:
             "resource_type": resource.resource_type, "resource_name": resource.resource_name, **extra}
 
 
-def _check_resource(broker, resource) -> None:
+def _check_resource(broker, resource, *, altering: bool = False) -> None:
     if resource.resource_type == TOPIC:
         if not broker.logs.has_topic(resource.resource_name):
             raise KafkaError(f"Topic '{resource.resource_name}' does not exist.",
                              error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     elif resource.resource_type == BROKER:
-        if resource.resource_name not in ("", str(broker.node_id)):
-            raise KafkaError(f"Unexpected broker id, expected {broker.node_id} or empty string, but received "
-                             f"{resource.resource_name}", error_code=ErrorCode.INVALID_REQUEST)
+        name = resource.resource_name
+        if altering and name != "":     # ConfigAdminManager.validateResourceNameIsCurrentNodeId
+            if not name.lstrip("-").isdigit():
+                raise InvalidRequestError(f"Node id must be an integer, but it is: {name}")
+            if int(name) != broker.node_id:
+                raise InvalidRequestError(f"Unexpected broker id, expected {broker.node_id}, but received {name}")
+        elif name not in ("", str(broker.node_id)):
+            raise InvalidRequestError(f"Unexpected broker id, expected {broker.node_id} or empty string, "
+                                      f"but received {name}")
     else:
-        raise KafkaError(f"Unsupported resource type {resource.resource_type}",
-                         error_code=ErrorCode.INVALID_REQUEST)
+        raise InvalidRequestError(f"Unsupported resource type {resource.resource_type}")
 
 
 async def describe_configs(broker, header, body) -> dict:
     results = []
-    defaults, cache = _static_defaults(broker), {}
+    defaults, cache = _broker_defaults(broker), {}
     for r in body.resources:
         keys = set(r.configuration_keys) if r.configuration_keys is not None else None
         try:
@@ -100,62 +134,91 @@ async def describe_configs(broker, header, body) -> dict:
             continue
         configs = (topic_config_entries(broker, r.resource_name, keys, synonyms=body.include_synonyms,
                                         defaults=defaults, cache=cache)
-                   if r.resource_type == TOPIC else _broker_entries(broker, keys))
+                   if r.resource_type == TOPIC
+                   else _broker_entries(broker, r.resource_name, keys, body.include_synonyms))
         results.append(_result(r, configs=configs))
     return {"throttle_time_ms": 0, "results": results}
 
 
-def _apply(broker, resource, new_overrides: dict, validate_only: bool) -> None:
-    if resource.resource_type != TOPIC:
-        _check_resource(broker, resource)
-        raise KafkaError("kproto does not change broker configs at runtime; pass them to kproto serve",
-                         error_code=ErrorCode.INVALID_REQUEST)
-    _check_resource(broker, resource)
-    LogConfig.from_props(new_overrides, base=broker.config.log_defaults)   # InvalidConfigError
+def _check_entries(configs, incremental: bool) -> None:
+    """ConfigAdminManager.preprocess: each key once, no null value but a DELETE's."""
+    names = [c.name for c in configs]
+    if len(set(names)) != len(names):
+        raise InvalidRequestError("Error due to duplicate config keys")
+    nulls = [c.name for c in configs if c.value is None and not (incremental and c.config_operation == DELETE)]
+    if nulls:
+        raise InvalidRequestError("Null value not supported for : " + ", ".join(nulls))
+
+
+async def _apply(broker, resource, new_configs: dict, validate_only: bool) -> None:
+    """Validate and (unless ``validate_only``) store one resource's new set of
+    configs: a topic's overrides, or one dynamic broker layer."""
+    if resource.resource_type == BROKER:
+        per_broker = resource.resource_name != ""
+        if validate_only:
+            broker.dynamic.check(per_broker, new_configs)
+        else:
+            await broker.reconfigure(broker.dynamic.replace(per_broker, new_configs))
+        return
+    LogConfig.from_props(new_configs, base=broker.config.log_defaults)   # InvalidConfigError
     if not validate_only:
-        broker.logs.set_topic_config(resource.resource_name, new_overrides)
+        broker.logs.set_topic_config(resource.resource_name, new_configs)
 
 
 async def alter_configs(broker, header, body) -> dict:
-    """AlterConfigs replaces a topic's overrides with exactly those given (Kafka's semantics)."""
+    """AlterConfigs replaces a resource's configs with exactly those given (Kafka's semantics)."""
     responses = []
     for r in body.resources:
         try:
-            _apply(broker, r, {c.name: c.value for c in r.configs if c.value is not None}, body.validate_only)
+            _check_resource(broker, r, altering=True)
+            _check_entries(r.configs, incremental=False)
+            await _apply(broker, r, {c.name: c.value for c in r.configs}, body.validate_only)
             responses.append(_result(r))
         except KafkaError as e:
             responses.append(_result(r, e))
     return {"throttle_time_ms": 0, "responses": responses}
 
 
-def _incremental(current: dict, op: int, name: str, value: str | None) -> None:
-    if name not in LogConfig.names():
+def _incremental(current: dict, op: int, name: str, value: str | None, *, broker_config: bool) -> None:
+    """ConfigAdminManager.prepareIncrementalConfigs: APPEND and SUBTRACT start from the
+    stored value, else the config's Kafka default (not a broker-level one)."""
+    if broker_config:
+        is_list = name in LIST_CONFIGS
+    elif name not in LogConfig.names():
         raise InvalidConfigError(f"Unknown topic config name: {name}")
+    else:
+        is_list = LogConfig.type_of(name) == "LIST"
     if op == SET:
         current[name] = value
     elif op == DELETE:
         current.pop(name, None)
     elif op in (APPEND, SUBTRACT):
-        if LogConfig.type_of(name) != "LIST":
+        if not is_list:
             raise InvalidConfigError(f"Config value append is not allowed for config key: {name}"
                                      if op == APPEND else f"Config value subtract is not allowed for config key: {name}")
-        items = [v for v in (current.get(name) or "").split(",") if v]
+        if name in current:
+            base = current[name]
+        else:
+            base = default_value(name) if broker_config else LogConfig().to_props()[name]
+        items = [v for v in (base or "").split(",") if v]
         given = [v for v in (value or "").split(",") if v]
         items = items + [v for v in given if v not in items] if op == APPEND else [v for v in items if v not in given]
         current[name] = ",".join(items)
     else:
-        raise KafkaError(f"Unknown config operation {op}", error_code=ErrorCode.INVALID_REQUEST)
+        raise InvalidRequestError(f"Unknown operations type {op}")
 
 
 async def incremental_alter_configs(broker, header, body) -> dict:
     responses = []
     for r in body.resources:
         try:
-            _check_resource(broker, r)
-            current = broker.logs.topic_overrides(r.resource_name) if r.resource_type == TOPIC else {}
+            _check_resource(broker, r, altering=True)
+            _check_entries(r.configs, incremental=True)
+            current = (broker.logs.topic_overrides(r.resource_name) if r.resource_type == TOPIC
+                       else dict(broker.dynamic.layer(r.resource_name != "")))
             for c in r.configs:
-                _incremental(current, c.config_operation, c.name, c.value)
-            _apply(broker, r, current, body.validate_only)
+                _incremental(current, c.config_operation, c.name, c.value, broker_config=r.resource_type == BROKER)
+            await _apply(broker, r, current, body.validate_only)
             responses.append(_result(r))
         except KafkaError as e:
             responses.append(_result(r, e))
