@@ -1,0 +1,263 @@
+"""DeleteRecords (key 21) on the reference broker: the log start offset moves
+(ReplicaManager.deleteRecords -> UnifiedLog.maybeIncrementLogStartOffset), the
+segments wholly below it go, ListOffsets EARLIEST and Fetch follow it, and it
+survives a kill -9. Real clients: confluent-kafka's AdminClient.delete_records
+(as its test_delete_records does it), kafka-python's KafkaAdminClient.delete_records;
+sarama's DeleteRecords as raw v0/v1/v2 frames written byte by byte here."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import struct
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition, OFFSET_BEGINNING, OFFSET_END
+from confluent_kafka.admin import AdminClient, OffsetSpec
+from construct import Container
+
+from kproto.errors import ErrorCode
+from kproto.records import NewRecord, build_record_batch, iter_batches
+from kproto.schemas import protocol as P
+from kproto.security.acl import AclOperation as O, ResourceType as R
+from kproto.server.access import guarded
+from kproto.testing import FIXTURE_DEFAULTS, Broker
+from tests.helpers import create_topic, exchange_raw, fetch_raw, produce_raw, run_dump_log
+
+# 95-byte batches of two records, two to a segment: segments 0 (0-3), 4 (4-7), 8 (8-9, active)
+TOPIC_CONFIG = {"segment.bytes": "190", "file.delete.delay.ms": "0"}
+
+
+def two_records(first: int) -> bytes:
+    return build_record_batch([NewRecord(b"k%d" % i, b"value-%02d" % i, (), 1000) for i in (first, first + 1)])
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    base = tmp_path_factory.mktemp("delrec")
+    with Broker(base / "data", FIXTURE_DEFAULTS, log_path=base / "broker.log") as b:
+        yield b
+
+
+def ten_records(b: Broker, topic: str) -> None:
+    create_topic(b.bootstrap_servers, topic, **TOPIC_CONFIG)
+    for first in range(0, 10, 2):
+        assert produce_raw(b.bootstrap_servers, topic, 0, two_records(first)).error_code == 0
+    assert segment_bases(b, topic) == [0, 4, 8]
+
+
+def segment_bases(b: Broker, topic: str) -> list[int]:
+    return sorted(int(p.name[:20]) for p in (b.data_dir / f"{topic}-0").glob("*.log"))
+
+
+def admin(b: Broker) -> AdminClient:
+    return AdminClient({"bootstrap.servers": b.bootstrap_servers})
+
+
+def earliest_latest(a: AdminClient, topic: str) -> tuple[int, int]:
+    tp = TopicPartition(topic, 0)
+    return tuple(a.list_offsets({tp: spec})[tp].result(timeout=10).offset
+                 for spec in (OffsetSpec.earliest(), OffsetSpec.latest()))
+
+
+def consume_all(b: Broker, topic: str, expect: int) -> list[tuple[int, bytes]]:
+    """From the beginning, as a consumer with no committed offset starts."""
+    c = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": f"g-{topic}", "enable.auto.commit": False,
+                  "enable.partition.eof": True})
+    c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    got = []
+    try:
+        while True:
+            m = c.poll(10)
+            assert m is not None, f"nothing after {got}"
+            if m.error():
+                assert m.error().code() == -191, m.error()      # _PARTITION_EOF
+                if len(got) >= expect:
+                    return got
+                continue
+            got.append((m.offset(), m.value()))
+    finally:
+        c.close()
+
+
+# --- confluent-kafka (librdkafka) ----------------------------------------------------------------
+
+def test_confluent_delete_records_then_earliest_and_consume(broker):
+    """confluent-kafka's test_delete_records: delete_records, then list_offsets
+    earliest, then a consumer from the beginning gets the records from there on."""
+    ten_records(broker, "cf")
+    a = admin(broker)
+    tp = TopicPartition("cf", 0, 5)
+    deleted = a.delete_records([tp], request_timeout=10)[tp].result(timeout=10)
+    assert deleted.low_watermark == 5
+    assert earliest_latest(a, "cf") == (5, 10)
+    assert segment_bases(broker, "cf") == [4, 8]            # 0-3 wholly below 5; 4-7 holds 5
+    # the batch holding 4 and 5 is still sent whole; the client drops offset 4
+    assert consume_all(broker, "cf", 5) == [(i, b"value-%02d" % i) for i in range(5, 10)]
+    below = fetch_raw(broker.bootstrap_servers, "cf", 0, fetch_offset=4)
+    assert (below.error_code, below.log_start_offset, below.high_watermark) == (ErrorCode.OFFSET_OUT_OF_RANGE, 5, 10)
+    at = fetch_raw(broker.bootstrap_servers, "cf", 0, fetch_offset=5)
+    assert (at.error_code, at.log_start_offset) == (0, 5)
+    assert [b.base_offset for b in iter_batches(bytes(at.records))] == [4, 6]
+    # kafka-dump-log reads the files: the remaining segments, old batch 4 included, as Kafka's shows them
+    status, out, err = run_dump_log("--files", str(broker.data_dir / "cf-0" / f"{4:020d}.log"))
+    assert status == 0 and [line.split()[1] for line in out.splitlines() if line.startswith("baseOffset")] == \
+        ["4", "6"]
+
+
+def test_confluent_delete_to_the_high_watermark_and_errors(broker):
+    ten_records(broker, "cf-end")
+    a = admin(broker)
+    tp = TopicPartition("cf-end", 0, OFFSET_END)           # -1: DeleteRecordsRequest.HIGH_WATERMARK
+    assert a.delete_records([tp], request_timeout=10)[tp].result(timeout=10).low_watermark == 10
+    assert earliest_latest(a, "cf-end") == (10, 10)
+    assert segment_bases(broker, "cf-end") == [8]          # the active segment stays
+    # (an unknown topic never reaches the broker: librdkafka finds no leader for it)
+    tp = TopicPartition("cf-end", 0, 11)
+    with pytest.raises(KafkaException) as e:
+        a.delete_records([tp], request_timeout=10)[tp].result(timeout=10)
+    assert e.value.args[0].code() == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert earliest_latest(a, "cf-end") == (10, 10)
+
+
+def test_kafka_python_admin_delete_records(broker):
+    from kafka import KafkaAdminClient
+    from kafka import TopicPartition as KTP
+    from kafka.errors import OffsetOutOfRangeError
+    ten_records(broker, "kp")
+    k = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    try:
+        got = k.delete_records({KTP("kp", 0): 3})
+        assert got[KTP("kp", 0)]["low_watermark"] == 3 and got[KTP("kp", 0)]["error_code"] == 0
+        with pytest.raises(OffsetOutOfRangeError):
+            k.delete_records({KTP("kp", 0): 42})
+    finally:
+        k.close()
+    assert earliest_latest(admin(broker), "kp") == (3, 10)
+
+
+# --- raw frames, as sarama writes them -----------------------------------------------------------
+
+def _str(s: str) -> bytes:
+    return struct.pack(">h", len(s)) + s.encode()
+
+
+def _compact_str(s: str) -> bytes:
+    return bytes([len(s) + 1]) + s.encode()
+
+
+def delete_records_frame(version: int, topics: list[tuple[str, list[tuple[int, int]]]], timeout_ms: int = 5000) -> bytes:
+    """DeleteRecords v0/v1 (and v2, flexible) written field by field from
+    DeleteRecordsRequest.json, not through kproto's codec. Counts stay below 127."""
+    header = struct.pack(">hhi", 21, version, 77) + _str("sarama")
+    if version < 2:
+        body = struct.pack(">i", len(topics)) + b"".join(
+            _str(name) + struct.pack(">i", len(parts)) + b"".join(struct.pack(">iq", p, o) for p, o in parts)
+            for name, parts in topics) + struct.pack(">i", timeout_ms)
+    else:
+        header += b"\0"                                      # request header v2: tagged fields
+        body = bytes([len(topics) + 1]) + b"".join(
+            _compact_str(name) + bytes([len(parts) + 1]) + b"".join(struct.pack(">iq", p, o) + b"\0" for p, o in parts)
+            + b"\0" for name, parts in topics) + struct.pack(">i", timeout_ms) + b"\0"
+    return struct.pack(">i", len(header + body)) + header + body
+
+
+def delete_records_answer(version: int, topics: list[tuple[str, list[tuple[int, int, int]]]]) -> bytes:
+    """The response bytes (after the size), written the same way: correlation id, throttle 0."""
+    if version < 2:
+        return struct.pack(">ii", 77, 0) + struct.pack(">i", len(topics)) + b"".join(
+            _str(name) + struct.pack(">i", len(parts)) + b"".join(struct.pack(">iqh", *p) for p in parts)
+            for name, parts in topics)
+    return struct.pack(">i", 77) + b"\0" + struct.pack(">i", 0) + bytes([len(topics) + 1]) + b"".join(
+        _compact_str(name) + bytes([len(parts) + 1]) + b"".join(struct.pack(">iqh", *p) + b"\0" for p in parts)
+        + b"\0" for name, parts in topics) + b"\0"
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_raw_delete_records_every_version(broker, version):
+    """Before, the broker closed the connection (an API it did not serve). Now:
+    the low watermark, or -1 and the error; a partition named twice is answered
+    once, for the last offset (Kafka collects the request into a map)."""
+    topic = f"raw-{version}"
+    ten_records(broker, topic)
+    request = delete_records_frame(version, [(topic, [(0, 2), (0, 4), (1, 0)]), ("raw-none", [(0, 0)])])
+    assert exchange_raw(broker.bootstrap_servers, request) == delete_records_answer(version, [
+        (topic, [(0, 4, 0), (1, -1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]),
+        ("raw-none", [(0, -1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)])])
+    request = delete_records_frame(version, [(topic, [(0, 11)]), ("__consumer_offsets", [(0, 0)])])
+    assert exchange_raw(broker.bootstrap_servers, request) == delete_records_answer(version, [
+        (topic, [(0, -1, ErrorCode.OFFSET_OUT_OF_RANGE)]),
+        ("__consumer_offsets", [(0, -1, ErrorCode.INVALID_TOPIC_EXCEPTION)])])
+    request = delete_records_frame(version, [(topic, [(0, 1)])])          # below the start: nothing moves
+    assert exchange_raw(broker.bootstrap_servers, request) == delete_records_answer(version, [(topic, [(0, 4, 0)])])
+    assert earliest_latest(admin(broker), topic) == (4, 10)
+
+
+def test_compacted_topic_refuses_with_policy_violation(broker):
+    create_topic(broker.bootstrap_servers, "compacted", **{"cleanup.policy": "compact"})
+    assert produce_raw(broker.bootstrap_servers, "compacted", 0, two_records(0)).error_code == 0
+    request = delete_records_frame(1, [("compacted", [(0, 1)])])
+    assert exchange_raw(broker.bootstrap_servers, request) == delete_records_answer(1, [
+        ("compacted", [(0, -1, ErrorCode.POLICY_VIOLATION)])])
+
+
+def test_api_versions_advertises_v0_to_v2(broker):
+    from tests.helpers import request_raw
+    keys = request_raw(broker.bootstrap_servers, P.api_versions.API.key, 3, {
+        "client_software_name": "t", "client_software_version": "1"}).api_keys
+    assert [(k.min_version, k.max_version) for k in keys if k.api_key == 21] == [(0, 2)]
+
+
+# --- persistence --------------------------------------------------------------------------------
+
+def test_the_start_offset_survives_a_kill(tmp_path):
+    """log-start-offset-checkpoint is written before the answer: after SIGKILL (no
+    clean shutdown) the broker starts with the start offset it answered."""
+    with Broker(tmp_path / "data", FIXTURE_DEFAULTS, log_path=tmp_path / "broker.log") as b:
+        ten_records(b, "keep")
+        tp, a = TopicPartition("keep", 0, 6), admin(b)      # the client must outlive its futures
+        assert a.delete_records([tp], request_timeout=10)[tp].result(timeout=10).low_watermark == 6
+        os.killpg(b.pid, signal.SIGKILL)
+        b.stop()
+        assert not (b.data_dir / ".kafka_cleanshutdown").exists()
+        assert (b.data_dir / "log-start-offset-checkpoint").read_text() == "0\n1\nkeep 0 6\n"
+        b.start()
+        assert earliest_latest(admin(b), "keep") == (6, 10)
+        assert fetch_raw(b.bootstrap_servers, "keep", 0, fetch_offset=5).error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+        assert consume_all(b, "keep", 4) == [(i, b"value-%02d" % i) for i in range(6, 10)]
+
+
+# --- authorization ------------------------------------------------------------------------------
+
+class _Security:
+    def __init__(self, *allowed) -> None:
+        self.allowed_set = set(allowed)
+
+    def allowed(self, op, rtype, name) -> bool:
+        return (op, rtype, name) in self.allowed_set
+
+
+def test_delete_needs_delete_on_the_topic():
+    """KafkaApis.handleDeleteRecordsRequest: filterByAuthorized(DELETE, TOPIC); the
+    others get TOPIC_AUTHORIZATION_FAILED and low watermark -1, unseen by the handler."""
+    seen = []
+
+    async def handler(broker, header, body):
+        seen.append([t.name for t in body.topics])
+        return {"throttle_time_ms": 0, "topics": [{"name": t.name, "partitions": [
+            {"partition_index": p.partition_index, "low_watermark": 7, "error_code": 0} for p in t.partitions]}
+            for t in body.topics]}
+    body = Container(topics=[Container(name="mine", partitions=[Container(partition_index=0, offset=7)]),
+                             Container(name="theirs", partitions=[Container(partition_index=0, offset=1),
+                                                                  Container(partition_index=2, offset=1)])],
+                     timeout_ms=1000)
+    broker = Container(security=_Security((O.DELETE, R.TOPIC, "mine"), (O.WRITE, R.TOPIC, "theirs")))
+    header = Container(request_api_key=P.delete_records.API.key, request_api_version=2)
+    out = asyncio.run(guarded(broker, header, body, handler))
+    assert seen == [["mine"]]
+    assert out["topics"] == [
+        {"name": "mine", "partitions": [{"partition_index": 0, "low_watermark": 7, "error_code": 0}]},
+        {"name": "theirs", "partitions": [
+            {"partition_index": 0, "low_watermark": -1, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED},
+            {"partition_index": 2, "low_watermark": -1, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}]}]
