@@ -8,6 +8,7 @@ sarama's DeleteRecords as raw v0/v1/v2 frames written byte by byte here."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import struct
@@ -23,7 +24,9 @@ from kproto.schemas import protocol as P
 from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import guarded
 from kproto.testing import FIXTURE_DEFAULTS, Broker
-from tests.helpers import create_topic, exchange_raw, fetch_raw, produce_raw, run_dump_log
+from tests.helpers import (
+    create_topic, exchange_raw, fetch_raw, produce_raw, request_raw, run_command, run_dump_log,
+)
 
 # 95-byte batches of two records, two to a segment: segments 0 (0-3), 4 (4-7), 8 (8-9, active)
 TOPIC_CONFIG = {"segment.bytes": "190", "file.delete.delay.ms": "0"}
@@ -203,7 +206,6 @@ def test_compacted_topic_refuses_with_policy_violation(broker):
 
 
 def test_api_versions_advertises_v0_to_v2(broker):
-    from tests.helpers import request_raw
     keys = request_raw(broker.bootstrap_servers, P.api_versions.API.key, 3, {
         "client_software_name": "t", "client_software_version": "1"}).api_keys
     assert [(k.min_version, k.max_version) for k in keys if k.api_key == 21] == [(0, 2)]
@@ -261,3 +263,74 @@ def test_delete_needs_delete_on_the_topic():
         {"name": "theirs", "partitions": [
             {"partition_index": 0, "low_watermark": -1, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED},
             {"partition_index": 2, "low_watermark": -1, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}]}]
+
+
+# --- kproto delete-records (kafka-delete-records.sh) --------------------------------------------
+
+def delete_records_tool(bootstrap: str | None, tmp_path, plan: object, *args: str):
+    path = tmp_path / "plan.json"
+    path.write_text(plan if isinstance(plan, str) else json.dumps(plan))
+    return run_command("delete-records", bootstrap, "--offset-json-file", str(path), *args)
+
+
+def test_tool_deletes_and_prints_kafkas_lines(broker, tmp_path):
+    ten_records(broker, "tool")
+    config = tmp_path / "client.properties"
+    config.write_text("security.protocol=PLAINTEXT\nclient.id=delete-records-test\n")
+    plan = {"partitions": [{"topic": "tool", "partition": 0, "offset": 3}], "version": 1}
+    assert delete_records_tool(broker.bootstrap_servers, tmp_path, plan, "--command-config", str(config)) == (
+        0, "Executing records delete operation\nRecords delete operation completed:\n"
+           "partition: tool-0\tlow_watermark: 3\n", "")
+    assert earliest_latest(admin(broker), "tool") == (3, 10)
+
+
+def test_tool_prints_each_partitions_error_and_exits_3(broker, tmp_path):
+    ten_records(broker, "tool-mixed")
+    plan = {"partitions": [{"topic": "tool-mixed", "partition": 0, "offset": 11}]}      # no version: 1
+    status, out, err = delete_records_tool(broker.bootstrap_servers, tmp_path, plan)
+    assert (status, err) == (3, "")
+    assert out == ("Executing records delete operation\nRecords delete operation completed:\n"
+                   "partition: tool-mixed-0\terror: org.apache.kafka.common.errors.OffsetOutOfRangeException: "
+                   "The requested offset is not within the range of offsets maintained by the server.\n")
+    plan = {"partitions": [{"topic": "tool-none", "partition": 2, "offset": 1},
+                           {"topic": "tool-mixed", "partition": 1, "offset": 1},
+                           {"topic": "tool-mixed", "partition": 0, "offset": -1}], "version": 1}
+    status, out, err = delete_records_tool(broker.bootstrap_servers, tmp_path, plan)
+    unknown = ("org.apache.kafka.common.errors.UnknownTopicOrPartitionException: "
+               "This server does not host this topic-partition.")
+    # HashMap<TopicPartition> order: buckets of 31 * (31 + partition) + topic.hashCode()
+    assert (status, err) == (3, "") and out.splitlines()[2:] == [
+        f"partition: tool-mixed-1\terror: {unknown}", "partition: tool-mixed-0\tlow_watermark: 10",
+        f"partition: tool-none-2\terror: {unknown}"]
+
+
+@pytest.mark.parametrize("plan, message", [
+    ("{not json", "The input string is not a valid JSON"),
+    ([], "Expected JSON object, received []"),
+    ({"version": 2, "partitions": []}, "Not supported version field value 2"),
+    ({"version": "1", "partitions": []}, 'Expected `Integer` value, received "1"'),
+    ({"version": 1}, "Missing partitions field"),
+    ({"partitions": {"topic": "t"}}, 'Expected JSON array, received {"topic":"t"}'),
+    ({"partitions": [{"topic": "t", "partition": 0}]}, "No such field exists: `offset`"),
+    ({"partitions": [{"topic": "t", "partition": "0", "offset": 1}]}, 'Expected `Integer` value, received "0"'),
+    ({"partitions": [{"topic": "t", "partition": 0, "offset": 1.5}]}, "Expected `Long` value, received 1.5"),
+    ({"partitions": [{"topic": 7, "partition": 0, "offset": 1}]}, "Expected `String` value, received 7"),
+    ({"partitions": [{"topic": "t", "partition": 0, "offset": 3}, {"topic": "b", "partition": 1, "offset": 1},
+                     {"topic": "t", "partition": 0, "offset": 4}, {"topic": "b", "partition": 1, "offset": 2}]},
+     "Offset json file contains duplicate topic partitions: b-1,t-0"),
+])
+def test_tool_refuses_a_bad_file_in_kafkas_words_before_connecting(tmp_path, plan, message):
+    """DeleteRecordsCommand's own checks: nothing is sent (the broker address is unused)."""
+    assert delete_records_tool("127.0.0.1:1", tmp_path, plan) == (1, "", message + "\n")
+
+
+def test_tool_usage_and_connection_errors_are_one_line(tmp_path):
+    plan = {"partitions": []}
+    assert delete_records_tool(None, tmp_path, plan) == (2, "", 'Missing required argument "[bootstrap-server]"\n')
+    assert run_command("delete-records", "127.0.0.1:1") == (
+        2, "", 'Missing required argument "[offset-json-file]"\n')
+    status, out, err = delete_records_tool("127.0.0.1:1", tmp_path, plan)
+    assert (status, out) == (1, "") and err.startswith("kproto: error: cannot connect to 127.0.0.1:1") \
+        and err.count("\n") == 1
+    status, out, err = run_command("delete-records", "127.0.0.1:1", "--offset-json-file", str(tmp_path / "none"))
+    assert (status, out, err) == (1, "", f"cannot read {tmp_path / 'none'}: No such file or directory\n")
