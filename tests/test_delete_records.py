@@ -109,6 +109,22 @@ def test_confluent_delete_records_then_earliest_and_consume(broker):
         ["4", "6"]
 
 
+def test_export_reads_the_segments_that_remain(broker):
+    """kproto export lists the segment files (kproto.spark.segments): a deleted
+    segment waiting out file.delete.delay.ms as ``.log.deleted`` is not one."""
+    from kproto.spark.segments import find_segments
+    create_topic(broker.bootstrap_servers, "exp", **{"segment.bytes": "190"})      # delay: 60 s
+    for first in range(0, 10, 2):
+        assert produce_raw(broker.bootstrap_servers, "exp", 0, two_records(first)).error_code == 0
+    a = admin(broker)
+    tp = TopicPartition("exp", 0, 5)
+    assert a.delete_records([tp], request_timeout=10)[tp].result(timeout=10).low_watermark == 5
+    part = broker.data_dir / "exp-0"
+    assert (part / f"{0:020d}.log.deleted").exists()
+    _, segments = find_segments(str(part))
+    assert sorted((s.topic, s.partition, s.base_offset) for s in segments) == [("exp", 0, 4), ("exp", 0, 8)]
+
+
 def test_confluent_delete_to_the_high_watermark_and_errors(broker):
     ten_records(broker, "cf-end")
     a = admin(broker)
