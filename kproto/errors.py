@@ -11,6 +11,7 @@ Two layers, as Kafka has them:
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
 
 
@@ -196,7 +197,27 @@ _DESCRIPTIONS = {
     ErrorCode.GROUP_ID_NOT_FOUND: "The group id does not exist.",
     ErrorCode.INVALID_RECORD: "This record has failed the validation on broker and hence will be rejected.",
     ErrorCode.UNSUPPORTED_COMPRESSION_TYPE: "The requesting client does not support the compression type of given partition.",
+    ErrorCode.INVALID_TOPIC_EXCEPTION: "The request attempted to perform an operation on an invalid topic.",
+    ErrorCode.POLICY_VIOLATION: "Request parameters do not satisfy the configured policy.",
+    ErrorCode.KAFKA_STORAGE_ERROR: "Disk error when trying to access log file on the disk.",
 }
+
+#: The Java exception Kafka's clients raise for an error code, where the
+#: class name is not the code's name in CamelCase + "Exception".
+_JAVA_EXCEPTIONS = {
+    "NON_EMPTY_GROUP": "GroupNotEmptyException", "GROUP_AUTHORIZATION_FAILED": "GroupAuthorizationException",
+    "TOPIC_AUTHORIZATION_FAILED": "TopicAuthorizationException", "UNKNOWN_SERVER_ERROR": "UnknownServerException",
+    "NOT_LEADER_OR_FOLLOWER": "NotLeaderOrFollowerException", "INVALID_TOPIC_EXCEPTION": "InvalidTopicException",
+}
+
+
+def java_exception(code: int, message: str | None = None) -> str:
+    """``Throwable.toString()`` of the exception Kafka's Admin raises for ``code``
+    (``Errors.exception()``: the default message unless one is given)."""
+    error = ErrorCode(code)
+    name = _JAVA_EXCEPTIONS.get(error.name) or (
+        "".join(w.capitalize() for w in re.sub(r"_(EXCEPTION|ERROR)$", "", error.name).split("_")) + "Exception")
+    return f"org.apache.kafka.common.errors.{name}: {message or error.description}"
 
 
 # --- local errors ----------------------------------------------------------

@@ -502,16 +502,35 @@ def create_topic(bootstrap: str, name: str, **configs: str) -> None:
     a.create_topics([CKNewTopic(name, 1, 1, config=configs)])[name].result(timeout=10)
 
 
+def exchange_raw(bootstrap: str, request: bytes) -> bytes:
+    """Send one request frame (its size prefix included) on a new connection; the
+    response's bytes after its size prefix."""
+    host, port = bootstrap.split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(request)
+        size = int.from_bytes(_recv(s, 4), "big")
+        return _recv(s, size)
+
+
+def request_raw(bootstrap: str, api_key: int, version: int, body: dict):
+    """One request encoded by kproto's codec, at exactly ``version``; the decoded response."""
+    reply = exchange_raw(bootstrap, frame(P.encode_request(api_key, version, 1, "raw", body)))
+    return P.decode_response(api_key, version, reply)[1]
+
+
 def produce_raw(bootstrap: str, topic: str, partition: int, records: bytes, version: int = 9):
     """One Produce request with ``records`` as given; the partition's response."""
-    host, port = bootstrap.split(":")
     body = {"transactional_id": None, "acks": -1, "timeout_ms": 10000,
             "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": records}]}]}
-    with socket.create_connection((host, int(port)), timeout=10) as s:
-        s.sendall(frame(P.encode_request(0, version, 1, "raw", body)))
-        size = int.from_bytes(_recv(s, 4), "big")
-        _, reply = P.decode_response(0, version, _recv(s, size))
-    return reply.responses[0].partition_responses[0]
+    return request_raw(bootstrap, P.produce.API.key, version, body).responses[0].partition_responses[0]
+
+
+def fetch_raw(bootstrap: str, topic: str, partition: int, fetch_offset: int = 0):
+    """One Fetch v12 from ``fetch_offset``; the partition's response."""
+    body = {"max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0,
+            "session_epoch": -1, "topics": [{"topic": topic, "partitions": [
+                {"partition": partition, "fetch_offset": fetch_offset, "partition_max_bytes": 1 << 20}]}]}
+    return request_raw(bootstrap, P.fetch.API.key, 12, body).responses[0].partitions[0]
 
 
 def _recv(s: socket.socket, n: int) -> bytes:

@@ -19,7 +19,7 @@ from kproto.framing import frame
 from kproto.records import NewRecord, build_record_batch
 from kproto.schemas import protocol as P
 from tests.components import VENV_BIN, free_port, kproto_broker, running
-from tests.helpers import create_topic, produce_raw
+from tests.helpers import create_topic, fetch_raw, produce_raw
 
 TOPICS, PARTITIONS = 6, 100
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex")
@@ -133,19 +133,6 @@ def test_accept_at_emfile_keeps_serving_and_resumes(tmp_path):
             ask(s, 2000 + i)
             assert answer(s) == 2000 + i
             s.close()
-
-
-def fetch_raw(bootstrap: str, topic: str, partition: int):
-    """One Fetch v12 from offset 0; the partition's response."""
-    host, port = bootstrap.split(":")
-    body = {"max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0,
-            "session_epoch": -1, "topics": [{"topic": topic, "partitions": [
-                {"partition": partition, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]}
-    with socket.create_connection((host, int(port)), timeout=10) as s:
-        s.sendall(frame(P.encode_request(P.fetch.API.key, 12, 1, "raw", body)))
-        size = int.from_bytes(_exactly(s, 4), "big")
-        _, reply = P.decode_response(P.fetch.API.key, 12, _exactly(s, size))
-    return reply.responses[0].partitions[0]
 
 
 def test_a_segment_file_that_cannot_reopen_is_a_storage_error_for_its_partition(tmp_path):

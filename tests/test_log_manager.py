@@ -81,6 +81,71 @@ def test_checkpoints_on_close(tmp_path):
         mgr.get_log("t", 0).read(1, 100)
 
 
+def six_batch_topic(mgr: LogManager, topic: str = "t", **overrides: str):
+    [log] = mgr.create_topic(topic, 1, {"segment.bytes": "180", "file.delete.delay.ms": "0", **overrides})
+    for i in range(6):
+        log.append(one_batch(i))                 # 90 bytes each: segments 0, 2, 4 (active)
+    assert [s.base_offset for s in log.segments] == [0, 2, 4]
+    return log
+
+
+def test_delete_records_moves_the_start_drops_segments_and_persists(tmp_path):
+    """ReplicaManager.deleteRecords -> UnifiedLog.maybeIncrementLogStartOffset; the
+    segments wholly below go (deleteLogStartOffsetBreachedSegments) and the start is
+    in log-start-offset-checkpoint before the answer, so even a crash keeps it."""
+    data = tmp_path / "data"
+    mgr = LogManager(data, clock=Clock())
+    log = six_batch_topic(mgr)
+    assert mgr.delete_records("t", 0, 3) == 3
+    assert [s.base_offset for s in log.segments] == [2, 4]          # 0..1 gone, 2..3 holds 3
+    assert not list(log.dir.glob(f"{0:020d}.*"))                   # file.delete.delay.ms 0
+    assert (data / "log-start-offset-checkpoint").read_text() == "0\n1\nt 0 3\n"
+    with pytest.raises(KafkaError, match="range 3 to 6"):
+        log.read(2, 1000)
+    assert log.read(3, 1000).position == 90                        # the batch of 3, not 2
+    assert mgr.delete_records("t", 0, 1) == 3                      # never backwards, no error
+    # no close: as after a crash, the next open recovers and keeps the start
+    again = LogManager(data, clock=Clock()).get_log("t", 0)
+    assert (again.log_start_offset, again.log_end_offset) == (3, 6)
+    with pytest.raises(KafkaError, match="range 3 to 6"):
+        again.read(2, 1000)
+
+
+def test_delete_records_to_the_high_watermark_keeps_the_active_segment(tmp_path):
+    mgr = LogManager(tmp_path / "data", clock=Clock())
+    log = six_batch_topic(mgr)
+    assert mgr.delete_records("t", 0, -1) == 6                     # DeleteRecordsRequest.HIGH_WATERMARK
+    assert [s.base_offset for s in log.segments] == [4]
+    assert log.read(6, 1000).length == 0
+    assert log.append(one_batch(9)).first_offset == 6
+
+
+@pytest.mark.parametrize("topic, partition, offset, code, message", [
+    ("t", 0, 7, ErrorCode.OFFSET_OUT_OF_RANGE,
+     "Cannot increment the log start offset to 7 of partition t-0 since it is larger than the high watermark 6"),
+    ("t", 0, -2, ErrorCode.OFFSET_OUT_OF_RANGE, "The offset -2 for partition t-0 is not valid"),
+    ("t", 1, 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host t-1."),
+    ("nope", 0, 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host nope-0."),
+    ("__consumer_offsets", 0, 0, ErrorCode.INVALID_TOPIC_EXCEPTION,
+     "Cannot delete records of internal topic __consumer_offsets"),
+    ("c", 0, 1, ErrorCode.POLICY_VIOLATION,
+     "Records of partition c-0 can not be deleted due to the configured policy"),
+])
+def test_delete_records_refusals_change_nothing(tmp_path, topic, partition, offset, code, message):
+    """Kafka's texts: UnifiedLog.maybeIncrementLogStartOffset, Partition.deleteRecordsOnLeader,
+    ReplicaManager.deleteRecordsOnLocalLog."""
+    data = tmp_path / "data"
+    mgr = LogManager(data, clock=Clock())
+    log = six_batch_topic(mgr)
+    six_batch_topic(mgr, "c", **{"cleanup.policy": "compact"})
+    mgr.create_topic("__consumer_offsets", 1, internal=True)
+    with pytest.raises(KafkaError) as e:
+        mgr.delete_records(topic, partition, offset)
+    assert (e.value.error_code, str(e.value)) == (code, message)
+    assert (log.log_start_offset, [s.base_offset for s in log.segments]) == (0, [0, 2, 4])
+    assert not (data / "log-start-offset-checkpoint").exists()
+
+
 def test_interrupted_deletion_finishes_at_open(tmp_path):
     data = tmp_path / "data"
     mgr = LogManager(data, clock=Clock())

@@ -73,6 +73,20 @@ def test_lso_waits_for_the_oldest_open_transaction(tmp_path):
     assert log.collect_aborted_transactions(5, 6) == []           # ended before the fetch offset
 
 
+def test_lso_never_below_the_log_start_offset(tmp_path):
+    """DeleteRecords past an open transaction's first offset: the LSO follows the
+    log start (UnifiedLog.maybeIncrementFirstUnstableOffset), so read_committed
+    fetches from the start are not stuck below it."""
+    log = open_log(tmp_path)
+    log.append(data(7))                            # 0, txn of 7, open
+    log.append(data(9, txn=False, n=2))            # 1-2
+    assert log.last_stable_offset == 0
+    assert log.maybe_increment_log_start_offset(2)
+    assert (log.last_stable_offset, log.high_watermark) == (2, 3)
+    write_marker(log, 7, COMMIT)                   # 3
+    assert log.last_stable_offset == log.high_watermark == 4
+
+
 def test_no_txnindex_file_until_an_abort(tmp_path):
     log = open_log(tmp_path)
     log.append(data(7))

@@ -18,7 +18,7 @@ from kproto.client.transport import BrokerClient
 from kproto.errors import ErrorCode, KafkaError, error_for
 
 METADATA, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 3, 2, 8, 9, 10
-DESCRIBE_GROUPS, LIST_GROUPS, CREATE_TOPICS, DELETE_TOPICS = 15, 16, 19, 20
+DESCRIBE_GROUPS, LIST_GROUPS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 15, 16, 19, 20, 21
 DESCRIBE_CONFIGS, ALTER_CONFIGS, CREATE_PARTITIONS, DELETE_GROUPS = 32, 33, 37, 42
 INCREMENTAL_ALTER_CONFIGS = 44
 
@@ -86,6 +86,11 @@ class TopicResult(NamedTuple):
     name: str
     error: ErrorCode
     message: str | None = None
+
+
+class DeletedRecords(NamedTuple):
+    error: ErrorCode
+    low_watermark: int                       # the partition's new log start offset; -1 on error
 
 
 class ConfigResource(NamedTuple):
@@ -312,6 +317,15 @@ class Admin:
                 out[(t.name, p.partition_index)] = ListedOffset(
                     code(p.error_code), offset, p.get("timestamp", -1), p.get("leader_epoch", -1))
         return out
+
+    def delete_records(self, offsets: Mapping[TopicPartition, int], *,
+                       timeout_ms: int = TIMEOUT_MS) -> dict[TopicPartition, DeletedRecords]:
+        """Delete the records below ``offsets[tp]`` (-1: below the high watermark)."""
+        topics = [{"name": t, "partitions": [{"partition_index": p, "offset": o} for p, o in parts]}
+                  for t, parts in _group_by_topic(offsets.items()).items()]
+        body = self.client.request(DELETE_RECORDS, {"topics": topics, "timeout_ms": timeout_ms})
+        return {(t.name, p.partition_index): DeletedRecords(code(p.error_code), p.low_watermark)
+                for t in body.topics for p in t.partitions}
 
     def find_coordinator(self, key: str, key_type: int = 0) -> Coordinator:
         body = self.client.request(FIND_COORDINATOR, {"key": key, "key_type": key_type,

@@ -148,7 +148,11 @@ class UnifiedLog:
     def last_stable_offset(self) -> int:
         first_unstable = self.producer_state.first_unstable_offset
         hw = self.high_watermark
-        return hw if first_unstable is None else min(first_unstable, hw)
+        if first_unstable is None:
+            return hw
+        # never below the log start offset (UnifiedLog.maybeIncrementFirstUnstableOffset):
+        # DeleteRecords may pass an open transaction's first offset
+        return min(max(first_unstable, self.log_start_offset), hw)
 
     @property
     def size(self) -> int:
@@ -425,8 +429,12 @@ class UnifiedLog:
             return True
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
-        """DeleteRecords / retention: raise the log start offset (never past the log end)."""
+        """DeleteRecords / retention: raise the log start offset (never past the
+        high watermark; UnifiedLog.maybeIncrementLogStartOffset). Reads below it
+        are out of range at once; the segments wholly below it go with
+        ``delete_log_start_offset_breached_segments`` (retention passes call it)."""
         with self._lock:
+            self._check_open()
             if offset > self.high_watermark:
                 raise OffsetOutOfRangeError(
                     f"Cannot increment the log start offset to {offset} of partition {self.name} "
@@ -451,10 +459,19 @@ class UnifiedLog:
                 if self.config.retention_ms >= 0:
                     deleted += self._delete_where(lambda seg, nxt: now - seg.largest_timestamp > self.config.retention_ms, now)
                 deleted += self._delete_retention_size_breached(now)
-            deleted += self._delete_where(
-                lambda seg, nxt: nxt is not None and nxt.base_offset <= self.log_start_offset, now)
+            deleted += self.delete_log_start_offset_breached_segments(now)
             self.delete_pending_segments(now)
         return deleted
+
+    def delete_log_start_offset_breached_segments(self, now: int | None = None) -> int:
+        """The segments wholly below the log start offset (those whose next
+        segment starts at or below it), as Kafka's deleteLogStartOffsetBreachedSegments;
+        the active segment always stays. Returns the number deleted."""
+        now = self.clock() if now is None else now
+        with self._lock, self._storage("deleting segments below the log start offset"):
+            self._check_open()
+            return self._delete_where(
+                lambda seg, nxt: nxt is not None and nxt.base_offset <= self.log_start_offset, now)
 
     def _delete_retention_size_breached(self, now: int) -> int:
         if self.config.retention_bytes < 0 or self.size < self.config.retention_bytes:

@@ -4,7 +4,8 @@ Layout of the data directory::
 
     meta.properties                    KRaft: node.id, directory.id, version=1, cluster.id
     recovery-point-offset-checkpoint   written on checkpoint() and clean close
-    log-start-offset-checkpoint        only logs whose start is above their first segment
+    log-start-offset-checkpoint        only logs whose start is above their first segment;
+                                       written on checkpoint(), close and DeleteRecords
     cleaner-offset-checkpoint          first dirty offset of each compacted log
     .kafka_cleanshutdown               {"version":0,"brokerEpoch":N}: present from a clean
                                        close until the next open
@@ -34,7 +35,8 @@ from typing import Any, Callable, Mapping
 
 from kproto.common import InvalidTopicError, now_ms, is_internal, unify_collision_chars, validate_topic_name
 from kproto.errors import (
-    ErrorCode, InvalidRequestError, KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError,
+    ErrorCode, InvalidRequestError, KafkaError, OffsetOutOfRangeError, TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
 )
 from kproto.log import checkpoint as ckpt
 from kproto.log.cleaner import LogCleaner
@@ -53,6 +55,8 @@ EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
 # creation and no election ever bumps it. Metadata and ListOffsets report it;
 # the broker's appends stamp it on every batch (UnifiedLog.appendAsLeader).
 LEADER_EPOCH = 0
+#: DeleteRecordsRequest.HIGH_WATERMARK: delete every record below the high watermark.
+DELETE_TO_HIGH_WATERMARK = -1
 
 TopicPartition = tuple[str, int]
 
@@ -346,13 +350,47 @@ class LogManager:
 
     def checkpoint(self) -> None:
         """Write the recovery point and log start offset checkpoints."""
-        logs = self.logs()
-        ckpt.write_offset_checkpoint(self.data_dir / ckpt.RECOVERY_POINT_CHECKPOINT,
-                                     {tp: log.recovery_point for tp, log in sorted(logs.items())})
-        ckpt.write_offset_checkpoint(
-            self.data_dir / ckpt.LOG_START_OFFSET_CHECKPOINT,
-            {tp: log.log_start_offset for tp, log in sorted(logs.items())
-             if log.log_start_offset > log.segments[0].base_offset})
+        with self._lock:
+            ckpt.write_offset_checkpoint(self.data_dir / ckpt.RECOVERY_POINT_CHECKPOINT,
+                                         {tp: log.recovery_point for tp, log in sorted(self.logs().items())})
+            self.checkpoint_log_start_offsets()
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """LogManager.checkpointLogStartOffsets: the logs whose start is above their first segment."""
+        with self._lock:     # one writer of the file's .tmp at a time
+            ckpt.write_offset_checkpoint(
+                self.data_dir / ckpt.LOG_START_OFFSET_CHECKPOINT,
+                {tp: log.log_start_offset for tp, log in sorted(self.logs().items())
+                 if log.log_start_offset > log.segments[0].base_offset})
+
+    def delete_records(self, topic: str, partition: int, offset: int) -> int:
+        """DeleteRecords on one partition: move its log start offset to ``offset``
+        (-1: the high watermark), drop the segments wholly below it and persist
+        it; -> the low watermark (the log start offset). Kafka's checks, in
+        ReplicaManager.deleteRecordsOnLocalLog and Partition.deleteRecordsOnLeader
+        order: internal topic, unknown partition, cleanup.policy without delete,
+        an offset below 0 or above the high watermark.
+
+        Kafka leaves the segments to the next retention pass and the checkpoint
+        to the next periodic write (a minute); here both happen at once, so the
+        space is freed when the answer says so and a crash cannot bring the
+        records back."""
+        if is_internal(topic):
+            raise InvalidTopicError(f"Cannot delete records of internal topic {topic}")
+        log = self.get_log(topic, partition)
+        if log is None:
+            raise UnknownTopicOrPartitionError(f"This server does not host {topic}-{partition}.")
+        if not log.config.delete:
+            raise KafkaError(f"Records of partition {topic}-{partition} can not be deleted due to the configured "
+                             "policy", error_code=ErrorCode.POLICY_VIOLATION)
+        wanted = log.high_watermark if offset == DELETE_TO_HIGH_WATERMARK else offset
+        if wanted < 0:
+            raise OffsetOutOfRangeError(f"The offset {wanted} for partition {topic}-{partition} is not valid")
+        if log.maybe_increment_log_start_offset(wanted):
+            log.delete_log_start_offset_breached_segments()
+            log.delete_pending_segments()        # those whose file.delete.delay.ms has passed
+            self.checkpoint_log_start_offsets()
+        return log.log_start_offset
 
     def close(self, broker_epoch: int = -1) -> None:
         """Clean shutdown: close every log, checkpoint, then write the marker.

@@ -80,6 +80,9 @@ DELETE_TOPICS = PerEntry("topics", lambda e: e.name, R.TOPIC, O.DELETE, "respons
                          lambda e, err: {"name": e.name, "topic_id": e.topic_id, "error_code": err})
 DELETE_TOPICS_V0 = PerEntry("topic_names", lambda e: e, R.TOPIC, O.DELETE, "responses",
                             lambda e, err: {"name": e, "error_code": err})
+DELETE_RECORDS = PerEntry("topics", _topic_name, R.TOPIC, O.DELETE, "topics",
+                          lambda e, err: {"name": e.name, "partitions": _partitions(
+                              "partitions", "partition_index", "partition_index", low_watermark=-1)(e, err)})
 CREATE_PARTITIONS = PerEntry("topics", _topic_name, R.TOPIC, O.ALTER, "results",
                              lambda e, err: {"name": e.name, "error_code": err, "error_message": None})
 DESCRIBE_GROUPS = PerEntry("groups", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
@@ -421,7 +424,7 @@ DESCRIBE_TRANSACTIONS = PerEntry("transactional_ids", lambda e: e, R.TRANSACTION
                                  error=TXN_DENIED)
 
 SIMPLE = {P.fetch.API.key: FETCH, P.list_offsets.API.key: LIST_OFFSETS, P.create_topics.API.key: CREATE_TOPICS,
-          P.create_partitions.API.key: CREATE_PARTITIONS,
+          P.create_partitions.API.key: CREATE_PARTITIONS, P.delete_records.API.key: DELETE_RECORDS,
           P.delete_groups.API.key: DELETE_GROUPS,
           P.describe_configs.API.key: DESCRIBE_CONFIGS, P.alter_configs.API.key: ALTER_CONFIGS,
           P.incremental_alter_configs.API.key: ALTER_CONFIGS, P.describe_producers.API.key: DESCRIBE_PRODUCERS,

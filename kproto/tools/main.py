@@ -82,6 +82,8 @@ COMMANDS = {
     "serve": ("kproto.tools.serve:serve", "Run the reference broker."),
     "dump-log": ("kproto.tools.dump_log:dump_log", "Dump log segments and index files like kafka-dump-log.sh."),
     "topics": ("kproto.tools.topics.command:topics", "Create, delete, describe, or change a topic like kafka-topics.sh."),
+    "delete-records": ("kproto.tools.delete_records:delete_records",
+                       "Delete records below an offset per partition like kafka-delete-records.sh."),
     "offsets": ("kproto.tools.offsets:offsets", "Migrate, export and import ZooKeeper-stored consumer offsets."),
     "decode": ("kproto.tools.decode:decode", "Decode captured Kafka traffic (pcap, pcapng, stdin) like tshark, completely."),
     "export": ("kproto.tools.export:export", "Export log segments to Parquet/JSON/CSV, or committed offsets, with Spark."),

@@ -1,7 +1,8 @@
 """DeleteRecords (key 21): move partitions' log start offsets forward (delete records).
 
 Ledger: v0-2 supported; v2+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v0-2 (ApiSpec.served; its handler declares the
+same).
 
     v0   first version
     v1   same as v0
@@ -90,6 +91,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DeleteRecords", key=21, min_version=0, max_version=2, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 2))
 request = API.request
 response = API.response

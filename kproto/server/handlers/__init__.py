@@ -10,12 +10,12 @@ None`` (None: no response, Produce acks=0).
 from __future__ import annotations
 
 from kproto.server.handlers import (
-    acls, api_versions, cluster, configs, fetch, groups, list_offsets, metadata, produce, producer_ids, sasl,
-    scram, topics, txn,
+    acls, api_versions, cluster, configs, delete_records, fetch, groups, list_offsets, metadata, produce,
+    producer_ids, sasl, scram, topics, txn,
 )
 
-_MODULES = (api_versions, metadata, produce, fetch, list_offsets, producer_ids, topics, configs, cluster, groups,
-            sasl, acls, scram, txn)
+_MODULES = (api_versions, metadata, produce, fetch, list_offsets, producer_ids, topics, delete_records, configs,
+            cluster, groups, sasl, acls, scram, txn)
 
 
 def table() -> dict:

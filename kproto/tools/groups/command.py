@@ -23,13 +23,13 @@ The consumer protocol's assignment bytes are read with
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from typing import Iterable
 
 import click
 
+from kproto.errors import java_exception
 from kproto.jvm import java_hashmap_order, java_string_hash, topic_partition_hash
 from kproto.tools.groups import text as groups_text
 from kproto.tools.groups.args import (
@@ -52,30 +52,12 @@ DRY_RUN_WARNING = (
     "doing a dry run. You should add the --dry-run option explicitly if you are scripting this command and "
     "want to keep the current default behavior without prompting.")
 
-#: The Java exception Kafka's Admin raises for an error code, where the
-#: class name is not the code's name in CamelCase + "Exception".
-_JAVA_EXCEPTIONS = {
-    "NON_EMPTY_GROUP": "GroupNotEmptyException", "GROUP_AUTHORIZATION_FAILED": "GroupAuthorizationException",
-    "TOPIC_AUTHORIZATION_FAILED": "TopicAuthorizationException", "UNKNOWN_SERVER_ERROR": "UnknownServerException",
-    "NOT_LEADER_OR_FOLLOWER": "NotLeaderOrFollowerException", "INVALID_TOPIC_EXCEPTION": "InvalidTopicException",
-}
-
-
 class ResetAborted(Exception):
     """A reset Kafka abandons with its usage message (printUsageAndExit): the
     message alone, exit status 1 (the flags were fine; the data was not)."""
 
 
 # --- pure parts ----------------------------------------------------------------------
-
-def java_exception(code: int, message: str | None = None) -> str:
-    """``Throwable.toString()`` of the exception Kafka's Admin raises for ``code``."""
-    from kproto.errors import ErrorCode
-    error = ErrorCode(code)
-    name = _JAVA_EXCEPTIONS.get(error.name) or (
-        "".join(w.capitalize() for w in re.sub(r"_(EXCEPTION|ERROR)$", "", error.name).split("_")) + "Exception")
-    return f"org.apache.kafka.common.errors.{name}: {message or error.description}"
-
 
 def spec_order(names: Iterable[str]) -> list[str]:
     """The iteration order of a ``HashSet<OptionSpec>``: joptsimple hashes a
