@@ -1,7 +1,7 @@
 """The optional C accelerators: one switch, one loader.
 
 kproto's C code (``kproto._crecords``, generated from the record schema by
-``kproto.codegen.c``) only makes hot paths faster; every path also exists in
+``generators.c``) only makes hot paths faster; every path also exists in
 pure Python and the tests prove the two equal. A machine without a C compiler
 installs kproto without it (setup.py marks the extension optional), and
 ``KPROTO_NO_EXTENSIONS=1`` switches the built one off, e.g. to test the

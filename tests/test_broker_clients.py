@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kproto.framing import frame
-from kproto.schemas import protocol
+from kproto import protocol
 from tests.components import kproto_broker, require_executable
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]

@@ -1,4 +1,4 @@
-"""decode's C paths (kproto.codegen.cjson, cpacket) == the Python ones, byte for byte."""
+"""decode's C paths (generators.cjson, cpacket) == the Python ones, byte for byte."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from kproto.errors import DecodeError
 from kproto.framing import frame
 from kproto.records import NewRecord, TimestampType, build_control_batch, build_message_set, build_record_batch
 from kproto.schemas import records as S
-from kproto.schemas.protocol import encode_request, encode_response
+from kproto.protocol import encode_request, encode_response
 from tests.capture_session import pcap_bytes, tcp_packet
 from tests.components import VENV_BIN
 

@@ -7,7 +7,7 @@ import asyncio
 import threading
 
 from kproto.records import NewRecord, build_record_batch, iter_batches
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from kproto.server.broker import Broker
 from kproto.server.handlers.produce import INLINE_APPEND_BYTES
 from kproto.server.network import ConnectionInfo

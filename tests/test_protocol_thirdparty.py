@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from kproto.schemas.message import present_only
 from tests.fixtures.protocol_codecs import from_json
 from tests.helpers import plain

@@ -29,7 +29,7 @@ from kproto.capture.tcp import HalfStream
 from kproto.framing import NEED_DATA
 from kproto.records import _accelerator
 
-# pcap records and the usual TCP segment read in C (kproto.codegen.cpacket), when built
+# pcap records and the usual TCP segment read in C (generators.cpacket), when built
 _pcap_segments = getattr(_accelerator, "pcap_segments", None)
 _SEGMENTS = None if _pcap_segments is None else lambda *args: _pcap_segments(*args, Segment)
 

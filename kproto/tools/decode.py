@@ -224,7 +224,7 @@ def _short_lived():
     schemas, ~25k of them, frozen here) and a young-generation pass every
     700 allocations cost ~6 % of a decode and find almost nothing. And the
     heap a chunk's frames freed kept for the next chunk's, not faulted in
-    again (kproto.codegen.cpacket: ~8 % of a decode)."""
+    again (generators.cpacket: ~8 % of a decode)."""
     threshold = gc.get_threshold()
     if _keep_freed_memory is not None:      # the C extension's, glibc only; for the process
         _keep_freed_memory()

@@ -1,6 +1,6 @@
 """The record schema translated to C that writes JSON text, for ``kproto decode --json``.
 
-``kproto.codegen.c`` walks the record schema into C that builds Python objects;
+``generators.c`` walks the record schema into C that builds Python objects;
 this walks the same nodes into C that appends, for each record, the JSON text
 ``kproto.capture.jsonout`` renders from those objects (keys and values as
 padded base64, header keys as ``json.dumps`` escapes them, ensure_ascii), with
@@ -9,7 +9,7 @@ string field escaped text), null is ``null``, an array or a struct without a
 layout of its own is a JSON array; the record struct's layout (``_RECORD``)
 says what goes before each of its fields. The batch header is read by the
 same walk, and its JSON layout mirrors ``kproto.capture.body._v2``.
-Both are spliced into ``kproto/_crecords.c`` by ``kproto.codegen.c``;
+Both are spliced into ``kproto/_crecords.c`` by ``generators.c``;
 tests/test_capture_json_c.py checks C == Python.
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from construct import Array
 
-from kproto.codegen.c import _CGen, _decls, _fail, _int, _is_int
-from kproto.codegen.walk import ARRAY, C, PREFIXED, SIZED, emit_sized, is_terminator, node_kind
+from generators.c import _CGen, _decls, _fail, _int, _is_int
+from kproto.fastpath.walk import ARRAY, C, PREFIXED, SIZED, emit_sized, is_terminator, node_kind
 from kproto.schemas import records as S
 from kproto.schemas.primitives import KArray
 
@@ -151,7 +151,7 @@ _METHODS = """    {"dumps", dumps, METH_VARARGS, "json.dumps of plain data with 
     {"batches_json", batches_json, METH_VARARGS, "A RECORDS field's plain v2 batches as JSON text, or None."},"""
 
 _TEMPLATE = r"""
-/* --- JSON text (kproto.codegen.cjson) ----------------------------------- */
+/* --- JSON text (generators.cjson) ----------------------------------- */
 
 #define PUT_LIT(b, s) do { if (put_bytes((b), (s), sizeof(s) - 1) < 0) goto error; } while (0)
 

@@ -1,7 +1,7 @@
 """C for the capture decoder's commonest packet: pcap record, Ethernet, IPv4, TCP.
 
 Not derived from a schema (these headers are not kproto's): the C that
-``kproto.codegen.c`` splices into ``kproto/_crecords.c`` beside the generated
+``generators.c`` splices into ``kproto/_crecords.c`` beside the generated
 code, so the extension stays one generated file. It mirrors
 ``PacketReader.pcap_records`` and the fast path of ``kproto.capture.packet.tcp_segment``
 (an Ethernet frame of IPv4 without options carrying TCP, not a fragment) and
@@ -17,7 +17,7 @@ METHODS = """    {"pcap_segments", pcap_segments, METH_VARARGS, "pcap records at
     {"keep_freed_memory", keep_freed_memory, METH_NOARGS, "glibc: keep freed heap for reuse (True), else False."},"""
 
 TEMPLATE = r"""
-/* --- pcap records and TCP segments (kproto.codegen.cpacket) -------------- */
+/* --- pcap records and TCP segments (generators.cpacket) -------------- */
 
 #ifdef __GLIBC__
 #include <malloc.h>
