@@ -135,7 +135,9 @@ def _load_accelerator(*, honour_switch: bool = True):
     return module
 
 
-_accelerator = _load_accelerator()
+_accelerator = accel.crecords
+if _accelerator is not None:
+    _accelerator.init(Record, CorruptRecordError)
 _decode_records_c = _accelerator and _accelerator.decode_records
 _encode_records_c = _accelerator and _accelerator.encode_records
 _walk_records_c = _accelerator and getattr(_accelerator, "walk_records", None)

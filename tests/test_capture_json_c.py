@@ -221,9 +221,9 @@ def test_pcap_segments_in_c_as_in_python(order, nano, link, snaplen):
 
 _HEAP_CYCLES = """
 import resource, sys
-from kproto.records import _accelerator
+from kproto.memory import keep_freed_memory
 if sys.argv[1] == "keep":
-    assert _accelerator.keep_freed_memory() is True
+    assert keep_freed_memory() is True
 held = [b"x" * (2 << 20) for _ in range(4)]          # 8 MiB touched, then freed
 del held
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

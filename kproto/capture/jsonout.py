@@ -23,7 +23,7 @@ import uuid
 
 from construct import Container
 
-from kproto import records as records_module
+from kproto import accel
 from kproto.compression import CompressionType
 from kproto.records import TimestampType
 
@@ -161,8 +161,8 @@ def _flag_texts() -> tuple[bytes, ...]:
         b"true" if i & 2 else b"false") for i in range(4))
 
 
-_fast_batches = getattr(records_module._accelerator, "batches_json", None)
-_c_dumps = getattr(records_module._accelerator, "dumps", None)
+_fast_batches = getattr(accel.crecords, "batches_json", None)
+_c_dumps = getattr(accel.crecords, "dumps", None)
 _FLAGS_4 = _flag_texts()
 
 
