@@ -1,4 +1,4 @@
-"""decode's C paths (generators.cjson, cpacket) == the Python ones, byte for byte."""
+"""decode's C paths (generators.cjson, csrc/packet.c) == the Python ones, byte for byte."""
 
 from __future__ import annotations
 
