@@ -2,6 +2,7 @@
 #   make serve   the reference broker on 127.0.0.1:9092, data in ./kproto-data
 #   make test    installs what the tests need (Debian packages included), runs pytest
 #   make soak    bench/soak.py: kill -9, mutated frames, fuzzing, group churn; figures in soak-figures.json
+#   make c       regenerate the C record codec from the schema (generators/c.py) and rebuild it
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
@@ -14,7 +15,7 @@ STAMP   := $(VENV)/.installed
 DEB_PKGS := kcat zookeeper tshark tcpdump time mount e2fsprogs maven $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve test bench deps debs venv clean lint kafka
+.PHONY: serve test bench deps debs venv clean lint kafka c
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -83,6 +84,12 @@ bench: venv debs kafka
 # in soak-figures.json); bench/soak.py --help sizes each part. Default: ~35 min.
 soak: venv
 	nice -n 10 $(BIN)/python bench/soak.py --out soak-figures.json
+
+# The C record codec after a change to the record schema or generators/: regenerate
+# csrc/records_generated.c (tests/test_codegen_c.py checks it is current) and rebuild.
+c: venv
+	$(BIN)/python -m generators.c
+	$(BIN)/python setup.py build_ext --inplace -q
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

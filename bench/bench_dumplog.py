@@ -12,8 +12,8 @@ timing, every tool's record lines on a 2 MiB prefix segment must be identical.
 The peer script reads the file into memory (aiokafka's C reader takes bytes
 only) and batch fields the readers do not expose (size, record count, leader
 epoch) from the header bytes with struct, the same for both readers.
-kproto's speed is its C record codec (kproto/_crecords.c, generated from the
-schema by kproto/codegen/c.py); "kproto pure Python" is KPROTO_NO_EXTENSIONS=1.
+kproto's speed is its C record codec (kproto._crecords, csrc/, generated from the
+schema by generators/c.py); "kproto pure Python" is KPROTO_NO_EXTENSIONS=1.
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def main() -> None:
                f"`--deep-iteration --print-data-log`, stdout to /dev/null; each tool a fresh process, median "
                f"(min-max) of {args.runs} runs alternating the tools. All four print identical record lines "
                "(checked on a 2 MiB segment first). kproto's speed comes from its C record codec "
-               "(kproto/_crecords.c, generated from the schema by kproto/codegen/c.py).")
+               "(kproto._crecords, csrc/, generated from the schema by generators/c.py).")
     report.add(table(["tool", "MB/s", "seconds", "peak RSS MiB", "vs aiokafka C script"], rows))
     report.write()
     if not args.keep:

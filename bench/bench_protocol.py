@@ -38,7 +38,7 @@ def _frames() -> list[tuple[dict, bytes]]:
 
 
 def measure_kproto(seconds: float) -> float:
-    from kproto.schemas import protocol as P
+    from kproto import protocol as P
     frames = _frames()
     calls = []
     for side, frame in frames:

@@ -7,8 +7,8 @@ Same inputs for every side: --batches RecordBatches of --records records (16-byt
 key, 100-byte JSON-ish value, one header), codecs none, lz4, zstd, built once from
 a fixed seed. Decode = walk every batch, verify its CRC, touch offset, timestamp,
 key, value and headers of every record. Encode = build the same batches from
-Python values. What makes kproto fast is kproto/_crecords.c, the C record codec
-that kproto/codegen/c.py generates from the construct schema; "kproto pure
+Python values. What makes kproto fast is kproto._crecords, csrc/, the C record codec
+that generators/c.py generates from the construct schema; "kproto pure
 Python" is the same code with KPROTO_NO_EXTENSIONS=1 (run in a worker process,
 since the switch is read at import). Compression: kproto writes lz4 at lz4's fast
 level and zstd at level 3 (Java's default); aiokafka's own default for lz4 is
@@ -248,8 +248,8 @@ def main() -> None:
 
     report.add(f"{args.batches} batches x {args.records} records (16 B key, 100 B value, one header); "
                f"records/s, median (min-max) of {args.runs} runs alternating the sides. "
-               "**kproto** = kproto with its C record codec (kproto/_crecords.c, generated from the "
-               "construct schema by kproto/codegen/c.py); **kproto pure Python** = KPROTO_NO_EXTENSIONS=1 "
+               "**kproto** = kproto with its C record codec (kproto._crecords, csrc/, generated from the "
+               "construct schema by generators/c.py); **kproto pure Python** = KPROTO_NO_EXTENSIONS=1 "
                "(CRC-32C still from the `crc32c` C package on every side that has it). "
                "**aiokafka C** = aiokafka 0.14's Cython `_crecords`, the anchor.")
     report.add("## Decode (CRC verified, every field touched)\n\n" + table(

@@ -469,7 +469,7 @@ def _fuzz_targets() -> list:
     from kproto.topic_config import LogConfig
     from kproto.log.validator import validate_and_assign_offsets
     from kproto.records import NewRecord, build_record_batch, iter_batches
-    from kproto.schemas import protocol
+    from kproto import protocol
     from kproto.server.coordinator import persistence as P
     from kproto.server.coordinator.offsets import OffsetAndMetadata
 

@@ -7,7 +7,7 @@ Reading is two-level, like Kafka's FileRecords/MemoryRecords:
   derived from the schema's fixed fields) and checks sizes and CRCs: enough
   for offset assignment, index building, fetch and shallow dump-log;
 * ``batch.records()`` decodes (and decompresses) on demand through a decoder
-  generated from ``kproto.schemas.records.RecordBody`` (see kproto.codegen.python).
+  generated from ``kproto.schemas.records.RecordBody`` (see kproto.fastpath.python).
 
 The schema path (``kproto.schemas.parse`` over ``schemas.records``) yields the
 same objects; tests/codec_check.py proves it on every fixture.
@@ -22,7 +22,7 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 
 from construct import Array, Container, Struct
 
-from kproto import accel, codegen, schemas
+from kproto import accel, fastpath, schemas
 from kproto.common import now_ms
 from kproto.compression import CompressionType, compress, decompress
 from kproto.errors import CorruptRecordError, DecodeError, IncompleteBatchError
@@ -99,8 +99,8 @@ def _struct_field(schema: Struct, name: str):
 
 # --- fast paths derived from the schemas -------------------------------------
 
-_V2_HEADER, V2_HEADER_FIELDS = codegen.header_struct(S.RecordBatchHeader)
-_LEGACY_HEADER, _ = codegen.header_struct(S.LegacyMessageHeader, upto="attributes")
+_V2_HEADER, V2_HEADER_FIELDS = fastpath.header_struct(S.RecordBatchHeader)
+_LEGACY_HEADER, _ = fastpath.header_struct(S.LegacyMessageHeader, upto="attributes")
 _V2_CRC = S.V2_OFFSETS["crc"]
 _LEGACY_TS = S.LEGACY_OFFSETS[1]["timestamp"]
 _RECORD_SLOTS = {f"set_{f}": getattr(Record, f).__set__ for f in Record.__slots__}
@@ -116,7 +116,7 @@ def _make_record(target: str, f: dict[str, str]) -> list[str]:
             f"set_headers({target}, {f['headers']}); set_attributes({target}, {f['attributes']})"]
 
 
-_decode_records_py = codegen.derive_decoder(
+_decode_records_py = fastpath.derive_decoder(
     Array(0, S.Record),
     args="count, base_offset, base_timestamp, log_append_time",
     make={id(S.RecordBody): _make_record, id(_struct_field(S.RecordBody, "headers")): "tuple({})"},
@@ -126,7 +126,7 @@ _decode_records_py = codegen.derive_decoder(
 
 
 def _load_accelerator(*, honour_switch: bool = True):
-    """The C translation of the same schema (kproto.codegen.c), unless it was
+    """The C translation of the same schema (generators.c), unless it was
     not built or KPROTO_NO_EXTENSIONS is set (kproto.accel); both are tested
     equal to the schema path."""
     module = accel.load("_crecords", honour_switch=honour_switch)
@@ -135,7 +135,9 @@ def _load_accelerator(*, honour_switch: bool = True):
     return module
 
 
-_accelerator = _load_accelerator()
+_accelerator = accel.crecords
+if _accelerator is not None:
+    _accelerator.init(Record, CorruptRecordError)
 _decode_records_c = _accelerator and _accelerator.decode_records
 _encode_records_c = _accelerator and _accelerator.encode_records
 _walk_records_c = _accelerator and getattr(_accelerator, "walk_records", None)
@@ -161,7 +163,7 @@ def _decode_records(buf, pos, end, count, base_offset, base_timestamp, log_appen
         buf = bytes(buf)
     return _decode_records_py(buf, pos, end, count, base_offset, base_timestamp, log_append_time)
 
-_encode_records_py = codegen.derive_encoder(
+_encode_records_py = fastpath.derive_encoder(
     Array(0, S.Record),
     args="base_timestamp, now",
     access={id(S.RecordBody): {
@@ -177,7 +179,7 @@ _LEGACY_BODY = Struct(
     "key" / _struct_field(S.LegacyMessage.subcon, "key"),
     "value" / _struct_field(S.LegacyMessage.subcon, "value").elsesubcon,
 )
-_decode_legacy_body = codegen.derive_decoder(_LEGACY_BODY, args="unused", make={},
+_decode_legacy_body = fastpath.derive_decoder(_LEGACY_BODY, args="unused", make={},
                                              name="decode_legacy_body")
 
 

@@ -104,7 +104,7 @@ class Rechunker:
             threading.Thread(target=self._pump, args=(upstream, client, asked, False), daemon=True).start()
 
     def _rewrite(self, frame: bytes, asked: dict, request: bool) -> bytes:
-        from kproto.schemas.protocol import API_KEYS, decode_request_header, decode_response, encode_response
+        from kproto.protocol import API_KEYS, decode_request_header, decode_response, encode_response
         if request:
             header, _ = decode_request_header(frame)
             asked[header.correlation_id] = (header.request_api_key, header.request_api_version)

@@ -35,7 +35,7 @@ from kproto.errors import ErrorCode
 from kproto.framing import frame
 from kproto.records import NewRecord, build_record_batch
 from kproto.schemas import consumer_offsets as CO
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from kproto.schemas.message import ArrayOf, Scalar, Sized, Struct
 from kproto.schemas import transaction_log as TL
 from kproto.server.txn_coordinator import (

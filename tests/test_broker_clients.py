@@ -14,9 +14,9 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kproto.framing import frame
+from kproto import protocol
 from kproto.log.manager import LEADER_EPOCH
 from kproto.records import control_record, iter_batches
-from kproto.schemas import protocol
 from tests.components import kproto_broker, require_executable
 from tests.helpers import admin, produce_raw, v2_batch
 from tests.helpers import commit as commit_offsets

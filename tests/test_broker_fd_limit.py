@@ -17,7 +17,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kproto.errors import ErrorCode
 from kproto.framing import frame
 from kproto.records import NewRecord, build_record_batch
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from tests.components import VENV_BIN, free_port, kproto_broker, running
 from tests.helpers import create_topic, fetch_raw, produce_raw
 

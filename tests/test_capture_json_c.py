@@ -1,4 +1,4 @@
-"""decode's C paths (kproto.codegen.cjson, cpacket) == the Python ones, byte for byte."""
+"""decode's C paths (generators.cjson, csrc/packet.c) == the Python ones, byte for byte."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from kproto.errors import DecodeError
 from kproto.framing import frame
 from kproto.records import NewRecord, TimestampType, build_control_batch, build_message_set, build_record_batch
 from kproto.schemas import records as S
-from kproto.schemas.protocol import encode_request, encode_response
+from kproto.protocol import encode_request, encode_response
 from tests.capture_session import pcap_bytes, tcp_packet
 from tests.components import VENV_BIN
 
@@ -221,9 +221,9 @@ def test_pcap_segments_in_c_as_in_python(order, nano, link, snaplen):
 
 _HEAP_CYCLES = """
 import resource, sys
-from kproto.records import _accelerator
+from kproto.memory import keep_freed_memory
 if sys.argv[1] == "keep":
-    assert _accelerator.keep_freed_memory() is True
+    assert keep_freed_memory() is True
 held = [b"x" * (2 << 20) for _ in range(4)]          # 8 MiB touched, then freed
 del held
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

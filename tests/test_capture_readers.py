@@ -17,7 +17,7 @@ from kproto.capture.pcap import NEED_DATA, PacketReader
 from kproto.capture.tcp import Gap, HalfStream
 from kproto.framing import frame
 from kproto.records import NewRecord, build_record_batch
-from kproto.schemas.protocol import encode_request, encode_response
+from kproto.protocol import encode_request, encode_response
 from tests.capture_session import pcap_bytes, pcapng_bytes, tcp_packet
 
 T0 = 1_795_000_000_123_456_789

@@ -11,7 +11,7 @@ from kproto.client.connection import ClientConnection
 from kproto.client.transport import BrokerClient, BrokerConnectionError, load_client_properties
 from kproto.errors import ErrorCode, MalformedMessageError, UnsupportedVersionError, UsageError
 from kproto.framing import NEED_DATA, frame
-from kproto.schemas import protocol
+from kproto import protocol
 from tests import components
 
 METADATA, API_VERSIONS = 3, 18

@@ -6,13 +6,13 @@ only when it is switched off and not built either (tests/codec_check.c_codec).""
 from pathlib import Path
 
 from kproto import accel, records
-from kproto.codegen import c as codegen_c
+from generators import c as codegen_c
 from tests.codec_check import c_codec
 
 
 def test_committed_c_source_matches_the_schema():
     committed = Path(codegen_c.OUTPUT).read_text()
-    assert committed == codegen_c.generate(), "run `python -m kproto.codegen.c` and rebuild"
+    assert committed == codegen_c.generate(), "run `python -m generators.c` and rebuild"
 
 
 def test_accelerator_is_loaded():

@@ -22,7 +22,7 @@ from confluent_kafka.admin import (
 
 from kproto.client.transport import BrokerClient
 from kproto.errors import ErrorCode
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from kproto.testing import Broker
 
 BROKER, TOPIC = ConfigResource.Type.BROKER, ConfigResource.Type.TOPIC

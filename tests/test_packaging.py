@@ -27,7 +27,7 @@ SMOKE = r"""
 import sys
 from pathlib import Path
 import kproto
-from kproto import records
+from kproto import accel
 from kproto.records import NewRecord, build_record_batch, iter_batches
 
 assert Path(kproto.__file__).resolve().is_relative_to(Path(sys.prefix).resolve()), kproto.__file__
@@ -36,7 +36,7 @@ buf = build_record_batch([NewRecord(b"k", b"v" * 100, [("h", b"x")], 17000000000
 (batch,) = iter_batches(buf)
 (rec,) = batch.records()
 assert (rec.offset, rec.key, rec.value, rec.headers) == (5, b"k", b"v" * 100, (("h", b"x"),)), rec
-print("accelerator", records._accelerator is not None)
+print("accelerator", accel.crecords is not None)
 """
 
 
@@ -85,8 +85,9 @@ def sdist(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("pkg")
     src = base / "src"
     src.mkdir()
-    for name in ("setup.py", "pyproject.toml", "README.md"):
+    for name in ("setup.py", "pyproject.toml", "README.md", "MANIFEST.in"):
         shutil.copy2(ROOT / name, src / name)
+    shutil.copytree(ROOT / "csrc", src / "csrc")
     shutil.copytree(ROOT / "kproto", src / "kproto",
                     ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyc"))
     _build(src, base / "dist", "--sdist")
@@ -103,7 +104,8 @@ def _unpacked(sdist: Path, where: Path) -> Path:
 
 def test_wheel_built_from_the_sdist_installs_and_runs(sdist, tmp_path):
     srcdir = _unpacked(sdist, tmp_path / "unpacked")
-    assert (srcdir / "kproto" / "_crecords.c").exists(), "the sdist must carry the C source"
+    assert {p.name for p in (srcdir / "csrc").iterdir()} == {p.name for p in (ROOT / "csrc").iterdir()}, \
+        "the sdist must carry the C source"
     _build(srcdir, tmp_path / "dist", "--wheel")
     (wheel,) = (tmp_path / "dist").glob("kproto-*.whl")
     python = _install(wheel, tmp_path / "venv")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from kproto import protocol as P
 from kproto.compression import CompressionType
 from kproto.records import NewRecord, RecordBatch, TimestampType, build_record_batch, iter_batches
-from kproto.schemas import protocol as P
 from kproto.server.broker import Broker
 from kproto.server.handlers.produce import INLINE_APPEND_BYTES
 from kproto.server.network import ConnectionInfo

@@ -41,7 +41,7 @@ import pytest
 
 from kafka.protocol.schemas import load_json
 
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from kproto.schemas.message import ArrayOf, Scalar, Sized, Struct, parse_versions
 from tests.protocol_samples import AIO, AIO_BUGS, CLIENT_ID, CORRELATION_ID, KP, kp_encode, sample, to_aio
 

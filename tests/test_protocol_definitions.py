@@ -8,7 +8,7 @@ Two readings of Kafka's message definitions, both installed by ``make test``
   file's ``validVersions``;
 * kio 0.6.5's generated dataclasses (a newer Kafka 4.x, with keys 88-92):
   every version it has, read back field by field (kio drops the ``_ms`` of
-  duration fields and reads a zero uuid as None; kproto.schemas.definitions
+  duration fields and reads a zero uuid as None; generators.definitions
   undoes both).
 
 For each (API, version, direction) the field list kproto's codec uses (name,
@@ -18,7 +18,7 @@ Versions neither source defines (those Kafka 4.0 dropped, and the
 ZooKeeper-era keys 4-7) come from apache/kafka's git history; they are checked
 against aiokafka's hand-written classes where it has them
 (test_protocol_conformance.py) and on third-party bytes
-(test_protocol_thirdparty.py), and ``python -m kproto.schemas.generate --check``
+(test_protocol_thirdparty.py), and ``python -m generators.protocol --check``
 compares them with a Kafka checkout.
 """
 
@@ -32,7 +32,7 @@ import pytest
 import kafka.protocol.schemas as kafka_schemas   # a missing source is an error, never a skip
 import kio.schema.index as kio_index
 
-from kproto.schemas import definitions as G  # the readers of both sources
+from generators import definitions as G  # the readers of both sources
 from kproto.schemas import protocol as P
 from kproto.schemas.message import ArrayOf, Scalar, Sized, Struct
 

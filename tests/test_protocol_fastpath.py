@@ -1,4 +1,4 @@
-"""The generated protocol codecs (kproto.codegen.protocol) equal the schema.
+"""The generated protocol codecs (kproto.fastpath.protocol) equal the schema.
 
 For every fixture captured from third-party clients and brokers, and for
 hypothesis-generated messages of every API, version and direction: the fast
@@ -17,8 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kproto.errors import DecodeError
-from kproto.schemas import build, parse, protocol as P
-from kproto.codegen.protocol import Irregular, fast_builder, fast_parser
+from kproto import protocol as P
+from kproto.schemas import build, parse
+from kproto.fastpath.protocol import Irregular, fast_builder, fast_parser
 from kproto.schemas.message import StructCodec, present_only
 from kproto.schemas.primitives import Deferred
 from kproto.schemas.protocol.header import request_header, response_header

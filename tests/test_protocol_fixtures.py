@@ -13,7 +13,7 @@ import re
 import pytest
 
 from kproto.records import iter_batches
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from kproto.schemas.message import MalformedMessageError
 
 from kproto.conformance import PROTOCOL_DIR as FIXTURES  # the corpus ships in the package

@@ -12,7 +12,9 @@ from kproto import framing
 from kproto.errors import (
     CorruptRecordError, DecodeError, InvalidRequestError, UnsupportedVersionError,
 )
-from kproto.schemas import build, protocol as P
+from kproto import protocol as P
+from kproto.schemas import build
+from kproto.schemas import protocol as schema_protocol
 from kproto.schemas.protocol import header as H
 from kproto.schemas.message import ArrayOf, Field, MalformedMessageError, Struct
 
@@ -88,7 +90,7 @@ def test_served_ranges_are_what_the_handlers_declare():
 
 
 def test_every_module_is_registered_once():
-    names = {m.name for m in pkgutil.iter_modules(P.__path__)} - {"header"}
+    names = {m.name for m in pkgutil.iter_modules(schema_protocol.__path__)} - {"header"}
     modules = {importlib.import_module(f"kproto.schemas.protocol.{n}") for n in names}
     assert {m.API.key for m in modules} == set(P.API_KEYS)
     # the registry's key -> module table (modules load on first use) names each module under its key

@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kproto.errors import DecodeError, InvalidRequestError, UnsupportedVersionError
-from kproto.schemas import build, protocol as P
+from kproto import protocol as P
+from kproto.schemas import build
 from kproto.schemas.message import MalformedMessageError
 from tests.helpers import PROTOCOL_CASES as CASES
 from tests.helpers import PROTOCOL_SETTINGS as SETTINGS

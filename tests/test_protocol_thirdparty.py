@@ -22,7 +22,7 @@ from collections import defaultdict
 
 import pytest
 
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from kproto.schemas.message import present_only
 from tests.fixtures.protocol_codecs import from_json
 from tests.helpers import plain

@@ -26,7 +26,7 @@ import subprocess
 
 import pytest
 
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from kproto.schemas.message import ArrayOf, Struct
 from tests.components import require_executable
 from tests.protocol_samples import sample

@@ -284,7 +284,7 @@ def test_sasl_handshake_v0_raw_tokens(cluster):
     import socket
     import struct
 
-    from kproto.schemas import protocol as P
+    from kproto import protocol as P
 
     def frame(data: bytes) -> bytes:
         return struct.pack(">i", len(data)) + data
@@ -368,7 +368,7 @@ def test_partial_authorization_in_one_request(cluster):
     kproto's own client, over SASL_PLAINTEXT with PLAIN (its --command-config path)."""
     from kproto.client.transport import BrokerClient
     from kproto.records import NewRecord, build_record_batch
-    from kproto.schemas import protocol as P
+    from kproto import protocol as P
     conf = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "alice",
             "sasl.password": ALICE_PW}
     batch = build_record_batch([NewRecord(value=b"partial")])

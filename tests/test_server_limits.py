@@ -215,7 +215,7 @@ def test_many_large_frames_wait_for_the_request_budget(budget):
     without the budget all four at once (issue 10: 4 x 90 MB frames took the
     broker to 570 MB). Measured with tracemalloc, which sees every buffer the
     network layer allocates; RSS would also show what glibc keeps after free
-    (kproto.server.memory's trim threshold)."""
+    (kproto.memory's trim threshold)."""
     import threading
     import tracemalloc
     size = 40 << 20

@@ -18,7 +18,7 @@ import pytest
 
 from kproto.errors import ErrorCode, InvalidConfigError
 from kproto.framing import frame
-from kproto.schemas import protocol as P
+from kproto import protocol as P
 from kproto.server.config import BrokerConfig
 from tests.helpers import until
 

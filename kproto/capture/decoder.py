@@ -27,9 +27,9 @@ from kproto.capture.packet import ACK, FIN, RST, SYN, Segment, format_address, t
 from kproto.capture.pcap import CaptureError, PacketReader
 from kproto.capture.tcp import HalfStream
 from kproto.framing import NEED_DATA
-from kproto.records import _accelerator
+from kproto.accel import crecords as _accelerator
 
-# pcap records and the usual TCP segment read in C (kproto.codegen.cpacket), when built
+# pcap records and the usual TCP segment read in C (csrc/packet.c), when built
 _pcap_segments = getattr(_accelerator, "pcap_segments", None)
 _SEGMENTS = None if _pcap_segments is None else lambda *args: _pcap_segments(*args, Segment)
 

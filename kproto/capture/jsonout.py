@@ -8,7 +8,7 @@ a whole v2 batch in one more) into ``RawJSON`` text that ``dumps`` (json's C
 encoder, strings passed through one hook) copies as is. With the C extension
 a RECORDS field of plain v2 batches goes from bytes to text in one call
 (``fast_batches_json``), and any other v2 batch's records in one more
-(``v2_rows``), from C generated from the record schema (kproto.codegen.cjson);
+(``v2_rows``), from C generated from the record schema (generators.cjson);
 the Python rendering stays for the rest. The output is what
 ``json.dumps(obj, default=json_default, separators=(",", ":"))`` would give
 for the same data (tests check it).
@@ -23,7 +23,7 @@ import uuid
 
 from construct import Container
 
-from kproto import records as records_module
+from kproto import accel
 from kproto.compression import CompressionType
 from kproto.records import TimestampType
 
@@ -161,8 +161,8 @@ def _flag_texts() -> tuple[bytes, ...]:
         b"true" if i & 2 else b"false") for i in range(4))
 
 
-_fast_batches = getattr(records_module._accelerator, "batches_json", None)
-_c_dumps = getattr(records_module._accelerator, "dumps", None)
+_fast_batches = getattr(accel.crecords, "batches_json", None)
+_c_dumps = getattr(accel.crecords, "dumps", None)
 _FLAGS_4 = _flag_texts()
 
 

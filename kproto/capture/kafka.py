@@ -28,8 +28,8 @@ from kproto.capture import body as B
 from kproto.capture.tcp import Gap
 from kproto.errors import DecodeError, KafkaError
 from kproto.framing import DEFAULT_MAX_FRAME, NEED_DATA, FrameError, FrameReader
-from kproto.schemas import protocol
-from kproto.schemas.protocol import (
+from kproto import protocol
+from kproto.protocol import (
     API_KEYS, decode_request, decode_request_body, decode_request_header, decode_response,
 )
 

@@ -19,7 +19,7 @@ from typing import Any
 from kproto import __version__
 from kproto.errors import ErrorCode, KafkaError, MalformedMessageError, UnsupportedVersionError
 from kproto.framing import DEFAULT_MAX_FRAME, NEED_DATA, FrameReader, frame
-from kproto.schemas import protocol
+from kproto import protocol
 
 API_VERSIONS = 18
 #: The ApiVersions version asked first (v3: flexible, carries our name).

@@ -32,7 +32,7 @@ def decode_records(data: bytes) -> dict:
 
 def decode_frame(frame: bytes, kind: str, api_key: int, api_version: int) -> dict:
     """Header and body of one frame, with only the fields its version has."""
-    from kproto.schemas import protocol as P
+    from kproto import protocol as P
     from kproto.schemas.message import present_only
     spec = P.api(api_key)
     if kind == "request":

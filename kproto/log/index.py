@@ -20,7 +20,7 @@ import struct
 from pathlib import Path
 from typing import NamedTuple
 
-from kproto.codegen import header_struct
+from kproto.fastpath import header_struct
 from kproto.errors import CorruptRecordError
 from kproto.log.file_pool import FilePool, PooledFile
 from kproto.schemas.index import (

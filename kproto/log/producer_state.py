@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 from crc32c import crc32c
 
-from kproto.codegen import header_struct
+from kproto.fastpath import header_struct
 from kproto.errors import CorruptRecordError, ErrorCode, KafkaError
 from kproto.records import RecordBatch, control_record
 from kproto.schemas.transaction_files import (

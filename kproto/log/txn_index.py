@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from kproto.codegen import header_struct
+from kproto.fastpath import header_struct
 from kproto.errors import CorruptRecordError
 from kproto.log.index import CorruptIndexError
 from kproto.schemas.transaction_files import ABORTED_TXN_SIZE, ABORTED_TXN_VERSION, AbortedTxnEntry

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from crc32c import crc32c
 
-from kproto.codegen import header_struct
+from kproto.fastpath import header_struct
 from kproto.compression import CompressionType
 from kproto.errors import (
     CorruptMessageError, DecodeError, DecompressionError, ErrorCode, InvalidRecordError, KafkaError,

@@ -21,11 +21,10 @@ from construct import Container
 
 from kproto import schemas
 from kproto.errors import CorruptRecordError, DecodeError
-from kproto.schemas.definitions import snake
 from kproto.schemas.internal_records import JsonValue, kafka_json, kafka_uuid
+from kproto.schemas.message import exact, snake
 from kproto.schemas.metadata_records import CONTROL_RECORDS, METADATA_RECORDS
 from kproto.schemas.primitives import encode_uvarint
-from kproto.schemas.protocol import _exact
 
 __all__ = ["FRAME_VERSION", "TYPE_NAMES", "parse_metadata_record", "build_metadata_record",
            "cluster_metadata_record", "kafka_uuid", "kraft_control_json"]
@@ -72,7 +71,7 @@ def parse_metadata_record(value: bytes) -> tuple[int, int, Container]:
         raise CorruptRecordError(f"Can't read version {version} of {message.name}", position=pos,
                                  path="version")
     # the record must end the value (Kafka: "Found N byte(s) of garbage after")
-    data = schemas.parse(_exact(message.struct(version)), value[pos:], position=pos)
+    data = schemas.parse(exact(message.struct(version)), value[pos:], position=pos)
     return record_type, version, data
 
 
@@ -105,7 +104,7 @@ def kraft_control_json(control_type: int, value: bytes | None) -> dict | None:
     if version not in message.versions():
         return None
     try:
-        data = schemas.parse(_exact(message.struct(version)), value)
+        data = schemas.parse(exact(message.struct(version)), value)
     except DecodeError:
         return None
     return kafka_json(data, message.spec, version)

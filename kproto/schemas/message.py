@@ -43,7 +43,9 @@ import uuid as _uuid
 from dataclasses import dataclass, field as _dc_field
 from functools import lru_cache
 
-from construct import Adapter, Construct, ConstructError, Container, StreamError, Subconstruct, Switch, this
+from construct import (
+    Adapter, Construct, ConstructError, Container, StreamError, Subconstruct, Switch, TerminatedError, this,
+)
 from construct import Struct as _CStruct
 from construct.core import ExplicitError
 
@@ -53,7 +55,7 @@ from kproto.schemas import primitives as P
 __all__ = [
     "INT8", "INT16", "INT32", "INT64", "UINT16", "FLOAT64", "BOOL", "UUID", "STRING", "BYTES", "RECORDS",
     "ArrayOf", "Struct", "Field", "ApiSpec", "codec", "parse_versions", "MalformedMessageError",
-    "MAX_VERSION", "Message", "versioned", "present_only", "carries",
+    "MAX_VERSION", "Message", "versioned", "present_only", "carries", "snake", "exact",
 ]
 
 MAX_VERSION = 0x7FFF  # "3+" is open-ended; versions are int16 on the wire
@@ -599,3 +601,30 @@ def versioned(*cases: tuple[Message, tuple[int, ...] | None]) -> Construct:
             table.update({v: body for v in numbers})
     names = "/".join(m.name for m, _ in cases)
     return _CStruct("version" / P.Int16, "data" / Switch(this.version, table, _Unsupported(names)))
+
+
+def snake(name: str) -> str:
+    """Kafka's CamelCase as kproto's snake_case (one underscore before each capital)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class _Exact(Subconstruct):
+    """``subcon``, then the end of the frame: bytes past it are an error
+    located at the first of them."""
+
+    def _parse(self, stream, context, path):
+        value = self.subcon._parsereport(stream, context, path)
+        rest = stream.read()
+        if rest:
+            stream.seek(-len(rest), 1)
+            raise TerminatedError(f"{len(rest)} bytes left after the body", path=path)
+        return value
+
+    def _build(self, obj, stream, context, path):
+        return self.subcon._build(obj, stream, context, path)
+
+
+@lru_cache(maxsize=None)
+def exact(con: Construct) -> Construct:
+    """``con`` that must end where the data ends (a frame's body, a record's value)."""
+    return _Exact(con)

@@ -28,8 +28,8 @@ from kproto.common import GROUP_METADATA_TOPIC_NAME, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
 from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
+from kproto import protocol
 from kproto.log.producer_state import ProducerStateManager
-from kproto.schemas import protocol
 from kproto.schemas.message import RECORDS, carries
 from kproto.server import access, group_service, handlers, txn_service
 from kproto.server.config import BrokerConfig

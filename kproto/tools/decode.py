@@ -35,11 +35,9 @@ from kproto.capture import Capture, Exchange
 from kproto.capture.body import error_name, record_count
 from kproto.capture.kafka import iso_time
 from kproto.capture.jsonout import dumps_bytes
-from kproto.records import _accelerator
+from kproto.memory import keep_freed_memory
 from kproto.schemas.protocol import API_KEYS
 from kproto.tools.main import OneLineCommand, UsageProblem, exit_status_help
-
-_keep_freed_memory = getattr(_accelerator, "keep_freed_memory", None)
 
 # Files over this size get a progress bar (when stderr is a terminal).
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
@@ -226,10 +224,9 @@ def _short_lived():
     schemas, ~25k of them, frozen here) and a young-generation pass every
     700 allocations cost ~6 % of a decode and find almost nothing. And the
     heap a chunk's frames freed kept for the next chunk's, not faulted in
-    again (kproto.codegen.cpacket: ~8 % of a decode)."""
+    again (kproto.memory: ~8 % of a decode)."""
     threshold = gc.get_threshold()
-    if _keep_freed_memory is not None:      # the C extension's, glibc only; for the process
-        _keep_freed_memory()
+    keep_freed_memory()                     # glibc only; for the process
     gc.freeze()
     gc.set_threshold(20_000, *threshold[1:])
     try:

@@ -75,7 +75,7 @@ from contextlib import contextmanager
 
 import click
 
-from kproto import codegen
+from kproto import fastpath
 from kproto.errors import (
     CorruptRecordError, DecodeError, IncompleteBatchError, KprotoError, UsageError,
 )
@@ -101,8 +101,8 @@ PROGRESS_MIN_SIZE = 64 << 20      # progress bar on a terminal for files above t
 RELEASE_EVERY = 16 << 20          # drop printed pages of the mapping this often
 HEADER_UP_TO_MAGIC = S.MAGIC_OFFSET + 1   # 17: FileLogInputStream's quiet-stop threshold
 # Index entries are read with struct layouts derived from the schemas.
-_OFFSET_ENTRY, _ = codegen.header_struct(OffsetIndexEntry)   # relative_offset, position
-_TIME_ENTRY, _ = codegen.header_struct(TimeIndexEntry)       # timestamp, relative_offset
+_OFFSET_ENTRY, _ = fastpath.header_struct(OffsetIndexEntry)   # relative_offset, position
+_TIME_ENTRY, _ = fastpath.header_struct(TimeIndexEntry)       # timestamp, relative_offset
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _BASE_OFFSET = re.compile(r"^[+-]?\d+$")
 

@@ -33,13 +33,13 @@ def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str) 
     """Run the reference broker until SIGTERM or Ctrl-C (then it checkpoints and exits)."""
     from kproto.server.broker import serve as run
     from kproto.server.config import BrokerConfig, parse_config_args
-    from kproto.server.memory import tune_malloc
+    from kproto.memory import keep_freed_memory
 
     host, port = _listen(listen)
     config = BrokerConfig.from_props(parse_config_args(configs))
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    tune_malloc()
+    keep_freed_memory()
 
     def ready(h: str, p: int) -> None:
         click.echo(f"kproto broker ready on {h}:{p} (data {data_dir})")

@@ -20,7 +20,7 @@ from typing import Callable
 
 from construct import FormatField, Struct
 
-from kproto.codegen.walk import (
+from kproto.fastpath.walk import (
     ARRAY, FIXED, PREFIXED, PYTHON, SIZED, UVARINT, ZIGZAG, Writer, emit_sized, is_terminator, node_kind,
     unwrap,
 )
@@ -171,7 +171,7 @@ def derive_decoder(schema, *, args: str, make: dict, namespace: dict | None = No
     g.emit(2, "raise CorruptRecordError(f'truncated or invalid data ({type(e).__name__})', position=pos) from None")
     g.emit(1, "return result, pos")
     g.ns["struct_error"] = struct.error
-    return g.compile(name, f"<kproto.codegen:{name}>")
+    return g.compile(name, f"<kproto.fastpath:{name}>")
 
 
 # --- encoding ---------------------------------------------------------------
@@ -239,4 +239,4 @@ def derive_encoder(schema, *, args: str, access: dict, namespace: dict | None = 
     g.emit(0, f"def {name}(out, value, {args}):")
     _build(g, schema, "value", 1, "out", access)
     g.emit(1, "return out")
-    return g.compile(name, f"<kproto.codegen:{name}>")
+    return g.compile(name, f"<kproto.fastpath:{name}>")

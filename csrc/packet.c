@@ -1,39 +1,29 @@
-"""C for the capture decoder's commonest packet: pcap record, Ethernet, IPv4, TCP.
-
-Not derived from a schema (these headers are not kproto's): the C that
-``kproto.codegen.c`` splices into ``kproto/_crecords.c`` beside the generated
-code, so the extension stays one generated file. It mirrors
-``PacketReader.pcap_records`` and the fast path of ``kproto.capture.packet.tcp_segment``
-(an Ethernet frame of IPv4 without options carrying TCP, not a fragment) and
-hands every other packet back as bytes for the Python path; tests/test_capture_json_c.py
-checks the two give the same segments.
-"""
-
-from __future__ import annotations
-
-__all__ = ["TEMPLATE", "METHODS"]
-
-METHODS = """    {"pcap_segments", pcap_segments, METH_VARARGS, "pcap records at once, TCP segments read (decoder fast path)."},
-    {"keep_freed_memory", keep_freed_memory, METH_NOARGS, "glibc: keep freed heap for reuse (True), else False."},"""
-
-TEMPLATE = r"""
-/* --- pcap records and TCP segments (kproto.codegen.cpacket) -------------- */
+/* C for the capture decoder's commonest packet: pcap record, Ethernet, IPv4, TCP.
+ *
+ * Not derived from a schema (these headers are not kproto's). It mirrors
+ * PacketReader.pcap_records and the fast path of kproto.capture.packet.tcp_segment
+ * (an Ethernet frame of IPv4 without options carrying TCP, not a fragment) and
+ * hands every other packet back as bytes for the Python path;
+ * tests/test_capture_json_c.py checks the two give the same segments. */
+#include "crecords.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 
-/* A decode allocates and frees megabytes per chunk read (frames, their JSON).
- * glibc's defaults hand the freed top of the heap back to the OS and fault it
- * in again for the next chunk, ~10 % of a decode's CPU in page faults; these
- * thresholds keep it for reuse (peak RSS is unchanged: the heap is reused).
- * Process-wide, so only the decode command asks for it. */
-static PyObject *
-keep_freed_memory(PyObject *self, PyObject *unused)
+/* mallopt_thresholds(mmap_threshold, trim_threshold) -> True, or False where the C
+ * library is not glibc (or refuses): kproto.memory's thresholds, applied here when the
+ * extension is loaded so a decode need not load ctypes. */
+PyObject *
+mallopt_thresholds(PyObject *self, PyObject *args)
 {
+    int mmap_threshold, trim_threshold;
+    if (!PyArg_ParseTuple(args, "ii", &mmap_threshold, &trim_threshold)) return NULL;
 #ifdef __GLIBC__
-    if (mallopt(M_MMAP_THRESHOLD, 16 << 20) && mallopt(M_TRIM_THRESHOLD, 64 << 20))
+    if (mallopt(M_MMAP_THRESHOLD, mmap_threshold) && mallopt(M_TRIM_THRESHOLD, trim_threshold))
         Py_RETURN_TRUE;
+#else
+    (void)mmap_threshold; (void)trim_threshold;
 #endif
     Py_RETURN_FALSE;
 }
@@ -75,7 +65,7 @@ eth_ipv4_tcp(const unsigned char *d, int64_t n, PyTypeObject *segment_type)
  * -> ([(ts_ns, Segment or bytes)], end): every complete record from buf[start:], as
  * PacketReader.pcap_records reads them, stopping where it stops; the TCP segment is
  * read here when the frame is the common kind, else the record's bytes are given. */
-static PyObject *
+PyObject *
 pcap_segments(PyObject *self, PyObject *args)
 {
     Py_buffer view;
@@ -115,4 +105,3 @@ error:
     PyBuffer_Release(&view);
     return NULL;
 }
-"""

@@ -8,7 +8,7 @@ DescribeConfigs answer for 200 topics take a second. This module reads the
 
 The generated code handles the happy path only. Anything irregular (short
 input, a negative length, bad UTF-8, a value that does not fit, a stray key)
-raises ``Irregular`` (kproto.codegen.walk) and nothing else: the caller
+raises ``Irregular`` (kproto.fastpath.walk) and nothing else: the caller
 (``kproto.schemas.protocol``) catches only that and reruns the construct
 codec, which either raises the precise, located error or gives the answer.
 Any other exception is a bug in the generator and propagates.
@@ -26,8 +26,8 @@ from typing import Callable
 
 from construct import Container
 
-from kproto.codegen.walk import Irregular as _Irregular
-from kproto.codegen.walk import Writer
+from kproto.fastpath.walk import Irregular as _Irregular
+from kproto.fastpath.walk import Writer
 from kproto.schemas import message as M
 from kproto.schemas.primitives import Deferred, encode_uvarint
 
@@ -409,7 +409,7 @@ def _compiled(spec: M.Struct, version: int, flexible: bool,
     parse = gen.parse_struct(spec, version, flexible)
     build = None if present else gen.build_struct(spec, version, flexible)   # present: decoders only
     code = "\n".join(gen.lines)
-    exec(compile(code, f"<kproto.codegen.protocol {spec.name} v{version}>", "exec"), gen.ns)
+    exec(compile(code, f"<kproto.fastpath.protocol {spec.name} v{version}>", "exec"), gen.ns)
     return gen.ns[parse], build and gen.ns[build]
 
 

@@ -13,7 +13,7 @@ with its type, nullability, tag, default and doc), from:
   ``UNKNOWN``).
 
 ``collect`` merges them per API key and version (newest source first).
-kproto.schemas.generate folds the result into field trees and writes the
+generators.protocol folds the result into field trees and writes the
 modules; tests/test_protocol_definitions.py compares kproto's tables with
 what this module reads from kafka-python and kio, version by version.
 Nothing here runs when kproto decodes: it is for making and checking tables.
@@ -33,6 +33,8 @@ import typing
 import uuid
 from pathlib import Path
 
+from kproto.schemas.message import snake
+
 MESSAGES = "clients/src/main/resources/common/message"
 
 _SCALARS = {"int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64", "uint16": "UINT16",
@@ -40,11 +42,6 @@ _SCALARS = {"int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64"
             "records": "RECORDS"}
 _ZERO_UUID = uuid.UUID(int=0)
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()  # kio: a required field
-
-
-def snake(name: str) -> str:
-    """Kafka's CamelCase as kproto's snake_case (one underscore before each capital)."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def versions_of(text: str | None, top: int = 0x7FFF) -> range:

@@ -1,13 +1,12 @@
-"""Fast codecs derived from the schemas: the code generators, in one package.
+"""Run-time fast paths: codecs derived from the schemas when kproto imports them.
 
-- ``walk``: what they share (node kinds of the record schema, the source
-  writer, the ``Irregular`` signal);
+- ``walk``: what the derivations share (node kinds of the record schema, the
+  source writer, the ``Irregular`` signal); the build-time C generator
+  (generators/c.py, outside the package) walks the same nodes;
 - ``python``: record codecs as straight-line Python (``derive_decoder``,
   ``derive_encoder``, ``header_struct``);
-- ``c``: the same record schema translated to C, ``python -m kproto.codegen.c``
-  regenerates ``kproto/_crecords.c``;
 - ``protocol``: the request/response codecs of ``kproto.schemas.message``
-  (``fast_parser``, ``fast_builder``).
+  (``fast_parser``, ``fast_builder``), used by ``kproto.protocol``.
 
 The schemas stay the only description of each format; tests prove every
 translation equal to them (tests/codec_check.py, tests/test_codegen_c.py,
@@ -16,6 +15,6 @@ tests/test_protocol_fastpath.py).
 
 from __future__ import annotations
 
-from kproto.codegen.python import derive_decoder, derive_encoder, header_struct
+from kproto.fastpath.python import derive_decoder, derive_encoder, header_struct
 
 __all__ = ["derive_decoder", "derive_encoder", "header_struct"]
