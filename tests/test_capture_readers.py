@@ -561,7 +561,7 @@ def test_null_where_the_schema_forbids_it_is_shown_with_a_warning(tmp_path):
     from click.testing import CliRunner
     from kproto.capture.jsonout import dumps, dumps_bytes
     from kproto.errors import MalformedMessageError
-    from kproto.schemas.protocol import decode_response
+    from kproto.protocol import decode_response
     from kproto.tools.main import cli
     path = tmp_path / "nulls.pcap"
     path.write_bytes(_null_where_required_pcap())

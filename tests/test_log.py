@@ -496,7 +496,7 @@ def test_failed_appends_are_logged_once_per_partition_per_episode(tmp_path, monk
         disk(log, p)
 
     def errors() -> list[str]:
-        return [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+        return [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR and r.name == "kproto.log"]
 
     def append(p: int, times: int = 1) -> None:
         for _ in range(times):
