@@ -12,8 +12,11 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin import NewTopic as CKNewTopic
 
+from click.testing import CliRunner
+
 from kproto.records import NewRecord, build_record_batch
 from kproto.testing import FIXTURE_DEFAULTS, Broker
+from kproto.tools.main import cli
 from kproto.tools.produce import murmur2, partition_for_key
 from tests.helpers import produce_raw, run_command
 
@@ -138,8 +141,6 @@ def test_log_dir_gives_the_live_lines(tmp_path):
 def test_produce_text_lines_partitioned_by_key(broker):
     b = broker.bootstrap_servers
     create(b, "lines", 3)
-    from click.testing import CliRunner
-    from kproto.tools.main import cli
     r = CliRunner().invoke(cli, ["produce", "--bootstrap-server", b, "--topic", "lines", "--property",
                                  "parse.key=true", "--property", "key.separator=:", "--property",
                                  "parse.headers=true", "--property", "null.marker=NULL"],
@@ -213,10 +214,10 @@ def test_console_consumer_parity(kafka_ref, tmp_path):
         for p in range(3):
             args = ["--bootstrap-server", b, "--topic", "parity", "--partition", str(p), "--offset", "earliest",
                     "--max-messages", str(sum(1 for r in RECORDS if r[0] == p)), *props]
-            theirs = kafka_ref.run_tool("org.apache.kafka.tools.consumer.ConsoleConsumer", *args)
-            ours = run_command("consume", None, *args)
-            assert ours[0] == 0 and theirs.returncode == 0, theirs.stderr
-            assert ours[1] == theirs.stdout
+            theirs = kafka_ref.run_tool("org.apache.kafka.tools.consumer.ConsoleConsumer", *args, text=False)
+            ours = CliRunner().invoke(cli, ["consume", *args], catch_exceptions=False)
+            assert ours.exit_code == 0 and theirs.returncode == 0, theirs.stderr
+            assert ours.stdout_bytes == theirs.stdout
         for args in (["--topic", "parity"], ["--topic", "parity", "--time", "earliest"],
                      ["--topic-partitions", "par.*:1-3", "--time", "1004"]):
             theirs = kafka_ref.run_tool("org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", b, *args)
@@ -226,3 +227,23 @@ def test_console_consumer_parity(kafka_ref, tmp_path):
     offline = run_command("consume", None, "--log-dir", str(tmp_path / "kafka" / "kafka-logs"),
                           "--topic", "parity", "--json")
     assert offline == live
+
+
+def test_capture_source(broker, tmp_path):
+    """consume --capture prints the records a captured produce and consume moved, once each,
+    with the offsets the broker gave them: the lines the live consume prints."""
+    from tests.capture_session import tcpdump
+    from tests.components import require_executable
+    require_executable("tcpdump", "apt-get install tcpdump")
+    b = broker.bootstrap_servers
+    port = b.rsplit(":", 1)[1]
+    pcap = tmp_path / "console.pcap"
+    with tcpdump(pcap, "lo", f"tcp port {port}"):
+        fill(b, "cap")
+        live = consume(b, "--topic", "cap", "--from-beginning", "-e", "--format", "%p %o %T %k{hex} %s{hex} %h\\n")
+    assert live[0] == 0
+    got = run_command("consume", None, "--capture", str(pcap), "--topic", "cap",
+                      "--format", "%p %o %T %k{hex} %s{hex} %h\\n")
+    assert got[0] == 0
+    assert sorted(got[1].splitlines()) == sorted(live[1].splitlines())
+    assert len(live[1].splitlines()) == len(RECORDS)
