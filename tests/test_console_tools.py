@@ -18,7 +18,7 @@ from kproto.records import NewRecord, build_record_batch
 from kproto.testing import FIXTURE_DEFAULTS, Broker
 from kproto.tools.main import cli
 from kproto.tools.produce import murmur2, partition_for_key
-from tests.helpers import produce_raw, run_command
+from tests.helpers import produce_raw, run_command, until
 
 # (partition, key, value, headers, timestamp): nulls, binary keys, repeated and null headers
 RECORDS = [
@@ -48,7 +48,11 @@ def fill(bootstrap: str, topic: str) -> None:
     create(bootstrap, topic, 3)
     for p in range(3):
         batch = build_record_batch([NewRecord(k, v, h, ts) for pp, k, v, h, ts in RECORDS if pp == p])
-        assert produce_raw(bootstrap, topic, p, batch).error_code == 0
+        # Kafka's broker answers NOT_LEADER_OR_FOLLOWER until the new partition's leader is
+        # known to it (nothing stored): the first answer that is not that one is the one
+        answer = until(lambda: (r := produce_raw(bootstrap, topic, p, batch)).error_code != 6 and r,
+                       what=f"a leader for {topic}-{p}")
+        assert answer.error_code == 0
 
 
 def consume(bootstrap: str, *args: str) -> tuple[int, str, str]:
