@@ -289,7 +289,8 @@ class Consumption:
 @click.option("--group", help="Start at this group's committed offsets and commit the positions reached.")
 @click.option("--isolation-level", type=click.Choice(["read_uncommitted", "read_committed"]),
               default="read_uncommitted")
-@click.option("--property", "properties", multiple=True, help="Formatter property key=value (print.key=true ...).")
+@click.option("--formatter-property", "--property", "properties", multiple=True,
+              help="Formatter property key=value (print.key=true ...).")
 @click.option("--formatter", help="Formatter class (DefaultMessageFormatter or NoOpMessageFormatter).")
 @click.option("--format", "fmt", help="kcat/rpk format string, e.g. '%t %p %o %k %s\\n'.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per record (what produce --json reads).")
