@@ -136,10 +136,11 @@ class KafkaReference:
         return [java(), *jvm, f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{self.lib}/*", main, *args]
 
     def run_tool(self, main: str, *args: str, timeout: float = 300.0,
-                 input: str | None = None) -> subprocess.CompletedProcess:
-        """Run a Kafka tool class (``org.apache.kafka.tools.DumpLogSegments``...): its exit code, stdout, stderr."""
+                 input: str | None = None, text: bool = True) -> subprocess.CompletedProcess:
+        """Run a Kafka tool class (``org.apache.kafka.tools.DumpLogSegments``...): its exit code, stdout, stderr
+        (bytes with ``text=False``: a console consumer prints records' bytes as they are)."""
         cmd = self._cmd(TOOL_JVM, self._config("log4j2-tools.properties", LOG4J2_TOOLS), main, args)
-        return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, input=input)
+        return subprocess.run(cmd, check=False, capture_output=True, text=text, timeout=timeout, input=input)
 
     def format_storage(self, props: Path, cluster_id: str) -> None:
         """kafka.tools.StorageTool format: writes meta.properties and the bootstrap checkpoint."""

@@ -144,6 +144,15 @@ class BrokerClient:
         _, data = self.conn.send_request(api_key, body, version)
         return self._roundtrip(data)
 
+    def send_only(self, api_key: int, body: Any, version: int | None = None) -> None:
+        """A request the broker does not answer (Produce with acks=0)."""
+        _, data = self.conn.send_request(api_key, body, version, expect_response=False)
+        try:
+            self._sock.sendall(data)
+        except OSError as e:
+            raise BrokerConnectionError(f"connection to {self.address[0]}:{self.address[1]} failed: "
+                                        f"{e.strerror or e}") from None
+
     def supports(self, api_key: int) -> bool:
         return self.conn.supports(api_key)
 

@@ -92,6 +92,11 @@ COMMANDS = {
     "conformance": ("kproto.tools.conformance:conformance", "Check a Kafka decoder against the third-party corpus."),
     "users": ("kproto.tools.users:users", "Add, delete or describe SCRAM users like kafka-configs.sh --entity-type users."),
     "acls": ("kproto.tools.acls:acls", "Add, remove or list ACLs like kafka-acls.sh."),
+    "consume": ("kproto.tools.consume:consume",
+                "Print a topic's records (broker, data directory or capture) like kafka-console-consumer.sh."),
+    "produce": ("kproto.tools.produce:produce", "Send lines or JSON records to a topic like kafka-console-producer.sh."),
+    "get-offsets": ("kproto.tools.get_offsets:get_offsets",
+                    "Print topic:partition:offset for a time like kafka-get-offsets.sh."),
 }
 
 
