@@ -35,6 +35,8 @@ import java.util.concurrent.ExecutionException;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.GroupListing;
@@ -54,6 +56,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.message.RequestHeaderData;
 import org.apache.kafka.common.message.RequestHeaderDataJsonConverter;
@@ -195,6 +198,14 @@ public final class KprotoClient {
             if (got < want) {
                 throw new IllegalStateException("consumed " + got + " of " + want + " records");
             }
+            // Read on to the end (the last stable offset when read_committed): a record
+            // delivered twice, or one that should stay hidden, shows up as one more line.
+            Map<TopicPartition, Long> ends = c.endOffsets(c.assignment());
+            while (System.nanoTime() < end && ends.entrySet().stream().anyMatch(e -> c.position(e.getKey()) < e.getValue())) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
+                    consumed(r);
+                }
+            }
             c.commitSync();
             Map<TopicPartition, OffsetAndMetadata> committed = c.committed(c.assignment());
             List<TopicPartition> parts = new ArrayList<>(committed.keySet());
@@ -294,6 +305,12 @@ public final class KprotoClient {
         p.put(ConsumerConfig.GROUP_ID_CONFIG, a.get("group"));
         p.put("share.acknowledgement.mode", "explicit");
         int want = Integer.parseInt(a.get("count"));
+        // A share group starts at the latest offset unless told otherwise (GroupConfig share.auto.offset.reset).
+        try (Admin admin = Admin.create(common(a))) {
+            ConfigResource group = new ConfigResource(ConfigResource.Type.GROUP, a.get("group"));
+            admin.incrementalAlterConfigs(Map.of(group, List.of(new AlterConfigOp(
+                    new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET)))).all().get();
+        }
         try (KafkaShareConsumer<byte[], byte[]> c = new KafkaShareConsumer<>(p, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer())) {
             c.subscribe(List.of(a.get("topic")));
