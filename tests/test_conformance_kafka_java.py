@@ -65,6 +65,12 @@ def test_every_renamed_field_is_still_renamed(kafkas_reading):
 JAVA_CAPTURES = [f for f in fixtures(["frames"]) if "kafka" in f.meta]
 
 
+def test_there_are_java_captures():
+    assert {(f.written_by, f.kind) for f in JAVA_CAPTURES} == {("kafka-clients-4.4.0", "request"),
+                                                              ("kafka-4.4.0", "response")}
+    assert len(JAVA_CAPTURES) >= 20
+
+
 @pytest.mark.parametrize("fixture", JAVA_CAPTURES, ids=lambda f: f.name)
 def test_the_sidecar_records_kafkas_reading(fixture):
     """The sidecar's ``kafka`` (what KprotoClient decode printed when the maker ran;
