@@ -132,15 +132,22 @@ class KafkaReference:
             path.write_text(text)
         return path
 
-    def _cmd(self, jvm: list[str], log4j: Path, main: str, args: tuple[str, ...]) -> list[str]:
-        return [java(), *jvm, f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{self.lib}/*", main, *args]
+    def _cmd(self, jvm: list[str], log4j: Path, main: str, args: tuple[str, ...],
+             classpath: tuple[Path, ...] = ()) -> list[str]:
+        cp = os.pathsep.join([*map(str, classpath), f"{self.lib}/*"])
+        return [java(), *jvm, f"-Dlog4j2.configurationFile={log4j}", "-cp", cp, main, *args]
+
+    def tool_command(self, main: str, *args: str, classpath: tuple[Path, ...] = ()) -> list[str]:
+        """The command line ``run_tool`` runs; ``classpath`` goes before Kafka's jars
+        (tests/java_client.py adds its compiled driver)."""
+        return self._cmd(TOOL_JVM, self._config("log4j2-tools.properties", LOG4J2_TOOLS), main, args, classpath)
 
     def run_tool(self, main: str, *args: str, timeout: float = 300.0,
                  input: str | None = None, text: bool = True) -> subprocess.CompletedProcess:
         """Run a Kafka tool class (``org.apache.kafka.tools.DumpLogSegments``...): its exit code, stdout, stderr
         (bytes with ``text=False``: a console consumer prints records' bytes as they are)."""
-        cmd = self._cmd(TOOL_JVM, self._config("log4j2-tools.properties", LOG4J2_TOOLS), main, args)
-        return subprocess.run(cmd, check=False, capture_output=True, text=text, timeout=timeout, input=input)
+        return subprocess.run(self.tool_command(main, *args), check=False, capture_output=True, text=text,
+                              timeout=timeout, input=input)
 
     def format_storage(self, props: Path, cluster_id: str) -> None:
         """kafka.tools.StorageTool format: writes meta.properties and the bootstrap checkpoint."""

@@ -78,8 +78,21 @@ def test_kafka_pythons_decoder_agrees_with_every_expected_value():
     assert sorted(by_status.get("error", [])) == [
         "protocol/get_telemetry_subscriptions_request_v0_librdkafka-2.16.0_000",
         "protocol/get_telemetry_subscriptions_response_v0_tansu-0.6.0_000"]
-    assert by_status.get("fail", []) == []
-    assert doc["summary"] == {"fixtures": len(fixtures()), "passed": len(fixtures()) - 2, "failed": 0, "errors": 2}
+    # Where kafka-python 3.0.12 reads Kafka 4.4's frames otherwise, Kafka's own classes
+    # agree with the expected values (tests/test_conformance_kafka_java.py).
+    fails = {o["fixture"]: o["problems"] for o in doc["outcomes"] if o["status"] == "fail"}
+    assert fails == {
+        # kafka-python reads the all-zero UUID as null
+        "protocol/delete_topics_request_v6_kafka-clients-4.4.0_000":
+            ['body.topics[0].topic_id: expected "00000000-0000-0000-0000-000000000000", got null'],
+        "protocol/fetch_request_v18_kafka-clients-4.4.0_000":
+            ['body.topics[0].partitions[0].replica_directory_id: expected "00000000-0000-0000-0000-000000000000",'
+             ' got null'],
+        # kafka-python names DescribeClusterResponse's ClusterAuthorizedOperations authorized_operations
+        "protocol/describe_cluster_response_v2_kafka-4.4.0_000":
+            ["body.cluster_authorized_operations: missing", "body.authorized_operations: not in this version"],
+    }
+    assert doc["summary"] == {"fixtures": len(fixtures()), "passed": len(fixtures()) - 5, "failed": 3, "errors": 2}
     assert result.returncode == 1
     problems = {o["fixture"]: o["problems"] for o in doc["outcomes"] if o["status"] == "error"}
     assert all("has no class for API key 71" in p[0] for p in problems.values())
@@ -152,7 +165,8 @@ def test_list(tmp_path):
     frames = kproto("list", "--json", "produce_request_*")
     rows = [json.loads(line) for line in frames.stdout.splitlines()]
     assert {(r["api_key"], r["kind"]) for r in rows} == {(0, "request")}
-    assert {r["written_by"] for r in rows} == {"librdkafka-2.16.0", "aiokafka-0.14.0", "kafka-python-3.0.12"}
+    assert {r["written_by"] for r in rows} == {"librdkafka-2.16.0", "aiokafka-0.14.0", "kafka-python-3.0.12",
+                                               "kafka-clients-4.4.0"}
 
 
 def test_export_writes_plain_files(tmp_path):

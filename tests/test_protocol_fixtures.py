@@ -44,7 +44,7 @@ def _decode(stem: str):
 def test_there_are_fixtures_from_every_writer():
     writers = {json.loads(p.read_text())["written_by"] for p in FIXTURES.glob("*.json")}
     assert writers == {"librdkafka-2.16.0", "librdkafka-2.0.2", "kafka-python-3.0.12",
-                       "aiokafka-0.14.0", "tansu-0.6.0"}
+                       "aiokafka-0.14.0", "tansu-0.6.0", "kafka-clients-4.4.0", "kafka-4.4.0"}
 
 
 @pytest.mark.parametrize("stem", CASES)

@@ -11,6 +11,7 @@ run starts it once per fixture.
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
@@ -32,6 +33,12 @@ def decode_records(data: bytes) -> dict:
 
 def decode_frame(frame: bytes, kind: str, api_key: int, api_version: int) -> dict:
     """Header and body of one frame, with only the fields its version has."""
+    header, body, _ = _decoded(frame, kind, api_key, api_version)
+    return {"header": {k: to_json(header[k]) for k in HEADER_FIELDS[kind]}, "body": to_json(body)}
+
+
+def _decoded(frame: bytes, kind: str, api_key: int, api_version: int):
+    """(header, body with only its version's fields, body schema) of one frame."""
     from kproto import protocol as P
     from kproto.schemas.message import present_only
     spec = P.api(api_key)
@@ -41,8 +48,27 @@ def decode_frame(frame: bytes, kind: str, api_key: int, api_version: int) -> dic
     else:
         header, body = P.decode_response(api_key, api_version, frame)
         schema = spec.response_schema
-    return {"header": {k: to_json(header[k]) for k in HEADER_FIELDS[kind]},
-            "body": to_json(present_only(schema, api_version, body))}
+    return header, present_only(schema, api_version, body), schema
+
+
+def decode_frame_as_kafka(frame: bytes, kind: str, api_key: int, api_version: int) -> dict:
+    """kproto's decoding of one frame in the form Kafka's generated classes print it:
+    header and body through ``kafka_json`` (camelCase names, UUIDs as Uuid.toString(),
+    tagged fields at their default left out, records as ``recordsSizeInBytes``), bytes
+    as Jackson's base64. tests/java/KprotoClient.java ``decode`` prints Kafka's side:
+    ``<Header>DataJsonConverter.write`` and ``<Message>JsonConverter.write(data, version, false)``."""
+    from kproto.schemas.internal_records import camel, kafka_json
+    header, body, schema = _decoded(frame, kind, api_key, api_version)
+    answer = {"header": {camel(k): header[k] for k in HEADER_FIELDS[kind]},
+              "body": kafka_json(body, schema, api_version)}
+    return json.loads(json.dumps(answer, ensure_ascii=False, default=_base64))
+
+
+def _base64(value) -> str:
+    """Jackson's BinaryNode: standard base64, padded."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def decode(kind: str, data: bytes, api_key: int | None = None, api_version: int | None = None) -> dict:

@@ -20,7 +20,7 @@ from kproto.errors import DecodeError
 from kproto.jvm import scala_hash_order, topic_partition_hash
 from kproto.schemas import consumer_offsets as CO
 from kproto.schemas import transaction_log as TL
-from kproto.schemas.message import ArrayOf, Field, Struct
+from kproto.schemas.message import RECORDS, ArrayOf, Field, Struct
 
 __all__ = ["JsonValue", "key_version", "camel", "kafka_json", "kafka_uuid", "consumer_offsets_record",
            "transaction_log_record"]
@@ -61,7 +61,8 @@ def kafka_json(value, spec: Struct | None = None, version: int = 0):
     ``spec`` and ``version``, a tagged field still at its default is left out
     too: the generated ``<Message>JsonConverter.write`` writes a tagged field
     only when it differs from its default (e.g. PartitionRecord's
-    leaderRecoveryState, OffsetCommitValue's topicId)."""
+    leaderRecoveryState, OffsetCommitValue's topicId); a records field is
+    its size, ``<name>SizeInBytes``, as ``write(data, version, false)`` prints it."""
     if isinstance(value, dict):
         fields = {f.name: f for f in spec.fields} if spec is not None else {}
         out = {}
@@ -70,6 +71,9 @@ def kafka_json(value, spec: Struct | None = None, version: int = 0):
                 continue
             f = fields.get(k)
             if f is not None and f.tag is not None and f.tagged_in(version) and v == f.default_value():
+                continue
+            if f is not None and f.type is RECORDS and v is not None:
+                out[camel(k) + "SizeInBytes"] = len(v)
                 continue
             out[camel(k)] = kafka_json(v, _inner(f), version)
         return out
