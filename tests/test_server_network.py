@@ -4,7 +4,7 @@ import asyncio
 import os
 
 from kproto.framing import frame
-from kproto.server.network import BrokerServer, CloseConnection, FileRegion, write_units
+from kproto.server.network import BrokerServer, CloseConnection, FileRegion, Limits, write_units
 
 
 async def _roundtrip(port, payloads, expect):
@@ -38,7 +38,7 @@ def test_in_order_file_regions_and_isolation(tmp_path):
         return [b"echo:" + data]
 
     async def main():
-        server = BrokerServer(handler, max_request_size=1024)
+        server = BrokerServer(handler, limits=Limits(max_request_size=1024))
         _, port = await server.start("127.0.0.1", 0)
         try:
             slow = asyncio.create_task(_roundtrip(port, [frame(b"slow"), frame(b"a")], 2))

@@ -246,13 +246,11 @@ def write_units(parts: Sequence[ResponsePart]) -> list[ResponsePart]:
 class BrokerServer:
     """One acceptor, one task per connection."""
 
-    def __init__(self, handler: Handler, *, max_request_size: int | None = None,
-                 limits: Limits | None = None, on_connect: Callable[..., Any] | None = None) -> None:
+    def __init__(self, handler: Handler, *, limits: Limits | None = None,
+                 on_connect: Callable[..., Any] | None = None) -> None:
         self.handler = handler
         self.on_connect = on_connect    # (listener, peer host, ssl object) -> ConnectionInfo.security
         self.limits = limits or Limits()
-        if max_request_size is not None:
-            self.limits = Limits(**{**self.limits.__dict__, "max_request_size": max_request_size})
         self.max_request_size = self.limits.max_request_size
         self.budget: RequestBudget | None = None
         self._servers: list[asyncio.AbstractServer] = []
