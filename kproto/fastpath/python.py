@@ -1,7 +1,7 @@
 """Fast codecs derived from the construct schemas.
 
 construct's interpreter costs ~100 us a record and its ``compile()`` covers
-neither our varints nor compression (codec-peers.md). Instead this module walks
+neither our varints nor compression (it knows only its own primitive classes). Instead this module walks
 a schema and writes straight-line Python for it: every varint inlined, every
 fixed field one ``struct`` call, no Container, no BytesIO. The schema stays
 the only description of the format; this is a translation of it, and

@@ -16,7 +16,7 @@ version, flexible)`` expands a tree into a construct for one version:
   with a TAG_BUFFER; non-flexible versions use int16/int32 lengths (-1 = null);
 * tagged fields live in the TAG_BUFFER and are written only when they differ
   from their default (Kafka does the same, and librdkafka <= 2.1 misreads
-  non-empty tag buffers: brokers.md 2.6 #1);
+  non-empty tag buffers, as kcat 1.7.1 on Debian shows);
 * unknown tags are kept, raw, under ``_unknown`` ({tag: bytes}) and written
   back, so a proxy or capture rewriter never drops what it cannot read.
 

@@ -7,7 +7,7 @@ Ledger: v0 supported; flexible in every version.
 
 librdkafka >= 2.5 polls this every few seconds when it is advertised, then
 sends PushTelemetry (key 72); a broker without metrics support should not
-advertise it (brokers.md 2.3). Defined here so captures decode.
+advertise it (KIP-714: the client then pushes metrics nobody reads). Defined here so captures decode.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::

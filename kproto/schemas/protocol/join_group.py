@@ -14,7 +14,7 @@ Ledger: v0-9 supported; v6+ flexible; the broker answers v0-7.
     v9   response + skip_assignment (KIP-814)
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
-The broker stops at v7: no client in brokers.md 2.1 sends v8-9.
+The broker stops at v7: none of the clients tested here (librdkafka 2.16, kafka-python 3.0, aiokafka 0.14) sends v8-9.
 
 Member metadata and assignments are raw bytes here; for the "consumer"
 protocol they are ConsumerProtocolSubscription/Assignment

@@ -12,8 +12,8 @@ Ledger: v0-10 supported; v8+ flexible; the broker answers v0-9.
     v7   + group_instance_id (static membership, KIP-345)
     v8   flexible
     v9   same as v8; usable with the KIP-848 consumer protocol (member epoch)
-    v10  topic_id replaces name (KIP-848); no client in brokers.md 2.1 sends it,
-         so the broker stops at v9
+    v10  topic_id replaces name (KIP-848); none of the clients tested here
+         (librdkafka 2.16, kafka-python 3.0, aiokafka 0.14) sends it, so the broker stops at v9
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
 Kafka 4.0 removed v0-1; librdkafka's group consumer probes 1..2, aiokafka uses 2-3.

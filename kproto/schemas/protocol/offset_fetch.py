@@ -12,8 +12,8 @@ Ledger: v0-10 supported; v6+ flexible; the broker answers v0-9.
     v7   request + require_stable (UNSTABLE_OFFSET_COMMIT while a txn is open)
     v8   several groups per request: groups replaces group_id/topics (KIP-709)
     v9   groups + member_id, member_epoch (KIP-848)
-    v10  topic_id replaces name (KIP-848); no client in brokers.md 2.1 sends it,
-         so the broker stops at v9
+    v10  topic_id replaces name (KIP-848); none of the clients tested here
+         (librdkafka 2.16, kafka-python 3.0, aiokafka 0.14) sends it, so the broker stops at v9
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
 Kafka 4.0 removed v0; librdkafka's group consumer needs v1.

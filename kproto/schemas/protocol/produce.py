@@ -19,7 +19,7 @@ Ledger: v0-13 supported; v9+ flexible; the broker answers v0-10.
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
 The broker stops at v10: v11+ need transaction V2 and topic-id produce,
-and no client in brokers.md 2.1 sends them.
+and none of the clients tested here (librdkafka 2.16, kafka-python 3.0, aiokafka 0.14) sends them.
 
 Kafka 4.0 rejects v0-2 but still advertises them, because librdkafka <= 2.11.0
 drops compression unless Produce's minimum is 0 (KAFKA-18659, librdkafka #4956).

@@ -3,7 +3,7 @@
 Ledger: v0 supported; flexible in every version.
 
     v0   client_instance_id, subscription_id, terminating, compression_type, metrics
-    not supported: v1 (same as v0; newer than any client in brokers.md 2.1).
+    not supported: v1 (same as v0; newer than any client tested here).
 
 metrics is an OpenTelemetry MetricsData protobuf, compressed with
 compression_type; kproto keeps it as raw bytes.

@@ -2,7 +2,7 @@
 
 Header v0 responses whatever the version (KIP-511), and no tagged fields
 (supported_features etc.): librdkafka 2.0.2 (Debian's kcat) misreads a
-non-empty tag buffer in ApiVersions v3 (brokers.md), so kproto writes none.
+non-empty tag buffer in ApiVersions v3 (librdkafka <= 2.1), so kproto writes none.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ each handler translates one request body into a coordinator request and the
 coordinator's answer back into that version's response body.
 
 Versions: each schema's ``API.served``, whose ledger says why it stops
-there (JoinGroup v8-9 and OffsetCommit/OffsetFetch v10: no client in
-brokers.md 2.1 sends them). Up to there the coordinator implements each
+there (JoinGroup v8-9 and OffsetCommit/OffsetFetch v10: none of the clients
+tested here sends them). Up to there the coordinator implements each
 version's rules: MEMBER_ID_REQUIRED from
 JoinGroup v4 (KIP-394), static membership from v5 (KIP-345), nullable
 protocol names from JoinGroup v7 and SyncGroup v5's protocol checks
