@@ -494,7 +494,8 @@ def test_offsets_pending_in_a_transaction_nobody_will_end_are_aborted_at_start(t
     and require_stable fetches answer the group's committed offset."""
     from kproto.log import AppendOrigin
     from kproto.server.coordinator.offsets import OffsetAndMetadata
-    from kproto.server.coordinator.persistence import offset_commit_key, offset_commit_value, partition_for
+    from kproto.server.coordinator.persistence import offset_commit_key, offset_commit_value
+    from kproto.server.runtime.state_topic import partition_for
     data = tmp_path / "data"
 
     def stable(bootstrap: str) -> tuple[int, int]:
