@@ -61,7 +61,7 @@ class KafkaStorageError(KafkaError):
 class LogAppendInfo(NamedTuple):
     first_offset: int
     last_offset: int
-    log_append_time: int      # -1 unless message.timestamp.type=LogAppendTime
+    log_append_time: int      # -1 unless message.timestamp.type=LogAppendTime (a duplicate: its batch's time)
 
 
 class LogOffsetMetadata(NamedTuple):
@@ -184,7 +184,14 @@ class UnifiedLog:
         them offsets from the log end and append them, rolling first if due.
 
         Returns (first offset, last offset, log append time or -1); an empty
-        input appends nothing and returns (-1, -1, -1)."""
+        input appends nothing and returns (-1, -1, -1).
+
+        A client's idempotent batch that repeats one of the last five its
+        producer appended (a retry) writes nothing: the result is that batch's
+        (first offset, last offset, timestamp), as Kafka's
+        UnifiedLog.append answers the duplicate found by
+        analyzeAndValidateProducerState. A batch out of sequence or of a fenced
+        epoch raises OutOfOrderSequenceError / InvalidProducerEpochError."""
         with self._lock, self._storage("appending records"):
             self._check_open()
             try:
@@ -226,6 +233,10 @@ class UnifiedLog:
                 f"which exceeds the maximum configured segment size of {self.config.segment_bytes}.")
         batches = list(iter_batches(v.records, verify_crc=False))
         state = self.producer_state
+        if origin is AppendOrigin.CLIENT:
+            duplicate = state.find_duplicate(batches)
+            if duplicate is not None:
+                return LogAppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp)
         if origin is not AppendOrigin.REPLICATION:
             for b in batches:
                 if isinstance(b, RecordBatch):

@@ -5,11 +5,12 @@ For each producer id the log keeps its epoch, the metadata of its last five
 batches, the coordinator epoch of its last marker and the first offset of its
 open transaction. It serves three purposes:
 
-* idempotence (``check`` before an append): an older epoch is fenced
-  (INVALID_PRODUCER_EPOCH); a newer epoch must start at sequence 0; a batch
-  whose sequences match a cached one is a retry, acknowledged with its first
-  offsets; otherwise the first sequence must follow the last (wrapping past
-  Int.MAX to 0), else OUT_OF_ORDER_SEQUENCE_NUMBER;
+* idempotence (``find_duplicate`` in the log's append path, before anything
+  is written): an older epoch is fenced (INVALID_PRODUCER_EPOCH); a newer epoch
+  must start at sequence 0; a batch whose sequences match one of the last five
+  is a retry, acknowledged with that batch's offsets and nothing written;
+  otherwise the first sequence must follow the last (wrapping past Int.MAX to
+  0), else OUT_OF_ORDER_SEQUENCE_NUMBER;
 * transactions (``validate`` before, ``on_batch`` after an append): data of an
   open transaction must stay transactional (INVALID_TXN_STATE), a marker from
   an older coordinator epoch is refused (TRANSACTION_COORDINATOR_FENCED); a
@@ -154,45 +155,52 @@ class ProducerStateManager:
     # --- idempotence ------------------------------------------------------------------
 
     def check(self, producer_id: int, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
-        """Before an append: the cached metadata if the batch is a retry (the
-        caller acknowledges it without appending), None if it may be appended;
-        a KafkaError otherwise."""
+        """One data batch against its producer's state: the cached metadata if it
+        is a retry of one of the last five batches (ProducerStateEntry.findDuplicateBatch),
+        None if it may be appended; a KafkaError otherwise (ProducerAppendInfo.checkProducerEpoch
+        / checkSequence)."""
         if producer_id == NO_PRODUCER_ID or first_seq < 0:
             return None
         entry = self.producers.get(producer_id)
         if entry is None or entry.producer_epoch == NO_PRODUCER_EPOCH:
             return None      # unknown producer: state expired or new; Kafka accepts the sequence
-        if epoch < entry.producer_epoch:
-            raise InvalidProducerEpochError(
-                f"Epoch of producer {producer_id} is {epoch}, which is smaller than the last seen epoch "
-                f"{entry.producer_epoch}")
-        if epoch > entry.producer_epoch:
-            if first_seq != 0:
-                raise OutOfOrderSequenceError(
-                    f"Invalid sequence number for new epoch of producer {producer_id}: {epoch} (request epoch), "
-                    f"{first_seq} (seq. number), {entry.producer_epoch} (current producer epoch)")
-            return None
-        for b in entry.batches:
-            if b.first_seq == first_seq and b.last_seq == last_seq:
-                return b
-        if entry.batches and first_seq != next_sequence(entry.last_seq):
-            raise OutOfOrderSequenceError(
-                f"Out of order sequence number for producer {producer_id}: {first_seq} (incoming seq. number), "
-                f"{entry.last_seq} (current end sequence number)")
+        return _check_sequence(producer_id, epoch, first_seq, last_seq, entry.producer_epoch, entry.batches)
+
+    def find_duplicate(self, batches: Iterable) -> BatchMetadata | None:
+        """A client append's batches, offsets assigned, before they are written
+        (UnifiedLog.analyzeAndValidateProducerState): the metadata of the first one
+        that repeats a batch its producer already appended (the log then writes
+        nothing and answers with that batch's offsets), else None. A batch the
+        producer's state refuses raises, as ``check``. A producer's later batches
+        in the same append are checked against its earlier ones there."""
+        earlier: dict[int, tuple[int, BatchMetadata]] = {}     # producer id -> (epoch, its last batch here)
+        for b in batches:
+            if not isinstance(b, RecordBatch) or b.producer_id == NO_PRODUCER_ID or b.is_control \
+                    or b.base_sequence < 0:
+                continue
+            pid = b.producer_id
+            if pid in earlier:
+                epoch, last = earlier[pid]
+                _check_sequence(pid, b.producer_epoch, b.base_sequence, b.last_sequence, epoch, (last,),
+                                duplicates=False)
+            else:
+                duplicate = self.check(pid, b.producer_epoch, b.base_sequence, b.last_sequence)
+                if duplicate is not None:
+                    return duplicate
+            earlier[pid] = (b.producer_epoch, BatchMetadata(b.last_sequence, b.last_offset,
+                                                            b.last_offset - b.base_offset, b.max_timestamp))
         return None
 
     def update(self, producer_id: int, epoch: int, first_seq: int, last_seq: int,
                first_offset: int, last_offset: int, timestamp: int) -> None:
-        """Record an appended data batch; a no-op if ``on_batch`` already did."""
-        if producer_id == NO_PRODUCER_ID:
-            return
+        """Record a data batch that is in the log (ProducerAppendInfo.appendDataBatch);
+        a batch without sequences (``first_seq`` -1) only moves the epoch."""
         entry = self.producers.setdefault(producer_id, ProducerStateEntry(producer_id))
-        if entry.batches and entry.batches[-1].last_offset >= last_offset:
-            return
-        if first_seq < 0:
+        if first_seq >= 0:
+            entry.add_batch(epoch, last_seq, last_offset, last_offset - first_offset, timestamp)
+        else:
             entry.maybe_update_epoch(epoch)
-            return
-        entry.add_batch(epoch, last_seq, last_offset, last_offset - first_offset, timestamp)
+            entry.last_timestamp = timestamp
         self.map_end_offset = max(self.map_end_offset, last_offset + 1)
 
     # --- transactions -----------------------------------------------------------------
@@ -239,14 +247,8 @@ class ProducerStateManager:
             if first is None:
                 return None
             return CompletedTxn(pid, first, batch.base_offset, marker.type == 0)
-        if entry.batches and entry.batches[-1].last_offset >= batch.last_offset:
-            return None                                  # already applied (``update``)
-        if batch.base_sequence >= 0:
-            entry.add_batch(batch.producer_epoch, batch.last_sequence, batch.last_offset,
-                            batch.last_offset - batch.base_offset, batch.max_timestamp)
-        else:
-            entry.maybe_update_epoch(batch.producer_epoch)
-            entry.last_timestamp = batch.max_timestamp
+        self.update(pid, batch.producer_epoch, batch.base_sequence, batch.last_sequence, batch.base_offset,
+                    batch.last_offset, batch.max_timestamp)
         if batch.is_transactional and entry.current_txn_first_offset is None:
             entry.current_txn_first_offset = batch.base_offset
             self.ongoing_txns[batch.base_offset] = pid
@@ -295,6 +297,32 @@ class ProducerStateManager:
         self.ongoing_txns = dict(sorted((e.current_txn_first_offset, e.producer_id)
                                         for e in self.producers.values() if e.current_txn_first_offset is not None))
         self.map_end_offset = offset
+
+
+def _check_sequence(producer_id: int, epoch: int, first_seq: int, last_seq: int, current_epoch: int,
+                    batches: Iterable[BatchMetadata], *, duplicates: bool = True) -> BatchMetadata | None:
+    """A data batch after ``batches`` of epoch ``current_epoch``: the one it repeats
+    (if ``duplicates``), None if it follows them, else the error."""
+    if epoch < current_epoch:
+        raise InvalidProducerEpochError(
+            f"Epoch of producer {producer_id} is {epoch}, which is smaller than the last seen epoch "
+            f"{current_epoch}")
+    if epoch > current_epoch:
+        if first_seq != 0:
+            raise OutOfOrderSequenceError(
+                f"Invalid sequence number for new epoch of producer {producer_id}: {epoch} (request epoch), "
+                f"{first_seq} (seq. number), {current_epoch} (current producer epoch)")
+        return None
+    last = None
+    for b in batches:
+        if duplicates and b.first_seq == first_seq and b.last_seq == last_seq:
+            return b
+        last = b
+    if last is not None and first_seq != next_sequence(last.last_seq):
+        raise OutOfOrderSequenceError(
+            f"Out of order sequence number for producer {producer_id}: {first_seq} (incoming seq. number), "
+            f"{last.last_seq} (current end sequence number)")
+    return None
 
 
 def _marker(batch: RecordBatch):

@@ -29,7 +29,6 @@ from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersion
 from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
 from kproto import protocol
-from kproto.log.producer_state import ProducerStateManager
 from kproto.schemas.message import RECORDS, carries
 from kproto.server import access, group_service, handlers, txn_service
 from kproto.server.config import BrokerConfig
@@ -248,10 +247,6 @@ class Broker:
             self.groups.coordinator.complete_txn_offsets(partition, pid, committed=False)
 
     # -- shared state for handlers -----------------------------------------------------------
-
-    def producer_state(self, topic: str, partition: int) -> ProducerStateManager:
-        """The partition's producer state, which its log keeps (snapshots, replay)."""
-        return self.logs.get_log(topic, partition).producer_state
 
     def markers_written(self, order: WriteTxnMarkers, written: list[tuple[str, int]]) -> None:
         """Markers reached partitions: read_committed fetches may move on; offsets

@@ -25,7 +25,7 @@ from kproto.server.runtime.core import Append, Pending
 __all__ = [
     "JoinGroupRequestProtocol", "JoinGroupRequest", "SyncGroupRequestAssignment", "SyncGroupRequest",
     "HeartbeatRequest", "MemberIdentity", "LeaveGroupRequest", "OffsetCommitRequestPartition",
-    "OffsetCommitRequestTopic", "OffsetCommitRequest", "OffsetFetchRequestTopic", "OffsetFetchRequest",
+    "OffsetCommitRequestTopic", "OffsetCommitRequest", "TxnOffsetCommitRequest", "OffsetFetchRequestTopic", "OffsetFetchRequest",
     "ListGroupsRequest", "DescribeGroupsRequest", "DeleteGroupsRequest", "Request",
     "JoinGroupResponseMember", "JoinGroupResponse", "SyncGroupResponse", "HeartbeatResponse",
     "LeaveGroupResponseMember", "LeaveGroupResponse", "OffsetCommitResponsePartition",
@@ -124,6 +124,24 @@ class OffsetCommitRequest:
 
 
 @_frozen
+class TxnOffsetCommitRequest:
+    """Offsets committed inside a transaction; answered with an ``OffsetCommitResponse``,
+    whose shape TxnOffsetCommit's response shares."""
+
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    topics: tuple[OffsetCommitRequestTopic, ...]
+    generation_id: int = -1                   # v3+ (KIP-447)
+    member_id: str = ""
+    group_instance_id: str | None = None
+    #: the transaction coordinator's verdict on the producer's transaction (KIP-890 verification,
+    #: TxnService.verify): anything but NONE answers every partition, nothing is stored
+    verification: ErrorCode = ErrorCode.NONE
+
+
+@_frozen
 class OffsetFetchRequestTopic:
     name: str
     partition_indexes: tuple[int, ...]
@@ -154,8 +172,8 @@ class DeleteGroupsRequest:
 
 
 Request = (JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest
-           | OffsetCommitRequest | OffsetFetchRequest | ListGroupsRequest | DescribeGroupsRequest
-           | DeleteGroupsRequest)
+           | OffsetCommitRequest | TxnOffsetCommitRequest | OffsetFetchRequest | ListGroupsRequest
+           | DescribeGroupsRequest | DeleteGroupsRequest)
 
 
 # --- responses ------------------------------------------------------------------------

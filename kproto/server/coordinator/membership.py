@@ -25,17 +25,16 @@ from collections.abc import Callable, Mapping
 
 from kproto.errors import ErrorCode
 from kproto.server.coordinator.events import (
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, LeaveGroupResponseMember, Pending, SyncGroupRequest, SyncGroupResponse,
+    DescribedGroup, DescribedGroupMember, DescribeGroupsRequest, DescribeGroupsResponse, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
+    LeaveGroupResponseMember, ListedGroup, ListGroupsRequest, ListGroupsResponse, Pending, SyncGroupRequest,
+    SyncGroupResponse,
 )
 from kproto.server.coordinator.group import DelayedJoin, GroupMetadata, IllegalStateError, MemberMetadata
 from kproto.server.coordinator.append_errors import store_group_error
 from kproto.server.coordinator.persistence import group_metadata_key, group_metadata_value
-from kproto.server.runtime.core import CoordinatorRuntime
-from kproto.server.runtime.state_topic import partition_for
-from kproto.server.coordinator.state import (
-    VALID_PREVIOUS_STATES, GroupEvent, GroupState, outcome_for,
-)
+from kproto.server.coordinator.context import GroupContext, Handler, rejection, validate_current_member
+from kproto.server.coordinator.state import VALID_PREVIOUS_STATES, GroupEvent, GroupState, outcome_for
 
 __all__ = ["GroupMembership"]
 
@@ -54,53 +53,69 @@ def _protocols(req: JoinGroupRequest) -> tuple[tuple[str, bytes], ...]:
     return tuple((p.name, bytes(p.metadata)) for p in req.protocols)
 
 
-class GroupMembership(CoordinatorRuntime):
-    """The membership half of the coordinator; ``GroupCoordinator`` adds
-    offsets, admin requests, partitions and the public entry points."""
+class GroupMembership:
+    """Kafka's GroupMetadataManager for classic groups: JoinGroup, SyncGroup,
+    Heartbeat, LeaveGroup, ListGroups, DescribeGroups and the timers they drive,
+    over the groups of the shared ``GroupContext``. ``GroupOffsets`` uses
+    ``heartbeat`` (a member's commit keeps it alive); the coordinator uses
+    ``load_group``/``unload_group``, ``maybe_delete_group`` and ``handlers``."""
 
-    groups: dict[str, GroupMetadata]
-    _uuid: Callable[[], str] = staticmethod(lambda: str(uuid.uuid4()))
+    def __init__(self, ctx: GroupContext, uuid_factory: Callable[[], str] | None = None) -> None:
+        """``uuid_factory``: the random part of new member ids (default uuid4)."""
+        self._ctx = ctx
+        self._uuid = uuid_factory or (lambda: str(uuid.uuid4()))
 
-    def _validate_group_status(self, group_id: str | None, api: str) -> ErrorCode | None:
-        raise NotImplementedError
+    def handlers(self) -> dict[type, Handler]:
+        """The requests this part answers, with their handler ``(request, handle, now_ms)``."""
+        return {JoinGroupRequest: self._join_group, SyncGroupRequest: self._sync_group,
+                HeartbeatRequest: self._heartbeat_request, LeaveGroupRequest: self._leave_group,
+                ListGroupsRequest: self._list_groups, DescribeGroupsRequest: self._describe_groups}
 
-    def _add_group(self, group_id: str, now_ms: int) -> GroupMetadata:
-        group = GroupMetadata(group_id, EMPTY, current_state_timestamp=now_ms)
-        self.groups[group_id] = group
-        return group
+    # --- loading (GroupMetadataManager.onLoaded / onUnloaded) ---------------------------
 
-    @staticmethod
-    def _rejection(group: GroupMetadata, event: GroupEvent) -> ErrorCode | None:
-        """The state table's error for ``event`` in the group's state, if it rejects it."""
-        answer = outcome_for(group.state, event).answer
-        return None if answer is ErrorCode.NONE else answer
+    def load_group(self, group: GroupMetadata, now_ms: int) -> str:
+        """A group replayed from the log joins the coordinator: restored members must show they are alive."""
+        self._ctx.groups[group.group_id] = group
+        if group.size > self._ctx.config.group_max_size:
+            self._prepare_rebalance(group, now_ms)
+        for member in group.members.values():
+            self.heartbeat(group, member, now_ms)
+        return group.group_id
 
-    @staticmethod
-    def _validate_current_member(group: GroupMetadata, member_id: str,
-                                 group_instance_id: str | None) -> ErrorCode | None:
-        """A static member's instance id must map to this member id; anyone else must be a member."""
-        if group_instance_id is not None:
-            current = group.static_members.get(group_instance_id)
-            if current is None:
-                return ErrorCode.UNKNOWN_MEMBER_ID
-            if current != member_id:
-                return ErrorCode.FENCED_INSTANCE_ID
-        if not group.has(member_id):
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        return None
+    def unload_group(self, group: GroupMetadata, now_ms: int) -> None:
+        """The group's partition moved away: it is Dead here, parked requests answer NOT_COORDINATOR."""
+        group.transition_to(DEAD, now_ms)
+        for member in group.members.values():
+            self._complete_join(member, join_error(member.member_id, ErrorCode.NOT_COORDINATOR))
+            self._complete_sync(member, SyncGroupResponse(error_code=ErrorCode.NOT_COORDINATOR))
+        self.forget_group_timers(group)
+        del self._ctx.groups[group.group_id]
+
+    def maybe_delete_group(self, group: GroupMetadata, now_ms: int) -> list[tuple[bytes, bytes | None]]:
+        """After its offsets were cleaned up (GroupCoordinatorShard.cleanupGroupMetadata):
+        an Empty group left without offsets is Dead, and a Dead group leaves the
+        coordinator. Returns its GroupMetadata tombstone, if it ever wrote one."""
+        if group.state is EMPTY and not group.has_offsets():
+            group.transition_to(DEAD, now_ms)
+        if group.state is not DEAD or self._ctx.groups.get(group.group_id) is not group:
+            return []
+        del self._ctx.groups[group.group_id]
+        self.forget_group_timers(group)
+        # generation 0 never wrote GroupMetadata
+        return [(group_metadata_key(group.group_id), None)] if group.generation_id > 0 else []
 
     # --- parked responses (maybeInvokeJoinCallback / maybeInvokeSyncCallback) --------
 
     def _complete_join(self, member: MemberMetadata, response: JoinGroupResponse) -> None:
         if member.awaiting_join is not None:
             handle, member.awaiting_join = member.awaiting_join, None
-            self._reply(handle, response)
+            self._ctx.reply(handle, response)
 
     def _complete_sync(self, member: MemberMetadata, response: SyncGroupResponse) -> bool:
         if member.awaiting_sync is None:
             return False
         handle, member.awaiting_sync = member.awaiting_sync, None
-        self._reply(handle, response)
+        self._ctx.reply(handle, response)
         return True
 
     def _supersede(self, member: MemberMetadata) -> None:
@@ -121,19 +136,19 @@ class GroupMembership(CoordinatorRuntime):
 
     def _schedule_member_expiration(self, group: GroupMetadata, member_id: str, timeout_ms: int,
                                     now_ms: int, *, pending: bool = False) -> None:
-        self._timers.schedule(("member", group.group_id, member_id), now_ms + timeout_ms,
+        self._ctx.timers.schedule(("member", group.group_id, member_id), now_ms + timeout_ms,
                               lambda t: self._on_expire_member(group, member_id, pending, t))
 
     def _cancel_member_expiration(self, group: GroupMetadata, member_id: str) -> None:
-        self._timers.cancel(("member", group.group_id, member_id))
+        self._ctx.timers.cancel(("member", group.group_id, member_id))
 
-    def _heartbeat(self, group: GroupMetadata, member: MemberMetadata, now_ms: int) -> None:
+    def heartbeat(self, group: GroupMetadata, member: MemberMetadata, now_ms: int) -> None:
         """completeAndScheduleNextHeartbeatExpiration: the session starts again."""
         self._schedule_member_expiration(group, member.member_id, member.session_timeout_ms, now_ms)
 
-    def _forget_group_timers(self, group: GroupMetadata) -> None:
-        self._timers.cancel(("join", group.group_id))
-        self._timers.cancel(("sync", group.group_id))
+    def forget_group_timers(self, group: GroupMetadata) -> None:
+        self._ctx.timers.cancel(("join", group.group_id))
+        self._ctx.timers.cancel(("sync", group.group_id))
         for member_id in [*group.members, *group.pending_members]:
             self._cancel_member_expiration(group, member_id)
         group.delayed_join = None
@@ -152,22 +167,22 @@ class GroupMembership(CoordinatorRuntime):
     # --- JoinGroup --------------------------------------------------------------------
 
     def _join_group(self, req: JoinGroupRequest, handle: Pending, now_ms: int) -> None:
-        error = self._validate_group_status(req.group_id, "JoinGroup")
+        error = self._ctx.validate_group_status(req.group_id, "JoinGroup")
         if error is not None:
-            return self._reply(handle, join_error(req.member_id, error))
-        cfg = self.config
+            return self._ctx.reply(handle, join_error(req.member_id, error))
+        cfg = self._ctx.config
         if not cfg.group_min_session_timeout_ms <= req.session_timeout_ms <= cfg.group_max_session_timeout_ms:
-            return self._reply(handle, join_error(req.member_id, ErrorCode.INVALID_SESSION_TIMEOUT))
+            return self._ctx.reply(handle, join_error(req.member_id, ErrorCode.INVALID_SESSION_TIMEOUT))
         unknown = req.member_id == ""
-        group = self.groups.get(req.group_id)
+        group = self._ctx.groups.get(req.group_id)
         if group is None:
             if not unknown:
-                return self._reply(handle, join_error(req.member_id, ErrorCode.UNKNOWN_MEMBER_ID))
-            group = self._add_group(req.group_id, now_ms)
+                return self._ctx.reply(handle, join_error(req.member_id, ErrorCode.UNKNOWN_MEMBER_ID))
+            group = self._ctx.add_group(req.group_id, now_ms)
         if not self._accept_joining_member(group, req.member_id):
             if group.remove(req.member_id) is not None:
                 self._cancel_member_expiration(group, req.member_id)
-            self._reply(handle, join_error("", ErrorCode.GROUP_MAX_SIZE_REACHED))
+            self._ctx.reply(handle, join_error("", ErrorCode.GROUP_MAX_SIZE_REACHED))
         elif unknown:
             self._new_member_join(group, req, handle, now_ms)
         else:
@@ -178,7 +193,7 @@ class GroupMembership(CoordinatorRuntime):
     def _accept_joining_member(self, group: GroupMetadata, member_id: str) -> bool:
         """group.max.size: members already parked in a rebalance are kept; new ones
         only while there is room (counting parked members while rebalancing)."""
-        limit = self.config.group_max_size
+        limit = self._ctx.config.group_max_size
         if group.state in (EMPTY, DEAD):
             return True
         if group.state is PREPARING:
@@ -190,9 +205,9 @@ class GroupMembership(CoordinatorRuntime):
                          now_ms: int) -> None:
         protocols = _protocols(req)
         if group.state is DEAD:
-            return self._reply(handle, join_error("", self._rejection(group, GroupEvent.JOIN_NEW_MEMBER)))
+            return self._ctx.reply(handle, join_error("", rejection(group, GroupEvent.JOIN_NEW_MEMBER)))
         if not group.supports_protocols(req.protocol_type, {name for name, _ in protocols}):
-            return self._reply(handle, join_error("", ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+            return self._ctx.reply(handle, join_error("", ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
         instance_id = req.group_instance_id
         new_member_id = f"{req.client_id if instance_id is None else instance_id}-{self._uuid()}"
         if instance_id is not None:
@@ -205,7 +220,7 @@ class GroupMembership(CoordinatorRuntime):
             # KIP-394: hand out the id, remember it for a session, let the client come back with it
             group.pending_members.add(new_member_id)
             self._schedule_member_expiration(group, new_member_id, req.session_timeout_ms, now_ms, pending=True)
-            self._reply(handle, join_error(new_member_id, ErrorCode.MEMBER_ID_REQUIRED))
+            self._ctx.reply(handle, join_error(new_member_id, ErrorCode.MEMBER_ID_REQUIRED))
         else:
             self._add_member_and_rebalance(group, new_member_id, req, handle, now_ms)
 
@@ -214,17 +229,17 @@ class GroupMembership(CoordinatorRuntime):
         protocols = _protocols(req)
         member_id = req.member_id
         if group.state is DEAD:
-            return self._reply(handle, join_error(member_id, self._rejection(group, GroupEvent.JOIN_CHANGED)))
+            return self._ctx.reply(handle, join_error(member_id, rejection(group, GroupEvent.JOIN_CHANGED)))
         if not group.supports_protocols(req.protocol_type, {name for name, _ in protocols}):
-            return self._reply(handle, join_error(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+            return self._ctx.reply(handle, join_error(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
         if group.is_pending_member(member_id):
             if req.group_instance_id is not None:
                 # pending ids are only given to dynamic members (Kafka: IllegalStateException)
-                return self._reply(handle, join_error(member_id, ErrorCode.UNKNOWN_SERVER_ERROR))
+                return self._ctx.reply(handle, join_error(member_id, ErrorCode.UNKNOWN_SERVER_ERROR))
             return self._add_member_and_rebalance(group, member_id, req, handle, now_ms)
-        error = self._validate_current_member(group, member_id, req.group_instance_id)
+        error = validate_current_member(group, member_id, req.group_instance_id)
         if error is not None:
-            return self._reply(handle, join_error(member_id, error))
+            return self._ctx.reply(handle, join_error(member_id, error))
         member = group.members[member_id]
         if not member.matches(protocols):
             event = GroupEvent.JOIN_CHANGED
@@ -234,12 +249,12 @@ class GroupMembership(CoordinatorRuntime):
             event = GroupEvent.JOIN_FOLLOWER_UNCHANGED
         outcome = outcome_for(group.state, event)
         if outcome.answer is not ErrorCode.NONE:                # Empty: a stale member id
-            return self._reply(handle, join_error(member_id, outcome.answer))
+            return self._ctx.reply(handle, join_error(member_id, outcome.answer))
         if outcome.parked:
             return self._update_member_and_rebalance(group, member, req, handle, now_ms)
         # the current generation again: a lost JoinGroup response, or a follower
         # with nothing new (CompletingRebalance: the leader gets the members again)
-        self._reply(handle, self._join_result(group, member, with_members=(
+        self._ctx.reply(handle, self._join_result(group, member, with_members=(
             group.state is COMPLETING and group.is_leader(member_id))))
 
     def _rebalance_timeout(self, req: JoinGroupRequest) -> int:
@@ -256,7 +271,7 @@ class GroupMembership(CoordinatorRuntime):
             group.new_member_added = True                   # extends the initial delay
         group.add(member, handle)
         # a new member cannot heartbeat while parked: bound its wait instead of its session
-        self._schedule_member_expiration(group, member_id, self.config.new_member_join_timeout_ms, now_ms)
+        self._schedule_member_expiration(group, member_id, self._ctx.config.new_member_join_timeout_ms, now_ms)
         self._maybe_prepare_rebalance(group, now_ms)
 
     def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata,
@@ -280,7 +295,7 @@ class GroupMembership(CoordinatorRuntime):
         self._complete_sync(member, SyncGroupResponse(error_code=ErrorCode.FENCED_INSTANCE_ID))
         group.replace_static_member(instance_id, old_member_id, new_member_id)
         self._cancel_member_expiration(group, old_member_id)
-        self._heartbeat(group, member, now_ms)
+        self.heartbeat(group, member, now_ms)
         old = (member.supported_protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
         group.update_member(member, _protocols(req), self._rebalance_timeout(req), req.session_timeout_ms, handle)
 
@@ -299,8 +314,8 @@ class GroupMembership(CoordinatorRuntime):
                     group.update_member(member, *old, None)
                     group.replace_static_member(instance_id, new_member_id, old_member_id)
                     self._cancel_member_expiration(group, new_member_id)
-                    self._heartbeat(group, member, t)
-                    self._reply(handle, JoinGroupResponse(
+                    self.heartbeat(group, member, t)
+                    self._ctx.reply(handle, JoinGroupResponse(
                         error_code=error, generation_id=group.generation_id,
                         protocol_type=group.protocol_type, protocol_name=group.protocol_name,
                         leader=current_leader or "", member_id=""))
@@ -331,7 +346,7 @@ class GroupMembership(CoordinatorRuntime):
             # members parked in SyncGroup must rejoin
             self._reset_and_propagate_assignment_error(group, ErrorCode.REBALANCE_IN_PROGRESS, now_ms)
         self._remove_sync_expiration(group)
-        delay = self.config.group_initial_rebalance_delay_ms
+        delay = self._ctx.config.group_initial_rebalance_delay_ms
         if group.state is EMPTY:
             delayed = DelayedJoin(True, delay, max(group.rebalance_timeout_ms - delay, 0))
         else:
@@ -341,14 +356,14 @@ class GroupMembership(CoordinatorRuntime):
 
     def _watch_join(self, group: GroupMetadata, delayed: DelayedJoin, now_ms: int) -> None:
         group.delayed_join = delayed
-        self._timers.schedule(("join", group.group_id), now_ms + delayed.delay_ms,
+        self._ctx.timers.schedule(("join", group.group_id), now_ms + delayed.delay_ms,
                               lambda t: self._on_join_timer(group, delayed, t))
         self._try_complete_join(group, now_ms)
 
     def _try_complete_join(self, group: GroupMetadata, now_ms: int) -> None:
         delayed = group.delayed_join
         if delayed is not None and not delayed.initial and group.has_all_members_joined():
-            self._timers.cancel(("join", group.group_id))
+            self._ctx.timers.cancel(("join", group.group_id))
             group.delayed_join = None
             self._on_complete_join(group, now_ms)
 
@@ -360,7 +375,7 @@ class GroupMembership(CoordinatorRuntime):
             # members are still arriving: wait again, never past the rebalance timeout
             group.new_member_added = False
             self._watch_join(group, DelayedJoin(
-                True, min(self.config.group_initial_rebalance_delay_ms, delayed.remaining_ms),
+                True, min(self._ctx.config.group_initial_rebalance_delay_ms, delayed.remaining_ms),
                 max(delayed.remaining_ms - delayed.delay_ms, 0)), now_ms)
         else:
             self._on_complete_join(group, now_ms)
@@ -385,7 +400,7 @@ class GroupMembership(CoordinatorRuntime):
                 error_code=ErrorCode.NONE, generation_id=group.generation_id,
                 protocol_type=group.protocol_type, protocol_name=group.protocol_name,
                 leader=group.leader_id or "", member_id=member.member_id, members=metadata if leads else ()))
-            self._heartbeat(group, member, now_ms)
+            self.heartbeat(group, member, now_ms)
             member.is_new = False
             group.pending_sync_members.add(member.member_id)
         self._schedule_pending_sync(group, now_ms)
@@ -405,7 +420,7 @@ class GroupMembership(CoordinatorRuntime):
 
     def _schedule_pending_sync(self, group: GroupMetadata, now_ms: int) -> None:
         generation = group.generation_id
-        self._timers.schedule(("sync", group.group_id), now_ms + group.rebalance_timeout_ms,
+        self._ctx.timers.schedule(("sync", group.group_id), now_ms + group.rebalance_timeout_ms,
                               lambda t: self._on_expire_pending_sync(group, generation, t))
 
     def _remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None:
@@ -418,7 +433,7 @@ class GroupMembership(CoordinatorRuntime):
 
     def _maybe_complete_sync_expiration(self, group: GroupMetadata) -> None:
         if group.state in (DEAD, EMPTY, PREPARING) or not group.pending_sync_members:
-            self._timers.cancel(("sync", group.group_id))
+            self._ctx.timers.cancel(("sync", group.group_id))
 
     def _on_expire_pending_sync(self, group: GroupMetadata, generation: int, now_ms: int) -> None:
         if generation != group.generation_id or group.state not in (COMPLETING, STABLE):
@@ -434,28 +449,28 @@ class GroupMembership(CoordinatorRuntime):
         """Append the group's GroupMetadata record; ``on_done`` runs once appended."""
         record = (group_metadata_key(group.group_id), group_metadata_value(group, assignment))
         callback = None if on_done is None else (lambda e, t: on_done(store_group_error(e), t))
-        self._append(partition_for(group.group_id, self.config.offsets_topic_num_partitions),
+        self._ctx.append(self._ctx.partition_for(group.group_id),
                      [record], now_ms, callback)
 
     # --- SyncGroup --------------------------------------------------------------------
 
     def _sync_group(self, req: SyncGroupRequest, handle: Pending, now_ms: int) -> None:
-        error = self._validate_group_status(req.group_id, "SyncGroup")
+        error = self._ctx.validate_group_status(req.group_id, "SyncGroup")
         if error is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             # the rebalance state was lost with the load: rejoin (old clients do not know 14 here)
             error = ErrorCode.REBALANCE_IN_PROGRESS
         if error is not None:
-            return self._reply(handle, SyncGroupResponse(error_code=error))
-        group = self.groups.get(req.group_id)
+            return self._ctx.reply(handle, SyncGroupResponse(error_code=error))
+        group = self._ctx.groups.get(req.group_id)
         if group is None:
-            return self._reply(handle, SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
+            return self._ctx.reply(handle, SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
         error = self._validate_sync(group, req)
         if error is not None:
-            return self._reply(handle, SyncGroupResponse(error_code=error))
+            return self._ctx.reply(handle, SyncGroupResponse(error_code=error))
         leads = group.is_leader(req.member_id)
-        error = self._rejection(group, GroupEvent.SYNC_LEADER if leads else GroupEvent.SYNC_FOLLOWER)
+        error = rejection(group, GroupEvent.SYNC_LEADER if leads else GroupEvent.SYNC_FOLLOWER)
         if error is not None:
-            return self._reply(handle, SyncGroupResponse(error_code=error))
+            return self._ctx.reply(handle, SyncGroupResponse(error_code=error))
         member = group.members[req.member_id]
         if group.state is COMPLETING:
             self._supersede(member)
@@ -465,15 +480,15 @@ class GroupMembership(CoordinatorRuntime):
                 self._store_assignment(group, req, now_ms)
         else:                                                   # Stable: the current assignment
             self._remove_pending_sync_member(group, member.member_id)
-            self._reply(handle, SyncGroupResponse(error_code=ErrorCode.NONE, protocol_type=group.protocol_type,
+            self._ctx.reply(handle, SyncGroupResponse(error_code=ErrorCode.NONE, protocol_type=group.protocol_type,
                                                   protocol_name=group.protocol_name,
                                                   assignment=member.assignment))
-            self._heartbeat(group, member, now_ms)
+            self.heartbeat(group, member, now_ms)
 
     def _validate_sync(self, group: GroupMetadata, req: SyncGroupRequest) -> ErrorCode | None:
         if group.state is DEAD:
-            return self._rejection(group, GroupEvent.SYNC_FOLLOWER)
-        error = self._validate_current_member(group, req.member_id, req.group_instance_id)
+            return rejection(group, GroupEvent.SYNC_FOLLOWER)
+        error = validate_current_member(group, req.member_id, req.group_instance_id)
         if error is not None:
             return error
         if req.generation_id != group.generation_id:
@@ -519,53 +534,53 @@ class GroupMembership(CoordinatorRuntime):
                                          assignment=member.assignment)
             if self._complete_sync(member, response):
                 # its session may have lapsed while it waited: start it again
-                self._heartbeat(group, member, now_ms)
+                self.heartbeat(group, member, now_ms)
 
     # --- Heartbeat --------------------------------------------------------------------
 
     def _heartbeat_request(self, req: HeartbeatRequest, handle: Pending, now_ms: int) -> None:
-        error = self._validate_group_status(req.group_id, "Heartbeat")
+        error = self._ctx.validate_group_status(req.group_id, "Heartbeat")
         if error is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             error = ErrorCode.NONE                               # Kafka answers blindly while loading
         if error is not None:
-            return self._reply(handle, HeartbeatResponse(error_code=error))
-        group = self.groups.get(req.group_id)
+            return self._ctx.reply(handle, HeartbeatResponse(error_code=error))
+        group = self._ctx.groups.get(req.group_id)
         if group is None:
-            return self._reply(handle, HeartbeatResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
+            return self._ctx.reply(handle, HeartbeatResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
         if group.state is DEAD:
-            error = self._rejection(group, GroupEvent.HEARTBEAT)
+            error = rejection(group, GroupEvent.HEARTBEAT)
         else:
-            error = self._validate_current_member(group, req.member_id, req.group_instance_id)
+            error = validate_current_member(group, req.member_id, req.group_instance_id)
             if error is None and req.generation_id != group.generation_id:
                 error = ErrorCode.ILLEGAL_GENERATION
             if error is None:
-                error = self._rejection(group, GroupEvent.HEARTBEAT)
+                error = rejection(group, GroupEvent.HEARTBEAT)
                 if group.state is not EMPTY:
                     # even REBALANCE_IN_PROGRESS keeps the member alive
-                    self._heartbeat(group, group.members[req.member_id], now_ms)
-        self._reply(handle, HeartbeatResponse(error_code=error or ErrorCode.NONE))
+                    self.heartbeat(group, group.members[req.member_id], now_ms)
+        self._ctx.reply(handle, HeartbeatResponse(error_code=error or ErrorCode.NONE))
 
     # --- LeaveGroup -------------------------------------------------------------------
 
     def _leave_group(self, req: LeaveGroupRequest, handle: Pending, now_ms: int) -> None:
-        error = self._validate_group_status(req.group_id, "LeaveGroup")
+        error = self._ctx.validate_group_status(req.group_id, "LeaveGroup")
         if error is not None:
-            return self._reply(handle, LeaveGroupResponse(error_code=error))
-        group = self.groups.get(req.group_id)
+            return self._ctx.reply(handle, LeaveGroupResponse(error_code=error))
+        group = self._ctx.groups.get(req.group_id)
         if group is None:
-            return self._reply(handle, LeaveGroupResponse(error_code=ErrorCode.NONE, members=tuple(
+            return self._ctx.reply(handle, LeaveGroupResponse(error_code=ErrorCode.NONE, members=tuple(
                 LeaveGroupResponseMember(member_id=m.member_id, group_instance_id=m.group_instance_id,
                                          error_code=ErrorCode.UNKNOWN_MEMBER_ID) for m in req.members)))
         if group.state is DEAD:
-            return self._reply(handle, LeaveGroupResponse(
-                error_code=self._rejection(group, GroupEvent.LEAVE_GROUP)))
+            return self._ctx.reply(handle, LeaveGroupResponse(
+                error_code=rejection(group, GroupEvent.LEAVE_GROUP)))
         results = []
         for identity in req.members:
             error = self._leave_one(group, identity.member_id, identity.group_instance_id, now_ms)
             results.append(LeaveGroupResponseMember(member_id=identity.member_id,
                                                     group_instance_id=identity.group_instance_id,
                                                     error_code=error))
-        self._reply(handle, LeaveGroupResponse(error_code=ErrorCode.NONE, members=tuple(results)))
+        self._ctx.reply(handle, LeaveGroupResponse(error_code=ErrorCode.NONE, members=tuple(results)))
 
     def _leave_one(self, group: GroupMetadata, member_id: str, group_instance_id: str | None,
                    now_ms: int) -> ErrorCode:
@@ -580,7 +595,7 @@ class GroupMembership(CoordinatorRuntime):
             self._cancel_member_expiration(group, member_id)
             self._remove_pending_member_and_update_group(group, member_id, now_ms)
             return ErrorCode.NONE
-        error = self._validate_current_member(group, member_id, group_instance_id)
+        error = validate_current_member(group, member_id, group_instance_id)
         if error is not None:
             return error
         self._remove_member_and_update_group(group, group.members[member_id], now_ms)
@@ -603,3 +618,42 @@ class GroupMembership(CoordinatorRuntime):
         group.remove(member_id)
         if group.state is PREPARING:
             self._try_complete_join(group, now_ms)
+
+    # --- ListGroups / DescribeGroups --------------------------------------------------
+
+    def _list_groups(self, req: ListGroupsRequest, handle: Pending, now_ms: int) -> None:
+        states = {s.lower() for s in req.states_filter}
+        classic = not req.types_filter or "classic" in {t.lower() for t in req.types_filter}
+        groups = tuple(
+            ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type or "", group_state=g.state.value)
+            for g in self._ctx.groups.values()
+            if classic and g.state is not DEAD and (not states or g.state.value.lower() in states))
+        error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if self._ctx.loading else ErrorCode.NONE
+        self._ctx.reply(handle, ListGroupsResponse(error_code=error, groups=groups))
+
+    def _describe_groups(self, req: DescribeGroupsRequest, handle: Pending, now_ms: int) -> None:
+        self._ctx.reply(handle, DescribeGroupsResponse(groups=tuple(
+            self._describe(group_id, req.api_version) for group_id in req.groups)))
+
+    def _describe(self, group_id: str, api_version: int) -> DescribedGroup:
+        error = self._ctx.validate_group_status(group_id, "DescribeGroups")
+        if error is not None:
+            return DescribedGroup(error_code=error, group_id=group_id, group_state="", protocol_type="",
+                                  protocol_data="")
+        group = self._ctx.groups.get(group_id)
+        if group is None:
+            if api_version >= 6:
+                return DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, group_id=group_id,
+                                      group_state=DEAD.value, protocol_type="", protocol_data="",
+                                      error_message=f"Group {group_id} not found.")
+            return DescribedGroup(error_code=ErrorCode.NONE, group_id=group_id, group_state=DEAD.value,
+                                  protocol_type="", protocol_data="")
+        # member metadata and assignments only mean something once Stable
+        stable = group.state is STABLE and group.protocol_name is not None
+        members = tuple(DescribedGroupMember(
+            member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+            client_host=m.client_host, member_metadata=m.metadata(group.protocol_name) if stable else b"",
+            member_assignment=m.assignment if stable else b"") for m in group.members.values())
+        return DescribedGroup(error_code=ErrorCode.NONE, group_id=group_id, group_state=group.state.value,
+                              protocol_type=group.protocol_type or "",
+                              protocol_data=group.protocol_name if stable else "", members=members)

@@ -1,6 +1,6 @@
-"""Produce: validate and append through the log; idempotent producers deduplicated,
-transactional ones checked by the log's producer state (fenced epochs, data
-outside an open transaction).
+"""Produce: validate and append through the log, whose producer state deduplicates
+idempotent producers' retries and checks their sequences and epochs, and
+transactional ones (fenced epochs, data outside an open transaction).
 
 The log validates every batch as Kafka's LogValidator does (sizes, CRC,
 offsets, then every record, decompressed): a rejected batch writes nothing,
@@ -58,17 +58,8 @@ def append_partition(broker, topic: str, partition: int, records) -> dict:
         out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return out
     try:
-        batch = _idempotent_batch(records) if records else None
-        if batch is not None:
-            state = broker.producer_state(topic, partition)
-            seen = state.check(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence)
-            if seen is not None:        # a retry: acknowledge the first append's offsets
-                out.update(base_offset=seen.first_offset, log_start_offset=plog.log_start_offset)
-                return out
+        # a retried idempotent batch comes back with the first append's offsets (the log's dedup)
         info = plog.append(records or b"", leader_epoch=LEADER_EPOCH)
-        if batch is not None:
-            state.update(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
-                         info.first_offset, info.last_offset, batch.max_timestamp)
     except RecordValidationError as e:
         out.update(error_code=e.error_code, error_message=str(e), log_start_offset=plog.log_start_offset,
                    record_errors=[{"batch_index": i, "batch_index_error_message": text}
