@@ -604,9 +604,9 @@ EPILOG = exit_status_help(
 @click.option("--max-bytes", type=click.IntRange(min=0), default=INT_MAX, show_default=True,
               help="Read only the first N bytes of each .log (no invalid-bytes line then).")
 @click.option("--offsets-decoder", is_flag=True,
-              help="Decode __consumer_offsets records (Kafka 3.8+ JSON).")
+              help="Decode __consumer_offsets records (Kafka 4.x JSON).")
 @click.option("--transaction-log-decoder", is_flag=True,
-              help="Decode __transaction_state records.")
+              help="Decode __transaction_state records (Kafka 4.x JSON).")
 @click.option("--cluster-metadata-decoder", is_flag=True,
               help="Decode KRaft __cluster_metadata records.")
 @click.option("--skip-record-metadata", is_flag=True,
