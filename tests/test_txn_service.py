@@ -20,7 +20,7 @@ from kproto.server.txn_coordinator import (
     InitProducerIdRequest,
 )
 from kproto.server.txn_coordinator.persistence import transaction_log_key
-from kproto.schemas.internal_records import transaction_log_record
+from kproto.tools.dump_log.decoders import transaction_log_record
 
 E = ErrorCode
 SMALL = {"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3}

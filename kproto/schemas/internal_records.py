@@ -1,12 +1,8 @@
-"""The internal topics' records as Kafka's tools show them.
-
-``consumer_offsets_record`` is ``kafka-dump-log --offsets-decoder``
-and ``transaction_log_record`` is ``--transaction-log-decoder``, both
-Kafka 4.x's CoordinatorRecordMessageParser: each takes a record and returns
-``(key, payload)``, a ``JsonValue`` where Kafka prints JSON, text where it
-prints text, None where it prints nothing. ``key_version`` is the type tag both topics' keys start
-with, read the same way by the group coordinator's loading
-(kproto.server.coordinator.persistence).
+"""What the internal topics' records share: ``key_version``, the type tag both
+topics' keys start with (read by the coordinators' loading, e.g.
+kproto.server.coordinator.persistence, and by dump-log's decoders), and
+``kafka_json``, a parsed value in the JSON form Kafka's generated JsonConverter
+writes. The dump-log lines made from them are kproto.tools.dump_log.decoders.
 """
 
 from __future__ import annotations
@@ -14,23 +10,9 @@ from __future__ import annotations
 import base64
 import uuid
 
-from kproto import schemas
-from kproto.errors import DecodeError
-from kproto.schemas import consumer_offsets as CO
-from kproto.schemas import transaction_log as TL
 from kproto.schemas.message import ArrayOf, Field, Struct
 
-__all__ = ["JsonValue", "key_version", "camel", "kafka_json", "kafka_uuid", "consumer_offsets_record",
-           "transaction_log_record"]
-
-
-class JsonValue:
-    """A decoder result that is JSON: text output prints it Jackson-style, JSON output nests it."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value) -> None:
-        self.value = value
+__all__ = ["key_version", "camel", "kafka_json", "kafka_uuid"]
 
 
 def key_version(buf: bytes) -> int | None:
@@ -82,80 +64,3 @@ def _inner(f: Field | None) -> Struct | None:
     t = f.type if f is not None else None
     t = t.elem if isinstance(t, ArrayOf) else t
     return t if isinstance(t, Struct) else None
-
-
-def _coordinator_record(record, key_types: dict, value_schema, value_message, key_schema, value_data=None):
-    """DumpLogSegments.CoordinatorRecordMessageParser.parse (Kafka 4.x) over
-    CoordinatorRecordSerde.deserialize: (key, payload) as JsonValue or text.
-    ``value_data`` adjusts the value's JSON (TransactionLogMessageParser)."""
-    o, key, value = record.offset, record.key, record.value
-    if key is None:
-        # Kafka throws this and the dump stops; kproto prints it in the key slot and goes on.
-        return (f"Failed to decode message at offset {o} using the specified decoder "
-                "(message had a missing key)", None)
-    kind = key_version(key)
-    if kind is None:
-        return f"Error at offset {o}, skipping. Could not read version from key's buffer.", None
-    if kind not in key_types:
-        return f"Unknown record type {kind} at offset {o}, skipping.", None
-    schema = value_schema(kind)
-    if schema is None:
-        return (f"Error at offset {o}, skipping. kproto has no schema for "
-                f"{key_types[kind]} records (type {kind}).", None)
-    try:
-        k = schemas.parse(key_schema, key)
-    except DecodeError as e:
-        return (f"Error at offset {o}, skipping. Could not read record with version {kind} "
-                f"from key's buffer due to: {e.reason}.", None)
-    shown_key = JsonValue({"type": str(kind), "data": kafka_json(k.data)})
-    if value is None:
-        return shown_key, "<DELETE>"
-    value_version = key_version(value)
-    if value_version is None:
-        return f"Error at offset {o}, skipping. Could not read version from value's buffer.", None
-    if value_version not in value_message(kind).versions():
-        # Deserializer.UnknownRecordVersionException, checked before reading
-        return (f"Error at offset {o}, skipping. Found an unknown record version {value_version} "
-                f"for {kind} type", None)
-    try:
-        v = schemas.parse(schema, value)
-    except DecodeError as e:
-        return (f"Error at offset {o}, skipping. Could not read record with version "
-                f"{value_version} from value's buffer due to: {e.reason}.", None)
-    data = kafka_json(v.data, value_message(kind).spec, value_version)
-    if value_data is not None:
-        value_data(kind, data)
-    return shown_key, JsonValue({"version": str(v.version), "data": data})
-
-
-def _consumer_protocols(kind: int, data: dict) -> None:
-    """OffsetsMessageParser: a consumer group's member subscription and
-    assignment bytes decoded, kept as bytes (base64) when they do not parse."""
-    if kind == 2 and data.get("protocolType") == "consumer":
-        for member in data.get("members") or ():
-            for name, sub in (("subscription", CO.ConsumerProtocolSubscription),
-                              ("assignment", CO.ConsumerProtocolAssignment)):
-                try:
-                    member[name] = kafka_json(schemas.parse(sub, member[name]).data)
-                except DecodeError:
-                    pass
-
-
-def consumer_offsets_record(record):
-    """``--offsets-decoder``: DumpLogSegments.OffsetsMessageParser (Kafka 4.x)."""
-    return _coordinator_record(record, CO.KEY_TYPES, CO.value_schema, CO.value_message, CO.RecordKey,
-                               _consumer_protocols)
-
-
-def _transaction_state_name(kind: int, data: dict) -> None:
-    """TransactionLogMessageParser.valueAsJson: the status by its
-    TransactionState.stateName, the bare id when no state has it."""
-    status = data["transactionStatus"]
-    data["transactionStatus"] = TL.TRANSACTION_STATES.get(status, str(status))
-
-
-def transaction_log_record(record):
-    """``--transaction-log-decoder``: DumpLogSegments.TransactionLogMessageParser (Kafka 4.x)."""
-    return _coordinator_record(record, TL.KEY_TYPES, lambda kind: TL.TransactionLogValue,
-                               lambda kind: TL.TRANSACTION_LOG_VALUE, TL.TransactionLogKey,
-                               _transaction_state_name)
