@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer
