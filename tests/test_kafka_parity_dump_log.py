@@ -324,9 +324,9 @@ def test_offsets_message_parser_unknown_record_type(tmp_path):
 
 
 def test_offsets_message_parser_missing_key(tmp_path):
-    """Kafka's message, word for word. Kafka throws it and the dump stops;
+    """Kafka 4.4's message (CoordinatorRecordMessageParser.parse), word for word. Kafka throws it and the dump stops;
     kproto prints it in the key slot and goes on (one bad record loses nothing)."""
     code, out, err = _offsets_dump(tmp_path, None, b"\x00\x00")
     assert (code, err) == (0, "")
-    assert _key_payload(out) == ("key: Failed to decode message at offset 0 using offset topic decoder "
+    assert _key_payload(out) == ("key: Failed to decode message at offset 0 using the specified decoder "
                                  "(message had a missing key)")

@@ -127,7 +127,7 @@ def test_alter_when_topic_doesnt_exist(broker):
     _, bs = broker
     topic = name()
     status, out, err = kt(bs, "--alter", "--topic", topic, "--partitions", "1")
-    assert (status, out, err) == (1, "", f"{ERROR}Topic 'Optional[{topic}]' does not exist as expected\n")
+    assert (status, out, err) == (1, "", f"{ERROR}Topic '{topic}' does not exist as expected\n")
     assert kt(bs, "--alter", "--topic", topic, "--partitions", "1", "--if-exists") == (0, "", "")
 
 
@@ -136,7 +136,7 @@ def test_delete_when_topic_doesnt_exist(broker):
     _, bs = broker
     topic = name()
     status, out, err = kt(bs, "--delete", "--topic", topic)
-    assert (status, out, err) == (1, "", f"{ERROR}Topic 'Optional[{topic}]' does not exist as expected\n")
+    assert (status, out, err) == (1, "", f"{ERROR}Topic '{topic}' does not exist as expected\n")
     assert kt(bs, "--delete", "--topic", topic, "--if-exists") == (0, "", "")
 
 
@@ -218,7 +218,7 @@ def test_describe_when_topic_doesnt_exist(broker):
     _, bs = broker
     topic = name()
     status, out, err = kt(bs, "--describe", "--topic", topic)
-    assert (status, out, err) == (1, "", f"{ERROR}Topic 'Optional[{topic}]' does not exist as expected\n")
+    assert (status, out, err) == (1, "", f"{ERROR}Topic '{topic}' does not exist as expected\n")
     assert kt(bs, "--describe", "--topic", topic, "--if-exists") == (0, "", "")
 
 

@@ -171,7 +171,7 @@ def test_delete(broker):
     assert "doomed" not in ok(bs, "--list").splitlines()
     status, out, err = kt(bs, "--describe", "--topic", "doomed")
     assert (status, out, err) == (1, "", "Error while executing topic command : "
-                                         "Topic 'Optional[doomed]' does not exist as expected\n")
+                                         "Topic 'doomed' does not exist as expected\n")
     assert kt(bs, "--delete", "--topic", "doomed", "--if-exists") == (0, "", "")
     assert kt(bs, "--describe", "--topic", "doomed", "--if-exists") == (0, "", "")
 
@@ -236,7 +236,7 @@ def test_subprocess_one_line_errors_and_status(broker):
                            "--partitions", "3"], capture_output=True, text=True, timeout=30)
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr == ("Error while executing topic command : "
-                           "Topic 'Optional[ghost-.*]' does not exist as expected\n")
+                           "Topic 'ghost-.*' does not exist as expected\n")
 
 
 # --- without a broker -----------------------------------------------------------------

@@ -20,7 +20,7 @@ from kproto.server.txn_coordinator import (
     InitProducerIdRequest,
 )
 from kproto.server.txn_coordinator.persistence import transaction_log_key
-from kproto.schemas.internal_records import transaction_log_record
+from kproto.tools.dump_log.decoders import transaction_log_record
 
 E = ErrorCode
 SMALL = {"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3}
@@ -114,7 +114,7 @@ def test_commit_writes_markers_and_survives_a_restart(tmp_path):
             # the records are ordinary __transaction_state batches that the dump decoder reads
             p = n.service.coordinator.partition_for("tx")
             plog = n.logs.get_log(TRANSACTION_STATE_TOPIC_NAME, p)
-            states = [transaction_log_record(r)[1].split("state=")[1].split(",")[0]
+            states = [transaction_log_record(r)[1].value["data"]["transactionStatus"]
                       for seg in plog.segments for b in seg.batches() for r in b]
             assert states == ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit", "Empty"]
     run(second())

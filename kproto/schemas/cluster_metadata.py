@@ -1,4 +1,4 @@
-"""KRaft's ``__cluster_metadata`` records: their framing, and dump-log's view of them.
+"""KRaft's ``__cluster_metadata`` records: their framing.
 
 A metadata record has no key; its value is framed by MetadataRecordSerde
 (server-common AbstractApiMessageSerde)::
@@ -9,10 +9,9 @@ A metadata record has no key; its value is framed by MetadataRecordSerde
              the record of that type and version
 
 The record tables are kproto.schemas.metadata_records (generated from Kafka's
-metadata/*.json). ``cluster_metadata_record`` is ``kafka-dump-log
---cluster-metadata-decoder`` (DumpLogSegments.ClusterMetadataLogMessageParser):
-payload ``{"type":"TOPIC_RECORD","version":0,"data":{...}}``, no key, and
-``Error at <offset>, skipping. <reason>`` with Kafka's reasons for a bad frame.
+metadata/*.json). dump-log's ``--cluster-metadata-decoder`` lines are
+kproto.tools.dump_log.decoders; the reasons ``parse_metadata_record`` gives for a
+bad frame are Kafka's.
 """
 
 from __future__ import annotations
@@ -20,14 +19,13 @@ from __future__ import annotations
 from construct import Container
 
 from kproto import schemas
-from kproto.errors import CorruptRecordError, DecodeError
-from kproto.schemas.internal_records import JsonValue, kafka_json, kafka_uuid
+from kproto.errors import CorruptRecordError
+from kproto.schemas.internal_records import kafka_uuid
 from kproto.schemas.message import exact, snake
-from kproto.schemas.metadata_records import CONTROL_RECORDS, METADATA_RECORDS
+from kproto.schemas.metadata_records import METADATA_RECORDS
 from kproto.schemas.primitives import encode_uvarint
 
-__all__ = ["FRAME_VERSION", "TYPE_NAMES", "parse_metadata_record", "build_metadata_record",
-           "cluster_metadata_record", "kafka_uuid", "kraft_control_json"]
+__all__ = ["FRAME_VERSION", "TYPE_NAMES", "parse_metadata_record", "build_metadata_record", "kafka_uuid"]
 
 FRAME_VERSION = 1
 #: record type -> Kafka's MetadataRecordType name (TOPIC_RECORD, ...)
@@ -80,31 +78,3 @@ def build_metadata_record(record_type: int, version: int, data) -> bytes:
     message = METADATA_RECORDS[record_type]
     return (encode_uvarint(FRAME_VERSION) + encode_uvarint(record_type) + encode_uvarint(version)
             + schemas.build(message.struct(version), data))
-
-
-def cluster_metadata_record(record):
-    """kafka-dump-log --cluster-metadata-decoder: (None, payload)."""
-    try:
-        record_type, version, data = parse_metadata_record(record.value or b"")
-    except DecodeError as e:
-        return None, f"Error at {record.offset}, skipping. {e.reason}"
-    return None, JsonValue({"type": TYPE_NAMES[record_type], "version": version,
-                            "data": kafka_json(data, METADATA_RECORDS[record_type].spec, version)})
-
-
-def kraft_control_json(control_type: int, value: bytes | None) -> dict | None:
-    """A KRaft control record's value (LeaderChange, SnapshotHeader/Footer, KRaftVersion,
-    Voters) as its JsonConverter writes it, as DumpLogSegments.printControlRecord
-    (Kafka 4.x) prints it; None for another type or a value that does not parse."""
-    message = CONTROL_RECORDS.get(control_type)
-    if message is None or value is None or len(value) < 2:
-        return None
-    # ControlRecordUtils: the message's own first field, "version", picks its schema version
-    version = int.from_bytes(value[:2], "big", signed=True)
-    if version not in message.versions():
-        return None
-    try:
-        data = schemas.parse(exact(message.struct(version)), value)
-    except DecodeError:
-        return None
-    return kafka_json(data, message.spec, version)

@@ -1,13 +1,8 @@
-"""The internal topics' records as Kafka's tools show them.
-
-``consumer_offsets_record`` is ``kafka-dump-log --offsets-decoder``
-(OffsetsMessageParser, Kafka 3.8+), ``transaction_log_record`` is
-``--transaction-log-decoder`` (TransactionLog.formatRecordKeyAndValue,
-2.5-3.9): each takes a record and returns ``(key, payload)``, a
-``JsonValue`` where Kafka prints JSON, text where it prints text, None where
-it prints nothing. ``key_version`` is the type tag both topics' keys start
-with, read the same way by the group coordinator's loading
-(kproto.server.coordinator.persistence).
+"""What the internal topics' records share: ``key_version``, the type tag both
+topics' keys start with (read by the coordinators' loading, e.g.
+kproto.server.coordinator.persistence, and by dump-log's decoders), and
+``kafka_json``, a parsed value in the JSON form Kafka's generated JsonConverter
+writes. The dump-log lines made from them are kproto.tools.dump_log.decoders.
 """
 
 from __future__ import annotations
@@ -15,24 +10,9 @@ from __future__ import annotations
 import base64
 import uuid
 
-from kproto import schemas
-from kproto.errors import DecodeError
-from kproto.jvm import scala_hash_order, topic_partition_hash
-from kproto.schemas import consumer_offsets as CO
-from kproto.schemas import transaction_log as TL
 from kproto.schemas.message import RECORDS, ArrayOf, Field, Struct
 
-__all__ = ["JsonValue", "key_version", "camel", "kafka_json", "kafka_uuid", "consumer_offsets_record",
-           "transaction_log_record"]
-
-
-class JsonValue:
-    """A decoder result that is JSON: text output prints it Jackson-style, JSON output nests it."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value) -> None:
-        self.value = value
+__all__ = ["key_version", "camel", "kafka_json", "kafka_uuid"]
 
 
 def key_version(buf: bytes) -> int | None:
@@ -88,90 +68,3 @@ def _inner(f: Field | None) -> Struct | None:
     t = f.type if f is not None else None
     t = t.elem if isinstance(t, ArrayOf) else t
     return t if isinstance(t, Struct) else None
-
-
-def consumer_offsets_record(record):
-    """Kafka 3.8+ OffsetsMessageParser: (key, payload) as JsonValue or text."""
-    o, key, value = record.offset, record.key, record.value
-    if key is None:
-        return (f"Failed to decode message at offset {o} using offset topic decoder "
-                "(message had a missing key)", None)
-    kind = key_version(key)
-    if kind is None:
-        return f"Error at offset {o}, skipping. Could not read version from key's buffer.", None
-    if kind not in CO.KEY_TYPES:
-        return f"Unknown record type {kind} at offset {o}, skipping.", None
-    schema = CO.value_schema(kind)
-    if schema is None:
-        return (f"Error at offset {o}, skipping. kproto has no schema for "
-                f"{CO.KEY_TYPES[kind]} records (type {kind}).", None)
-    try:
-        k = schemas.parse(CO.RecordKey, key)
-    except DecodeError as e:
-        return (f"Error at offset {o}, skipping. Could not read record with version {kind} "
-                f"from key's buffer due to: {e.reason}.", None)
-    shown_key = JsonValue({"type": str(kind), "data": kafka_json(k.data)})
-    if value is None:
-        return shown_key, "<DELETE>"
-    if key_version(value) is None:
-        return f"Error at offset {o}, skipping. Could not read version from value's buffer.", None
-    try:
-        v = schemas.parse(schema, value)
-    except DecodeError as e:
-        return (f"Error at offset {o}, skipping. Could not read record with version "
-                f"{key_version(value)} from value's buffer due to: {e.reason}.", None)
-    data = kafka_json(v.data, CO.value_message(kind).spec, key_version(value))
-    if kind == 2 and data.get("protocolType") == "consumer":
-        # Kafka decodes each member's embedded protocol bytes, keeping the
-        # bytes (base64) when they do not parse.
-        for member in data.get("members") or ():
-            for name, sub in (("subscription", CO.ConsumerProtocolSubscription),
-                              ("assignment", CO.ConsumerProtocolAssignment)):
-                try:
-                    member[name] = kafka_json(schemas.parse(sub, member[name]).data)
-                except DecodeError:
-                    pass
-    return shown_key, JsonValue({"version": str(v.version), "data": data})
-
-
-def transaction_log_record(record):
-    """TransactionLog.formatRecordKeyAndValue (2.5-3.9)."""
-    o, key, value = record.offset, record.key, record.value
-    version = None if key is None else key_version(key)
-    if version is None:
-        return f"Error at offset {o}, skipping. The record has no transaction log key.", None
-    if version != 0:
-        return f"unknown::version={version}", None
-    try:
-        txn_id = schemas.parse(TL.TransactionLogKey, key).data.transactional_id
-    except DecodeError as e:
-        return f"Error at offset {o}, skipping. {e.reason}", None
-    shown_key = f"transaction_metadata::transactionalId={txn_id}"
-    if value is None:
-        return shown_key, "<DELETE>"
-    try:
-        v = schemas.parse(TL.TransactionLogValue, value).data
-    except DecodeError as e:
-        value_version = key_version(value)
-        if value_version is not None and value_version not in (0, 1):
-            reason = f"Unknown version {value_version} from the transaction log message value"
-        else:
-            reason = e.reason
-        return f"Error at offset {o}, skipping. {reason}", None
-    state = TL.TRANSACTION_STATES.get(v.transaction_status)
-    if state is None:
-        return (f"Error at offset {o}, skipping. Unknown transaction state id "
-                f"{v.transaction_status} from the transaction status message", None)
-    partitions: list[tuple[str, int]] = []
-    hints = []
-    if state != "Empty":
-        for group in v.transaction_partitions or ():
-            tps = [(group.topic, p) for p in group.partition_ids]
-            hints.append(len(set(tps)))
-            partitions += tps
-    # TransactionMetadata.topicPartitions is a Scala mutable.HashSet of TopicPartition.
-    ordered = scala_hash_order(partitions, topic_partition_hash, hints=hints)
-    shown = ",".join(f"{t}-{p}" for t, p in ordered)
-    return shown_key, (f"producerId:{v.producer_id},producerEpoch:{v.producer_epoch},state={state},"
-                       f"partitions=[{shown}],txnLastUpdateTimestamp="
-                       f"{v.transaction_last_update_timestamp_ms},txnTimeoutMs={v.transaction_timeout_ms}")

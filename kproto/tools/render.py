@@ -6,8 +6,8 @@ Kafka's tools print Java values, and their exact text is part of the format:
 ``[a,b]`` lists (Scala ``mkString("[", ",", "]")``), Jackson's compact JSON
 (``ObjectNode.toString``). The helpers here are the one place those rules
 live; each command's own lines are in its ``*_lines``/``*_text`` module
-(dump_log_lines, topics.text, groups.text), hash orders in kproto.jvm, the
-internal topics' record formats in kproto.schemas.internal_records. Stdout
+(dump_log.lines, topics.text, groups.text), hash orders in kproto.jvm, the
+internal topics' records in dump_log.decoders. Stdout
 carries data only: the writer is for stdout; diagnostics go through ``err``.
 """
 
@@ -20,13 +20,21 @@ import sys
 from functools import partial
 from typing import Iterable
 
-from kproto.schemas.internal_records import JsonValue
 
 __all__ = [
     "plain_decoder", "text_parser", "json_parser", "java_bool", "optional_long", "java_list", "java_file",
     "java_absolute_path", "jackson_json", "jackson_csv_field", "kafka_uuid", "yaml_text", "structured_output",
-    "rich_table", "LineWriter", "err",
+    "rich_table", "LineWriter", "err", "JsonValue",
 ]
+
+
+class JsonValue:
+    """A decoder result that is JSON: text output prints it Jackson-style, JSON output nests it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
 
 
 # --- Java values ---------------------------------------------------------------------

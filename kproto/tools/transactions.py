@@ -106,13 +106,17 @@ def list_(ctx: click.Context, duration_filter: int | None) -> None:
 def describe(ctx: click.Context, transactional_id: str) -> None:
     """describe the state of an active transactional-id"""
     from kproto.client.transactions import describe_transactions
-    from kproto.errors import error_for
+    from kproto.errors import ErrorCode, error_for
 
     def action(admin) -> str:
         d = describe_transactions(admin, [transactional_id]).get(transactional_id)
         if not isinstance(d, tuple):
-            raise _fail(f"Failed to describe transaction state of transactional-id `{transactional_id}`",
-                        error_for(d))
+            cause = error_for(d)
+            if d == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND:
+                # the admin client's own exception (DescribeTransactionsHandler.handleError)
+                cause = (f"DescribeTransactions request for transactionalId `{transactional_id}` "
+                         "failed because the ID could not be found")
+            raise _fail(f"Failed to describe transaction state of transactional-id `{transactional_id}`", cause)
         start = "None" if d.transaction_start_time_ms is None else str(d.transaction_start_time_ms)
         duration = "None" if d.transaction_start_time_ms is None else str(now_ms() - d.transaction_start_time_ms)
         # TransactionDescription.topicPartitions is a java.util.HashSet

@@ -15,9 +15,8 @@ from functools import lru_cache
 
 from kproto.records import TimestampType, sequence_at
 from kproto.schemas import records as S
-from kproto.schemas.cluster_metadata import kraft_control_json
-from kproto.schemas.internal_records import JsonValue
-from kproto.tools.render import jackson_json, java_bool, java_list, optional_long
+from kproto.tools.dump_log.decoders import kraft_control_json
+from kproto.tools.render import JsonValue, jackson_json, java_bool, java_list, optional_long
 
 __all__ = ["V2_BATCH_FIELDS", "LEGACY_BATCH_FIELDS", "V2_RECORD_FIELDS", "LEGACY_RECORD_FIELDS",
            "batch_fields", "batch_line", "batch_json", "RecordPrinter", "index_line", "time_index_line",

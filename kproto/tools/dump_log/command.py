@@ -1,68 +1,11 @@
 """``kproto dump-log``: Kafka's ``kafka-dump-log.sh`` (DumpLogSegments), line for line.
 
-Text output is that of the Scala DumpLogSegments of Kafka 3.3-3.9 (checked
-against ``core/src/main/scala/kafka/tools/DumpLogSegments.scala`` at tag 3.9.0-rc3):
-``Log starting offset: N``, lowercase codec names, ``deleteHorizonMs:
-OptionalLong…``, ``keySize``/``valueSize`` record lines, and the stray ``}``
-after the CRC of legacy (magic 0/1) record lines (``isValid: true crc: C}``),
-which every Scala release from 3.0 to 3.9 prints and only the later Java port
-drops. Decoders follow the same release: ``--offsets-decoder`` prints the 3.8+
-JSON (``{"type":"<key version>","data":…}`` / ``{"version":"<v>","data":…}``),
-``--transaction-log-decoder`` the 2.5-3.9 text (``transaction_metadata::
-transactionalId=…``). Where Kafka iterates a Scala HashSet/HashMap (the
-partitions of a transaction, the files of the stderr summaries) the order is
-that collection's (kproto.jvm.scala_hash_order).
-
-Where kproto differs, and why:
-
-* Kafka's tool dies with a stack trace on input it cannot read; kproto prints
-  everything it can, one line per problem on stderr
-  (``kproto: error: <file> @ byte N: <field path>: <reason>``), goes on where
-  the framing allows (a CRC mismatch, an undecodable record: the next batch),
-  and exits 4. A batch whose CRC does not match is still printed, as Kafka
-  prints it (``isvalid: false``), records included when they decode.
-* A segment's tail that is all zero bytes (a preallocated segment) makes
-  Kafka throw "Found record size 0 smaller than minimum record overhead";
-  kproto treats it like the short tail Kafka does tolerate and prints Kafka's
-  ``Found N invalid bytes at the end of <file>`` line, exit 0. Any other tail
-  of 17 bytes or fewer, or a last batch running past the end, gets the same
-  line, as in Kafka. A non-zero length below 14 elsewhere is corruption.
-  The same holds for an index entry whose position holds no batch (Kafka:
-  NoSuchElementException) and a failed ``--index-sanity-check`` (Kafka:
-  CorruptIndexException; kproto prints its message).
-* Decoder failures that make Kafka throw (a __transaction_state record with
-  an unknown value version or state id or no key; a __consumer_offsets record
-  with no key, whose Kafka message kproto prints) go in the key slot, in
-  Kafka's offsets-decoder style ``Error at offset <o>, skipping. <reason>``,
-  and the dump goes on. __consumer_offsets record types 3-8 (KIP-848 consumer
-  groups) have no kproto schema: they print ``Error at offset <o>, skipping.
-  kproto has no schema for …``. The reason after "due to:" is kproto's text
-  where Kafka's is a Java exception message (only "Can't read version N of
-  <Message>" is Kafka's own). ``"type"`` is the key version, as 3.8/3.9 print
-  it (the later Java port prints the record's api key).
-* Control records of KRaft types print their JSON as Kafka 4.x does
-  (``LeaderChange: {..}``, ``SnapshotHeader {..}``...); one whose value does
-  not parse prints ``controlType: NAME(id)`` (Kafka throws). ``.snapshot`` and
-  ``.txnindex`` files print as 3.9 does (kproto.tools.dump_txn); a corrupt
-  one is an error line with its byte, exit 4.
-* Key/value decoders are ``--key-decoder``/``--value-decoder`` with named
-  choices (utf8 = Kafka's StringDecoder, hex, base64, json) instead of Java
-  class names; hex is lowercase.
-* ``--verify-index-only`` exits 4 when it finds an index inconsistency
-  (Kafka exits 0; the stderr summary is the same).
-* A name without a dot is "Ignoring unknown file" (Kafka throws), and empty
-  entries in ``--files a,,b`` are skipped.
-
-Beyond Kafka: ``--json`` (one object per line: a header per file, one per
-batch with its records nested under deep iteration, one per index entry;
-the field names are those of the text lines; decoder JSON is nested, not
-quoted), ``--explain`` (the Kafka batch line, then an annotated hex view of
-the batch from the schema, see kproto.tools.explain), and a progress bar on
-stderr for files over 64 MiB when stderr is a terminal and stdout is not.
-
-Segments are read through mmap, batch headers by ``kproto.records.
-iter_batches`` over a memoryview, and printed as they are read; pages already
-printed are released, so memory stays flat whatever the file size.
+The same lines as Kafka's tool (diffed against Kafka 4.4 by
+tests/test_kafka_ref_dump_log.py); where it differs (it goes on past input Kafka
+throws on, one error line per problem, exit 4; named key/value decoders) and what
+it adds (``--json``, ``--explain``) is docs/dump-log.md. Segments are read
+through mmap and printed as they are read, so memory stays flat whatever the
+file size.
 """
 
 from __future__ import annotations
@@ -83,14 +26,15 @@ from kproto.jvm import java_string_hash, scala_hash_order
 from kproto.log.index import offset_index_lookup
 from kproto.records import control_record, iter_batches
 from kproto.schemas import records as S
-from kproto.schemas.cluster_metadata import cluster_metadata_record
-from kproto.schemas.internal_records import consumer_offsets_record, transaction_log_record
 from kproto.schemas.index import (
     OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE, OffsetIndexEntry, TimeIndexEntry,
 )
-from kproto.tools import dump_log_lines as L
+from kproto.tools.dump_log import lines as L
 from kproto.tools import render as R
-from kproto.tools.dump_txn import dump_producer_snapshot, dump_txn_index
+from kproto.tools.dump_log.decoders import (
+    cluster_metadata_record, consumer_offsets_record, transaction_log_record,
+)
+from kproto.tools.dump_log.txn import dump_producer_snapshot, dump_txn_index
 from kproto.tools.main import ExitStatus, exit_status_help
 
 __all__ = ["dump_log"]
@@ -291,7 +235,7 @@ class _Run:
                 finally:
                     append(R.jackson_json(d))
             elif self.opts["explain"]:
-                from kproto.tools.explain import explain
+                from kproto.tools.dump_log.explain import explain
                 append(L.batch_line(batch, position, codec, valid))
                 lines, error = explain(S.RecordBatch if v2 else S.LegacyMessage, batch.data,
                                        position=position)
@@ -604,9 +548,9 @@ EPILOG = exit_status_help(
 @click.option("--max-bytes", type=click.IntRange(min=0), default=INT_MAX, show_default=True,
               help="Read only the first N bytes of each .log (no invalid-bytes line then).")
 @click.option("--offsets-decoder", is_flag=True,
-              help="Decode __consumer_offsets records (Kafka 3.8+ JSON).")
+              help="Decode __consumer_offsets records (Kafka 4.x JSON).")
 @click.option("--transaction-log-decoder", is_flag=True,
-              help="Decode __transaction_state records.")
+              help="Decode __transaction_state records (Kafka 4.x JSON).")
 @click.option("--cluster-metadata-decoder", is_flag=True,
               help="Decode KRaft __cluster_metadata records.")
 @click.option("--skip-record-metadata", is_flag=True,
