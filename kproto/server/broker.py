@@ -31,9 +31,10 @@ from kproto.log.file_pool import default_pool
 from kproto import protocol
 from kproto.log.producer_state import ProducerStateManager
 from kproto.schemas.message import RECORDS, carries
-from kproto.server import access, group_service, handlers, txn_service
+from kproto.server import access, fault_hook, group_service, handlers, txn_service
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
+from kproto.server.faults import FaultPlan
 from kproto.server.handlers import groups as group_handlers
 from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart,
@@ -82,8 +83,9 @@ class Broker:
         self.transactions: txn_service.TxnService | None = None  # likewise
         self._tasks: list[asyncio.Task] = []
         self.security = SecurityService(self.config.values, data_dir, host, port)
+        self.faults = FaultPlan()       # empty: no fault, no cost but one truth test per request
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
-                                   on_connect=self.security.on_connect)
+                                   on_connect=self.security.on_connect, faults=self.faults)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -190,15 +192,21 @@ class Broker:
             body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
         except (DecodeError, UnsupportedVersionError) as e:
             raise CloseConnection(f"malformed {protocol.api(key).name} v{version} request: {e}") from None
-        if self.security.authorizer is not None:
-            response = await access.guarded(self, header, body, handler)
+        if self.faults:     # the fault plane (server/faults.py): only while rules are set
+            response = await fault_hook.handle(self.faults, header, body, conn,
+                                               lambda b: self._run(header, b, handler))
         else:
-            response = await handler(self, header, body)
+            response = await self._run(header, body, handler)
         if sec is not None and sec.extra.get("close"):     # a failed SASL handshake or authentication
             conn.closing = conn.failed_authentication = True
         if response is None:
             return None
         return self.encode(key, version, header.correlation_id, response)
+
+    async def _run(self, header: Container, body: Container, handler: Handler) -> Any:
+        if self.security.authorizer is not None:
+            return await access.guarded(self, header, body, handler)
+        return await handler(self, header, body)
 
     def encode(self, key: int, version: int, correlation_id: int, body: Any) -> list[ResponsePart]:
         regions: list[RecordsRegion] = []
@@ -311,18 +319,26 @@ def _client_host(peer: str) -> str:
 
 
 async def serve(data_dir: str | Path, config: BrokerConfig, host: str, port: int,
-                ready: Callable[[str, int], None] | None = None) -> None:
-    """Run until SIGTERM/SIGINT, then shut down cleanly (checkpoints, marker)."""
+                ready: Callable[[str, int, tuple[str, int] | None], None] | None = None, *,
+                control: tuple[str, int] | None = None) -> None:
+    """Run until SIGTERM/SIGINT, then shut down cleanly (checkpoints, marker). ``control``:
+    where the fault plane's HTTP endpoint listens (server/control.py)."""
     import signal
+    from kproto.server.control import ControlPlane
     broker = Broker(data_dir, config, host=host, port=port)
+    plane: ControlPlane | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     try:
         h, p = await broker.start()
+        plane = ControlPlane(broker.faults, broker.server) if control is not None else None
+        where = await plane.start(*control) if plane is not None else None
         if ready is not None:
-            ready(h, p)
+            ready(h, p, where)
         await stop.wait()
     finally:
+        if plane is not None:
+            await plane.close()
         await broker.close()
