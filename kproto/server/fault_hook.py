@@ -155,6 +155,25 @@ def _set_every_error(value: Any, error: int) -> None:
             _set_every_error(v, error)
 
 
+async def error_response(key: int, version: int, body: Any, pairs: frozenset[tuple[str, int]] | None, error: int,
+                         run: Callable[[Any], Awaitable[Any]]) -> Any:
+    """``error`` instead of the work, for the ``pairs`` partitions (None: all of the request);
+    the other partitions are handled by ``run``."""
+    layout = LAYOUTS.get(key)
+    if layout is not None:
+        denied = _split(body, layout, pairs)
+        response = await run(body) if getattr(body, layout.rule.request) else {layout.rule.response: []}
+        if response is not None:
+            _merge(response, layout, denied, error)
+        return response
+    if _has(key, version, "error_code"):
+        return {"error_code": error}
+    response = await run(body)      # no top-level error: its entries carry it (Metadata's topics)
+    if response is not None:
+        _set_every_error(response, error)
+    return response
+
+
 async def handle(plan: FaultPlan, header: Any, body: Any, conn: ConnectionInfo,
                  run: Callable[[Any], Awaitable[Any]]) -> Any:
     """The response to one request with the plan's decision carried out (None: no response)."""
@@ -165,23 +184,12 @@ async def handle(plan: FaultPlan, header: Any, body: Any, conn: ConnectionInfo,
     key, version = header.request_api_key, header.request_api_version
     if d.close == "before":
         raise CloseConnection(f"fault plane: close before {P.api(key).name}")
-    layout = LAYOUTS.get(key)
     if d.error is None or d.after_work:
         response = await run(body)
         if response is not None and d.error is not None:
-            _set_errors(response, layout, d.partitions, d.error)
-    elif layout is not None:
-        denied = _split(body, layout, d.partitions)
-        remaining = getattr(body, layout.rule.request)
-        response = await run(body) if remaining else {layout.rule.response: []}
-        if response is not None:
-            _merge(response, layout, denied, d.error)
-    elif _has(key, version, "error_code"):
-        response = {"error_code": d.error}
-    else:   # no top-level error: the answer's own entries carry it (Metadata's topics)
-        response = await run(body)
-        if response is not None:
-            _set_every_error(response, d.error)
+            _set_errors(response, LAYOUTS.get(key), d.partitions, d.error)
+    else:
+        response = await error_response(key, version, body, d.partitions, d.error, run)
     if response is not None:
         if d.error_message is not None and _has(key, version, "error_message"):
             response["error_message"] = d.error_message

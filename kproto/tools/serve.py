@@ -32,7 +32,11 @@ def _listen(value: str, option: str = "--listen") -> tuple[str, int]:
 @click.option("--control", metavar="HOST:PORT", default=None,
               help="Open the fault plane's HTTP/JSON endpoint there (README \"Fault plane\"); port 0 picks one, "
                    "named in the ready line.")
-def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str, control: str | None) -> None:
+@click.option("--kafka-version", metavar="X.Y", default=None,
+              help="Advertise in ApiVersions exactly the APIs and versions Apache Kafka X.Y's broker did "
+                   "(2.1 .. 3.9, 4.4), within what kproto serves; other versions answer UNSUPPORTED_VERSION.")
+def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str, control: str | None,
+          kafka_version: str | None) -> None:
     """Run the reference broker until SIGTERM or Ctrl-C (then it checkpoints and exits)."""
     from kproto.server.broker import serve as run
     from kproto.server.config import BrokerConfig, parse_config_args
@@ -40,6 +44,9 @@ def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str, 
 
     host, port = _listen(listen)
     control_at = _listen(control, "--control") if control is not None else None
+    if kafka_version is not None:
+        from kproto.server.emulation import release
+        kafka_version = release(kafka_version)
     config = BrokerConfig.from_props(parse_config_args(configs))
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
@@ -51,6 +58,7 @@ def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str, 
         sys.stdout.flush()
 
     try:
-        asyncio.run(run(data_dir, config, host, port, ready, control=control_at))
+        asyncio.run(run(data_dir, config, host, port, ready, control=control_at,
+                        kafka_version=kafka_version))
     except OSError as e:
         raise UsageError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
