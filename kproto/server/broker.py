@@ -30,9 +30,10 @@ from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
 from kproto import protocol
 from kproto.schemas.message import RECORDS, carries
-from kproto.server import access, group_service, handlers, txn_service
+from kproto.server import access, emulation, fault_hook, group_service, handlers, txn_service
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
+from kproto.server.faults import FaultPlan
 from kproto.server.handlers import groups as group_handlers
 from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart,
@@ -61,7 +62,7 @@ class Broker:
     """One node: its logs, its handlers, its background passes."""
 
     def __init__(self, data_dir: str | Path, config: BrokerConfig | None = None, *,
-                 host: str = "127.0.0.1", port: int = 9092) -> None:
+                 host: str = "127.0.0.1", port: int = 9092, kafka_version: str | None = None) -> None:
         # The static config, then the dynamic layers AlterConfigs set over it (kept in the data dir).
         self.dynamic = DynamicBrokerConfig(data_dir, config or BrokerConfig.from_props())
         self.config = self.dynamic.merged()
@@ -77,12 +78,16 @@ class Broker:
         # coordinator appends under it too) and the producer-state checks around them.
         self.append_lock = threading.Lock()
         self.handlers: dict[int, tuple[Handler, int, int]] = handlers.table()
+        # --kafka-version: the (oldest, newest) advertised per API, as that release and kproto both answer
+        self.emulated = None if kafka_version is None else emulation.advertised(
+            emulation.release(kafka_version), {k: (lo, hi) for k, (_, lo, hi) in self.handlers.items()})
         self.groups: group_service.GroupService | None = None   # set by start(), before any request
         self.transactions: txn_service.TxnService | None = None  # likewise
         self._tasks: list[asyncio.Task] = []
         self.security = SecurityService(self.config.values, data_dir, host, port)
+        self.faults = FaultPlan()       # empty: no fault, no cost but one truth test per request
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
-                                   on_connect=self.security.on_connect)
+                                   on_connect=self.security.on_connect, faults=self.faults)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -185,19 +190,35 @@ class Broker:
                 body = self.api_versions_body(error_code=ErrorCode.UNSUPPORTED_VERSION)
                 return [protocol.encode_response(key, version, header.correlation_id, body)]
             raise CloseConnection(f"{protocol.api(key).name} v{version} is not supported (v{lo}-{hi})")
+        if self.emulated is not None and not self._emulates(key, version):     # --kafka-version
+            if key == API_VERSIONS:
+                body = self.api_versions_body(error_code=ErrorCode.UNSUPPORTED_VERSION)
+                return [protocol.encode_response(key, version, header.correlation_id, body)]
+            if key not in self.emulated:
+                raise CloseConnection(f"{protocol.api(key).name} is not an API of the emulated Kafka release")
         try:
             body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
         except (DecodeError, UnsupportedVersionError) as e:
             raise CloseConnection(f"malformed {protocol.api(key).name} v{version} request: {e}") from None
-        if self.security.authorizer is not None:
-            response = await access.guarded(self, header, body, handler)
+        if self.emulated is not None and not self._emulates(key, version):
+            response = await fault_hook.error_response(key, version, body, None, ErrorCode.UNSUPPORTED_VERSION,
+                                                       lambda b: self._run(header, b, handler))
+            return None if response is None else self.encode(key, version, header.correlation_id, response)
+        if self.faults:     # the fault plane (server/faults.py): only while rules are set
+            response = await fault_hook.handle(self.faults, header, body, conn,
+                                               lambda b: self._run(header, b, handler))
         else:
-            response = await handler(self, header, body)
+            response = await self._run(header, body, handler)
         if sec is not None and sec.extra.get("close"):     # a failed SASL handshake or authentication
             conn.closing = conn.failed_authentication = True
         if response is None:
             return None
         return self.encode(key, version, header.correlation_id, response)
+
+    async def _run(self, header: Container, body: Container, handler: Handler) -> Any:
+        if self.security.authorizer is not None:
+            return await access.guarded(self, header, body, handler)
+        return await handler(self, header, body)
 
     def encode(self, key: int, version: int, correlation_id: int, body: Any) -> list[ResponsePart]:
         regions: list[RecordsRegion] = []
@@ -221,10 +242,15 @@ class Broker:
         parts.append(frame[pos:])
         return parts
 
+    def _emulates(self, key: int, version: int) -> bool:
+        lo, hi = self.emulated.get(key, (0, -1))
+        return lo <= version <= hi
+
     def api_versions_body(self, error_code: int = 0) -> dict:
+        ranges = self.emulated if self.emulated is not None else {k: (lo, hi) for k, (_, lo, hi) in self.handlers.items()}
         return {"error_code": error_code, "throttle_time_ms": 0,
                 "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
-                             for k, (_, lo, hi) in sorted(self.handlers.items())]}
+                             for k, (lo, hi) in sorted(ranges.items())]}
 
     def _abort_orphaned_txn_offsets(self) -> None:
         """Offsets loaded pending in a transaction that the transaction coordinator will never
@@ -306,18 +332,26 @@ def _client_host(peer: str) -> str:
 
 
 async def serve(data_dir: str | Path, config: BrokerConfig, host: str, port: int,
-                ready: Callable[[str, int], None] | None = None) -> None:
-    """Run until SIGTERM/SIGINT, then shut down cleanly (checkpoints, marker)."""
+                ready: Callable[[str, int, tuple[str, int] | None], None] | None = None, *,
+                control: tuple[str, int] | None = None, kafka_version: str | None = None) -> None:
+    """Run until SIGTERM/SIGINT, then shut down cleanly (checkpoints, marker). ``control``:
+    where the fault plane's HTTP endpoint listens (server/control.py)."""
     import signal
-    broker = Broker(data_dir, config, host=host, port=port)
+    from kproto.server.control import ControlPlane
+    broker = Broker(data_dir, config, host=host, port=port, kafka_version=kafka_version)
+    plane: ControlPlane | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     try:
         h, p = await broker.start()
+        plane = ControlPlane(broker.faults, broker.server) if control is not None else None
+        where = await plane.start(*control) if plane is not None else None
         if ready is not None:
-            ready(h, p)
+            ready(h, p, where)
         await stop.wait()
     finally:
+        if plane is not None:
+            await plane.close()
         await broker.close()

@@ -110,6 +110,7 @@ class ConnectionInfo:
     security: Any = None
     closing: bool = False           # close once this response is written
     failed_authentication: bool = False   # and answer only after connection.failed.authentication.delay.ms
+    fault: Any = None               # the fault plane's decision for the last request (server/fault_hook.py)
 
 
 INT_MAX = 2**31 - 1
@@ -247,8 +248,9 @@ class BrokerServer:
     """One acceptor, one task per connection."""
 
     def __init__(self, handler: Handler, *, limits: Limits | None = None,
-                 on_connect: Callable[..., Any] | None = None) -> None:
+                 on_connect: Callable[..., Any] | None = None, faults: Any = None) -> None:
         self.handler = handler
+        self.faults = faults            # a server.faults.FaultPlan: refused connections, throttles, bandwidth
         self.on_connect = on_connect    # (listener, peer host, ssl object) -> ConnectionInfo.security
         self.limits = limits or Limits()
         self.max_request_size = self.limits.max_request_size
@@ -297,6 +299,20 @@ class BrokerServer:
             task.cancel()
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
+
+    def cut_connections(self, listener: str | None = None) -> int:
+        """Abort every open connection (of ``listener``), as a broker restart looks to clients;
+        -> how many."""
+        cut = 0
+        for task, (info, writer) in list(self._infos.items()):
+            if info.closed or (listener is not None and getattr(getattr(info.security, "listener", None),
+                                                                "name", None) != listener):
+                continue
+            info.closed = True
+            writer.transport.abort()
+            task.cancel()
+            cut += 1
+        return cut
 
     async def _close_idle(self) -> None:
         """Kafka's Selector idle expiry: a connection with no request being handled
@@ -372,6 +388,9 @@ class BrokerServer:
         task = asyncio.current_task()
         peer = writer.get_extra_info("peername")
         host = peer[0] if peer else "?"
+        if self.faults is not None and self.faults.refusing(time.monotonic()):
+            writer.transport.abort()    # the fault plane refuses new connections for a while
+            return
         if not await self._admit(host):
             writer.transport.abort()
             return
@@ -409,6 +428,8 @@ class BrokerServer:
                         await self._write(writer, parts)
                 finally:
                     release_regions(parts)
+                if info.fault is not None:      # the fault plane: a bandwidth cap, a muted channel
+                    await _faulted(info.fault, parts)
                 if info.closing:
                     return
                 info.busy = False
@@ -459,6 +480,17 @@ class BrokerServer:
             else:
                 writer.write(part)
         await writer.drain()
+
+
+async def _faulted(decision: Any, parts: Sequence[ResponsePart] | None) -> None:
+    """After a response: hold the connection as long as ``decision.bandwidth`` (bytes/s) takes
+    to carry it, and mute it for ``decision.throttle_ms`` (Kafka mutes a throttled channel
+    until the throttle time has passed, KIP-219)."""
+    wait = decision.throttle_ms / 1000
+    if decision.bandwidth and parts:
+        wait = max(wait, response_size(parts) / decision.bandwidth)
+    if wait > 0:
+        await asyncio.sleep(wait)
 
 
 TLS_CHUNK = 256 << 10

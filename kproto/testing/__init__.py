@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import IO, Iterator, Mapping
 
 from kproto.errors import KprotoError
+from kproto.testing.faults import Faults
 
 __all__ = ["Broker", "BrokerStartError", "FIXTURE_DEFAULTS", "broker"]
 
@@ -46,6 +47,7 @@ FIXTURE_DEFAULTS: Mapping[str, str] = {
 }
 
 _READY = re.compile(rb"^kproto broker ready on (\S+):(\d+) ")
+_CONTROL = re.compile(rb"; control http://(\S+):(\d+)\)")
 
 # Brokers still running when the interpreter exits (a test run interrupted before
 # its teardown, a script that never left its ``with``) are stopped then: each runs
@@ -67,7 +69,8 @@ class Broker:
 
     def __init__(self, data_dir: str | Path, config: Mapping[str, object] | None = None, *,
                  host: str = "127.0.0.1", port: int = 0, log_path: str | Path | None = None,
-                 log_level: str = "info", start_timeout: float = 30.0) -> None:
+                 log_level: str = "info", start_timeout: float = 30.0, control: bool = True,
+                 kafka_version: str | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.config = {k: _text(v) for k, v in (config or {}).items()}
         self.host, self.port = host, port
@@ -76,6 +79,9 @@ class Broker:
         self.start_timeout = start_timeout
         self.starts = 0
         self._proc: subprocess.Popen | None = None
+        self.control = control              # open the fault plane (kproto serve --control)
+        self.control_port = 0
+        self.kafka_version = kafka_version  # kproto serve --kafka-version
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
@@ -101,7 +107,21 @@ class Broker:
                "--data-dir", str(self.data_dir), "--log-level", self.log_level]
         for k, v in self.config.items():
             cmd += ["--config", f"{k}={v}"]
+        if self.control:
+            cmd += ["--control", f"{self.host}:{self.control_port}"]
+        if self.kafka_version:
+            cmd += ["--kafka-version", self.kafka_version]
         return cmd
+
+    @property
+    def faults(self) -> Faults:
+        """The fault plane: ``faults.inject(api="Produce", error="NOT_LEADER_OR_FOLLOWER", count=3)``.
+        Rules live in the broker process: a restart drops them."""
+        if not self.control:
+            raise BrokerStartError("this broker was started without its control endpoint (control=False)")
+        if not self.control_port:
+            raise BrokerStartError("the broker has not been started, so it has no control port yet")
+        return Faults(f"http://{self.host}:{self.control_port}")
 
     def start(self) -> "Broker":
         """Start the process and return once it accepts connections."""
@@ -147,6 +167,9 @@ class Broker:
         m = _READY.match(buf)
         if not m:
             raise BrokerStartError(f"unexpected first line from kproto serve: {buf[:200]!r}")
+        c = _CONTROL.search(buf)
+        if c is not None:   # a restart binds the same control port again, like the broker's
+            self.control_port = int(c.group(2))
         return m.group(1).decode(), int(m.group(2))
 
     def _log_tail(self, lines: int = 20) -> str:

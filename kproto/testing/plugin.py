@@ -6,7 +6,10 @@ Loaded through the ``pytest11`` entry point once kproto is installed. Fixtures:
     A ``kproto.testing.Broker``, started once per session (ini
     ``kproto_broker_scope`` = session | package | module | class | function).
     ``.bootstrap_servers``, ``.data_dir``, ``.restart()``, ``.stop()``; a test
-    that stopped it hands the next test a started one again.
+    that stopped it hands the next test a started one again. ``.faults`` is its
+    fault plane: ``kafka_broker.faults.inject(api="Produce", error="NOT_LEADER_OR_FOLLOWER",
+    count=3)`` -> a rule with ``.hits``, ``.wait(n, timeout)``, ``.remove()``, a
+    context manager; rules a test leaves behind are removed when it ends.
 ``kafka_broker_factory``
     ``kafka_broker_factory(config={...})`` starts one more broker; all are
     stopped when the test ends.
@@ -19,7 +22,9 @@ Loaded through the ``pytest11`` entry point once kproto is installed. Fixtures:
     kproto's admin client (``kproto.client.admin.Admin``) connected to ``kafka_broker``.
 
 Broker settings: ``--kproto-broker-config KEY=VALUE`` (repeatable) and the ini
-line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``.
+line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``;
+``--kproto-kafka-version X.Y`` (ini ``kproto_kafka_version``) makes the brokers
+advertise the API versions of that Apache Kafka release.
 
 When a test fails, what the brokers it used logged during that test is
 attached to its report ("kproto broker log" sections).
@@ -48,6 +53,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Kafka broker setting for the kafka_broker fixtures (repeatable).")
     parser.addini("kproto_broker_config", type="linelist", default=[],
                   help="KEY=VALUE Kafka broker settings for the kafka_broker fixtures, one a line.")
+    group.addoption("--kproto-kafka-version", default=None, metavar="X.Y",
+                    help="Make the kafka_broker fixtures advertise the APIs of Apache Kafka X.Y "
+                         "(kproto serve --kafka-version).")
+    parser.addini("kproto_kafka_version", default="",
+                  help="Apache Kafka release (X.Y) whose API versions the kafka_broker fixtures advertise.")
     parser.addini("kproto_broker_scope", default="session",
                   help=f"Scope of the kafka_broker fixture: {', '.join(SCOPES)} (default session).")
 
@@ -71,6 +81,11 @@ def broker_config(config: pytest.Config) -> dict[str, str]:
     return out
 
 
+def kafka_version(config: pytest.Config) -> str | None:
+    """--kproto-kafka-version, else the ini kproto_kafka_version, else None (kproto's own versions)."""
+    return config.getoption("kproto_kafka_version") or config.getini("kproto_kafka_version").strip() or None
+
+
 def _scope(fixture_name: str, config: pytest.Config) -> str:
     scope = config.getini("kproto_broker_scope").strip() or "session"
     if scope not in SCOPES:
@@ -90,7 +105,8 @@ def kproto_shared_broker(request: pytest.FixtureRequest,
                          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     """The broker behind ``kafka_broker``, alive for ``kproto_broker_scope``."""
     base = tmp_path_factory.mktemp("kproto-broker")
-    broker = Broker(base / "data", broker_config(request.config), log_path=base / "broker.log")
+    broker = Broker(base / "data", broker_config(request.config), log_path=base / "broker.log",
+                    kafka_version=kafka_version(request.config))
     broker.start()
     try:
         yield broker
@@ -103,6 +119,7 @@ def kafka_broker(request: pytest.FixtureRequest, kproto_shared_broker: Broker) -
     """A running ``kproto serve``: ``.bootstrap_servers``, ``.data_dir``, ``.restart()``, ``.stop()``."""
     kproto_shared_broker.start()          # a no-op unless an earlier test stopped it
     _note_use(request, kproto_shared_broker)
+    request.addfinalizer(lambda: kproto_shared_broker.running and kproto_shared_broker.faults.clear())
     return kproto_shared_broker
 
 
@@ -115,6 +132,7 @@ def kafka_broker_factory(request: pytest.FixtureRequest,
     def factory(config: dict | None = None, **kwargs) -> Broker:
         base = tmp_path_factory.mktemp("kproto-broker")
         settings = {**broker_config(request.config), **(config or {})}
+        kwargs.setdefault("kafka_version", kafka_version(request.config))
         broker = Broker(base / "data", settings, log_path=base / "broker.log", **kwargs)
         brokers.append(broker)
         _note_use(request, broker)

@@ -12,10 +12,10 @@ from kproto.errors import UsageError
 from kproto.tools.main import exit_status_help
 
 
-def _listen(value: str) -> tuple[str, int]:
+def _listen(value: str, option: str = "--listen") -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise UsageError(f"--listen: expected HOST:PORT, got {value!r}")
+        raise UsageError(f"{option}: expected HOST:PORT, got {value!r}")
     return host or "127.0.0.1", int(port)
 
 
@@ -29,23 +29,36 @@ def _listen(value: str) -> tuple[str, int]:
               help="Kafka broker config, e.g. num.partitions=3 or log.segment.bytes=1048576 (repeatable).")
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
-def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str) -> None:
+@click.option("--control", metavar="HOST:PORT", default=None,
+              help="Open the fault plane's HTTP/JSON endpoint there (README \"Fault plane\"); port 0 picks one, "
+                   "named in the ready line.")
+@click.option("--kafka-version", metavar="X.Y", default=None,
+              help="Advertise in ApiVersions exactly the APIs and versions Apache Kafka X.Y's broker did "
+                   "(2.1 .. 3.9, 4.4), within what kproto serves; other versions answer UNSUPPORTED_VERSION.")
+def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str, control: str | None,
+          kafka_version: str | None) -> None:
     """Run the reference broker until SIGTERM or Ctrl-C (then it checkpoints and exits)."""
     from kproto.server.broker import serve as run
     from kproto.server.config import BrokerConfig, parse_config_args
     from kproto.memory import keep_freed_memory
 
     host, port = _listen(listen)
+    control_at = _listen(control, "--control") if control is not None else None
+    if kafka_version is not None:
+        from kproto.server.emulation import release
+        kafka_version = release(kafka_version)
     config = BrokerConfig.from_props(parse_config_args(configs))
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     keep_freed_memory()
 
-    def ready(h: str, p: int) -> None:
-        click.echo(f"kproto broker ready on {h}:{p} (data {data_dir})")
+    def ready(h: str, p: int, where: tuple[str, int] | None) -> None:
+        control_note = f"; control http://{where[0]}:{where[1]}" if where else ""
+        click.echo(f"kproto broker ready on {h}:{p} (data {data_dir}{control_note})")
         sys.stdout.flush()
 
     try:
-        asyncio.run(run(data_dir, config, host, port, ready))
+        asyncio.run(run(data_dir, config, host, port, ready, control=control_at,
+                        kafka_version=kafka_version))
     except OSError as e:
         raise UsageError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
