@@ -434,7 +434,7 @@ def render(api: Api, served: tuple[int, int] | None = None) -> str:
     if served is not None:
         extra += f", served={served}"
     answers = ("none of them (ApiVersions does not list it)" if served is None else
-               f"v{served[0]}-{served[1]} (ApiSpec.served; its handler declares the same)")
+               f"v{served[0]}-{served[1]} (ApiSpec.served)")
     srcs = sorted(set(api.sources.values()))
     head = [
         *textwrap.wrap(f'"""{api.name} (key {api.key}): {SUMMARIES.get(api.key, "")}.', 100),

@@ -252,7 +252,7 @@ class _Security:
     def __init__(self, *allowed) -> None:
         self.allowed_set = set(allowed)
 
-    def allowed(self, op, rtype, name) -> bool:
+    def allowed(self, ctx, op, rtype, name) -> bool:
         return (op, rtype, name) in self.allowed_set
 
 

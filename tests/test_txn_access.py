@@ -22,10 +22,10 @@ class Security:
     def __init__(self, *allowed) -> None:
         self.allowed_set = set(allowed)
 
-    def allowed(self, op, rtype, name) -> bool:
+    def allowed(self, ctx, op, rtype, name) -> bool:
         return (op, rtype, name) in self.allowed_set
 
-    def allowed_any(self, op, rtype) -> bool:
+    def allowed_any(self, ctx, op, rtype) -> bool:
         return False
 
 

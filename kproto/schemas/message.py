@@ -437,9 +437,8 @@ class ApiSpec:
 
     ``min_version..max_version`` is what kproto can encode and decode: every
     version Kafka ever defined. ``served`` is the part of it kproto's broker
-    answers (None: none), which is what its ApiVersions advertises; the
-    server's handler tables declare the same ranges and a test keeps the two
-    equal. ``flexible_from`` follows Kafka's open-ended ``flexibleVersions``
+    answers (None: none), which is what its ApiVersions advertises and the
+    one place that says so (the handlers read it). ``flexible_from`` follows Kafka's open-ended ``flexibleVersions``
     so that header versions are known even for versions past ``max_version``
     (a newer client's ApiVersions request must still be readable, KIP-511).
     """

@@ -2,8 +2,10 @@
 
 A frame comes in from ``network.BrokerServer``; its header picks the handler
 module (one per API family, ``kproto/server/handlers/``) and the version the
-body is read and answered in. Handlers are ``async (broker, header, body) ->
-body | None`` (None: no response, Produce acks=0). Kafka's rules for bad
+body is read and answered in; ``dispatch`` hands the handler the body and a
+``RequestContext`` (header fields, principal, listener, connection). Handlers
+are ``async (broker, ctx, body) -> body | None`` (None: no response, Produce
+acks=0). Kafka's rules for bad
 input: an unknown API key or a body that does not parse closes the
 connection; ApiVersions at a version we do not speak gets error 35 (KIP-511);
 other APIs outside their advertised range close the connection.
@@ -34,14 +36,15 @@ from kproto.server import access, emulation, fault_hook, group_service, handlers
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.faults import FaultPlan
-from kproto.server.handlers import groups as group_handlers
+from kproto.server.handlers import Api, RequestContext
 from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart,
     release_regions,
 )
 from kproto.security.errors import IllegalSaslStateError
 from kproto.server.producer_state import ProducerIdManager
-from kproto.server.security_service import CURRENT, SecurityService
+from kproto.security.principal import ANONYMOUS
+from kproto.server.security_service import SecurityService
 from kproto.server.txn_coordinator import TransactionResult, WriteTxnMarkers
 
 log = logging.getLogger("kproto.server")
@@ -51,11 +54,7 @@ log = logging.getLogger("kproto.server")
 RECORDS_RESPONSES = frozenset(k for k, spec in protocol.API_KEYS.items()
                               if carries(spec.response_schema, RECORDS))
 
-Handler = Callable[["Broker", Container, Container], Awaitable[Any]]
-
-
 API_VERSIONS = protocol.api_versions.API.key
-JOIN_GROUP = protocol.join_group.API.key
 
 
 class Broker:
@@ -77,10 +76,10 @@ class Broker:
         # Serializes log appends (produce runs them in a worker thread; the group
         # coordinator appends under it too) and the producer-state checks around them.
         self.append_lock = threading.Lock()
-        self.handlers: dict[int, tuple[Handler, int, int]] = handlers.table()
+        self.apis: dict[int, Api] = handlers.table()
         # --kafka-version: the (oldest, newest) advertised per API, as that release and kproto both answer
         self.emulated = None if kafka_version is None else emulation.advertised(
-            emulation.release(kafka_version), {k: (lo, hi) for k, (_, lo, hi) in self.handlers.items()})
+            emulation.release(kafka_version), {k: api.versions for k, api in self.apis.items()})
         self.groups: group_service.GroupService | None = None   # set by start(), before any request
         self.transactions: txn_service.TxnService | None = None  # likewise
         self._tasks: list[asyncio.Task] = []
@@ -159,7 +158,6 @@ class Broker:
 
     async def handle(self, frame: bytes, conn: ConnectionInfo) -> list[ResponsePart] | None:
         sec = conn.security
-        CURRENT.set(sec)
         if sec is not None and sec.session is not None and sec.session.expects_raw_token:
             parts = handlers.sasl.raw_token(sec, frame)
             conn.closing = conn.failed_authentication = parts is None
@@ -170,8 +168,6 @@ class Broker:
             raise CloseConnection(f"unreadable request header: {e}") from None
         key, version = header.request_api_key, header.request_api_version
         conn.client_id = header.client_id
-        if key == JOIN_GROUP:     # the member's host, as DescribeGroups shows it
-            group_handlers.CLIENT_HOST.set(_client_host(conn.peer))
         if sec is not None and sec.session is not None:
             try:
                 sec.session.check(key)      # before authentication only ApiVersions and SASL
@@ -181,10 +177,10 @@ class Broker:
                 log.warning("closing %s: %s", conn.peer, e)     # Kafka: a failed authentication
                 conn.closing = conn.failed_authentication = True
                 return None
-        entry = self.handlers.get(key)
-        if entry is None:
+        api = self.apis.get(key)
+        if api is None:
             raise CloseConnection(f"unsupported API key {key}")
-        handler, lo, hi = entry
+        lo, hi = api.versions
         if not lo <= version <= hi:
             if key == API_VERSIONS:   # KIP-511: answer in v0 so the client can pick a version
                 body = self.api_versions_body(error_code=ErrorCode.UNSUPPORTED_VERSION)
@@ -200,25 +196,30 @@ class Broker:
             body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
         except (DecodeError, UnsupportedVersionError) as e:
             raise CloseConnection(f"malformed {protocol.api(key).name} v{version} request: {e}") from None
+        ctx = request_context(header, conn)
+
+        def run(b: Container) -> Awaitable[Any]:
+            return self.dispatch(api, ctx, b)
+
         if self.emulated is not None and not self._emulates(key, version):
-            response = await fault_hook.error_response(key, version, body, None, ErrorCode.UNSUPPORTED_VERSION,
-                                                       lambda b: self._run(header, b, handler))
+            response = await fault_hook.error_response(key, version, body, None, ErrorCode.UNSUPPORTED_VERSION, run)
             return None if response is None else self.encode(key, version, header.correlation_id, response)
         if self.faults:     # the fault plane (server/faults.py): only while rules are set
-            response = await fault_hook.handle(self.faults, header, body, conn,
-                                               lambda b: self._run(header, b, handler))
+            response = await fault_hook.handle(self.faults, header, body, conn, run)
         else:
-            response = await self._run(header, body, handler)
+            response = await self.dispatch(api, ctx, body)
         if sec is not None and sec.extra.get("close"):     # a failed SASL handshake or authentication
             conn.closing = conn.failed_authentication = True
         if response is None:
             return None
         return self.encode(key, version, header.correlation_id, response)
 
-    async def _run(self, header: Container, body: Container, handler: Handler) -> Any:
+    async def dispatch(self, api: Api, ctx: RequestContext, body: Container) -> Any:
+        """Run one decoded request's handler, under its API's authorization rule when an
+        authorizer is configured: the one place every request meets its handler."""
         if self.security.authorizer is not None:
-            return await access.guarded(self, header, body, handler)
-        return await handler(self, header, body)
+            return await access.guarded(self, ctx, body, api.handle)
+        return await api.handle(self, ctx, body)
 
     def encode(self, key: int, version: int, correlation_id: int, body: Any) -> list[ResponsePart]:
         regions: list[RecordsRegion] = []
@@ -247,7 +248,7 @@ class Broker:
         return lo <= version <= hi
 
     def api_versions_body(self, error_code: int = 0) -> dict:
-        ranges = self.emulated if self.emulated is not None else {k: (lo, hi) for k, (_, lo, hi) in self.handlers.items()}
+        ranges = self.emulated if self.emulated is not None else {k: api.versions for k, api in self.apis.items()}
         return {"error_code": error_code, "throttle_time_ms": 0,
                 "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
                              for k, (lo, hi) in sorted(ranges.items())]}
@@ -306,10 +307,10 @@ class Broker:
             return self.logs.has_topic(topic)
         return True
 
-    def endpoint(self) -> tuple[str, int]:
+    def endpoint(self, ctx: RequestContext) -> tuple[str, int]:
         """The address clients are told (Metadata, FindCoordinator): the advertised
-        address of the listener this request came in on."""
-        return self.security.endpoint() or (self.host, self.port)
+        address of the listener the request came in on."""
+        return self.security.endpoint(ctx.listener) or (self.host, self.port)
 
     def partition_count(self, topic: str) -> int:
         return self.logs.partition_count(topic)
@@ -326,9 +327,15 @@ def _collect_regions(value: Any, out: list[RecordsRegion]) -> None:
             _collect_regions(v, out)
 
 
-def _client_host(peer: str) -> str:
-    """"127.0.0.1:5000" -> "/127.0.0.1", the way Kafka prints a member's host."""
-    return "/" + peer.rsplit(":", 1)[0].strip("[]")
+def request_context(header: Container, conn: ConnectionInfo) -> RequestContext:
+    """The request's ``RequestContext``: its header's fields and its connection's principal
+    and listener as they are now (SASL may change them between requests)."""
+    sec = conn.security
+    return RequestContext(header.request_api_key, header.request_api_version, header.correlation_id,
+                          header.client_id, conn.peer,
+                          sec.host if sec is not None else conn.peer.rsplit(":", 1)[0].strip("[]"),
+                          sec.principal if sec is not None else ANONYMOUS,
+                          sec.listener if sec is not None else None, conn)
 
 
 async def serve(data_dir: str | Path, config: BrokerConfig, host: str, port: int,

@@ -21,6 +21,11 @@ from construct import Container
 from kproto import protocol
 from kproto.server import access
 from kproto.server.faults import Decision, Facts, FaultPlan
+from kproto.server.handlers.delete_records import DELETE_RECORDS
+from kproto.server.handlers.fetch import FETCH
+from kproto.server.handlers.groups import OFFSET_COMMIT_TOPICS
+from kproto.server.handlers.list_offsets import LIST_OFFSETS
+from kproto.server.handlers.produce import PRODUCE
 from kproto.server.network import CloseConnection, ConnectionInfo
 
 P = protocol
@@ -36,13 +41,13 @@ class Layout:
 
 
 LAYOUTS = {
-    P.produce.API.key: Layout(access.PRODUCE, "partition_data", "index", "name", "partition_responses", "index"),
-    P.fetch.API.key: Layout(access.FETCH, "partitions", "partition", "topic", "partitions", "partition_index"),
-    P.list_offsets.API.key: Layout(access.LIST_OFFSETS, "partitions", "partition_index", "name", "partitions",
+    P.produce.API.key: Layout(PRODUCE, "partition_data", "index", "name", "partition_responses", "index"),
+    P.fetch.API.key: Layout(FETCH, "partitions", "partition", "topic", "partitions", "partition_index"),
+    P.list_offsets.API.key: Layout(LIST_OFFSETS, "partitions", "partition_index", "name", "partitions",
                                    "partition_index"),
-    P.offset_commit.API.key: Layout(access.OFFSET_COMMIT_TOPICS, "partitions", "partition_index", "name",
+    P.offset_commit.API.key: Layout(OFFSET_COMMIT_TOPICS, "partitions", "partition_index", "name",
                                     "partitions", "partition_index"),
-    P.delete_records.API.key: Layout(access.DELETE_RECORDS, "partitions", "partition_index", "name", "partitions",
+    P.delete_records.API.key: Layout(DELETE_RECORDS, "partitions", "partition_index", "name", "partitions",
                                      "partition_index"),
 }
 

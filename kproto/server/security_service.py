@@ -5,20 +5,19 @@ sans-I/O in kproto/security/).
 Per connection, ``ConnectionSecurity`` holds the listener it came in on, the
 peer host (ACLs match hosts) and the principal: from SASL on SASL_* listeners,
 from the client certificate on SSL (``ssl.principal.mapping.rules``), else
-``User:ANONYMOUS`` — as Kafka's DefaultKafkaPrincipalBuilder. The request
-being handled knows its connection through ``CURRENT`` (a context variable
-the broker sets), which is how Metadata advertises the listener the client
-used and how handlers ask the authorizer.
+``User:ANONYMOUS`` — as Kafka's DefaultKafkaPrincipalBuilder. Each request
+carries its principal, host and listener in its ``RequestContext``
+(kproto/server/handlers/), which is what the authorizer is asked about and
+how Metadata advertises the listener the client used.
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from kproto.errors import InvalidConfigError
 from kproto.security.acl import AclOperation, ResourceType
@@ -32,6 +31,9 @@ from kproto.security.scram import MECHANISMS, ScramServer
 from kproto.security.session import SaslSession
 from kproto.security.store import AclStore, ScramCredentialStore
 from kproto.server.network import CloseConnection
+
+if TYPE_CHECKING:
+    from kproto.server.handlers import RequestContext
 
 log = logging.getLogger("kproto.server.security")
 
@@ -60,10 +62,6 @@ class ConnectionSecurity:
         if self.session is not None:
             return self.session.principal
         return self.tls_principal or ANONYMOUS
-
-
-CURRENT: contextvars.ContextVar[ConnectionSecurity | None] = contextvars.ContextVar("kproto_connection",
-                                                                                   default=None)
 
 
 class SecurityService:
@@ -120,11 +118,9 @@ class SecurityService:
             log.info("listening on %s://%s:%d", l.name, *self.bound[l.name])
         return self.bound[self.listeners[0].name]
 
-    def endpoint(self) -> tuple[str, int] | None:
-        """The advertised address of the listener the current request came in on."""
-        conn = CURRENT.get()
-        name = conn.listener.name if conn is not None else self.listeners[0].name
-        return self.endpoints.get(name)
+    def endpoint(self, listener: Listener | None) -> tuple[str, int] | None:
+        """The advertised address of ``listener`` (None: the first one)."""
+        return self.endpoints.get(listener.name if listener is not None else self.listeners[0].name)
 
     # -- connections ----------------------------------------------------------------------------
 
@@ -152,23 +148,20 @@ class SecurityService:
 
     # -- authorization --------------------------------------------------------------------------
 
-    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str, *,
+    def allowed(self, ctx: RequestContext, operation: AclOperation, resource_type: ResourceType, name: str, *,
                 log_denied: bool = True) -> bool:
-        """Is the current connection's principal allowed? Always, without an authorizer.
-        ``log_denied=False`` when filtering a listing (Kafka's logIfDenied=false)."""
+        """Is the request's principal allowed (Kafka's AuthHelper.authorize)? Always, without an
+        authorizer. ``log_denied=False`` when filtering a listing (Kafka's logIfDenied=false)."""
         if self.authorizer is None:
             return True
-        conn = CURRENT.get()
-        if conn is None:
-            return True     # the broker's own work, not a client's request
-        ok = self.authorizer.authorize(conn.principal, conn.host, operation, resource_type, name)
+        ok = self.authorizer.authorize(ctx.principal, ctx.host, operation, resource_type, name)
         if not ok and log_denied:
             log.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s",
-                     conn.principal, operation.name, conn.host, resource_type.name.title().replace("_", ""), name)
+                     ctx.principal, operation.name, ctx.host, resource_type.name.title().replace("_", ""), name)
         return ok
 
-    def allowed_any(self, operation: AclOperation, resource_type: ResourceType) -> bool:
+    def allowed_any(self, ctx: RequestContext, operation: AclOperation, resource_type: ResourceType) -> bool:
+        """Allowed ``operation`` on some resource of the type (Kafka's authorizeByResourceType)."""
         if self.authorizer is None:
             return True
-        conn = CURRENT.get()
-        return conn is None or self.authorizer.authorize_any(conn.principal, conn.host, operation, resource_type)
+        return self.authorizer.authorize_any(ctx.principal, ctx.host, operation, resource_type)

@@ -1,8 +1,7 @@
 """DeleteAcls (key 31): delete ACLs matching filters.
 
 Ledger: v0-3 supported; v2+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers v0-3 (ApiSpec.served; its handler declares the
-same).
+Kafka has defined; its broker answers v0-3 (ApiSpec.served).
 
     v0   first version
     v1   request + filters.pattern_type_filter; response +

@@ -1,8 +1,7 @@
 """DeleteRecords (key 21): move partitions' log start offsets forward (delete records).
 
 Ledger: v0-2 supported; v2+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers v0-2 (ApiSpec.served; its handler declares the
-same).
+Kafka has defined; its broker answers v0-2 (ApiSpec.served).
 
     v0   first version
     v1   same as v0

@@ -1,8 +1,7 @@
 """DescribeAcls (key 29): list ACLs matching a filter.
 
 Ledger: v0-3 supported; v2+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers v0-3 (ApiSpec.served; its handler declares the
-same).
+Kafka has defined; its broker answers v0-3 (ApiSpec.served).
 
     v0   first version
     v1   request + pattern_type_filter; response + resources.pattern_type

@@ -7,6 +7,9 @@ Ledger: v0-2 supported; flexible in every version.
     v2   request include_fenced_brokers; brokers + is_fenced (KIP-1073)
     not supported: nothing newer exists in Kafka 4.x's definitions.
 
+The broker answers v0-1: v2 asks about fenced brokers (KIP-1073), a KRaft
+controller's notion this single node does not have.
+
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 

@@ -1,8 +1,7 @@
 """DescribeUserScramCredentials (key 50): describe users' SCRAM credentials.
 
 Ledger: v0 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers v0-0 (ApiSpec.served; its handler declares the
-same).
+Kafka has defined; its broker answers v0-0 (ApiSpec.served).
 
     v0   first version
     not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).

@@ -11,7 +11,9 @@ Ledger: v0-6 supported; v2+ flexible; the broker answers v0-4.
     v6   two-phase commit fields (KIP-939)
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
-The broker stops at v4: none of the clients tested here (librdkafka 2.16, kafka-python 3.0, aiokafka 0.14) sends v5-6.
+The broker stops at v4: v5 is transactions version 2 (KIP-890 part 2), v6
+two-phase commit (KIP-939), and none of the clients tested here (librdkafka 2.16,
+kafka-python 3.0, aiokafka 0.14) sends them.
 
 kafka-python 3.x is idempotent by default, so every producer sends this first.
 

@@ -19,6 +19,10 @@ Ledger: v0-11 supported; v6+ flexible.
 Timestamps: -1 latest, -2 earliest, then the KIP-specific negatives above.
 Kafka 4.0 removed v0; aiokafka uses 0-3, librdkafka 2.0.2 <= 2.
 
+The broker answers v0-8 (-3 max timestamp, -4 earliest local = earliest
+here): v9's -5 (latest tiered offset, KIP-1005) and v10's timeout need
+tiered storage and remote replicas, which kproto has not got.
+
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 

@@ -21,6 +21,9 @@ Ledger: v0-13 supported; v9+ flexible.
 librdkafka 2.0.2 sends <= 4, librdkafka 2.16 <= 13 (<= 10 when it asks for
 cluster authorized operations), kafka-python <= 13, aiokafka 0-5.
 
+The broker answers v0-12: v13 adds the top-level error_code of KIP-1102
+(client rebootstrap), which its handler does not write yet.
+
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 

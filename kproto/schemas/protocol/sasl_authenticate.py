@@ -1,8 +1,7 @@
 """SaslAuthenticate (key 36): one round of SASL authentication, framed as a Kafka request.
 
 Ledger: v0-2 supported; v2+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers v0-2 (ApiSpec.served; its handler declares the
-same).
+Kafka has defined; its broker answers v0-2 (ApiSpec.served).
 
     v0   first version
     v1   response + session_lifetime_ms

@@ -1,8 +1,7 @@
 """SaslHandshake (key 17): choose the SASL mechanism before authenticating.
 
 Ledger: v0-1 supported; never flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers v0-1 (ApiSpec.served; its handler declares the
-same).
+Kafka has defined; its broker answers v0-1 (ApiSpec.served).
 
     v0   first version
     v1   same as v0

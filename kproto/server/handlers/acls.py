@@ -15,15 +15,18 @@ from __future__ import annotations
 from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
+from kproto.server.access import self_checked
+from kproto.server.handlers import handles
+
 
 SECURITY_DISABLED = "No Authorizer is configured."
 
 
-def _gate(broker, operation: AclOperation) -> tuple[int, str | None]:
+def _gate(broker, ctx, operation: AclOperation) -> tuple[int, str | None]:
     sec = broker.security
     if sec.authorizer is None:
         return ErrorCode.SECURITY_DISABLED, SECURITY_DISABLED
-    if not sec.allowed(operation, ResourceType.CLUSTER, CLUSTER_NAME):
+    if not sec.allowed(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None
     return 0, None
 
@@ -34,8 +37,9 @@ def _wire(b: AclBinding) -> dict:
             "operation": b.entry.operation, "permission_type": b.entry.permission_type}
 
 
-async def create_acls(broker, header, body) -> dict:
-    error, message = _gate(broker, AclOperation.ALTER)
+@handles(P.create_acls, authorize=self_checked)
+async def create_acls(broker, ctx, body) -> dict:
+    error, message = _gate(broker, ctx, AclOperation.ALTER)
     if error:
         return {"throttle_time_ms": 0, "results": [{"error_code": error, "error_message": message}
                                                    for _ in body.creations]}
@@ -50,8 +54,9 @@ async def create_acls(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "results": results}
 
 
-async def describe_acls(broker, header, body) -> dict:
-    error, message = _gate(broker, AclOperation.DESCRIBE)
+@handles(P.describe_acls, authorize=self_checked)
+async def describe_acls(broker, ctx, body) -> dict:
+    error, message = _gate(broker, ctx, AclOperation.DESCRIBE)
     flt = AclBindingFilter.from_wire(body)
     if not error and flt.unknown():
         error, message = ErrorCode.INVALID_REQUEST, flt.unknown()
@@ -68,8 +73,9 @@ async def describe_acls(broker, header, body) -> dict:
                           for (t, n, p), acls in resources.items()]}
 
 
-async def delete_acls(broker, header, body) -> dict:
-    error, message = _gate(broker, AclOperation.ALTER)
+@handles(P.delete_acls, authorize=self_checked)
+async def delete_acls(broker, ctx, body) -> dict:
+    error, message = _gate(broker, ctx, AclOperation.ALTER)
     results = []
     for f in body.filters:
         flt = AclBindingFilter.from_wire(f)
@@ -81,7 +87,3 @@ async def delete_acls(broker, header, body) -> dict:
         results.append({"error_code": 0, "error_message": None,
                         "matching_acls": [{"error_code": 0, "error_message": None, **_wire(b)} for b in gone]})
     return {"throttle_time_ms": 0, "filter_results": results}
-
-
-HANDLERS = {P.describe_acls.API.key: (describe_acls, 0, 3), P.create_acls.API.key: (create_acls, 0, 3),
-            P.delete_acls.API.key: (delete_acls, 0, 3)}

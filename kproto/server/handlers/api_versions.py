@@ -8,11 +8,10 @@ non-empty tag buffer in ApiVersions v3 (librdkafka <= 2.1), so kproto writes non
 from __future__ import annotations
 
 from kproto.schemas import protocol as P
+from kproto.server.access import self_checked
+from kproto.server.handlers import handles
 
 
-async def api_versions(broker, header, body) -> dict:
+@handles(P.api_versions, authorize=self_checked)
+async def api_versions(broker, ctx, body) -> dict:
     return broker.api_versions_body()
-
-
-# Versions: every one the registry speaks (v0-4).
-HANDLERS = {P.api_versions.API.key: (api_versions, 0, 4)}

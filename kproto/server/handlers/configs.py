@@ -23,6 +23,9 @@ from kproto.server.dynamic_config import (
     default_value,
 )
 from kproto.topic_config import LogConfig
+from kproto.security.acl import AclOperation as O, ResourceType as R
+from kproto.server.access import PerEntry
+from kproto.server.handlers import handles
 
 TOPIC, BROKER = 2, 4
 CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7}
@@ -122,7 +125,25 @@ def _check_resource(broker, resource, *, altering: bool = False) -> None:
         raise InvalidRequestError(f"Unsupported resource type {resource.resource_type}")
 
 
-async def describe_configs(broker, header, body) -> dict:
+# Authorization (KafkaApis.handleDescribeConfigsRequest / handleAlterConfigsRequest): a topic
+# needs DESCRIBE_CONFIGS / ALTER_CONFIGS on it, a broker or broker logger (resource types 4, 8)
+# on the cluster; a denied one answers TOPIC_ or CLUSTER_AUTHORIZATION_FAILED.
+_CONFIG_RESOURCE = {TOPIC: R.TOPIC, BROKER: R.CLUSTER, 8: R.CLUSTER}
+
+
+def _configs(response: str, operation: O, extra: dict) -> PerEntry:
+    return PerEntry("resources", lambda e: e.resource_name, R.TOPIC, operation, response,
+                    lambda e, err: {"error_code": err, "error_message": None, "resource_type": e.resource_type,
+                                    "resource_name": e.resource_name, **extra},
+                    resource_of=lambda e: _CONFIG_RESOURCE.get(e.resource_type, R.TOPIC))
+
+
+DESCRIBE_CONFIGS = _configs("results", O.DESCRIBE_CONFIGS, {"configs": []})
+ALTER_CONFIGS = _configs("responses", O.ALTER_CONFIGS, {})
+
+
+@handles(P.describe_configs, authorize=DESCRIBE_CONFIGS)
+async def describe_configs(broker, ctx, body) -> dict:
     results = []
     defaults, cache = _broker_defaults(broker), {}
     for r in body.resources:
@@ -165,7 +186,8 @@ async def _apply(broker, resource, new_configs: dict, validate_only: bool) -> No
         broker.logs.set_topic_config(resource.resource_name, new_configs)
 
 
-async def alter_configs(broker, header, body) -> dict:
+@handles(P.alter_configs, authorize=ALTER_CONFIGS)
+async def alter_configs(broker, ctx, body) -> dict:
     """AlterConfigs replaces a resource's configs with exactly those given (Kafka's semantics)."""
     responses = []
     for r in body.resources:
@@ -208,7 +230,8 @@ def _incremental(current: dict, op: int, name: str, value: str | None, *, broker
         raise InvalidRequestError(f"Unknown operations type {op}")
 
 
-async def incremental_alter_configs(broker, header, body) -> dict:
+@handles(P.incremental_alter_configs, authorize=ALTER_CONFIGS)
+async def incremental_alter_configs(broker, ctx, body) -> dict:
     responses = []
     for r in body.resources:
         try:
@@ -223,10 +246,3 @@ async def incremental_alter_configs(broker, header, body) -> dict:
         except KafkaError as e:
             responses.append(_result(r, e))
     return {"throttle_time_ms": 0, "responses": responses}
-
-
-# Versions: every one the registry speaks for each (DescribeConfigs v0-4,
-# AlterConfigs v0-2, IncrementalAlterConfigs v0-1).
-HANDLERS = {P.describe_configs.API.key: (describe_configs, 0, 4),
-            P.alter_configs.API.key: (alter_configs, 0, 2),
-            P.incremental_alter_configs.API.key: (incremental_alter_configs, 0, 1)}

@@ -13,6 +13,9 @@ import asyncio
 
 from kproto.errors import KafkaError
 from kproto.schemas import protocol as P
+from kproto.security.acl import AclOperation as O, ResourceType as R
+from kproto.server.access import PerEntry, partitions_denied, topic_name
+from kproto.server.handlers import handles
 
 INVALID_LOW_WATERMARK = -1
 
@@ -29,14 +32,15 @@ def _delete(broker, wanted: dict[tuple[str, int], int]) -> dict[str, list[dict]]
     return out
 
 
-async def delete_records(broker, header, body) -> dict:
+DELETE_RECORDS = PerEntry("topics", topic_name, R.TOPIC, O.DELETE, "topics",
+                          lambda e, err: {"name": e.name, "partitions": partitions_denied(
+                              "partitions", "partition_index", "partition_index", low_watermark=-1)(e, err)})
+
+
+@handles(P.delete_records, authorize=DELETE_RECORDS)
+async def delete_records(broker, ctx, body) -> dict:
     wanted = {(t.name, p.partition_index): p.offset for t in body.topics for p in t.partitions}
     # segment files are renamed and the checkpoint fsynced: off the event loop
     results = await asyncio.to_thread(_delete, broker, wanted)
     return {"throttle_time_ms": 0,
             "topics": [{"name": name, "partitions": parts} for name, parts in results.items()]}
-
-
-# Versions: v0-2, every one Kafka defines (v2 is v1 made flexible). A single
-# node has no followers to wait for, so timeout_ms is not waited on.
-HANDLERS = {P.delete_records.API.key: (delete_records, 0, 2)}

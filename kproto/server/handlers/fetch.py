@@ -22,6 +22,9 @@ from kproto.common import now_ms
 from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
 from kproto.server.network import RecordsRegion, release_regions
+from kproto.security.acl import AclOperation as O, ResourceType as R
+from kproto.server.access import PerEntry, partitions_denied, topic_name
+from kproto.server.handlers import handles
 
 log = logging.getLogger("kproto.server")
 READ_COMMITTED = 1
@@ -89,7 +92,14 @@ def _read_pinned(broker, body) -> tuple[list[dict], int, bool, list[RecordsRegio
         raise
 
 
-async def fetch(broker, header, body) -> dict:
+FETCH = PerEntry("topics", topic_name, R.TOPIC, O.READ, "responses",
+                 lambda e, err: {"topic": e.topic, "partitions": partitions_denied(
+                     "partitions", "partition", "partition_index", high_watermark=-1, last_stable_offset=-1,
+                     log_start_offset=-1, preferred_read_replica=-1, records=b"")(e, err)})
+
+
+@handles(P.fetch, authorize=FETCH)
+async def fetch(broker, ctx, body) -> dict:
     deadline = now_ms() + max(body.max_wait_ms, 0)
     while True:
         responses, total, errors, regions = _read_pinned(broker, body)
@@ -103,8 +113,3 @@ async def fetch(broker, header, body) -> dict:
             responses, total, errors, regions = _read_pinned(broker, body)
             break
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
-
-
-# Versions: v0-12. v13+ name topics by id (KIP-516) and this handler reads
-# them by name, so clients (librdkafka 2.16 included) stay at v12.
-HANDLERS = {P.fetch.API.key: (fetch, 0, 12)}

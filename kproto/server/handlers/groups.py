@@ -6,9 +6,7 @@ each handler translates one request body into a coordinator request and the
 coordinator's answer back into that version's response body.
 
 Versions: each schema's ``API.served``, whose ledger says why it stops
-there (JoinGroup v8-9 and OffsetCommit/OffsetFetch v10: none of the clients
-tested here sends them). Up to there the coordinator implements each
-version's rules: MEMBER_ID_REQUIRED from
+there. Up to there the coordinator implements each version's rules: MEMBER_ID_REQUIRED from
 JoinGroup v4 (KIP-394), static membership from v5 (KIP-345), nullable
 protocol names from JoinGroup v7 and SyncGroup v5's protocol checks
 (KIP-559), batched LeaveGroup from v3, batched FindCoordinator from v4
@@ -21,22 +19,20 @@ for share groups (key_type 2) COORDINATOR_NOT_AVAILABLE.
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import fields, is_dataclass
-from typing import Any
+from typing import Any, Callable
 
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
+from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
 from kproto.server.coordinator import (
     DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupRequestProtocol,
     LeaveGroupRequest, ListGroupsRequest, MemberIdentity, OffsetCommitRequest, OffsetCommitRequestPartition,
     OffsetCommitRequestTopic, OffsetFetchRequest, OffsetFetchRequestTopic, SyncGroupRequest,
     SyncGroupRequestAssignment,
 )
-
-#: The peer of the connection whose request is being handled ("/127.0.0.1", as
-#: Kafka prints a client host); the broker sets it for each JoinGroup.
-CLIENT_HOST: contextvars.ContextVar[str] = contextvars.ContextVar("client_host", default="")
+from kproto.server.access import G_DENIED, T_DENIED, TXN_DENIED, Access, PerEntry, partitions_denied, topic_name
+from kproto.server.handlers import handles
 
 GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1     # FindCoordinator key_type (2: share group)
 
@@ -62,10 +58,139 @@ async def _ask(broker, request, **kw) -> dict:
     return {"throttle_time_ms": 0, **wire(await _groups(broker, **kw).ask(request))}
 
 
-async def find_coordinator(broker, header, body) -> dict:
-    version = header.request_api_version
+# --- authorization (KafkaApis.handle*Group*, handleOffset*, handleFindCoordinatorRequest) ---
+
+
+OFFSET_COMMIT_TOPICS = PerEntry("topics", topic_name, R.TOPIC, O.READ, "topics",
+                                lambda e, err: {"name": e.name, "partitions": partitions_denied(
+                                    "partitions", "partition_index", "partition_index")(e, err)})
+
+
+DESCRIBE_GROUPS = PerEntry("groups", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
+                           lambda e, err: {"error_code": err, "group_id": e, "group_state": "", "protocol_type": "",
+                                           "protocol_data": "", "members": [], "authorized_operations": -2147483648},
+                           error=G_DENIED)
+
+
+DELETE_GROUPS = PerEntry("groups_names", lambda e: e, R.GROUP, O.DELETE, "results",
+                         lambda e, err: {"group_id": e, "error_code": err}, error=G_DENIED)
+
+
+FIND_COORDINATOR = {0: PerEntry("coordinator_keys", lambda e: e, R.GROUP, O.DESCRIBE, "coordinators",
+                                lambda e, err: {"key": e, "node_id": -1, "host": "", "port": -1, "error_code": err,
+                                                "error_message": None}, error=G_DENIED),
+                    1: PerEntry("coordinator_keys", lambda e: e, R.TRANSACTIONAL_ID, O.DESCRIBE, "coordinators",
+                                lambda e, err: {"key": e, "node_id": -1, "host": "", "port": -1, "error_code": err,
+                                                "error_message": None}, error=TXN_DENIED)}
+
+
+def _group_whole(error_response: Callable[[Any, int], dict], op: O = O.READ):
+    async def check(a: Access, broker, ctx, body, handler):
+        if not a.ok(op, R.GROUP, body.group_id):
+            return error_response(body, G_DENIED)
+        return await handler(broker, ctx, body)
+    return check
+
+
+_JOIN_GROUP = _group_whole(lambda b, e: {"error_code": e, "generation_id": -1, "protocol_name": "", "leader": "",
+                                         "member_id": "", "members": []})
+_SYNC_GROUP = _group_whole(lambda b, e: {"error_code": e, "assignment": b""})
+_HEARTBEAT = _group_whole(lambda b, e: {"error_code": e})
+_LEAVE_GROUP = _group_whole(lambda b, e: {"error_code": e, "members": []})
+
+
+async def _offset_commit(a: Access, broker, ctx, body, handler):
+    if not a.ok(O.READ, R.GROUP, body.group_id):
+        response = {"topics": []}
+        a.merge(response, OFFSET_COMMIT_TOPICS, list(body.topics), G_DENIED)
+        return response
+    return await offset_commit_topics(a, broker, ctx, body, handler)
+
+
+async def offset_commit_topics(a: Access, broker, ctx, body, handler):
+    denied = a.split(body, OFFSET_COMMIT_TOPICS)
+    response = await handler(broker, ctx, body) if body.topics or not denied else {"topics": []}
+    a.merge(response, OFFSET_COMMIT_TOPICS, denied)
+    return response
+
+
+async def _offset_fetch(a: Access, broker, ctx, body, handler):
+    """KafkaApis.handleOffsetFetchRequestFromCoordinator, each group alike (v8+ batch them):
+    DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED; named topics the principal may
+    not DESCRIBE are not fetched and answer TOPIC_AUTHORIZATION_FAILED (fetchOffsetsForGroup);
+    an all-topics fetch (``topics`` null) leaves them out (fetchAllOffsetsForGroup)."""
+    batched = ctx.request_api_version >= 8
+    groups = list(body.groups) if batched else [body]
+    kept, denied_topics = [], []
+    for g in groups:
+        if not a.ok(O.DESCRIBE, R.GROUP, g.group_id):
+            continue
+        kept.append(g)
+        denied = [] if g.topics is None else [t for t in g.topics if not a.ok(O.DESCRIBE, R.TOPIC, t.name)]
+        if denied:
+            g.topics = [t for t in g.topics if t not in denied]
+        denied_topics.append(denied)
+    if not batched and not kept:
+        return {"topics": [], "error_code": G_DENIED}
+    if batched:
+        body.groups = kept
+        response = await handler(broker, ctx, body) if kept else {"groups": []}
+        answers = response["groups"]
+    else:
+        response = await handler(broker, ctx, body)
+        answers = [response]
+    for g, answer, denied in zip(kept, answers, denied_topics):
+        if answer["error_code"]:
+            continue
+        if g.topics is None:
+            answer["topics"] = [t for t in answer["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"], False)]
+        else:
+            answer["topics"] = list(answer["topics"]) + [
+                {"name": t.name, "partitions": [
+                    {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+                     "error_code": T_DENIED} for i in t.partition_indexes]} for t in denied]
+    if batched:         # in request order, as Kafka answers the groups
+        answered = iter(answers)
+        response["groups"] = [next(answered) if any(g is k for k in kept)
+                              else {"group_id": g.group_id, "topics": [], "error_code": G_DENIED} for g in groups]
+    return response
+
+
+async def _find_coordinator(a: Access, broker, ctx, body, handler):
+    rule = FIND_COORDINATOR.get(body.key_type, FIND_COORDINATOR[0])
+    if ctx.request_api_version < 4:
+        if not a.ok(rule.operation, rule.resource, body.key):
+            return {"error_code": rule.error, "error_message": None, "node_id": -1, "host": "", "port": -1}
+        return await handler(broker, ctx, body)
+    denied = a.split(body, rule)
+    response = await handler(broker, ctx, body) if body.coordinator_keys or not denied else {"coordinators": []}
+    a.merge(response, rule, denied)
+    return response
+
+
+async def _describe_groups(a: Access, broker, ctx, body, handler):
+    denied = a.split(body, DESCRIBE_GROUPS)
+    response = await handler(broker, ctx, body) if body.groups or not denied else {"groups": []}
+    if body.get("include_authorized_operations"):
+        for g in response["groups"]:
+            if not g["error_code"]:
+                g["authorized_operations"] = a.operations(R.GROUP, g["group_id"])
+    a.merge(response, DESCRIBE_GROUPS, denied)
+    return response
+
+
+async def _list_groups(a: Access, broker, ctx, body, handler):
+    response = await handler(broker, ctx, body)
+    if not a.ok(O.DESCRIBE, R.CLUSTER, CLUSTER_NAME, False):
+        response["groups"] = [g for g in response["groups"] if a.ok(O.DESCRIBE, R.GROUP, g["group_id"], False)]
+    return response
+
+
+@handles(P.find_coordinator, authorize=_find_coordinator)
+async def find_coordinator(broker, ctx, body) -> dict:
+    version = ctx.request_api_version
     node_id = _groups(broker, offsets_topic=body.key_type == GROUP_KEY_TYPE).node[0]
-    host, port = broker.endpoint()      # the listener the client came in on
+    host, port = broker.endpoint(ctx)      # the listener the client came in on
     keys = body.coordinator_keys if version >= 4 else [body.key]
     if body.key_type == TRANSACTION_KEY_TYPE:
         broker.transactions.ensure_topic()      # Kafka creates __transaction_state here
@@ -85,22 +210,24 @@ async def find_coordinator(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, **single}
 
 
-async def join_group(broker, header, body) -> dict:
-    version = header.request_api_version
+@handles(P.join_group, authorize=_JOIN_GROUP)
+async def join_group(broker, ctx, body) -> dict:
+    version = ctx.request_api_version
     out = await _ask(broker, JoinGroupRequest(
         group_id=body.group_id, session_timeout_ms=body.session_timeout_ms,
         rebalance_timeout_ms=body.rebalance_timeout_ms if version >= 1 else -1,
         member_id=body.member_id, group_instance_id=body.group_instance_id,
         protocol_type=body.protocol_type,
         protocols=tuple(JoinGroupRequestProtocol(name=p.name, metadata=bytes(p.metadata)) for p in body.protocols),
-        client_id=header.client_id or "", client_host=CLIENT_HOST.get(),
+        client_id=ctx.client_id or "", client_host=ctx.client_host,
         require_known_member_id=version >= 4, support_skipping_assignment=version >= 9))
     if version < 7 and out["protocol_name"] is None:
         out["protocol_name"] = ""       # not nullable before v7
     return out
 
 
-async def sync_group(broker, header, body) -> dict:
+@handles(P.sync_group, authorize=_SYNC_GROUP)
+async def sync_group(broker, ctx, body) -> dict:
     return await _ask(broker, SyncGroupRequest(
         group_id=body.group_id, generation_id=body.generation_id, member_id=body.member_id,
         group_instance_id=body.group_instance_id, protocol_type=body.protocol_type,
@@ -109,14 +236,16 @@ async def sync_group(broker, header, body) -> dict:
                           for a in body.assignments)))
 
 
-async def heartbeat(broker, header, body) -> dict:
+@handles(P.heartbeat, authorize=_HEARTBEAT)
+async def heartbeat(broker, ctx, body) -> dict:
     return await _ask(broker, HeartbeatRequest(
         group_id=body.group_id, generation_id=body.generation_id, member_id=body.member_id,
         group_instance_id=body.group_instance_id))
 
 
-async def leave_group(broker, header, body) -> dict:
-    version = header.request_api_version
+@handles(P.leave_group, authorize=_LEAVE_GROUP)
+async def leave_group(broker, ctx, body) -> dict:
+    version = ctx.request_api_version
     out = await _ask(broker, LeaveGroupRequest(
         group_id=body.group_id,
         members=(MemberIdentity(member_id=body.member_id),) if version < 3 else tuple(
@@ -156,7 +285,8 @@ def merge_commit_results(errors: list[dict], topics: list[dict]) -> list[dict]:
     return out
 
 
-async def offset_commit(broker, header, body) -> dict:
+@handles(P.offset_commit, authorize=_offset_commit)
+async def offset_commit(broker, ctx, body) -> dict:
     known, unknown = split_unknown_partitions(broker, body.topics)
     if not known:
         return {"throttle_time_ms": 0, "topics": unknown}
@@ -180,8 +310,9 @@ def _fetch_topics(topics) -> tuple[OffsetFetchRequestTopic, ...] | None:
     return tuple(OffsetFetchRequestTopic(name=t.name, partition_indexes=tuple(t.partition_indexes)) for t in topics)
 
 
-async def offset_fetch(broker, header, body) -> dict:
-    version = header.request_api_version
+@handles(P.offset_fetch, authorize=_offset_fetch)
+async def offset_fetch(broker, ctx, body) -> dict:
+    version = ctx.request_api_version
     groups = _groups(broker)
     if version >= 8:
         answers = []
@@ -200,22 +331,18 @@ async def offset_fetch(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "topics": topics, "error_code": r.error_code}
 
 
-async def list_groups(broker, header, body) -> dict:
+@handles(P.list_groups, authorize=_list_groups)
+async def list_groups(broker, ctx, body) -> dict:
     return await _ask(broker, ListGroupsRequest(
         states_filter=tuple(body.states_filter), types_filter=tuple(body.types_filter)), offsets_topic=False)
 
 
-async def describe_groups(broker, header, body) -> dict:
+@handles(P.describe_groups, authorize=_describe_groups)
+async def describe_groups(broker, ctx, body) -> dict:
     return await _ask(broker, DescribeGroupsRequest(
-        groups=tuple(body.groups), api_version=header.request_api_version), offsets_topic=False)
+        groups=tuple(body.groups), api_version=ctx.request_api_version), offsets_topic=False)
 
 
-async def delete_groups(broker, header, body) -> dict:
+@handles(P.delete_groups, authorize=DELETE_GROUPS)
+async def delete_groups(broker, ctx, body) -> dict:
     return await _ask(broker, DeleteGroupsRequest(groups_names=tuple(body.groups_names)))
-
-
-HANDLERS = {m.API.key: (handler, *m.API.served) for m, handler in (
-    (P.offset_commit, offset_commit), (P.offset_fetch, offset_fetch), (P.find_coordinator, find_coordinator),
-    (P.join_group, join_group), (P.heartbeat, heartbeat), (P.leave_group, leave_group),
-    (P.sync_group, sync_group), (P.describe_groups, describe_groups), (P.list_groups, list_groups),
-    (P.delete_groups, delete_groups))}

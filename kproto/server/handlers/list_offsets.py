@@ -5,6 +5,9 @@ from __future__ import annotations
 from kproto.errors import ErrorCode
 from kproto.log.manager import LEADER_EPOCH
 from kproto.schemas import protocol as P
+from kproto.security.acl import AclOperation as O, ResourceType as R
+from kproto.server.access import PerEntry, partitions_denied, topic_name
+from kproto.server.handlers import handles
 
 
 def _partition(broker, topic: str, p, version: int) -> dict:
@@ -22,14 +25,15 @@ def _partition(broker, topic: str, p, version: int) -> dict:
     return out
 
 
-async def list_offsets(broker, header, body) -> dict:
-    v = header.request_api_version
+LIST_OFFSETS = PerEntry("topics", topic_name, R.TOPIC, O.DESCRIBE, "topics",
+                        lambda e, err: {"name": e.name, "partitions": partitions_denied(
+                            "partitions", "partition_index", "partition_index", timestamp=-1, offset=-1,
+                            old_style_offsets=[])(e, err)})
+
+
+@handles(P.list_offsets, authorize=LIST_OFFSETS)
+async def list_offsets(broker, ctx, body) -> dict:
+    v = ctx.request_api_version
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "partitions": [_partition(broker, t.name, p, v) for p in t.partitions]}
         for t in body.topics]}
-
-
-# Versions: v0-8 (-3 max timestamp, -4 earliest local = earliest here). v9's
-# -5 (latest tiered offset, KIP-1005) and v10's timeout need tiered storage
-# and remote replicas, which kproto has not got.
-HANDLERS = {P.list_offsets.API.key: (list_offsets, 0, 8)}

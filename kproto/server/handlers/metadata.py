@@ -8,12 +8,16 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.common import is_internal, validate_topic_name
 from kproto.log.manager import LEADER_EPOCH
 from kproto.schemas import protocol as P
+from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
+from kproto.server.access import T_DENIED, Access
+from kproto.server.handlers import handles
+
 
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def broker_nodes(broker) -> list[dict]:
-    host, port = broker.endpoint()
+def broker_nodes(broker, ctx) -> list[dict]:
+    host, port = broker.endpoint(ctx)
     return [{"node_id": broker.node_id, "host": host, "port": port, "rack": None}]
 
 
@@ -37,8 +41,38 @@ def topic_metadata(broker, topic: str, *, auto_create: bool) -> dict:
             "is_internal": is_internal(topic), "partitions": partition_metadata(broker, topic)}
 
 
-async def metadata(broker, header, body) -> dict:
-    version = header.request_api_version
+async def _metadata(a: Access, broker, ctx, body, handler):
+    """Topics the principal may not DESCRIBE: left out of a list-all answer,
+    TOPIC_AUTHORIZATION_FAILED when asked by name; auto-creation needs CREATE."""
+    explicit = body.topics is not None and not (ctx.request_api_version == 0 and not body.topics)
+    denied = []
+    if explicit:
+        kept = []
+        for t in body.topics:
+            (kept if t.name is None or a.ok(O.DESCRIBE, R.TOPIC, t.name) else denied).append(t)
+        body.topics = kept
+        if body.get("allow_auto_topic_creation") and not a.ok(O.CREATE, R.CLUSTER, CLUSTER_NAME, False):
+            missing = [t.name for t in kept if t.name and not broker.logs.has_topic(t.name)]
+            if any(not a.ok(O.CREATE, R.TOPIC, n, False) for n in missing):
+                body.allow_auto_topic_creation = False
+    response = await handler(broker, ctx, body)
+    if not explicit:
+        response["topics"] = [t for t in response["topics"] if a.ok(O.DESCRIBE, R.TOPIC, t["name"], False)]
+    if body.get("include_topic_authorized_operations"):
+        for t in response["topics"]:
+            if not t["error_code"]:
+                t["topic_authorized_operations"] = a.operations(R.TOPIC, t["name"])
+    if body.get("include_cluster_authorized_operations"):
+        response["cluster_authorized_operations"] = a.operations(R.CLUSTER, CLUSTER_NAME)
+    response["topics"] = list(response["topics"]) + [
+        {"error_code": T_DENIED, "name": t.name, "topic_id": t.get("topic_id") or ZERO_UUID, "is_internal": False,
+         "partitions": []} for t in denied]
+    return response
+
+
+@handles(P.metadata, authorize=_metadata)
+async def metadata(broker, ctx, body) -> dict:
+    version = ctx.request_api_version
     requested = body.topics
     if requested is None or (version == 0 and not requested):
         names = sorted(broker.logs.topics())
@@ -47,11 +81,6 @@ async def metadata(broker, header, body) -> dict:
         by_id = {broker.logs.topic_id(t): t for t in broker.logs.topics()}
         names = [t.name if t.name is not None else by_id.get(t.topic_id, "") for t in requested]
         auto = body.allow_auto_topic_creation
-    return {"throttle_time_ms": 0, "brokers": broker_nodes(broker), "cluster_id": broker.cluster_id,
+    return {"throttle_time_ms": 0, "brokers": broker_nodes(broker, ctx), "cluster_id": broker.cluster_id,
             "controller_id": broker.node_id,
             "topics": [topic_metadata(broker, t, auto_create=auto) for t in names]}
-
-
-# Versions: v0-12. v13 adds the top-level error_code of KIP-1102 (client
-# rebootstrap), which this handler does not write yet.
-HANDLERS = {P.metadata.API.key: (metadata, 0, 12)}

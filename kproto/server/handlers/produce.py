@@ -30,6 +30,9 @@ from kproto.log.manager import LEADER_EPOCH
 from kproto.log.validator import RecordValidationError
 from kproto.records import RecordBatch, iter_batches
 from kproto.schemas import protocol as P
+from kproto.security.acl import AclOperation as O, ResourceType as R
+from kproto.server.access import TXN_DENIED, Access, PerEntry, partitions_denied, topic_name
+from kproto.server.handlers import handles
 
 # Records per request appended on the event loop at most (see the module's docstring).
 INLINE_APPEND_BYTES = 1 << 20
@@ -111,7 +114,29 @@ async def _append(broker, topic_data, refused: dict) -> list[dict]:
     return await asyncio.to_thread(_append_all, broker, topic_data, refused)
 
 
-async def produce(broker, header, body):
+PRODUCE = PerEntry("topic_data", topic_name, R.TOPIC, O.WRITE, "responses",
+                   lambda e, err: {"name": e.name, "partition_responses": partitions_denied(
+                       "partition_data", "index", "index", base_offset=-1)(e, err)})
+
+
+async def _produce(a: Access, broker, ctx, body, handler):
+    txn = body.get("transactional_id")
+    if txn is not None and not a.ok(O.WRITE, R.TRANSACTIONAL_ID, txn):
+        response = {"responses": []}
+        body.topic_data, denied = [], list(body.topic_data)
+        a.merge(response, PRODUCE, denied, TXN_DENIED)
+        return response if body.acks != 0 else None
+    denied = a.split(body, PRODUCE)
+    if not body.topic_data and denied:
+        response = {"responses": []}
+    else:
+        response = await handler(broker, ctx, body)
+    a.merge(response, PRODUCE, denied)
+    return response if body.acks != 0 else None
+
+
+@handles(P.produce, authorize=_produce)
+async def produce(broker, ctx, body):
     # transactional batches go through the same path (the log's producer state
     # checks their epoch and transaction state) once the coordinator has said
     # that their partitions are in the transaction (KIP-890 part 1)
@@ -125,7 +150,3 @@ async def produce(broker, header, body):
     if body.acks == 0:
         return None
     return {"responses": responses, "throttle_time_ms": 0}
-
-
-# Versions: every one the registry speaks (v0-10).
-HANDLERS = {P.produce.API.key: (produce, 0, 10)}

@@ -16,17 +16,19 @@ import logging
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.security.session import SaslState
-from kproto.server.security_service import CURRENT
+from kproto.server.access import self_checked
+from kproto.server.handlers import handles
 
 log = logging.getLogger("kproto.server.security")
 
 
-async def sasl_handshake(broker, header, body) -> dict:
-    conn = CURRENT.get()
+@handles(P.sasl_handshake, authorize=self_checked)
+async def sasl_handshake(broker, ctx, body) -> dict:
+    conn = ctx.connection.security      # the connection's SASL state (server/security_service.py)
     session = conn.session if conn is not None else None
     if session is None:
         return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": []}
-    error = session.handshake(body.mechanism, header.request_api_version)
+    error = session.handshake(body.mechanism, ctx.request_api_version)
     if error:
         log.warning("closing %s: unsupported SASL mechanism %r (enabled: %s)", conn.host, body.mechanism,
                     ",".join(session.mechanisms))
@@ -46,8 +48,9 @@ def _authenticate(conn, token: bytes):
     return result
 
 
-async def sasl_authenticate(broker, header, body) -> dict:
-    conn = CURRENT.get()
+@handles(P.sasl_authenticate, authorize=self_checked)
+async def sasl_authenticate(broker, ctx, body) -> dict:
+    conn = ctx.connection.security
     if conn is None or conn.session is None:
         return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "error_message": "SASL is not enabled on this listener",
                 "auth_bytes": b"", "session_lifetime_ms": 0}
@@ -64,7 +67,3 @@ def raw_token(conn, frame: bytes) -> list[bytes] | None:
     if r.close:
         return None
     return [r.auth_bytes]
-
-
-HANDLERS = {P.sasl_handshake.API.key: (sasl_handshake, 0, 1),
-            P.sasl_authenticate.API.key: (sasl_authenticate, 0, 2)}

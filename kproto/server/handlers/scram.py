@@ -18,6 +18,9 @@ from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kproto.security.scram import BY_TYPE, ScramCredential
+from kproto.server.access import self_checked
+from kproto.server.handlers import handles
+
 
 MAX_ITERATIONS = 16384
 DUPLICATE = "A user credential cannot be altered twice in the same request"
@@ -31,9 +34,10 @@ def _check(name: str, mechanism: int) -> tuple[int, str] | None:
     return None
 
 
-async def describe_user_scram_credentials(broker, header, body) -> dict:
+@handles(P.describe_user_scram_credentials, authorize=self_checked)
+async def describe_user_scram_credentials(broker, ctx, body) -> dict:
     store = broker.security.scram
-    if not broker.security.allowed(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+    if not broker.security.allowed(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                 "error_message": None, "results": []}
     names = [u.name for u in body.users or []] or sorted(store.users)
@@ -52,10 +56,11 @@ async def describe_user_scram_credentials(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "results": results}
 
 
-async def alter_user_scram_credentials(broker, header, body) -> dict:
+@handles(P.alter_user_scram_credentials, authorize=self_checked)
+async def alter_user_scram_credentials(broker, ctx, body) -> dict:
     store = broker.security.scram
     users = list(dict.fromkeys([d.name for d in body.deletions] + [u.name for u in body.upsertions]))
-    if not broker.security.allowed(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+    if not broker.security.allowed(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "results": [
             {"user": u, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None} for u in users]}
     errors: dict[str, tuple[int, str]] = {}
@@ -93,7 +98,3 @@ async def alter_user_scram_credentials(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "results": [
         {"user": name, "error_code": errors.get(name, (0, None))[0], "error_message": errors.get(name, (0, None))[1]}
         for name in users]}
-
-
-HANDLERS = {P.describe_user_scram_credentials.API.key: (describe_user_scram_credentials, 0, 0),
-            P.alter_user_scram_credentials.API.key: (alter_user_scram_credentials, 0, 0)}

@@ -16,6 +16,10 @@ from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
 from kproto.log.manager import EXCESSIVE_BATCH, MAX_RECORDS_PER_USER_OP
 from kproto.schemas import protocol as P
 from kproto.server.handlers.configs import topic_config_entries
+from kproto.security.acl import AclOperation as O, ResourceType as R
+from kproto.server.access import Access, PerEntry, topic_name
+from kproto.server.handlers import handles
+
 
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -69,11 +73,46 @@ def _create(broker, t, validate_only: bool, version: int) -> dict:
     return out
 
 
-async def create_topics(broker, header, body) -> dict:
+CREATE_TOPICS = PerEntry("topics", topic_name, R.TOPIC, O.CREATE, "topics",
+                         lambda e, err: {"name": e.name, "error_code": err, "num_partitions": -1,
+                                         "replication_factor": -1, "configs": None},
+                         unless_cluster=O.CREATE)
+
+
+DELETE_TOPICS = PerEntry("topics", lambda e: e.name, R.TOPIC, O.DELETE, "responses",
+                         lambda e, err: {"name": e.name, "topic_id": e.topic_id, "error_code": err})
+
+
+DELETE_TOPICS_V0 = PerEntry("topic_names", lambda e: e, R.TOPIC, O.DELETE, "responses",
+                            lambda e, err: {"name": e, "error_code": err})
+
+
+async def _delete_topics(a: Access, broker, ctx, body, handler):
+    """v6 names topics by id too: the id's topic is what DELETE is checked on."""
+    if ctx.request_api_version < 6:
+        rule = DELETE_TOPICS_V0
+    else:
+        rule = DELETE_TOPICS
+        by_id = {broker.logs.topic_id(t): t for t in broker.logs.topics()}
+        for e in body.topics:
+            if e.name is None:
+                e.name = by_id.get(e.topic_id)
+    denied = a.split(body, rule)
+    response = await handler(broker, ctx, body)
+    a.merge(response, rule, denied)
+    return response
+
+
+CREATE_PARTITIONS = PerEntry("topics", topic_name, R.TOPIC, O.ALTER, "results",
+                             lambda e, err: {"name": e.name, "error_code": err, "error_message": None})
+
+
+@handles(P.create_topics, authorize=CREATE_TOPICS)
+async def create_topics(broker, ctx, body) -> dict:
     # Files are created off the event loop: thousands of partitions take seconds,
     # and every other connection must keep being served meanwhile.
     topics = await asyncio.to_thread(
-        lambda: [_create(broker, t, body.validate_only, header.request_api_version) for t in body.topics])
+        lambda: [_create(broker, t, body.validate_only, ctx.request_api_version) for t in body.topics])
     return {"throttle_time_ms": 0, "topics": topics}
 
 
@@ -95,8 +134,9 @@ def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
     return out
 
 
-async def delete_topics(broker, header, body) -> dict:
-    if header.request_api_version >= 6:
+@handles(P.delete_topics, authorize=_delete_topics)
+async def delete_topics(broker, ctx, body) -> dict:
+    if ctx.request_api_version >= 6:
         wanted = [(t.name, t.topic_id) for t in body.topics]
     else:
         wanted = [(n, ZERO_UUID) for n in body.topic_names]
@@ -137,13 +177,7 @@ def _grow(broker, t, validate_only: bool) -> dict:
     return out
 
 
-async def create_partitions(broker, header, body) -> dict:
+@handles(P.create_partitions, authorize=CREATE_PARTITIONS)
+async def create_partitions(broker, ctx, body) -> dict:
     results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only) for t in body.topics])
     return {"throttle_time_ms": 0, "results": results}
-
-
-# Versions: every one the registry speaks for each (CreateTopics v0-7,
-# DeleteTopics v0-6, CreatePartitions v0-3).
-HANDLERS = {P.create_topics.API.key: (create_topics, 0, 7),
-            P.delete_topics.API.key: (delete_topics, 0, 6),
-            P.create_partitions.API.key: (create_partitions, 0, 3)}

@@ -1,20 +1,17 @@
 """The transactional APIs: wire bodies <-> the transaction coordinator (``broker.transactions``),
 the group coordinator (TxnOffsetCommit) and the logs (WriteTxnMarkers, DescribeProducers).
 
-Versions (each schema's ledger has the rest):
+The versions each answers are its schema's ``served``, whose ledger says why.
 
-* AddPartitionsToTxn v0-5: v0-3 one transaction; v4-5 the batched broker form
+* AddPartitionsToTxn: v0-3 one transaction; v4+ the batched broker form
   (KIP-890), each transaction added or, with ``verify_only``, checked.
   Partitions of unknown topics answer UNKNOWN_TOPIC_OR_PARTITION and the
   others OPERATION_NOT_ATTEMPTED, as KafkaApis does before asking the coordinator.
-* AddOffsetsToTxn v0-4, EndTxn v0-4, TxnOffsetCommit v0-4: EndTxn v5 and
-  TxnOffsetCommit v5 are transactions version 2 (an epoch bump per
-  transaction, KIP-890 part 2), which the coordinator does not do.
-  PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH for clients that predate it.
-* WriteTxnMarkers v0-2: the coordinator's own path, open to admin tools
+* AddOffsetsToTxn, EndTxn, TxnOffsetCommit: PRODUCER_FENCED becomes
+  INVALID_PRODUCER_EPOCH for clients that predate it.
+* WriteTxnMarkers: the coordinator's own path, open to admin tools
   (``kproto transactions abort``, Admin.abortTransaction).
-* DescribeProducers v0, DescribeTransactions v0, ListTransactions v0-1 (v2's
-  transactional id pattern is not applied, so it is not advertised).
+* DescribeProducers, DescribeTransactions, ListTransactions.
 """
 
 from __future__ import annotations
@@ -22,12 +19,18 @@ from __future__ import annotations
 from kproto.common import GROUP_METADATA_TOPIC_NAME
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
+from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
+from kproto.server.access import C_DENIED, G_DENIED, T_DENIED, TXN_DENIED, Access, PerEntry, topic_name
 from kproto.server.coordinator import OffsetCommitRequestPartition, OffsetCommitRequestTopic, TxnOffsetCommitRequest
-from kproto.server.handlers.groups import merge_commit_results, split_unknown_partitions, wire
+from kproto.server.handlers import handles
+from kproto.server.handlers.groups import (
+    OFFSET_COMMIT_TOPICS, merge_commit_results, offset_commit_topics, split_unknown_partitions, wire,
+)
 from kproto.server.txn_coordinator import (
     AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, DescribeTransactionsRequest, EndTxnRequest,
     ListTransactionsRequest, TransactionResult, WriteTxnMarkers, fenced_error,
 )
+
 
 E = ErrorCode
 
@@ -59,8 +62,88 @@ async def _add_one(broker, version: int, txn_id: str, pid: int, epoch: int, topi
     return [(t, p, error) for t, p in partitions]
 
 
-async def add_partitions_to_txn(broker, header, body) -> dict:
-    version = header.request_api_version
+# --- authorization (KafkaApis.handle*Txn*, handleDescribeProducers, handle*Transactions) ---
+
+
+def _txn_denied(rows, error: int):
+    """AddPartitionsToTxn v0-3 topic results, every partition answering ``error``."""
+    return [{"name": t.name, "results_by_partition": [{"partition_index": p, "partition_error_code": error}
+                                                      for p in t.partitions]} for t in rows]
+
+
+async def _add_partitions_to_txn(a: Access, broker, ctx, body, handler):
+    if ctx.request_api_version >= 4:           # the broker form: CLUSTER_ACTION
+        if not a.ok(O.CLUSTER_ACTION, R.CLUSTER, CLUSTER_NAME):
+            return {"error_code": C_DENIED, "results_by_transaction": []}
+        return await handler(broker, ctx, body)
+    topics = body.v3_and_below_topics
+    if not a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.v3_and_below_transactional_id):
+        return {"results_by_topic_v3_and_below": _txn_denied(topics, TXN_DENIED)}
+    denied = [t for t in topics if not a.ok(O.WRITE, R.TOPIC, t.name)]
+    if denied:                                     # the others are not attempted, as Kafka answers
+        return {"results_by_topic_v3_and_below": [
+            *_txn_denied(denied, T_DENIED), *_txn_denied([t for t in topics if t not in denied],
+                                                         ErrorCode.OPERATION_NOT_ATTEMPTED)]}
+    return await handler(broker, ctx, body)
+
+
+def _txn_whole(group: bool = False):
+    """WRITE on the transactional id (and READ on the group): else one error code."""
+    async def check(a: Access, broker, ctx, body, handler):
+        if not a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.transactional_id):
+            return {"error_code": TXN_DENIED}
+        if group and not a.ok(O.READ, R.GROUP, body.group_id):
+            return {"error_code": G_DENIED}
+        return await handler(broker, ctx, body)
+    return check
+
+
+_ADD_OFFSETS_TO_TXN = _txn_whole(group=True)
+_END_TXN = _txn_whole()
+
+
+async def _txn_offset_commit(a: Access, broker, ctx, body, handler):
+    for allowed, error in ((a.ok(O.WRITE, R.TRANSACTIONAL_ID, body.transactional_id), TXN_DENIED),
+                           (a.ok(O.READ, R.GROUP, body.group_id), G_DENIED)):
+        if not allowed:
+            response = {"topics": []}
+            a.merge(response, OFFSET_COMMIT_TOPICS, list(body.topics), error)
+            return response
+    return await offset_commit_topics(a, broker, ctx, body, handler)
+
+
+async def _write_txn_markers(a: Access, broker, ctx, body, handler):
+    if a.ok(O.CLUSTER_ACTION, R.CLUSTER, CLUSTER_NAME):
+        return await handler(broker, ctx, body)
+    return {"markers": [{"producer_id": m.producer_id, "topics": [
+        {"name": t.name, "partitions": [{"partition_index": p, "error_code": C_DENIED} for p in t.partition_indexes]}
+        for t in m.topics]} for m in body.markers]}
+
+
+async def _list_transactions(a: Access, broker, ctx, body, handler):
+    response = await handler(broker, ctx, body)
+    response["transaction_states"] = [t for t in response["transaction_states"]
+                                      if a.ok(O.DESCRIBE, R.TRANSACTIONAL_ID, t["transactional_id"])]
+    return response
+
+
+DESCRIBE_PRODUCERS = PerEntry("topics", topic_name, R.TOPIC, O.READ, "topics",
+                              lambda e, err: {"name": e.name, "partitions": [
+                                  {"partition_index": p, "error_code": err, "error_message": None,
+                                   "active_producers": []} for p in e.partition_indexes]})
+
+
+DESCRIBE_TRANSACTIONS = PerEntry("transactional_ids", lambda e: e, R.TRANSACTIONAL_ID, O.DESCRIBE,
+                                 "transaction_states",
+                                 lambda e, err: {"error_code": err, "transactional_id": e, "transaction_state": "",
+                                                 "transaction_timeout_ms": 0, "transaction_start_time_ms": -1,
+                                                 "producer_id": -1, "producer_epoch": -1, "topics": []},
+                                 error=TXN_DENIED)
+
+
+@handles(P.add_partitions_to_txn, authorize=_add_partitions_to_txn)
+async def add_partitions_to_txn(broker, ctx, body) -> dict:
+    version = ctx.request_api_version
     if version < 4:
         results = await _add_one(broker, version, body.v3_and_below_transactional_id,
                                  body.v3_and_below_producer_id, body.v3_and_below_producer_epoch,
@@ -74,23 +157,26 @@ async def add_partitions_to_txn(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": out}
 
 
-async def add_offsets_to_txn(broker, header, body) -> dict:
+@handles(P.add_offsets_to_txn, authorize=_ADD_OFFSETS_TO_TXN)
+async def add_offsets_to_txn(broker, ctx, body) -> dict:
     r = await broker.transactions.ask(AddOffsetsToTxnRequest(
         transactional_id=body.transactional_id, producer_id=body.producer_id, producer_epoch=body.producer_epoch,
         group_id=body.group_id))
     return {"throttle_time_ms": 0,
-            "error_code": fenced_error("AddOffsetsToTxn", header.request_api_version, r.error_code)}
+            "error_code": fenced_error("AddOffsetsToTxn", ctx.request_api_version, r.error_code)}
 
 
-async def end_txn(broker, header, body) -> dict:
+@handles(P.end_txn, authorize=_END_TXN)
+async def end_txn(broker, ctx, body) -> dict:
     r = await broker.transactions.ask(EndTxnRequest(
         transactional_id=body.transactional_id, producer_id=body.producer_id, producer_epoch=body.producer_epoch,
         committed=body.committed))
-    return {"throttle_time_ms": 0, "error_code": fenced_error("EndTxn", header.request_api_version, r.error_code),
+    return {"throttle_time_ms": 0, "error_code": fenced_error("EndTxn", ctx.request_api_version, r.error_code),
             "producer_id": -1, "producer_epoch": -1}
 
 
-async def write_txn_markers(broker, header, body) -> dict:
+@handles(P.write_txn_markers, authorize=_write_txn_markers)
+async def write_txn_markers(broker, ctx, body) -> dict:
     markers = []
     for m in body.markers:
         order = WriteTxnMarkers(0, "", m.producer_id, m.producer_epoch, m.coordinator_epoch,
@@ -106,11 +192,12 @@ async def write_txn_markers(broker, header, body) -> dict:
     return {"markers": markers}
 
 
-async def txn_offset_commit(broker, header, body) -> dict:
+@handles(P.txn_offset_commit, authorize=_txn_offset_commit)
+async def txn_offset_commit(broker, ctx, body) -> dict:
     known, unknown = split_unknown_partitions(broker, body.topics)
     if not known:
         return {"throttle_time_ms": 0, "topics": unknown}
-    version = header.request_api_version
+    version = ctx.request_api_version
     broker.groups.ensure_topic()
     verification = broker.transactions.verify(
         body.transactional_id, GROUP_METADATA_TOPIC_NAME, broker.groups.coordinator.partition_for(body.group_id),
@@ -133,7 +220,8 @@ async def txn_offset_commit(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-async def describe_producers(broker, header, body) -> dict:
+@handles(P.describe_producers, authorize=DESCRIBE_PRODUCERS)
+async def describe_producers(broker, ctx, body) -> dict:
     topics = []
     for t in body.topics:
         parts = []
@@ -153,7 +241,8 @@ async def describe_producers(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-async def describe_transactions(broker, header, body) -> dict:
+@handles(P.describe_transactions, authorize=DESCRIBE_TRANSACTIONS)
+async def describe_transactions(broker, ctx, body) -> dict:
     r = await broker.transactions.ask(DescribeTransactionsRequest(transactional_ids=tuple(body.transactional_ids)))
     states = []
     for s in r.transaction_states:
@@ -163,20 +252,9 @@ async def describe_transactions(broker, header, body) -> dict:
     return {"throttle_time_ms": 0, "transaction_states": states}
 
 
-async def list_transactions(broker, header, body) -> dict:
+@handles(P.list_transactions, authorize=_list_transactions)
+async def list_transactions(broker, ctx, body) -> dict:
     r = await broker.transactions.ask(ListTransactionsRequest(
         state_filters=tuple(body.state_filters), producer_id_filters=tuple(body.producer_id_filters),
         duration_filter=body.duration_filter))
     return {"throttle_time_ms": 0, **wire(r)}
-
-
-HANDLERS = {
-    P.add_partitions_to_txn.API.key: (add_partitions_to_txn, 0, 5),
-    P.add_offsets_to_txn.API.key: (add_offsets_to_txn, 0, 4),
-    P.end_txn.API.key: (end_txn, 0, 4),
-    P.write_txn_markers.API.key: (write_txn_markers, 0, 2),
-    P.txn_offset_commit.API.key: (txn_offset_commit, 0, 4),
-    P.describe_producers.API.key: (describe_producers, 0, 0),
-    P.describe_transactions.API.key: (describe_transactions, 0, 0),
-    P.list_transactions.API.key: (list_transactions, 0, 1),
-}
