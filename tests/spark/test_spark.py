@@ -3,7 +3,7 @@
 One Spark session for the module (start-up costs ~20 s here): local[2], or a
 standalone cluster with ``KPROTO_TEST_SPARK_MASTER=standalone`` (make test
 runs this module both ways). Expected rows are the records as
-tests/spark_fixtures.py built them.
+tests/spark/spark_fixtures.py built them.
 
 Column names, order and types of the Kafka part are Spark's Kafka source's
 (KafkaRecordToRowConverter.kafkaSchema in Spark's
@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests import components
-from tests.spark_fixtures import T0, Written, batch_positions, build_data_dir, spark_for_tests
+from tests.spark.spark_fixtures import T0, Written, batch_positions, build_data_dir, spark_for_tests
 
 pytestmark = pytest.mark.slow
 
@@ -326,7 +326,7 @@ def test_kafka_pcap_rows_are_kproto_decode_json(spark, tmp_path):
     through ``kproto serve``: one row per exchange, the fields and bodies
     ``kproto decode --json`` prints for the same file."""
     from confluent_kafka import Consumer, Producer, TopicPartition
-    from tests.capture_session import tcpdump
+    from tests.capture.capture_session import tcpdump
     pcap = tmp_path / "traffic.pcap"
     with components.kproto_broker(tmp_path) as bootstrap:
         port = int(bootstrap.rsplit(":", 1)[1])

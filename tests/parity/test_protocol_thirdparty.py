@@ -11,7 +11,7 @@ writer was given, and encode that value back to the same bytes.
 ``test_every_key_and_version`` lists all 93 keys and every version kproto
 decodes and names the writers of each; ``UNWRITTEN`` lists, by name, the
 (API, version) pairs no other codec here can write, and why; for keys 4-7
-tests/test_protocol_wireshark.py checks the other direction (Wireshark's
+tests/parity/test_protocol_wireshark.py checks the other direction (Wireshark's
 dissector reads kproto's bytes of every version it knows).
 """
 

@@ -1,6 +1,6 @@
 """The lines kafka-dump-log.sh prints, re-derived from raw bytes with struct.
 
-The expected text of tests/test_dump_log*.py comes from here instead of files
+The expected text of tests/tools/test_dump_log*.py comes from here instead of files
 written from kproto's output. Every field is read from the segment bytes by
 ``struct``/``zlib``/``gzip`` (independent of kproto) and laid out with the format
 of Apache Kafka's core/src/main/scala/kafka/tools/DumpLogSegments.scala

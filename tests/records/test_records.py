@@ -12,7 +12,7 @@ from kproto import records as R
 from kproto.compression import CompressionType
 from kproto.records import NewRecord, build_message_set, build_record_batch, iter_batches
 from kproto.schemas import records as S
-from tests.codec_check import assert_codec
+from tests.records.codec_check import assert_codec
 
 from kproto.conformance import RECORDS_DIR as FIXTURES  # the corpus ships in the package
 FIXTURE_NAMES = sorted(p.stem for p in FIXTURES.glob("*.bin"))

@@ -215,7 +215,7 @@ def test_command_config(broker, tmp_path):
     config.write_text("# Admin client settings\nclient.id = kproto-groups-test\nrequest.timeout.ms=20000\n")
     assert "ls-group" in ok(bs, "--list", "--command-config", str(config)).splitlines()
     # SASL_SSL without sasl.mechanism is Kafka's default GSSAPI, which kproto's tools do not speak
-    # (SASL_SSL itself works: tests/test_security_tools.py)
+    # (SASL_SSL itself works: tests/tools/test_security_tools.py)
     config.write_text("security.protocol=SASL_SSL\n")
     assert kg(bs, "--list", "--command-config", str(config)) == (
         1, "", "Error: Executing consumer group command failed due to sasl.mechanism=GSSAPI: kproto's tools speak "

@@ -2,7 +2,7 @@
 
 kproto's own decoder (as an external command, like anyone's), a deliberately
 broken one (its failures must be named), and kafka-python's decoder through
-tests/conformance_kafka_python.py, an independent check of every expected value.
+tests/parity/conformance_kafka_python.py, an independent check of every expected value.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import pytest
 
 from kproto.conformance import CORPUS, HEADER_FIELDS, differences, fixtures
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 KPROTO_DECODER = f"{PY} -m kproto.conformance.decode {{kind}} {{file}} {{api_key}} {{api_version}}"
-KAFKA_PYTHON_DECODER = f"{PY} {ROOT / 'tests' / 'conformance_kafka_python.py'} {{kind}} {{file}} {{api_key}} {{api_version}}"
+KAFKA_PYTHON_DECODER = f"{PY} {ROOT / 'tests' / 'parity' / 'conformance_kafka_python.py'} {{kind}} {{file}} {{api_key}} {{api_version}}"
 
 
 def kproto(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:

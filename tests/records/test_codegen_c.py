@@ -1,13 +1,13 @@
 """The C accelerator is the schema's translation: current, loaded, and equal to the Python one.
 
 The comparisons load kproto._crecords whatever KPROTO_NO_EXTENSIONS says, and skip
-only when it is switched off and not built either (tests/codec_check.c_codec)."""
+only when it is switched off and not built either (tests/records/codec_check.c_codec)."""
 
 from pathlib import Path
 
 from kproto import accel, records
 from generators import c as codegen_c
-from tests.codec_check import c_codec
+from tests.records.codec_check import c_codec
 
 
 def test_committed_c_source_matches_the_schema():

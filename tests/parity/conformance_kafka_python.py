@@ -1,6 +1,6 @@
 """kafka-python 3.0.12's decoders behind the ``kproto conformance run`` contract.
 
-    kproto conformance run --decoder "python tests/conformance_kafka_python.py {kind} {file} {api_key} {api_version}"
+    kproto conformance run --decoder "python tests/parity/conformance_kafka_python.py {kind} {file} {api_key} {api_version}"
 
 The adapter a codec author would write, for a decoder kproto did not write:
 records through ``kafka.record.MemoryRecords``; frames through the message

@@ -1,5 +1,5 @@
 """``kproto decode`` on real captures: tcpdump recording real clients against
-``kproto serve`` (tests/capture_session.py), checked against what the clients
+``kproto serve`` (tests/capture/capture_session.py), checked against what the clients
 sent and against tshark's own reading of the same files."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from kproto.capture import exchanges
 from kproto.capture.pcap import PacketReader
-from tests.capture_session import CODECS, pcap_bytes, run_session
+from tests.capture.capture_session import CODECS, pcap_bytes, run_session
 from tests.components import VENV_BIN, require_executable
 
 # Warnings a healthy capture may carry, each for a reason the test checks elsewhere:

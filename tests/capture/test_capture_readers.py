@@ -1,5 +1,5 @@
 """The capture layers on synthetic input: file formats, link types, TCP
-reassembly, frame hunting, pairing. Files come from tests/capture_session.py's
+reassembly, frame hunting, pairing. Files come from tests/capture/capture_session.py's
 small writer; real captures are in test_capture_clients.py."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from kproto.capture.tcp import Gap, HalfStream
 from kproto.framing import frame
 from kproto.records import NewRecord, build_record_batch
 from kproto.protocol import encode_request, encode_response
-from tests.capture_session import pcap_bytes, pcapng_bytes, tcp_packet
+from tests.capture.capture_session import pcap_bytes, pcapng_bytes, tcp_packet
 
 T0 = 1_795_000_000_123_456_789
 C, S = "10.0.0.1", "10.0.0.2"

@@ -5,10 +5,10 @@ bytes: DefaultRecordBatchBuilder, LegacyRecordBatchBuilder; the two gzip
 batches are kept as the bytes those builders produced); the base offset and
 partition leader epoch, which a broker stamps and which lie outside the CRC,
 are patched in as a broker would. The expected text is built by
-tests/kafka_lines.py: every field read from the raw bytes with ``struct``
+tests/tools/kafka_lines.py: every field read from the raw bytes with ``struct``
 (independently of kproto) and laid out with the format strings of Kafka's
 DumpLogSegments.scala, cited there line by line. The scenarios of Kafka's own
-DumpLogSegmentsTest are in tests/test_kafka_parity_dump_log.py.
+DumpLogSegmentsTest are in tests/parity/test_kafka_parity_dump_log.py.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import pytest
 from tests.helpers import SEGMENT, legacy_segment, v2_batch, v2_segment
 from tests.helpers import run_dump_log as run
 from tests.helpers import write_segment as write
-from tests.kafka_lines import dump_lines
+from tests.tools.kafka_lines import dump_lines
 
-# --- Kafka's text, re-derived from the bytes (tests/kafka_lines.py) ---------------------------
+# --- Kafka's text, re-derived from the bytes (tests/tools/kafka_lines.py) ---------------------------
 
 def test_v2_shallow(tmp_path):
     path = write(tmp_path, v2_segment())

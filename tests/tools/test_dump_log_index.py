@@ -1,7 +1,7 @@
 """kproto dump-log on .index and .timeindex files.
 
 The index files are made by hand with known entries against the v2 segment
-of tests/test_dump_log.py, whose batches sit at positions 0 (offsets 0-1),
+of tests/tools/test_dump_log.py, whose batches sit at positions 0 (offsets 0-1),
 94 (2), 164 (3, a COMMIT marker) and 242 (4-5). Expected lines and stderr
 summaries are written from the entries with the format strings of Kafka's
 core/src/main/scala/kafka/tools/DumpLogSegments.scala (trunk 1eb76443), cited

@@ -23,7 +23,7 @@ from kproto.framing import frame
 from kproto.records import NewRecord, TimestampType, build_control_batch, build_message_set, build_record_batch
 from kproto.schemas import records as S
 from kproto.protocol import encode_request, encode_response
-from tests.capture_session import pcap_bytes, tcp_packet
+from tests.capture.capture_session import pcap_bytes, tcp_packet
 from tests.components import VENV_BIN
 
 # the C path is off under the switch; without it, an unbuilt extension fails these tests

@@ -7,7 +7,7 @@ Kafka's tools/src/main/java/org/apache/kafka/tools/TopicCommand.java (trunk
 1eb76443, TopicDescription.printDescription :296-310 and
 PartitionDescription.printDescription :355-390), with the random TopicId
 replaced by <TOPIC_ID>. Kafka's own TopicCommandTest scenarios are in
-tests/test_kafka_parity_topics.py.
+tests/parity/test_kafka_parity_topics.py.
 """
 
 from __future__ import annotations

@@ -290,7 +290,7 @@ def ok_err(bs: str, *args: str) -> str:
 
 # --- DescribeConsumerGroupTest with a live member (kproto's broker) --------------------------
 # tansu 0.6 reports no member assignments, client ids or hosts in DescribeGroups
-# (tests/test_groups_tool.py pins that), so these run against kproto's broker only.
+# (tests/tools/test_groups_tool.py pins that), so these run against kproto's broker only.
 
 CHECK_ARGS_OUTPUT = {   # DCGT.java:1005-1043 checkArgsOutput: the header words per describe type
     "": ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",

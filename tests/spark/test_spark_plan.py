@@ -22,7 +22,7 @@ from kproto.spark.columns import NAMES
 from kproto.spark.plan import log_end_offsets, offset_for_timestamp, parse_options, plan_splits, transactions
 from kproto.spark.reader import ReadOptions, Split, read_split
 from kproto.spark.segments import Corrupt, SegmentIndexes, find_segments, index_entries, walk
-from tests.spark_fixtures import T0, batch_positions, undecompressable_batch
+from tests.spark.spark_fixtures import T0, batch_positions, undecompressable_batch
 
 
 def batches(n: int, per: int = 5, base: int = 0) -> list[bytes]:
