@@ -18,8 +18,9 @@ from kproto import protocol
 from kproto.log.manager import LEADER_EPOCH
 from kproto.records import control_record, iter_batches
 from tests.components import kproto_broker, require_executable
-from tests.helpers import admin, produce_raw, v2_batch
+from tests.helpers import admin, produce_raw
 from tests.helpers import commit as commit_offsets
+from tests.records.helpers import v2_batch
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 

@@ -34,7 +34,8 @@ from kproto.records import (
 BATCH = 90     # bytes of one_batch(i) for i < 10
 
 
-from tests.helpers import Clock, index_entries, one_batch, time_entries
+from tests.helpers import Clock
+from tests.log.helpers import index_entries, one_batch, time_entries
 
 def make_log(tmp_path: Path, clock: Clock | None = None, name: str = "t-0", **props) -> UnifiedLog:
     config = LogConfig.from_props({k.replace("_", "."): v for k, v in props.items()})

@@ -11,7 +11,8 @@ import pytest
 from kproto.errors import ErrorCode, InvalidConfigError, KafkaError, TopicAlreadyExistsError
 from kproto.log import LogManager
 from kproto.log.checkpoint import read_meta_properties
-from tests.helpers import Clock, one_batch
+from tests.helpers import Clock
+from tests.log.helpers import one_batch
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 

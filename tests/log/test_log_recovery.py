@@ -21,8 +21,9 @@ from kproto.log.checkpoint import (
     CorruptCheckpointError, parse_offset_checkpoint, read_offset_checkpoint,
 )
 from kproto.records import CompressionType, NewRecord, build_message_set, build_record_batch, iter_batches
-from tests.helpers import Clock, index_entries, one_batch, time_entries
-from tests.helpers import run_dump_log as run
+from tests.helpers import Clock
+from tests.log.helpers import index_entries, one_batch, time_entries
+from tests.tools.helpers import run_dump_log as run
 
 SEG = "00000000000000000000"
 CONFIG = LogConfig.from_props({"index.interval.bytes": "100", "segment.index.bytes": "120"})

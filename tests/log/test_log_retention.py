@@ -10,7 +10,8 @@ import pytest
 from kproto.errors import OffsetOutOfRangeError
 from kproto.log import LogConfig, UnifiedLog
 from kproto.records import iter_batches
-from tests.helpers import Clock, one_batch
+from tests.helpers import Clock
+from tests.log.helpers import one_batch
 
 SEGMENTS = [0, 2, 4]        # 90-byte batches, segment.bytes 180: two per segment
 

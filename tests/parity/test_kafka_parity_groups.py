@@ -22,8 +22,9 @@ import pytest
 from confluent_kafka import Producer
 
 from kproto.client.admin import NewTopic
-from tests.helpers import admin, commit, committed, kg
-from tests.helpers import groups_ok as ok
+from tests.helpers import admin, commit, committed
+from tests.tools.helpers import kg
+from tests.tools.helpers import groups_ok as ok
 
 RESET_FORMAT = "%-30s %-30s %-10s %-15s"          # CGC.java:158
 

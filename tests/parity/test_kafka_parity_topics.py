@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import uuid
 
-from tests.helpers import kt, topic_configs
-from tests.helpers import topics_ok as ok
+from tests.tools.helpers import kt, topic_configs
+from tests.tools.helpers import topics_ok as ok
 
 ERROR = "Error while executing topic command : "
 

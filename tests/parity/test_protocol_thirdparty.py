@@ -25,7 +25,7 @@ import pytest
 from kproto import protocol as P
 from kproto.schemas.message import present_only
 from tests.fixtures.protocol_codecs import from_json
-from tests.helpers import plain
+from tests.schemas.helpers import plain
 
 from kproto.conformance import PROTOCOL_DIR as FIXTURES
 

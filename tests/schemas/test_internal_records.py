@@ -24,10 +24,11 @@ from kproto.schemas import cluster_metadata as CM
 from kproto.schemas import consumer_offsets as CO
 from kproto.schemas import group_records as GR
 from kproto.schemas import metadata_records as MR
-from tests.helpers import PROTOCOL_SETTINGS as SETTINGS
-from tests.helpers import plain, v2_batch, values
-from tests.helpers import run_dump_log as run
-from tests.helpers import write_segment as write
+from tests.records.helpers import v2_batch
+from tests.schemas.helpers import plain, values
+from tests.schemas.helpers import PROTOCOL_SETTINGS as SETTINGS
+from tests.tools.helpers import run_dump_log as run
+from tests.tools.helpers import write_segment as write
 
 TOPIC_ID = uuid.UUID("523e709f-f16a-4d78-ab10-04af559458d7")   # Kafka: Uj5wn_FqTXirEASvVZRY1w
 

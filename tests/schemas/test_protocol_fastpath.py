@@ -23,9 +23,9 @@ from kproto.fastpath.protocol import Irregular, fast_builder, fast_parser
 from kproto.schemas.message import StructCodec, present_only
 from kproto.schemas.primitives import Deferred
 from kproto.schemas.protocol.header import request_header, response_header
-from tests.helpers import DEFAULT_TAGS_WRITTEN, TRAILING_BYTES, WRITER_BUGS, plain, values
-from tests.helpers import PROTOCOL_CASES as CASES
-from tests.helpers import PROTOCOL_SETTINGS as SETTINGS
+from tests.schemas.helpers import DEFAULT_TAGS_WRITTEN, plain, TRAILING_BYTES, values, WRITER_BUGS
+from tests.schemas.helpers import PROTOCOL_CASES as CASES
+from tests.schemas.helpers import PROTOCOL_SETTINGS as SETTINGS
 
 from kproto.conformance import PROTOCOL_DIR as FIXTURES  # the corpus ships in the package
 

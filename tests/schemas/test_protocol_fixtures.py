@@ -18,7 +18,7 @@ from kproto.schemas.message import MalformedMessageError
 
 from kproto.conformance import PROTOCOL_DIR as FIXTURES  # the corpus ships in the package
 
-from tests.helpers import DEFAULT_TAGS_WRITTEN, TRAILING_BYTES, WRITER_BUGS
+from tests.schemas.helpers import DEFAULT_TAGS_WRITTEN, TRAILING_BYTES, WRITER_BUGS
 
 CASES = sorted(p.stem for p in FIXTURES.glob("*.bin") if p.stem not in WRITER_BUGS)
 

@@ -22,10 +22,10 @@ from kproto.errors import DecodeError, InvalidRequestError, UnsupportedVersionEr
 from kproto import protocol as P
 from kproto.schemas import build
 from kproto.schemas.message import MalformedMessageError
-from tests.helpers import PROTOCOL_CASES as CASES
-from tests.helpers import PROTOCOL_SETTINGS as SETTINGS
-from tests.helpers import PROTOCOL_TEXT as _TEXT
-from tests.helpers import plain, values
+from tests.schemas.helpers import plain, values
+from tests.schemas.helpers import PROTOCOL_CASES as CASES
+from tests.schemas.helpers import PROTOCOL_SETTINGS as SETTINGS
+from tests.schemas.helpers import PROTOCOL_TEXT as _TEXT
 
 
 def _check_damaged(decode, frame: bytes):

@@ -18,8 +18,8 @@ from kproto.server.coordinator import (
     OffsetCommitRequestTopic, Pending,
 )
 from kproto.server.coordinator.persistence import parse_key, parse_offset_value
-from tests.helpers import (
-    DELAY, REBALANCE, SESSION, E, Harness, assignment, commit_errors, fetched, protocols, subscription,
+from tests.server.helpers import (
+    assignment, commit_errors, DELAY, E, fetched, Harness, protocols, REBALANCE, SESSION, subscription,
 )
 
 # --- JoinGroup ----------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from kproto.server.coordinator.persistence import (
     group_metadata_key, group_metadata_value, offset_commit_key, offset_commit_value, parse_group_value, replay,
 )
 from kproto.server.runtime.state_topic import append_batch, partition_for, records_from_log
-from tests.helpers import assignment, DELAY, fetched, Harness, subscription
+from tests.server.helpers import assignment, DELAY, fetched, Harness, subscription
 
 E = ErrorCode
 

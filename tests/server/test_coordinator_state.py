@@ -22,7 +22,7 @@ from kproto.server.coordinator import (
     SyncGroupRequest, SyncGroupRequestAssignment, VALID_PREVIOUS_STATES,
 )
 from kproto.server.coordinator.state import can_transition
-from tests.helpers import Harness, protocols, REBALANCE
+from tests.server.helpers import Harness, protocols, REBALANCE
 
 E = ErrorCode
 LONG = 10 * REBALANCE          # sessions that do not run out while a fixture is built

@@ -24,9 +24,8 @@ from kproto.schemas import protocol as P
 from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import guarded
 from kproto.testing import FIXTURE_DEFAULTS, Broker
-from tests.helpers import (
-    create_topic, exchange_raw, fetch_raw, produce_raw, request_raw, run_command, run_dump_log,
-)
+from tests.helpers import create_topic, exchange_raw, fetch_raw, produce_raw, request_raw
+from tests.tools.helpers import run_command, run_dump_log
 
 # 95-byte batches of two records, two to a segment: segments 0 (0-3), 4 (4-7), 8 (8-9, active)
 TOPIC_CONFIG = {"segment.bytes": "190", "file.delete.delay.ms": "0"}

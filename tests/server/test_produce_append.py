@@ -12,7 +12,7 @@ from kproto.records import NewRecord, RecordBatch, TimestampType, build_record_b
 from kproto.server.broker import Broker
 from kproto.server.handlers.produce import INLINE_APPEND_BYTES
 from kproto.server.network import ConnectionInfo
-from tests.helpers import LEGACY_GZIP, legacy_batch
+from tests.records.helpers import legacy_batch, LEGACY_GZIP
 
 PRODUCE = P.produce.API.key
 

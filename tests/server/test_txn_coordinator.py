@@ -23,8 +23,8 @@ from kproto.server.txn_coordinator.metadata import TxnTransitMetadata
 from kproto.server.txn_coordinator.persistence import (
     parse_value, replay, transaction_log_key, transaction_log_value,
 )
-from tests.helpers import TxnHarness as Harness
-from tests.helpers import loaded_txn_record as loaded_record
+from tests.server.helpers import TxnHarness as Harness
+from tests.server.helpers import loaded_txn_record as loaded_record
 
 E = ErrorCode
 S = TransactionState

@@ -26,8 +26,8 @@ from kproto.server.txn_coordinator import (
 )
 from kproto.server.txn_coordinator.state import can_transition
 from kproto.schemas import transaction_log as TL
-from tests.helpers import TxnHarness as Harness
-from tests.helpers import loaded_txn_record as loaded_record
+from tests.server.helpers import TxnHarness as Harness
+from tests.server.helpers import loaded_txn_record as loaded_record
 
 E = ErrorCode
 S = TransactionState

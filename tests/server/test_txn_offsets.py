@@ -18,7 +18,7 @@ from kproto.server.coordinator import (
 from kproto.server.coordinator.offsets import OffsetAndMetadata
 from kproto.server.coordinator.persistence import offset_commit_key, offset_commit_value
 from kproto.server.runtime.state_topic import LoggedRecord, TxnMarker, append_batch, records_from_log
-from tests.helpers import Harness, fetched
+from tests.server.helpers import fetched, Harness
 
 E = ErrorCode
 PID, EPOCH = 4000, 3

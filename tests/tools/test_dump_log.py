@@ -20,9 +20,10 @@ import struct
 import crc32c
 import pytest
 
-from tests.helpers import SEGMENT, legacy_segment, v2_batch, v2_segment
-from tests.helpers import run_dump_log as run
-from tests.helpers import write_segment as write
+from tests.records.helpers import legacy_segment, v2_batch, v2_segment
+from tests.tools.helpers import SEGMENT
+from tests.tools.helpers import run_dump_log as run
+from tests.tools.helpers import write_segment as write
 from tests.tools.kafka_lines import dump_lines
 
 # --- Kafka's text, re-derived from the bytes (tests/tools/kafka_lines.py) ---------------------------

@@ -18,9 +18,9 @@ from kproto.schemas import consumer_offsets as CO
 from kproto.schemas import transaction_log as TL
 from kproto import jvm
 from kproto.tools import render as R
-from tests.helpers import run_dump_log as run
-from tests.helpers import v2_batch
-from tests.helpers import write_segment as write
+from tests.records.helpers import v2_batch
+from tests.tools.helpers import run_dump_log as run
+from tests.tools.helpers import write_segment as write
 
 
 def ock(group, topic, partition, version=1):

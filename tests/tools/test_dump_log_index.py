@@ -15,9 +15,9 @@ import struct
 
 import pytest
 
-from tests.helpers import legacy_segment, v2_segment
-from tests.helpers import run_dump_log as run
-from tests.helpers import write_segment as write
+from tests.records.helpers import legacy_segment, v2_segment
+from tests.tools.helpers import run_dump_log as run
+from tests.tools.helpers import write_segment as write
 
 BASE = "00000000000000000000"
 

@@ -16,7 +16,7 @@ import struct
 from kproto.log import AppendOrigin, LogConfig, UnifiedLog
 from kproto.records import NewRecord, build_control_batch, build_record_batch
 from tests.helpers import Clock
-from tests.helpers import run_dump_log as run
+from tests.tools.helpers import run_dump_log as run
 
 
 def make_log(tmp_path):

@@ -37,8 +37,9 @@ from kproto.tools.groups.args import (
 from kproto.tools.groups.command import DRY_RUN_WARNING, spec_order
 from kproto.tools.main import UsageProblem, cli
 from tests import components
-from tests.helpers import admin, commit, committed, kg
-from tests.helpers import groups_ok as ok
+from tests.helpers import admin, commit, committed
+from tests.tools.helpers import kg
+from tests.tools.helpers import groups_ok as ok
 
 KPROTO = str(Path(sys.executable).parent / "kproto")
 NODE = {"kproto": 1, "tansu": 111}

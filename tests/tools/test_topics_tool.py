@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from tests import components
-from tests.helpers import kt, topic_configs
-from tests.helpers import topics_ok as ok
+from tests.tools.helpers import kt, topic_configs
+from tests.tools.helpers import topics_ok as ok
 from kproto import jvm
 from kproto.tools.topics.command import (
     TopicCommandError, describe_order, parse_configs, parse_replica_assignment, select_topics,
