@@ -25,7 +25,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kproto.errors import ErrorCode
 from kproto.log.log import KafkaStorageError
 from kproto.records import NewRecord, build_record_batch
-from tests.components import VENV_BIN, free_port, kproto_broker, running
+from kproto.testing import Broker
+from tests.components import kproto_broker
 from tests.helpers import produce_raw
 from tests.helpers import create_topic as create
 
@@ -176,10 +177,9 @@ def test_partition_dir_turns_read_only(ext4, tmp_path):
     cleanly, leaving no clean-shutdown marker. Once the file system is
     repaired the next start recovers every log: with flush.messages=1 the
     records acknowledged before the failure were on disk, and are there."""
-    data, port = tmp_path / "data", free_port()
-    cmd = [str(VENV_BIN / "kproto"), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data)]
-    with running(cmd, port, log=tmp_path / "kproto.log") as proc:
-        bs = f"127.0.0.1:{port}"
+    data = tmp_path / "data"
+    with Broker(data, log_path=tmp_path / "kproto.log", log_level="warning") as broker:
+        bs = broker.bootstrap_servers
         ext4.mount(data / "doomed-0")
         admin = AdminClient({"bootstrap.servers": bs})
         doomed = NewTopic("doomed", 2, 1, config={"segment.bytes": "350000", "flush.messages": "1"})
@@ -218,10 +218,10 @@ def test_partition_dir_turns_read_only(ext4, tmp_path):
         assert produce_raw(bs, "other", 0, batch_of(2)).base_offset == 2
         assert [v for _, v in consume(bs, "doomed", 1, partition=1)] == [b"elsewhere"]
         assert [o for o, _ in consume(bs, "other", 3)] == [0, 1, 2]
-        assert proc.poll() is None
+        assert broker.running
     # shut down: the rest closed and checkpointed, doomed-0 with the recovery
     # point of its last flush, and no marker says the close was clean
-    assert proc.returncode == 0
+    assert broker.returncode == 0
     # one line for the three refused appends (the episode lasts while none succeeds)
     after_ready = (tmp_path / "kproto.log").read_text().splitlines()[1:]
     assert [line[24:] for line in after_ready] == [       # past the timestamp
@@ -246,22 +246,16 @@ def test_a_segment_damaged_while_stopped_is_recovered(tmp_path, damage):
     """kill -9, then the segment's tail zero-filled (a power cut on some file
     systems) or cut mid-batch: the next start truncates at the first invalid
     batch, rebuilds the indexes, logs the bytes dropped and serves the rest."""
-    import signal
-    from tests.components import wait_for_port
     data = tmp_path / "data"
-    port = free_port()
-    cmd = [str(VENV_BIN / "kproto"), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    broker = Broker(data, log_path=tmp_path / "first-start.log", log_level="warning").start()
     try:
-        wait_for_port(port, timeout=30, proc=proc)
-        bs = f"127.0.0.1:{port}"
+        bs = broker.bootstrap_servers
         create(bs, "t")
         sizes = [len(batch_of(0))] * 10
         for i in range(10):
             assert produce_raw(bs, "t", 0, batch_of(i)).error_code == 0
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        broker.kill()
     segment = data / "t-0" / "00000000000000000000.log"
     assert segment.stat().st_size == sum(sizes)
     keep = sum(sizes[:7])

@@ -18,19 +18,19 @@ from kproto.errors import ErrorCode
 from kproto.framing import frame
 from kproto.records import NewRecord, build_record_batch
 from kproto import protocol as P
-from tests.components import VENV_BIN, free_port, kproto_broker, running
+from kproto.testing import Broker
+from tests.components import kproto_broker
 from tests.helpers import create_topic, fetch_raw, produce_raw
 
 TOPICS, PARTITIONS = 6, 100
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex")
 
 
-def serve(tmp_path: Path, port: int, nofile: int, *configs: str) -> list[str]:
-    cmd = ["prlimit", f"--nofile={nofile}:{nofile}", str(VENV_BIN / "kproto"), "serve",
-           "--listen", f"127.0.0.1:{port}", "--data-dir", str(tmp_path / "data")]
-    for c in configs:
-        cmd += ["--config", c]
-    return cmd
+def serve(tmp_path: Path, nofile: int) -> Broker:
+    """The broker under ``prlimit --nofile``, which sets the limit on itself and
+    execs the broker: the same pid, the limit inherited."""
+    return Broker(tmp_path / "data", log_path=tmp_path / "broker.log", log_level="warning",
+                  prefix=["prlimit", f"--nofile={nofile}:{nofile}"])
 
 
 def open_files(pid: int) -> list[str]:
@@ -48,9 +48,8 @@ def segment_files(pid: int, data: Path) -> list[str]:
 
 
 def test_600_partitions_produce_and_fetch_under_256_descriptors(tmp_path):
-    port = free_port()
-    bootstrap = f"127.0.0.1:{port}"
-    with running(serve(tmp_path, port, 256), port, log=tmp_path / "broker.log") as proc:
+    with serve(tmp_path, 256) as proc:
+        bootstrap = proc.bootstrap_servers
         admin = AdminClient({"bootstrap.servers": bootstrap})
         topics = [f"fd{t}" for t in range(TOPICS)]
         for f in admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in topics],
@@ -107,8 +106,8 @@ def _exactly(s: socket.socket, n: int) -> bytes:
 
 
 def test_accept_at_emfile_keeps_serving_and_resumes(tmp_path):
-    port = free_port()
-    with running(serve(tmp_path, port, 64), port, log=tmp_path / "broker.log") as proc:
+    with serve(tmp_path, 64) as proc:
+        port = proc.port
         socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(80)]   # the kernel's backlog takes them
         for i, s in enumerate(socks):
             ask(s, i)
