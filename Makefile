@@ -50,8 +50,8 @@ serve: venv
 # (KPROTO_NO_EXTENSIONS=1), as on a machine that installed kproto without a C compiler.
 # The Spark tests run twice: local[2] with the rest, then against a standalone
 # Master + Worker on loopback (tasks in executors of their own).
-PURE_TESTS := tests/test_records.py tests/test_records_bad_input.py tests/test_codegen_c.py \
-	tests/test_compression.py tests/test_protocol_*.py tests/test_dump_log.py
+PURE_TESTS := tests/records/test_records.py tests/records/test_records_bad_input.py tests/records/test_codegen_c.py \
+	tests/records/test_compression.py tests/schemas/test_protocol_*.py tests/parity/test_protocol_*.py tests/tools/test_dump_log.py
 
 # The fixtures' own checks first: third-party readers agree with each fixture's
 # JSON (check_fixtures.py), and regenerating them changes no byte (--verify).
@@ -69,7 +69,7 @@ test: deps lint kafka
 	@for f in $(FIXTURE_MAKERS); do echo "== $$f --verify"; $(BIN)/python $$f --verify || exit 1; done
 	$(BIN)/python -m pytest -q
 	KPROTO_NO_EXTENSIONS=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
-	KPROTO_TEST_SPARK_MASTER=standalone $(BIN)/python -m pytest -q tests/test_spark.py
+	KPROTO_TEST_SPARK_MASTER=standalone $(BIN)/python -m pytest -q tests/spark/test_spark.py
 
 # Each benchmark runs kproto and the strongest peer here side by side (>= 5 runs,
 # alternating) and writes its table to bench/results/<bench>.md.
@@ -86,7 +86,7 @@ soak: venv
 	nice -n 10 $(BIN)/python bench/soak.py --out soak-figures.json
 
 # The C record codec after a change to the record schema or generators/: regenerate
-# csrc/records_generated.c (tests/test_codegen_c.py checks it is current) and rebuild.
+# csrc/records_generated.c (tests/records/test_codegen_c.py checks it is current) and rebuild.
 c: venv
 	$(BIN)/python -m generators.c
 	$(BIN)/python setup.py build_ext --inplace -q

@@ -44,7 +44,7 @@ import kproto                                              # noqa: E402
 from kproto.capture import exchanges                       # noqa: E402
 from kproto.capture.body import record_count               # noqa: E402
 from kproto.capture.pcap import PacketReader               # noqa: E402
-from tests.capture_session import pcap_bytes, tcpdump      # noqa: E402
+from tests.capture.capture_session import pcap_bytes, tcpdump      # noqa: E402
 from tests.components import VENV_BIN, kproto_broker       # noqa: E402
 
 from bench import common                                   # noqa: E402

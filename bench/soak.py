@@ -61,58 +61,49 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from kproto import testing  # noqa: E402
 from kproto.conformance import PROTOCOL_DIR, RECORDS_DIR  # noqa: E402  (the fixture corpus)
-KPROTO = str(Path(sys.executable).parent / "kproto")
 QUEUED_MAX = 64 << 20       # queued.max.request.bytes of the brokers started here
 PARKING_APIS = {0, 1, 11, 14}       # Produce (acks wait), Fetch, JoinGroup, SyncGroup may wait on purpose
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Broker:
-    """`kproto serve` in its own process group, restartable on the same port and data.
-    Every one started is stopped when the run ends (``Broker.stop_all``), whatever broke."""
+class Broker(testing.Broker):
+    """`kproto serve` through kproto.testing (port 0 on the first start, read from the
+    ready line; the same port and data on a restart). Every one started is stopped
+    when the run ends (``Broker.stop_all``), whatever broke."""
 
     started: list["Broker"] = []
 
     def __init__(self, data: Path, *configs: str) -> None:
-        self.data, self.port = data, free_port()
-        self.configs = ["group.initial.rebalance.delay.ms=0", f"queued.max.request.bytes={QUEUED_MAX}",
-                        *configs]
-        self.proc: subprocess.Popen | None = None
+        settings = ["group.initial.rebalance.delay.ms=0", f"queued.max.request.bytes={QUEUED_MAX}", *configs]
+        super().__init__(data, dict(c.split("=", 1) for c in settings),
+                         log_path=data.parent / f"broker-{data.name}.log", log_level="warning")
+        self.data, self.log = self.data_dir, self.log_path
         self.peak_rss = self.peak_fds = 0
-        self.log = data.parent / f"broker-{self.port}.log"
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return self.bootstrap_servers
 
     def start(self, timeout: float = 30) -> bool:
-        cmd = [KPROTO, "serve", "--listen", self.bootstrap, "--data-dir", str(self.data)]
-        for c in self.configs:
-            cmd += ["--config", c]
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        """True once the broker is ready; False if it exited or stayed silent."""
+        self.start_timeout = timeout
         Broker.started.append(self)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                return False
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.5):
-                return True
-            time.sleep(0.05)
-        return False
+        try:
+            super().start()
+        except testing.BrokerStartError:
+            return False
+        return True
 
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return self.running
 
     def sample_rss(self) -> None:
-        with contextlib.suppress(psutil.Error, AttributeError):
-            proc = psutil.Process(self.proc.pid)
+        pid = self.pid
+        if pid is None:
+            return
+        with contextlib.suppress(psutil.Error):
+            proc = psutil.Process(pid)
             self.peak_rss = max(self.peak_rss, proc.memory_info().rss)
             self.peak_fds = max(self.peak_fds, proc.num_fds())
 
@@ -127,18 +118,8 @@ class Broker:
         """Partition directories in the data dir (what clients made it create)."""
         return sum(1 for d in self.data.iterdir() if d.is_dir() and "-" in d.name)
 
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, sig)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-
-    def stop(self) -> None:
-        self.kill(signal.SIGTERM)
+    def stop(self, timeout: float = 20.0) -> None:
+        super().stop(timeout)
 
     @classmethod
     def stop_all(cls) -> None:

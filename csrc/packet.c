@@ -4,7 +4,7 @@
  * PacketReader.pcap_records and the fast path of kproto.capture.packet.tcp_segment
  * (an Ethernet frame of IPv4 without options carrying TCP, not a fragment) and
  * hands every other packet back as bytes for the Python path;
- * tests/test_capture_json_c.py checks the two give the same segments. */
+ * tests/capture/test_capture_json_c.py checks the two give the same segments. */
 #include "crecords.h"
 
 #ifdef __GLIBC__

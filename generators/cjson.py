@@ -11,7 +11,7 @@ says what goes before each of its fields. The batch header is read by the
 same walk, and its JSON layout mirrors ``kproto.capture.body._v2``.
 Both go into csrc/records_generated.c through ``generators.c``; the helpers
 they call (base64, JSON string escapes, CRC-32C) are csrc/json.c and crc32c.c;
-tests/test_capture_json_c.py checks C == Python.
+tests/capture/test_capture_json_c.py checks C == Python.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ with its type, nullability, tag, default and doc), from:
 
 ``collect`` merges them per API key and version (newest source first).
 generators.protocol folds the result into field trees and writes the
-modules; tests/test_protocol_definitions.py compares kproto's tables with
+modules; tests/schemas/test_protocol_definitions.py compares kproto's tables with
 what this module reads from kafka-python and kio, version by version.
 Nothing here runs when kproto decodes: it is for making and checking tables.
 """

@@ -27,7 +27,7 @@ The per-version field lists are then folded back into Kafka's form: one field
 tree whose fields carry version, nullable-version and tagged-version ranges,
 which is what kproto.schemas.message expands per version. A field whose
 versions are not one contiguous range cannot be written in that form and
-stops the script. tests/test_protocol_definitions.py checks the result,
+stops the script. tests/schemas/test_protocol_definitions.py checks the result,
 version by version, against sources 2 and 3 as installed by ``make test``.
 
 Modules without the GENERATED marker are hand-written (the 26 APIs kproto's
@@ -480,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         path = args.out / f"{snake(api.name)}.py"
         text = path.read_text() if path.exists() else ""
         if (args.only and key not in args.only) or (text and GENERATED not in text and key not in args.adopt):
-            continue     # not asked for, or hand-written (tests/test_protocol_definitions.py checks it)
+            continue     # not asked for, or hand-written (tests/schemas/test_protocol_definitions.py checks it)
         # the versions the broker serves are the handlers' decision: kept as the module has them
         served = re.search(r"served=\((\d+), (\d+)\)", text)
         files[path] = render(api, (int(served[1]), int(served[2])) if served else None)

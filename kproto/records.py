@@ -10,7 +10,7 @@ Reading is two-level, like Kafka's FileRecords/MemoryRecords:
   generated from ``kproto.schemas.records.RecordBody`` (see kproto.fastpath.python).
 
 The schema path (``kproto.schemas.parse`` over ``schemas.records``) yields the
-same objects; tests/codec_check.py proves it on every fixture.
+same objects; tests/records/codec_check.py proves it on every fixture.
 """
 
 from __future__ import annotations

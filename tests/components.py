@@ -1,4 +1,5 @@
-"""Real third-party components for tests: tansu, ZooKeeper, kcat, tshark.
+"""Real components for tests: tansu, ZooKeeper, kcat, tshark, and the kproto broker
+(through kproto.testing, as every test starts it).
 
 No mocks and no silent skips: a missing component fails the test with a line
 saying how `make test` installs it. Every process listens on loopback only, on
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+
+from kproto.testing import Broker
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -118,15 +121,16 @@ def zookeeper(tmp_path: Path) -> Iterator[str]:
 @contextlib.contextmanager
 def kproto_broker(tmp_path: Path, *configs: str, data_dir: Path | None = None,
                   port: int | None = None) -> Iterator[str]:
-    """``kproto serve`` as a subprocess on a free loopback port; yields "127.0.0.1:PORT".
+    """``kproto serve`` through kproto.testing on loopback; yields "127.0.0.1:PORT".
 
     ``configs`` are ``key=value`` broker overrides; pass the same ``data_dir``
-    (and ``port``) again to restart a broker over the data it wrote.
+    (and ``port``) again to restart a broker over the data it wrote. Without a
+    ``port`` the broker binds port 0 and says which. Its log (WARNING and up, as
+    ``kproto serve`` logs by default) is ``tmp_path/kproto-<data dir name>.log``,
+    every start appended.
     """
-    port = port or free_port()
     data_dir = data_dir or tmp_path / "kproto-data"
-    cmd = [str(VENV_BIN / "kproto"), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir)]
-    for c in configs:
-        cmd += ["--config", c]
-    with running(cmd, port, log=tmp_path / f"kproto-{port}.log"):
-        yield f"127.0.0.1:{port}"
+    config = dict(c.split("=", 1) for c in configs)
+    with Broker(data_dir, config, port=port or 0, log_path=tmp_path / f"kproto-{data_dir.name}.log",
+                log_level="warning") as broker:
+        yield broker.bootstrap_servers

@@ -12,7 +12,7 @@ from typing import Iterator
 
 import pytest
 
-from tests import components
+from kproto.testing import Broker
 
 ADMIN_PW, ALICE_PW, BOB_PW = "admin-Secr3t!", "alice-Secr3t!", "bob-Secr3t!"
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
@@ -74,8 +74,8 @@ def make_certs(tmp: Path) -> dict[str, Path]:
 def secure_broker(tmp: Path, *extra: str) -> Iterator[SecureCluster]:
     certs = make_certs(tmp)
     names = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-    ports = {n: components.free_port() for n in names}
-    listeners = ",".join(f"{n}://127.0.0.1:{ports[n]}" for n in names)
+    # every listener on port 0: the broker binds them and logs where (Broker.listeners)
+    listeners = ",".join(f"{n}://127.0.0.1:0" for n in names)
     configs = [f"listeners={listeners}", "ssl.keystore.type=PEM", f"ssl.keystore.location={certs['server']}",
                "ssl.truststore.type=PEM", f"ssl.truststore.location={certs['ca']}", "ssl.client.auth=requested",
                f"sasl.jaas.config={JAAS}",
@@ -86,12 +86,8 @@ def secure_broker(tmp: Path, *extra: str) -> Iterator[SecureCluster]:
                # CN=alice-client,OU=...,O=trustme -> User:alice-client on the SSL listener (Kafka's rule syntax)
                "listener.name.ssl.ssl.principal.mapping.rules=RULE:^CN=([^,]*),.*$/$1/L,DEFAULT", *extra]
     log = tmp / "broker.log"
-    cmd = [str(components.VENV_BIN / "kproto"), "serve", "--listen", f"127.0.0.1:{ports['PLAINTEXT']}",
-           "--data-dir", str(tmp / "data"), "--log-level", "info"]
-    for c in configs:
-        cmd += ["--config", c]
-    with components.running(cmd, ports["PLAINTEXT"], log=log) as proc:
-        for p in ports.values():
-            components.wait_for_port(p, proc=proc)
+    with Broker(tmp / "data", dict(c.split("=", 1) for c in configs), log_path=log, log_level="info") as broker:
+        ports = {n: port for n, (_, port) in broker.listeners.items()}
+        assert sorted(ports) == sorted(names), ports
         yield SecureCluster(ports, certs["ca"], certs["client"], certs["client_key"], certs["client_chain"],
                             certs["other_ca"], certs["expired"], certs["stranger"], log)

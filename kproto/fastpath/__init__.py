@@ -9,8 +9,8 @@
   (``fast_parser``, ``fast_builder``), used by ``kproto.protocol``.
 
 The schemas stay the only description of each format; tests prove every
-translation equal to them (tests/codec_check.py, tests/test_codegen_c.py,
-tests/test_protocol_fastpath.py).
+translation equal to them (tests/records/codec_check.py, tests/records/test_codegen_c.py,
+tests/schemas/test_protocol_fastpath.py).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ raises ``Irregular`` (kproto.fastpath.walk) and nothing else: the caller
 (``kproto.schemas.protocol``) catches only that and reruns the construct
 codec, which either raises the precise, located error or gives the answer.
 Any other exception is a bug in the generator and propagates.
-So errors always come from the schema, and tests/test_protocol_fastpath.py
+So errors always come from the schema, and tests/schemas/test_protocol_fastpath.py
 proves that both paths give equal objects and bytes on every fixture and on
 hypothesis-generated messages.
 """

@@ -5,7 +5,7 @@ neither our varints nor compression (it knows only its own primitive classes). I
 a schema and writes straight-line Python for it: every varint inlined, every
 fixed field one ``struct`` call, no Container, no BytesIO. The schema stays
 the only description of the format; this is a translation of it, and
-tests/codec_check.py proves the two paths equal on every fixture.
+tests/records/codec_check.py proves the two paths equal on every fixture.
 
 Supported constructs are exactly those the schemas use on hot paths: named
 struct members, fixed-size integers, kproto's varints, ``Sized`` strings and

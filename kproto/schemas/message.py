@@ -31,7 +31,7 @@ compared by ``==``.
 
 Each API module's docstring carries the grammar of its newest version,
 rendered from its tables by ``ApiSpec.grammar_block()``; after editing a
-table, paste the new block (tests/test_protocol_registry.py checks it).
+table, paste the new block (tests/schemas/test_protocol_registry.py checks it).
 """
 
 from __future__ import annotations

@@ -31,9 +31,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Iterator, Mapping
+from typing import IO, Iterator, Mapping, Sequence
 
 from kproto.errors import KprotoError
+from kproto.security.config import is_secret
 from kproto.testing.faults import Faults
 
 __all__ = ["Broker", "BrokerStartError", "FIXTURE_DEFAULTS", "broker"]
@@ -48,6 +49,8 @@ FIXTURE_DEFAULTS: Mapping[str, str] = {
 
 _READY = re.compile(rb"^kproto broker ready on (\S+):(\d+) ")
 _CONTROL = re.compile(rb"; control http://(\S+):(\d+)\)")
+# SecurityService.start logs each listener it bound, at INFO, before the ready line.
+_LISTENING = re.compile(r" INFO kproto\.server\.security: listening on (\w+)://(\S+):(\d+)$", re.M)
 
 # Brokers still running when the interpreter exits (a test run interrupted before
 # its teardown, a script that never left its ``with``) are stopped then: each runs
@@ -64,21 +67,27 @@ class Broker:
     """One ``kproto serve`` process on loopback, with its data directory and log file.
 
     ``config`` holds Kafka broker settings (``key -> value``, as ``--config``
-    takes them). Not started until ``start()`` (or ``with``).
+    takes them). ``prefix`` goes before the command, to run the broker under
+    another program that then execs it (``["prlimit", "--nofile=256:256"]``).
+    Not started until ``start()`` (or ``with``).
     """
 
     def __init__(self, data_dir: str | Path, config: Mapping[str, object] | None = None, *,
                  host: str = "127.0.0.1", port: int = 0, log_path: str | Path | None = None,
-                 log_level: str = "info", start_timeout: float = 30.0, control: bool = True,
-                 kafka_version: str | None = None) -> None:
+                 log_level: str = "info", start_timeout: float = 30.0, prefix: Sequence[str] = (),
+                 control: bool = True, kafka_version: str | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.config = {k: _text(v) for k, v in (config or {}).items()}
         self.host, self.port = host, port
         self.log_path = Path(log_path) if log_path else self.data_dir.parent / f"{self.data_dir.name}.log"
         self.log_level = log_level
         self.start_timeout = start_timeout
+        self.prefix = list(prefix)
         self.starts = 0
+        #: The exit status of the last process once stopped or killed (None before).
+        self.returncode: int | None = None
         self._proc: subprocess.Popen | None = None
+        self._log_start = 0
         self.control = control              # open the fault plane (kproto serve --control)
         self.control_port = 0
         self.kafka_version = kafka_version  # kproto serve --kafka-version
@@ -103,7 +112,7 @@ class Broker:
         return self._proc.pid if self.running else None
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "kproto.tools.main", "serve", "--listen", f"{self.host}:{self.port}",
+        cmd = [*self.prefix, sys.executable, "-m", "kproto.tools.main", "serve", "--listen", f"{self.host}:{self.port}",
                "--data-dir", str(self.data_dir), "--log-level", self.log_level]
         for k, v in self.config.items():
             cmd += ["--config", f"{k}={v}"]
@@ -123,6 +132,11 @@ class Broker:
             raise BrokerStartError("the broker has not been started, so it has no control port yet")
         return Faults(f"http://{self.host}:{self.control_port}")
 
+    def _shown_command(self) -> list[str]:
+        """The command for the log, secrets as Kafka logs a Password: ``[hidden]``."""
+        return [f"{arg.partition('=')[0]}=[hidden]" if prev == "--config" and is_secret(arg.partition("=")[0])
+                else arg for prev, arg in zip(["", *self.command()], self.command())]
+
     def start(self) -> "Broker":
         """Start the process and return once it accepts connections."""
         if self.running:
@@ -130,7 +144,8 @@ class Broker:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
-        log.write(f"--- kproto broker start {self.starts + 1}: {' '.join(self.command())}\n".encode())
+        self._log_start = log.tell()
+        log.write(f"--- kproto broker start {self.starts + 1}: {' '.join(self._shown_command())}\n".encode())
         log.flush()
         try:
             proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=log,
@@ -172,6 +187,14 @@ class Broker:
             self.control_port = int(c.group(2))
         return m.group(1).decode(), int(m.group(2))
 
+    @property
+    def listeners(self) -> dict[str, tuple[str, int]]:
+        """Listener name -> the address it bound in the current start (ports 0 in
+        ``listeners`` resolved), from the broker's INFO log lines, so ``log_level``
+        must be ``info`` or ``debug``."""
+        return {m.group(1): (m.group(2), int(m.group(3)))
+                for m in _LISTENING.finditer(self.log_text(self._log_start))}
+
     def _log_tail(self, lines: int = 20) -> str:
         tail = self.log_text().splitlines()[-lines:]
         return (f"; last lines of {self.log_path}:\n" + "\n".join(tail)) if tail else ""
@@ -190,6 +213,10 @@ class Broker:
                 self._kill()
         self._close(proc)
 
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: no checkpoints, no clean-shutdown marker."""
+        self._kill()
+
     def _kill(self) -> None:
         proc = self._proc
         if proc is None:
@@ -200,6 +227,7 @@ class Broker:
         self._close(proc)
 
     def _close(self, proc: subprocess.Popen) -> None:
+        self.returncode = proc.returncode
         if proc.stdout:
             proc.stdout.close()
         self._proc = None

@@ -27,7 +27,7 @@ __all__ = [
 # broker answers are written by hand, the others by generators.protocol.
 # api_key -> module, so that a module loads when its key is first used: a
 # capture decoder meets a handful of the 96 APIs, and loading all of them is
-# ~15 ms of its start-up. tests/test_protocol_registry.py keeps this equal to
+# ~15 ms of its start-up. tests/schemas/test_protocol_registry.py keeps this equal to
 # the modules (a new API module goes here too).
 _MODULE_NAMES: dict[int, str] = {
     0: "produce", 1: "fetch", 2: "list_offsets", 3: "metadata", 4: "leader_and_isr", 5: "stop_replica",

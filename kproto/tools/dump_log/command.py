@@ -1,7 +1,7 @@
 """``kproto dump-log``: Kafka's ``kafka-dump-log.sh`` (DumpLogSegments), line for line.
 
 The same lines as Kafka's tool (diffed against Kafka 4.4 by
-tests/test_kafka_ref_dump_log.py); where it differs (it goes on past input Kafka
+tests/parity/test_kafka_ref_dump_log.py); where it differs (it goes on past input Kafka
 throws on, one error line per problem, exit 4; named key/value decoders) and what
 it adds (``--json``, ``--explain``) is docs/dump-log.md. Segments are read
 through mmap and printed as they are read, so memory stays flat whatever the

@@ -63,7 +63,7 @@ def select_topics(names, include: str | None, exclude_internal: bool) -> list[st
 
 def ensure_topic_exists(found: list[str], requested: str | None, required: bool) -> None:
     if requested and required and not found:
-        # TopicCommand.ensureTopicExists, measured against Kafka 4.4 (tests/test_kafka_ref_tools.py)
+        # TopicCommand.ensureTopicExists, measured against Kafka 4.4 (tests/parity/test_kafka_ref_tools.py)
         raise TopicCommandError(f"Topic '{requested}' does not exist as expected")
 
 

@@ -1,0 +1,226 @@
+"""The pytest plugin as a user meets it: a test project run by pytester in a child
+pytest that loads kproto.testing through the ``pytest11`` entry point declared in
+pyproject.toml, with confluent-kafka, kafka-python and aiokafka as the clients."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import kproto.testing
+from kproto.testing import Broker
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory,
+            monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A test project whose pytest finds the plugin only through its entry point.
+
+    The entry point is read from pyproject.toml and put in a dist-info on the
+    child's path, so this checks the declaration the installed package carries
+    (an installed kproto declares the same name, which pytest loads once).
+    """
+    entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["pytest11"]
+    site = tmp_path_factory.mktemp("site")
+    info = site / "kproto_pytest_entry-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kproto-pytest-entry\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(
+        "[pytest11]\n" + "".join(f"{k} = {v}\n" for k, v in entry.items()))
+    pythonpath = [str(ROOT), str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(pythonpath))
+    return pytester
+
+
+def run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return project.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+
+
+CLIENTS = '''
+import asyncio, socket
+import pytest
+
+def _produce(bootstrap, topic, values, partition=0):
+    from confluent_kafka import Producer
+    p, acked = Producer({"bootstrap.servers": bootstrap}), []
+    for v in values:
+        p.produce(topic, v, key=b"k-" + v, partition=partition,
+                  on_delivery=lambda err, m: acked.append(err or m.offset()))
+    assert p.flush(10) == 0
+    return acked
+
+def _consume(bootstrap, topic, n, partition=0):
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "g", "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, partition, 0)])
+    got = []
+    for _ in range(100):
+        m = c.poll(0.1)
+        if m is not None and not m.error():
+            got.append((m.offset(), m.value()))
+        if len(got) == n:
+            break
+    c.close()
+    return got
+
+@pytest.mark.kafka_topic(partitions=3, config={"cleanup.policy": "compact"})
+def test_confluent(kafka_broker, kafka_topic, kafka_admin):
+    assert (kafka_topic.partitions, kafka_topic.config) == (3, {"cleanup.policy": "compact"})
+    md = kafka_admin.metadata([kafka_topic])
+    assert len(md.topics[kafka_topic].partitions) == 3
+    assert _produce(kafka_broker.bootstrap_servers, kafka_topic, [b"a", b"b"], partition=2) == [0, 1]
+    assert _consume(kafka_broker.bootstrap_servers, kafka_topic, 2, partition=2) == [(0, b"a"), (1, b"b")]
+
+@pytest.mark.parametrize("kafka_topic", [{"partitions": 2}], indirect=True)
+def test_kafka_python(kafka_broker, kafka_topic):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    p = KafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers)
+    meta = p.send(kafka_topic, b"kp", partition=1).get(timeout=10)
+    p.close()
+    assert (meta.partition, meta.offset) == (1, 0)
+    c = KafkaConsumer(bootstrap_servers=kafka_broker.bootstrap_servers, consumer_timeout_ms=5000)
+    c.assign([TopicPartition(kafka_topic, 1)])
+    c.seek_to_beginning()
+    assert [(m.offset, m.value) for m in c] [:1] == [(0, b"kp")]
+    c.close()
+
+def test_aiokafka(kafka_broker, kafka_topic):
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+    async def main():
+        p = AIOKafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers)
+        await p.start()
+        try:
+            meta = await p.send_and_wait(kafka_topic, b"aio")
+        finally:
+            await p.stop()
+        c = AIOKafkaConsumer(bootstrap_servers=kafka_broker.bootstrap_servers, auto_offset_reset="earliest")
+        await c.start()
+        try:
+            c.assign([TopicPartition(kafka_topic, 0)])
+            m = await asyncio.wait_for(c.getone(), 10)
+        finally:
+            await c.stop()
+        return meta.offset, m.offset, m.value
+    assert asyncio.run(main()) == (0, 0, b"aio")
+
+def test_topics_are_fresh(kafka_topic, kafka_admin, request):
+    assert kafka_topic.startswith("test_topics_are_fresh-")
+    assert kafka_topic.partitions == 1
+    assert kafka_admin.list_offsets({(kafka_topic, 0): -1})[(kafka_topic, 0)].offset == 0
+
+def test_restart_keeps_the_data(kafka_broker, kafka_topic):
+    port, data_dir = kafka_broker.port, kafka_broker.data_dir
+    assert _produce(kafka_broker.bootstrap_servers, kafka_topic, [b"before"]) == [0]
+    pid = kafka_broker.pid
+    kafka_broker.restart()
+    assert (kafka_broker.port, kafka_broker.data_dir) == (port, data_dir) and kafka_broker.pid != pid
+    assert _produce(kafka_broker.bootstrap_servers, kafka_topic, [b"after"]) == [1]
+    assert _consume(kafka_broker.bootstrap_servers, kafka_topic, 2) == [(0, b"before"), (1, b"after")]
+
+def test_stop_then_next_test_gets_a_running_broker(kafka_broker):
+    kafka_broker.stop()
+    assert not kafka_broker.running
+
+def test_after_stop(kafka_broker):
+    assert kafka_broker.running
+    socket.create_connection(("127.0.0.1", kafka_broker.port), timeout=5).close()
+
+def test_two_brokers(kafka_broker_factory):
+    a = kafka_broker_factory(config={"num.partitions": 2})
+    b = kafka_broker_factory(config={"num.partitions": 5})
+    assert a.bootstrap_servers != b.bootstrap_servers and a.data_dir != b.data_dir
+    from confluent_kafka import Producer
+    for broker in (a, b):
+        p = Producer({"bootstrap.servers": broker.bootstrap_servers})
+        p.produce("auto", b"x")
+        assert p.flush(10) == 0
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient
+    counts = []
+    for broker in (a, b):
+        with BrokerClient(broker.bootstrap_servers) as client:
+            counts.append(len(Admin(client).metadata(["auto"]).topics["auto"].partitions))
+    assert counts == [2, 5]
+
+@pytest.mark.kafka_topic(partition=2)
+def test_misspelt_topic_parameter(kafka_topic):
+    pass
+
+def test_fails_with_the_log(kafka_broker):
+    with socket.create_connection(("127.0.0.1", kafka_broker.port), timeout=5) as s:
+        s.sendall(b"\\x00\\x00\\x00\\x08garbage!")    # not a request: the broker logs and closes
+        assert s.recv(100) == b""
+    assert False, "deliberate"
+'''
+
+
+def test_fixtures_with_three_clients(project: pytest.Pytester):
+    project.makepyfile(test_app=CLIENTS)
+    result = run(project, "-v")
+    result.assert_outcomes(passed=8, failed=1, errors=1)
+    out = result.stdout.str()
+    assert "kafka_topic: unknown parameter(s) partition; takes partitions, config, name" in out
+    # the failing test's report carries what the broker logged during it
+    report = out.split("_ test_fails_with_the_log _", 1)[1]
+    section = report.split("kproto broker log (127.0.0.1:", 1)[1]
+    assert "call) ---" in section.splitlines()[0]
+    assert "closing 127.0.0.1:" in section and "WARNING" in section
+    assert "(whole log: " in section
+    # so does the test whose setup failed, and no passing test's report has one
+    assert out.count("kproto broker log (") == 2
+    assert "setup) ---" in out.split("_ ERROR at setup of test_misspelt_topic_parameter _", 1)[1]
+
+
+def test_config_from_ini_and_command_line(project: pytest.Pytester):
+    project.makeini("[pytest]\nkproto_broker_config =\n    num.partitions=4\n    log.retention.ms=1234\n"
+                    "kproto_broker_scope = module\n")
+    project.makepyfile(test_cfg='''
+from kproto.client.admin import ConfigResource
+def test_settings(kafka_broker, kafka_admin):
+    assert kafka_broker.config["num.partitions"] == "4"
+    assert kafka_broker.config["log.retention.ms"] == "99"
+    assert kafka_broker.config["group.initial.rebalance.delay.ms"] == "0"
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers})
+    p.produce("auto4", b"x")
+    assert p.flush(10) == 0
+    assert len(kafka_admin.metadata(["auto4"]).topics["auto4"].partitions) == 4
+''')
+    run(project, "--kproto-broker-config", "log.retention.ms=99").assert_outcomes(passed=1)
+    bad = run(project, "--kproto-broker-config", "no-equals-sign")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--kproto-broker-config: expected KEY=VALUE, got 'no-equals-sign'" in bad.stderr.str()
+
+
+def test_context_manager_outside_pytest(tmp_path: Path):
+    from confluent_kafka import Producer
+    with kproto.testing.broker(config={"num.partitions": 3, "auto.create.topics.enable": True}) as b:
+        assert b.running and b.bootstrap_servers == f"127.0.0.1:{b.port}"
+        assert "--config num.partitions=3" in " ".join(b.command())
+        assert "auto.create.topics.enable=true" in b.command()
+        p = Producer({"bootstrap.servers": b.bootstrap_servers})
+        p.produce("t", b"v", partition=2)
+        assert p.flush(10) == 0
+        data_dir = b.data_dir
+        assert (data_dir / "t-2").is_dir()
+    assert not b.running and not data_dir.exists()
+
+
+def test_a_broker_that_cannot_start_says_why(tmp_path: Path):
+    b = Broker(tmp_path / "data", {"num.partitions": "many"}, start_timeout=20)
+    with pytest.raises(kproto.testing.BrokerStartError) as e:
+        b.start()
+    assert "exited with status" in str(e.value) and "num.partitions" in str(e.value)
+    assert not b.running
+
+
+def test_runs_on_this_interpreter():
+    assert Broker(Path("/nonexistent")).command()[:3] == [sys.executable, "-m", "kproto.tools.main"]

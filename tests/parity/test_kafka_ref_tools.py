@@ -1,0 +1,285 @@
+"""kproto's admin tools diffed against Apache Kafka 4.4's own tool classes.
+
+One Kafka broker (tests/kafka_ref.py, StandardAuthorizer with ANONYMOUS as super
+user so the ACL commands have an authorizer to talk to) and one kproto broker per
+module. Each case runs the same command line through Kafka's tool class
+(``kafka_ref.run_tool``) and through ``kproto <tool>``, against Kafka's broker and
+against kproto's, and compares stdout, stderr and the exit status after ``mask``
+(ids, timestamps, client-made names). A mutating command runs once per tool on its
+own names (``{t}`` becomes ``k-<case>`` for Kafka's tool, ``p-<case>`` for kproto's),
+which ``mask`` folds back. Differences kproto keeps on purpose are README's
+("Apache Kafka as the reference"), applied here by ``known`` and nowhere else.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+import kproto.testing
+from tests.tools.helpers import run_command
+from tests.kafka_ref import KafkaUnavailable, unavailable
+
+TOOLS = {
+    "topics": "org.apache.kafka.tools.TopicCommand",
+    "groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+    "transactions": "org.apache.kafka.tools.TransactionsCommand",
+    "acls": "org.apache.kafka.tools.AclCommand",
+    "users": "org.apache.kafka.tools.ConfigCommand",
+    "delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
+}
+
+# Kafka's Uuid.toString (22 URL-safe base64 characters), epoch milliseconds, the
+# member and client ids clients make up, a consumer's host.
+MASKS = [
+    (re.compile(r"(?<![\w-])[A-Za-z0-9_-]{22}(?![\w-])"), "<uuid>"),
+    (re.compile(r"\b1[6-9]\d{11}\b"), "<ms>"),
+    (re.compile(r"\b(rdkafka|consumer-[\w.-]*?)-[0-9a-f]{8}-[0-9a-f-]{27}\b"), "<member>"),
+    (re.compile(r"/127\.0\.0\.1\b"), "/<host>"),
+    # TransactionDurationMs: the clock between the two runs
+    (re.compile(r"(<ms> +\t)\d+"), r"\1<duration>"),
+]
+
+
+def mask(text: str, name: str | None = None, as_name: str = "{t}") -> str:
+    """``text`` with ids and times replaced, and the case's topic/group ``name`` as ``as_name``."""
+    if name:
+        text = text.replace(name, as_name)
+    for pattern, repl in MASKS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def kafka_tool(kafka_ref, tool: str, bootstrap: str, args: list[str]) -> tuple[int, str, str]:
+    r = kafka_ref.run_tool(TOOLS[tool], "--bootstrap-server", bootstrap, *args)
+    # Kafka's tools log a WARN line or two on stderr through log4j (e.g. AdminClient);
+    # those are the logger's, not the tool's output.
+    err = "".join(line + "\n" for line in r.stderr.splitlines() if not re.match(r"\[\d{4}-", line))
+    return r.returncode, r.stdout, err
+
+
+def known(result: tuple[int, str, str]) -> tuple[int, str, str]:
+    """README's deliberate differences, applied to Kafka's side: a Java stack trace
+    is not printed (kproto: one line), and kafka-topics.sh's "Error while executing
+    topic command" line goes to stderr as kproto's errors do."""
+    code, out, err = result
+    err = "".join(line + "\n" for line in err.splitlines()
+                  if not line.startswith("\tat ") and not re.fullmatch(r" \(org\.apache\.kafka\.[\w.$]+\)", line))
+    moved = [line + "\n" for line in out.splitlines() if line.startswith("Error while executing topic command")]
+    if moved:
+        out = "".join(line + "\n" for line in out.splitlines()
+                      if not line.startswith("Error while executing topic command"))
+        err = "".join(moved) + err
+    return code, out, err
+
+
+def kproto_tool(tool: str, bootstrap: str, args: list[str]) -> tuple[int, str, str]:
+    return run_command(tool, bootstrap, *args)
+
+
+def diff(kafka: tuple, kproto: tuple) -> str:
+    return "\n".join(difflib.unified_diff(kafka[1].splitlines() + ["stderr:"] + kafka[2].splitlines(),
+                                          kproto[1].splitlines() + ["stderr:"] + kproto[2].splitlines(),
+                                          "kafka", "kproto", lineterm=""))
+
+
+def assert_same(kafka_ref, bootstrap: str, tool: str, args: list[str], name: str | None = None) -> None:
+    """Both tools, same broker. With ``name``, each runs on its own copy of it (``{t}`` in args)."""
+    k_name, p_name = (f"k-{name}", f"p-{name}") if name else (None, None)
+    k_args = [a.replace("{t}", k_name) for a in args] if name else args
+    p_args = [a.replace("{t}", p_name) for a in args] if name else args
+    k = kafka_tool(kafka_ref, tool, bootstrap, k_args)
+    p = kproto_tool(tool, bootstrap, p_args)
+    k = known((k[0], mask(k[1], k_name), mask(k[2], k_name)))
+    p = (p[0], mask(p[1], p_name), mask(p[2], p_name))
+    assert p == k, diff(k, p)
+
+
+# --- the brokers and their data -----------------------------------------------------------
+
+def seed(bootstrap: str) -> None:
+    """Small data every read-only case sees: two topics, a group with committed
+    offsets and no members, a committed transaction."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.create_topics([NewTopic("seeded", 2, 1), NewTopic("seeded-config", 1, 1,
+                                  config={"retention.ms": "3600000", "cleanup.policy": "compact"})]).values():
+        f.result(timeout=60)
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    for i in range(6):
+        p.produce("seeded", key=b"k%d" % i, value=b"v%d" % i, partition=i % 2)
+    assert p.flush(60) == 0
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "seeded-group",
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    c.subscribe(["seeded"])
+    got = 0
+    while got < 4:
+        msg = c.poll(30)
+        if msg is not None and not msg.error():
+            got += 1
+    c.commit(asynchronous=False)
+    c.close()
+    t = Producer({"bootstrap.servers": bootstrap, "transactional.id": "seeded-tx"})
+    t.init_transactions(60)
+    t.begin_transaction()
+    t.produce("seeded", value=b"tx", partition=0)
+    t.commit_transaction(60)
+
+
+@pytest.fixture(scope="module")
+def kafka_bs(kafka_ref, tmp_path_factory) -> str:
+    try:
+        with kafka_ref.broker(tmp_path_factory.mktemp("kafka-tools"),
+                              authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                              super_users="User:ANONYMOUS") as b:
+            seed(b.bootstrap)
+            yield b.bootstrap
+    except KafkaUnavailable as e:
+        unavailable(e)
+
+
+@pytest.fixture(scope="module")
+def kproto_bs(tmp_path_factory) -> str:
+    data = tmp_path_factory.mktemp("kproto-tools") / "data"
+    with kproto.testing.broker(config={
+            "transaction.state.log.num.partitions": "1", "offsets.topic.num.partitions": "1",
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": "User:ANONYMOUS"}, data_dir=data) as b:
+        seed(b.bootstrap_servers)
+        yield b.bootstrap_servers
+
+
+@pytest.fixture(params=["kafka", "kproto"])
+def bs(request) -> str:
+    """Each case against Kafka's broker, then kproto's."""
+    return request.getfixturevalue(f"{request.param}_bs")
+
+
+# --- read-only cases ----------------------------------------------------------------------
+
+READ_ONLY = {
+    "topics-list": ("topics", ["--list"]),
+    "topics-list-exclude-internal": ("topics", ["--list", "--exclude-internal"]),
+    "topics-describe": ("topics", ["--describe", "--topic", "seeded"]),
+    "topics-describe-config": ("topics", ["--describe", "--topic", "seeded-config"]),
+    "topics-describe-missing": ("topics", ["--describe", "--topic", "no-such-topic"]),
+    "topics-describe-missing-if-exists": ("topics", ["--describe", "--topic", "no-such", "--if-exists"]),
+    "groups-list": ("groups", ["--list"]),
+    "groups-list-state": ("groups", ["--list", "--state"]),
+    "groups-describe": ("groups", ["--describe", "--group", "seeded-group"]),
+    "groups-describe-offsets": ("groups", ["--describe", "--group", "seeded-group", "--offsets"]),
+    "groups-describe-members": ("groups", ["--describe", "--group", "seeded-group", "--members"]),
+    "groups-describe-members-verbose": ("groups", ["--describe", "--group", "seeded-group", "--members",
+                                                   "--verbose"]),
+    "groups-describe-state": ("groups", ["--describe", "--group", "seeded-group", "--state"]),
+    "groups-describe-missing": ("groups", ["--describe", "--group", "no-such-group"]),
+    "groups-reset-dry-run": ("groups", ["--reset-offsets", "--group", "seeded-group", "--topic", "seeded",
+                                        "--to-earliest", "--dry-run"]),
+    "transactions-list": ("transactions", ["list"]),
+    "transactions-describe": ("transactions", ["describe", "--transactional-id", "seeded-tx"]),
+    "transactions-describe-missing": ("transactions", ["describe", "--transactional-id", "no-such-tx"]),
+    "transactions-find-hanging": ("transactions", ["find-hanging", "--broker-id", "1"]),
+    "acls-list": ("acls", ["--list"]),
+}
+
+
+# Measured differences not fixed yet (Kafka 4.4's ConsumerGroupCommand changed its
+# tables since the 3.x kproto transcribed): strict, so a fix turns them into failures to remove.
+GROUPS_4X = ("kafka-consumer-groups.sh 4.4: rows sorted by partition, dynamic column widths without "
+             "trailing padding, '-' for an empty assignment strategy, the KIP-848 member columns")
+DIFFERS = {
+    "groups-describe": GROUPS_4X, "groups-describe-offsets": GROUPS_4X,
+    "groups-describe-members": GROUPS_4X, "groups-describe-members-verbose": GROUPS_4X,
+    "groups-describe-state": GROUPS_4X, "groups-reset-dry-run": GROUPS_4X,
+    "groups-describe-missing": "Kafka 4.4 prints the GroupIdNotFoundException line and exits 0",
+}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=DIFFERS[c]))
+                                  if c in DIFFERS else c for c in READ_ONLY])
+def test_read_only(kafka_ref, bs, case):
+    tool, args = READ_ONLY[case]
+    assert_same(kafka_ref, bs, tool, args)
+
+
+# --- mutating cases: each tool on its own names -------------------------------------------
+
+def test_topics_create_alter_delete(kafka_ref, bs):
+    for args in (["--create", "--topic", "{t}", "--partitions", "2", "--replication-factor", "1",
+                  "--config", "max.message.bytes=100000"],
+                 ["--create", "--topic", "{t}", "--partitions", "1"],
+                 ["--create", "--topic", "{t}", "--partitions", "1", "--if-not-exists"],
+                 ["--describe", "--topic", "{t}"],
+                 ["--alter", "--topic", "{t}", "--partitions", "3"],
+                 ["--alter", "--topic", "{t}", "--partitions", "2"],
+                 ["--describe", "--topic", "{t}", "--partitions"],
+                 ["--delete", "--topic", "{t}"],
+                 ["--delete", "--topic", "{t}", "--if-exists"]):
+        assert_same(kafka_ref, bs, "topics", args, name="cad")
+
+
+@pytest.mark.xfail(strict=True, reason="kafka-acls.sh 4.4: no trailing space after an ACL, no "
+                   "'Current ACLs' listing after --add")
+def test_acls_add_list_remove(kafka_ref, bs):
+    for args in (["--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "{t}"],
+                 ["--add", "--deny-principal", "User:bob", "--operation", "Write", "--operation", "Describe",
+                  "--topic", "{t}", "--resource-pattern-type", "prefixed"],
+                 ["--list", "--topic", "{t}"],
+                 ["--list", "--topic", "{t}", "--resource-pattern-type", "match"],
+                 ["--remove", "--force", "--allow-principal", "User:alice", "--operation", "Read",
+                  "--topic", "{t}"],
+                 ["--list", "--topic", "{t}"]):
+        assert_same(kafka_ref, bs, "acls", args, name="acl")
+
+
+@pytest.mark.xfail(strict=False, reason="against kproto's broker Kafka's tool lists partition 0 first, "
+                   "kproto's partition 1 (measured once; not yet explained)")
+def test_delete_records(kafka_ref, bs, tmp_path):
+    for who in ("k", "p"):
+        admin = AdminClient({"bootstrap.servers": bs})
+        admin.create_topics([NewTopic(f"{who}-dr", 2, 1)])[f"{who}-dr"].result(timeout=60)
+        p = Producer({"bootstrap.servers": bs})
+        for i in range(4):
+            p.produce(f"{who}-dr", value=b"x", partition=i % 2)
+        assert p.flush(60) == 0
+        (tmp_path / f"{who}-dr.json").write_text(
+            '{"partitions": [{"topic": "%s-dr", "partition": 0, "offset": 1},'
+            ' {"topic": "%s-dr", "partition": 1, "offset": -1}], "version": 1}' % (who, who))
+    assert_same(kafka_ref, bs, "delete-records", ["--offset-json-file", str(tmp_path / "{t}.json")], name="dr")
+
+
+@pytest.mark.xfail(strict=True, reason=GROUPS_4X)
+def test_groups_reset_and_delete(kafka_ref, bs):
+    for who in ("k", "p"):
+        c = Consumer({"bootstrap.servers": bs, "group.id": f"{who}-grp", "enable.auto.commit": False})
+        from confluent_kafka import TopicPartition
+        c.commit(offsets=[TopicPartition("seeded", 0, 1), TopicPartition("seeded", 1, 2)], asynchronous=False)
+        c.close()
+    for args in (["--reset-offsets", "--group", "{t}", "--topic", "seeded", "--to-latest", "--execute"],
+                 ["--reset-offsets", "--group", "{t}", "--topic", "seeded:1", "--shift-by", "-1", "--execute"],
+                 ["--describe", "--group", "{t}", "--offsets"],
+                 ["--delete-offsets", "--group", "{t}", "--topic", "seeded:1"],
+                 ["--delete", "--group", "{t}"],
+                 ["--delete", "--group", "{t}"]):
+        assert_same(kafka_ref, bs, "groups", args, name="grp")
+
+
+@pytest.mark.xfail(strict=True, reason="kafka-configs.sh 4.4 prints nothing for a user without "
+                   "credentials; kproto prints the ResourceNotFoundException line")
+def test_users_scram(kafka_ref, bs):
+    """kproto users is kafka-configs.sh --entity-type users for SCRAM credentials only."""
+    for args in (["--alter", "--add-config", "SCRAM-SHA-256=[iterations=8192,password=s3cret]",
+                  "--entity-type", "users", "--entity-name", "{t}"],
+                 ["--describe", "--entity-type", "users", "--entity-name", "{t}"],
+                 ["--alter", "--delete-config", "SCRAM-SHA-256", "--entity-type", "users", "--entity-name", "{t}"],
+                 ["--describe", "--entity-type", "users", "--entity-name", "{t}"]):
+        assert_same(kafka_ref, bs, "users", args, name="usr")
+
+
+def test_mask():
+    assert mask("Topic: a\tTopicId: 7HiY3gD1S5WnKfmjZ4w_9A\tPartitionCount: 1") == \
+        "Topic: a\tTopicId: <uuid>\tPartitionCount: 1"
+    assert mask("at 1795674364346 by k-x", "k-x") == "at <ms> by {t}"
