@@ -16,6 +16,7 @@ as one line on stderr and exits 1.
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -36,10 +37,12 @@ def reset_plan(rows: list[tuple]) -> str:
 
 def produce(bs: str, topic: str, n: int, partition: int = 0) -> None:
     """RCGOT.java produceMessages: n records to one partition, one per batch
-    (tansu 0.6 gives a whole batch one offset)."""
+    (tansu 0.6 gives a whole batch one offset). Stamped 10 s in the past, so
+    "nothing in the last 0.1 s" holds however slowly the machine runs."""
     producer = Producer({"bootstrap.servers": bs, "linger.ms": 0})
+    stamp = time.time_ns() // 1_000_000 - 10_000
     for i in range(n):
-        producer.produce(topic, value=b"m%d" % i, partition=partition)
+        producer.produce(topic, value=b"m%d" % i, partition=partition, timestamp=stamp)
         assert producer.flush(20) == 0
 
 

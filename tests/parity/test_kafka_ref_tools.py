@@ -215,7 +215,7 @@ def test_topics_create_alter_delete(kafka_ref, bs):
                  ["--describe", "--topic", "{t}"],
                  ["--alter", "--topic", "{t}", "--partitions", "3"],
                  ["--alter", "--topic", "{t}", "--partitions", "2"],
-                 ["--describe", "--topic", "{t}", "--partitions"],
+                 ["--describe", "--topic", "{t}", "--under-replicated-partitions"],
                  ["--delete", "--topic", "{t}"],
                  ["--delete", "--topic", "{t}", "--if-exists"]):
         assert_same(kafka_ref, bs, "topics", args, name="cad")
