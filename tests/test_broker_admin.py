@@ -3,8 +3,6 @@ kafka-python's): errors as Kafka words them, configs with sources, persistence."
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
@@ -13,6 +11,7 @@ from confluent_kafka.admin import (
 
 from kproto.errors import ErrorCode
 from tests.components import KAFKA, KPROTO, Peer, kproto_broker
+from tests.helpers import until, until_served
 
 
 def admin(bootstrap: str) -> AdminClient:
@@ -29,19 +28,9 @@ def kafka_error(futures: dict, key):
     return e.value.args[0]
 
 
-def create(a: AdminClient, topic: NewTopic) -> None:
-    """CreateTopics, then wait until this broker's Metadata lists the topic: Kafka's controller
-    answers once the topic is committed, its broker serves it once the metadata log reached it."""
-    assert result(a.create_topics([topic]), topic.topic) is None
-    until(lambda: (t := a.list_topics(topic.topic, timeout=10).topics.get(topic.topic)) and t.error is None)
-
-
-def until(done, timeout: float = 30) -> None:
-    """Kafka's broker serves a topic created or deleted once its metadata log got there
-    (kproto's at once): ask again until ``done()``, ``timeout`` a safety net."""
-    deadline = time.monotonic() + timeout
-    while not done():
-        assert time.monotonic() < deadline, f"not done after {timeout} s"
+def create(bootstrap: str, topic: NewTopic) -> None:
+    assert result(admin(bootstrap).create_topics([topic]), topic.topic) is None
+    until_served(bootstrap, topic.topic)
 
 
 def describe(a: AdminClient, topic: str) -> dict:
@@ -63,15 +52,23 @@ def bootstrap(broker):
     res = ConfigResource(ConfigResource.Type.BROKER, "1", incremental_configs=[
         ConfigEntry("log.retention.ms", RETENTION_MS, incremental_operation=AlterConfigOpType.SET)])
     result(a.incremental_alter_configs([res]), res)
+    node = ConfigResource(ConfigResource.Type.BROKER, "1")
+    until(lambda: result(a.describe_configs([node]), node)["log.retention.ms"].value == RETENTION_MS)
     yield broker.bootstrap
     res = ConfigResource(ConfigResource.Type.BROKER, "1", incremental_configs=[
         ConfigEntry("log.retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)])
     result(a.incremental_alter_configs([res]), res)
 
 
+def settled(a: AdminClient, topic: str, want: dict[str, str]) -> None:
+    """Describe ``topic`` until its configs have the values ``want`` (Kafka's broker applies a
+    config change once its metadata log got there; kproto's before answering)."""
+    until(lambda: {k: describe(a, topic)[k].value for k in want} == want, what=f"{topic}'s {want}")
+
+
 def test_create_validates_like_kafka(bootstrap):
     a = admin(bootstrap)
-    create(a, NewTopic(f"t-ok{S}", 3, 1, config={"cleanup.policy": "compact"}))
+    create(bootstrap, NewTopic(f"t-ok{S}", 3, 1, config={"cleanup.policy": "compact"}))
     err = kafka_error(a.create_topics([NewTopic(f"t-ok{S}", 1, 1)]), f"t-ok{S}")
     assert err.code() == ErrorCode.TOPIC_ALREADY_EXISTS and err.str() == f"Topic 't-ok{S}' already exists."
     err = kafka_error(a.create_topics([NewTopic(f"t-rf{S}", 1, 3)]), f"t-rf{S}")
@@ -90,7 +87,7 @@ def test_create_validates_like_kafka(bootstrap):
 
 def test_describe_configs_sources(bootstrap):
     a = admin(bootstrap)
-    create(a, NewTopic(f"t-desc{S}", 1, 1, config={"max.message.bytes": "2000"}))
+    create(bootstrap, NewTopic(f"t-desc{S}", 1, 1, config={"max.message.bytes": "2000"}))
     configs = describe(a, f"t-desc{S}")
     assert configs["max.message.bytes"].value == "2000"
     assert configs["max.message.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
@@ -102,7 +99,7 @@ def test_describe_configs_sources(bootstrap):
 
 def test_partitions_only_increase(bootstrap):
     a = admin(bootstrap)
-    create(a, NewTopic(f"t-grow{S}", 2, 1))
+    create(bootstrap, NewTopic(f"t-grow{S}", 2, 1))
     assert result(a.create_partitions([NewPartitions(f"t-grow{S}", 5)]), f"t-grow{S}") is None
     assert len(a.list_topics(timeout=10).topics[f"t-grow{S}"].partitions) == 5
     err = kafka_error(a.create_partitions([NewPartitions(f"t-grow{S}", 3)]), f"t-grow{S}")
@@ -116,22 +113,20 @@ def test_partitions_only_increase(bootstrap):
 
 def test_incremental_and_full_alter(bootstrap):
     a = admin(bootstrap)
-    create(a, NewTopic(f"t-alter{S}", 1, 1, config={"retention.ms": "1000"}))
+    create(bootstrap, NewTopic(f"t-alter{S}", 1, 1, config={"retention.ms": "1000"}))
     for value, op in (("compact", AlterConfigOpType.SET), ("delete", AlterConfigOpType.APPEND)):
         res = ConfigResource(ConfigResource.Type.TOPIC, f"t-alter{S}", incremental_configs=[
             ConfigEntry("cleanup.policy", value, incremental_operation=op)])
         result(a.incremental_alter_configs([res]), res)
-    configs = describe(a, f"t-alter{S}")
-    assert configs["cleanup.policy"].value == "compact,delete" and configs["retention.ms"].value == "1000"
+    settled(a, f"t-alter{S}", {"cleanup.policy": "compact,delete", "retention.ms": "1000"})
     res = ConfigResource(ConfigResource.Type.TOPIC, f"t-alter{S}", incremental_configs=[
         ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)])
     result(a.incremental_alter_configs([res]), res)
-    assert describe(a, f"t-alter{S}")["retention.ms"].value == RETENTION_MS
+    settled(a, f"t-alter{S}", {"retention.ms": RETENTION_MS})
     # AlterConfigs replaces the whole set of overrides
     res = ConfigResource(ConfigResource.Type.TOPIC, f"t-alter{S}", set_config={"segment.ms": "60000"})
     result(a.alter_configs([res]), res)
-    configs = describe(a, f"t-alter{S}")
-    assert configs["segment.ms"].value == "60000" and configs["cleanup.policy"].value == "delete"
+    settled(a, f"t-alter{S}", {"segment.ms": "60000", "cleanup.policy": "delete"})
     bad = ConfigResource(ConfigResource.Type.TOPIC, f"t-alter{S}", set_config={"segment.ms": "-5"})
     with pytest.raises(KafkaException) as e:
         result(a.alter_configs([bad]), bad)
@@ -141,11 +136,12 @@ def test_incremental_and_full_alter(bootstrap):
 def test_kafka_python_admin_delete_and_describe(bootstrap):
     from kafka.admin import KafkaAdminClient, NewTopic as KNewTopic
     k = KafkaAdminClient(bootstrap_servers=bootstrap)
-    listed = lambda: f"t-kp{S}" in k.list_topics()       # noqa: E731
     k.create_topics([KNewTopic(f"t-kp{S}", 4, 1)])
-    until(listed)
+    until_served(bootstrap, f"t-kp{S}")
+    assert f"t-kp{S}" in k.list_topics()
     k.delete_topics([f"t-kp{S}"])
-    until(lambda: not listed())
+    until_served(bootstrap, f"t-kp{S}", present=False)
+    assert f"t-kp{S}" not in k.list_topics()
     k.close()
 
 
