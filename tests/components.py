@@ -1,5 +1,6 @@
-"""Real components for tests: tansu, ZooKeeper, kcat, tshark, and the kproto broker
-(through kproto.testing, as every test starts it).
+"""Real third-party components for tests: tansu, ZooKeeper, kcat, tshark, the kproto
+broker (through kproto.testing, as every test starts it), and the brokers a client test
+runs against (:class:`Peer`, the ``broker`` fixture in conftest.py).
 
 No mocks and no silent skips: a missing component fails the test with a line
 saying how `make test` installs it. Every process listens on loopback only, on
@@ -16,8 +17,9 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import pytest
 
@@ -134,3 +136,27 @@ def kproto_broker(tmp_path: Path, *configs: str, data_dir: Path | None = None,
     with Broker(data_dir, config, port=port or 0, log_path=tmp_path / f"kproto-{data_dir.name}.log",
                 log_level="warning") as broker:
         yield broker.bootstrap_servers
+
+
+# The brokers a client test can run against: kproto's, tansu 0.6 (a measured peer) and
+# Apache Kafka itself (tests/kafka_ref.py, the reference).
+KPROTO, TANSU, KAFKA = "kproto", "tansu", "kafka"
+
+
+class Peer(NamedTuple):
+    """A broker under test: ``kind, bootstrap = broker`` unpacks it.
+
+    kproto and tansu are started once per test module; Kafka once per session (a JVM start
+    costs tens of seconds), so a test names its topics and groups with :meth:`unique`."""
+    kind: str
+    bootstrap: str
+
+    @staticmethod
+    def unique(prefix: str) -> str:
+        """A topic or group name no other test on a shared broker uses."""
+        return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+    @property
+    def batch_is_one_offset(self) -> bool:
+        """tansu 0.6 gives a whole record batch one offset."""
+        return self.kind == TANSU

@@ -7,13 +7,54 @@ import pytest
 from tests import components
 
 
-@pytest.fixture(scope="module", params=["kproto", "tansu"])
-def broker(request, tmp_path_factory):
-    """(kind, "127.0.0.1:PORT"): the kproto broker, then tansu, each started
-    once per test module; tests that need only kproto define their own."""
-    start = components.kproto_broker if request.param == "kproto" else components.tansu
-    with start(tmp_path_factory.mktemp(request.param)) as bootstrap:
-        yield request.param, bootstrap
+DEFAULT_BROKERS = (components.KPROTO, components.TANSU)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "brokers(*kinds): the brokers (kproto, tansu, kafka) the "
+                            "`broker` fixture runs a test against; default kproto and tansu")
+    config.addinivalue_line("markers", "differs(kind, reason): that broker answers differently, "
+                            "deliberately: its side is a strict xfail saying why")
+
+
+def pytest_generate_tests(metafunc):
+    """One mechanism for every peer: the conftest ``broker`` fixture is parametrised by the
+    closest ``brokers`` mark (a test's, else its module's pytestmark); a ``differs`` mark
+    makes that side a strict xfail. Modules defining their own ``broker`` are kproto-only."""
+    if "broker" not in metafunc.fixturenames or hasattr(metafunc.module, "broker"):
+        return
+    mark = metafunc.definition.get_closest_marker("brokers")
+    kinds = mark.args if mark else DEFAULT_BROKERS
+    differs = {m.args[0]: m.args[1] for m in metafunc.definition.iter_markers("differs")}
+    unknown = set(differs) - set(kinds)
+    assert not unknown, f"differs mark for a broker the test does not run against: {unknown}"
+    metafunc.parametrize("broker", [
+        pytest.param(k, id=k, marks=[pytest.mark.xfail(strict=True, reason=differs[k])] if k in differs else [])
+        for k in kinds], indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
+def broker(request, tmp_path_factory) -> components.Peer:
+    """A :class:`components.Peer`: the kproto broker or tansu started once per test module,
+    or the session's Apache Kafka broker (``kafka_server``)."""
+    kind = request.param
+    if kind == components.KAFKA:
+        yield components.Peer(kind, request.getfixturevalue("kafka_server").bootstrap)
+        return
+    start = components.kproto_broker if kind == components.KPROTO else components.tansu
+    with start(tmp_path_factory.mktemp(kind)) as bootstrap:
+        yield components.Peer(kind, bootstrap)
+
+
+@pytest.fixture(scope="session")
+def kafka_server(kafka_ref, tmp_path_factory):
+    """One Apache Kafka broker (KRaft, combined mode) for the whole session."""
+    from tests.kafka_ref import KafkaUnavailable, unavailable
+    try:
+        with kafka_ref.broker(tmp_path_factory.mktemp("kafka-server")) as b:
+            yield b
+    except KafkaUnavailable as e:
+        unavailable(e)
 
 
 @pytest.fixture(scope="session")

@@ -78,6 +78,22 @@ def create_topic(bootstrap: str, name: str, **configs: str) -> None:
     a.create_topics([CKNewTopic(name, 1, 1, config=configs)])[name].result(timeout=10)
 
 
+def until_served(bootstrap: str, topic: str, *, present: bool = True) -> None:
+    """Wait until the broker's Metadata shows ``topic`` with a leader for every partition
+    (or, ``present=False``, no longer lists it). Kafka's controller answers CreateTopics and
+    DeleteTopics once committed; its broker serves the change once its metadata log got
+    there. kproto's answers after the change, so this returns at once."""
+    a = AdminClient({"bootstrap.servers": bootstrap})
+
+    def served() -> bool:
+        if not present:      # every topic: asking for this one would auto-create it again
+            return topic not in a.list_topics(timeout=10).topics
+        t = a.list_topics(topic, timeout=10).topics.get(topic)
+        return t is not None and t.error is None and bool(t.partitions) and all(
+            p.leader >= 0 for p in t.partitions.values())
+    until(served, what=f"{topic} {'served' if present else 'gone'} in Metadata")
+
+
 def exchange_raw(bootstrap: str, request: bytes) -> bytes:
     """Send one request frame (its size prefix included) on a new connection; the
     response's bytes after its size prefix."""

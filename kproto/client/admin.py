@@ -10,6 +10,7 @@ Per-item errors come back as ``ErrorCode`` values for the caller to phrase
 
 from __future__ import annotations
 
+import time
 import uuid
 from types import MappingProxyType
 from typing import Iterable, Mapping, NamedTuple
@@ -23,6 +24,7 @@ DESCRIBE_CONFIGS, ALTER_CONFIGS, CREATE_PARTITIONS, DELETE_GROUPS = 32, 33, 37, 
 INCREMENTAL_ALTER_CONFIGS = 44
 
 TIMEOUT_MS = 30_000
+RETRY_BACKOFF_S = 0.1             # CommonClientConfigs retry.backoff.ms default
 #: ListOffsets special timestamps.
 LATEST, EARLIEST = -1, -2
 #: ConfigEntry.ConfigSource values (DescribeConfigs v1+).
@@ -335,9 +337,22 @@ class Admin:
             raise error_for(c.error_code, c.get("error_message"))
         return Coordinator(c.node_id, c.host, c.port)
 
+    def _find_coordinator_retrying(self, group: str) -> Coordinator:
+        """Kafka's AdminClient retries a retriable FindCoordinator error every retry.backoff.ms
+        (100) within its timeout: a broker creating __consumer_offsets on the first group request
+        answers COORDINATOR_NOT_AVAILABLE until the topic's partitions are led."""
+        deadline = time.monotonic() + self.client.timeout_s
+        while True:
+            try:
+                return self.find_coordinator(group)
+            except KafkaError as e:
+                if not e.retriable or time.monotonic() >= deadline:
+                    raise
+            time.sleep(RETRY_BACKOFF_S)
+
     def _coordinator(self, group: str) -> BrokerClient:
         if group not in self._coordinators:
-            c = self.find_coordinator(group)
+            c = self._find_coordinator_retrying(group)
             self._coordinators[group] = self.client.connect_to(c.host, c.port)
         return self._coordinators[group]
 

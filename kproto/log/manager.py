@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from kproto.common import InvalidTopicError, now_ms, is_internal, unify_collision_chars, validate_topic_name
+from kproto.common import CLUSTER_METADATA_TOPIC_NAME, InvalidTopicError, now_ms, is_internal, unify_collision_chars, validate_topic_name
 from kproto.errors import (
     ErrorCode, InvalidRequestError, KafkaError, OffsetOutOfRangeError, TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
@@ -139,6 +139,8 @@ class LogManager:
             if d.name.endswith(("-future", "-stray")):
                 continue
             tp = parse_topic_partition(d.name)
+            if tp[0] == CLUSTER_METADATA_TOPIC_NAME:
+                continue      # KRaft's metadata log in a dir Kafka wrote: LogManager.loadLogs skips it too
             topic_id = _read_partition_metadata(d)
             if topic_id is not None:
                 self._topic_ids.setdefault(tp[0], topic_id)

@@ -10,7 +10,8 @@ from confluent_kafka.admin import (
 )
 
 from kproto.errors import ErrorCode
-from tests.components import kproto_broker
+from tests.components import KAFKA, KPROTO, Peer, kproto_broker
+from tests.helpers import until, until_served
 
 
 def admin(bootstrap: str) -> AdminClient:
@@ -27,79 +28,106 @@ def kafka_error(futures: dict, key):
     return e.value.args[0]
 
 
+def create(bootstrap: str, topic: NewTopic) -> None:
+    assert result(admin(bootstrap).create_topics([topic]), topic.topic) is None
+    until_served(bootstrap, topic.topic)
+
+
 def describe(a: AdminClient, topic: str) -> dict:
     res = ConfigResource(ConfigResource.Type.TOPIC, topic)
     return result(a.describe_configs([res]), res)
 
 
+# Against kproto's broker and Apache Kafka's (the conftest `broker` fixture). Kafka's
+# runs with its defaults, so a broker-level override is set through IncrementalAlterConfigs
+# (log.retention.ms is dynamic in both) rather than at start.
+pytestmark = pytest.mark.brokers(KPROTO, KAFKA)
+RETENTION_MS = "3600000"
+S = Peer.unique("")          # topic names no other module on the session's Kafka uses
+
+
 @pytest.fixture(scope="module")
-def bootstrap(tmp_path_factory):
-    with kproto_broker(tmp_path_factory.mktemp("admin"), "log.retention.ms=3600000") as b:
-        yield b
+def bootstrap(broker):
+    a = admin(broker.bootstrap)
+    res = ConfigResource(ConfigResource.Type.BROKER, "1", incremental_configs=[
+        ConfigEntry("log.retention.ms", RETENTION_MS, incremental_operation=AlterConfigOpType.SET)])
+    result(a.incremental_alter_configs([res]), res)
+    node = ConfigResource(ConfigResource.Type.BROKER, "1")
+    until(lambda: result(a.describe_configs([node]), node)["log.retention.ms"].value == RETENTION_MS)
+    yield broker.bootstrap
+    res = ConfigResource(ConfigResource.Type.BROKER, "1", incremental_configs=[
+        ConfigEntry("log.retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)])
+    result(a.incremental_alter_configs([res]), res)
+
+
+def settled(a: AdminClient, topic: str, want: dict[str, str]) -> None:
+    """Describe ``topic`` until its configs have the values ``want`` (Kafka's broker applies a
+    config change once its metadata log got there; kproto's before answering)."""
+    until(lambda: {k: describe(a, topic)[k].value for k in want} == want, what=f"{topic}'s {want}")
 
 
 def test_create_validates_like_kafka(bootstrap):
     a = admin(bootstrap)
-    assert result(a.create_topics([NewTopic("t-ok", 3, 1, config={"cleanup.policy": "compact"})]), "t-ok") is None
-    err = kafka_error(a.create_topics([NewTopic("t-ok", 1, 1)]), "t-ok")
-    assert err.code() == ErrorCode.TOPIC_ALREADY_EXISTS and err.str() == "Topic 't-ok' already exists."
-    err = kafka_error(a.create_topics([NewTopic("t-rf", 1, 3)]), "t-rf")
+    create(bootstrap, NewTopic(f"t-ok{S}", 3, 1, config={"cleanup.policy": "compact"}))
+    err = kafka_error(a.create_topics([NewTopic(f"t-ok{S}", 1, 1)]), f"t-ok{S}")
+    assert err.code() == ErrorCode.TOPIC_ALREADY_EXISTS and err.str() == f"Topic 't-ok{S}' already exists."
+    err = kafka_error(a.create_topics([NewTopic(f"t-rf{S}", 1, 3)]), f"t-rf{S}")
     assert err.code() == ErrorCode.INVALID_REPLICATION_FACTOR
     assert "only 1 broker(s) are registered" in err.str()
-    err = kafka_error(a.create_topics([NewTopic("t-cfg", 1, 1, config={"segment.bytes": "abc"})]), "t-cfg")
+    err = kafka_error(a.create_topics([NewTopic(f"t-cfg{S}", 1, 1, config={"segment.bytes": "abc"})]), f"t-cfg{S}")
     assert err.code() == ErrorCode.INVALID_CONFIG
     assert err.str() == "Invalid value abc for configuration segment.bytes: Not a number of type INT"
-    err = kafka_error(a.create_topics([NewTopic("t-cfg", 1, 1, config={"no.such": "1"})]), "t-cfg")
+    err = kafka_error(a.create_topics([NewTopic(f"t-cfg{S}", 1, 1, config={"no.such": "1"})]), f"t-cfg{S}")
     assert err.code() == ErrorCode.INVALID_CONFIG
-    err = kafka_error(a.create_topics([NewTopic("bad/name", 1, 1)]), "bad/name")
+    err = kafka_error(a.create_topics([NewTopic(f"bad/name{S}", 1, 1)]), f"bad/name{S}")
     assert err.code() == ErrorCode.INVALID_TOPIC_EXCEPTION
     md = a.list_topics(timeout=10)
-    assert len(md.topics["t-ok"].partitions) == 3 and "t-rf" not in md.topics and "t-cfg" not in md.topics
+    assert len(md.topics[f"t-ok{S}"].partitions) == 3 and f"t-rf{S}" not in md.topics and f"t-cfg{S}" not in md.topics
 
 
 def test_describe_configs_sources(bootstrap):
     a = admin(bootstrap)
-    result(a.create_topics([NewTopic("t-desc", 1, 1, config={"max.message.bytes": "2000"})]), "t-desc")
-    configs = describe(a, "t-desc")
+    create(bootstrap, NewTopic(f"t-desc{S}", 1, 1, config={"max.message.bytes": "2000"}))
+    configs = describe(a, f"t-desc{S}")
     assert configs["max.message.bytes"].value == "2000"
     assert configs["max.message.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
-    assert configs["retention.ms"].value == "3600000"          # from the broker's log.retention.ms
-    assert configs["retention.ms"].source == ConfigSource.STATIC_BROKER_CONFIG.value
+    assert configs["retention.ms"].value == RETENTION_MS          # from the broker's log.retention.ms
+    assert configs["retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value
     assert configs["segment.bytes"].value == "1073741824"
     assert configs["segment.bytes"].source == ConfigSource.DEFAULT_CONFIG.value
 
 
 def test_partitions_only_increase(bootstrap):
     a = admin(bootstrap)
-    result(a.create_topics([NewTopic("t-grow", 2, 1)]), "t-grow")
-    assert result(a.create_partitions([NewPartitions("t-grow", 5)]), "t-grow") is None
-    assert len(a.list_topics(timeout=10).topics["t-grow"].partitions) == 5
-    err = kafka_error(a.create_partitions([NewPartitions("t-grow", 3)]), "t-grow")
+    create(bootstrap, NewTopic(f"t-grow{S}", 2, 1))
+    assert result(a.create_partitions([NewPartitions(f"t-grow{S}", 5)]), f"t-grow{S}") is None
+    assert len(a.list_topics(timeout=10).topics[f"t-grow{S}"].partitions) == 5
+    err = kafka_error(a.create_partitions([NewPartitions(f"t-grow{S}", 3)]), f"t-grow{S}")
     assert err.code() == ErrorCode.INVALID_PARTITIONS
-    assert err.str() == "Topic currently has 5 partitions, which is higher than the requested 3."
+    assert err.str() == f"The topic t-grow{S} currently has 5 partition(s); 3 would not be an increase."
+    err = kafka_error(a.create_partitions([NewPartitions(f"t-grow{S}", 5)]), f"t-grow{S}")
+    assert (err.code(), err.str()) == (ErrorCode.INVALID_PARTITIONS, "Topic already has 5 partition(s).")
     err = kafka_error(a.create_partitions([NewPartitions("nope", 3)]), "nope")
     assert err.code() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def test_incremental_and_full_alter(bootstrap):
     a = admin(bootstrap)
-    result(a.create_topics([NewTopic("t-alter", 1, 1, config={"retention.ms": "1000"})]), "t-alter")
+    create(bootstrap, NewTopic(f"t-alter{S}", 1, 1, config={"retention.ms": "1000"}))
     for value, op in (("compact", AlterConfigOpType.SET), ("delete", AlterConfigOpType.APPEND)):
-        res = ConfigResource(ConfigResource.Type.TOPIC, "t-alter", incremental_configs=[
+        res = ConfigResource(ConfigResource.Type.TOPIC, f"t-alter{S}", incremental_configs=[
             ConfigEntry("cleanup.policy", value, incremental_operation=op)])
         result(a.incremental_alter_configs([res]), res)
-    configs = describe(a, "t-alter")
-    assert configs["cleanup.policy"].value == "compact,delete" and configs["retention.ms"].value == "1000"
-    res = ConfigResource(ConfigResource.Type.TOPIC, "t-alter", incremental_configs=[
+    settled(a, f"t-alter{S}", {"cleanup.policy": "compact,delete", "retention.ms": "1000"})
+    res = ConfigResource(ConfigResource.Type.TOPIC, f"t-alter{S}", incremental_configs=[
         ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)])
     result(a.incremental_alter_configs([res]), res)
-    assert describe(a, "t-alter")["retention.ms"].value == "3600000"
+    settled(a, f"t-alter{S}", {"retention.ms": RETENTION_MS})
     # AlterConfigs replaces the whole set of overrides
-    res = ConfigResource(ConfigResource.Type.TOPIC, "t-alter", set_config={"segment.ms": "60000"})
+    res = ConfigResource(ConfigResource.Type.TOPIC, f"t-alter{S}", set_config={"segment.ms": "60000"})
     result(a.alter_configs([res]), res)
-    configs = describe(a, "t-alter")
-    assert configs["segment.ms"].value == "60000" and configs["cleanup.policy"].value == "delete"
-    bad = ConfigResource(ConfigResource.Type.TOPIC, "t-alter", set_config={"segment.ms": "-5"})
+    settled(a, f"t-alter{S}", {"segment.ms": "60000", "cleanup.policy": "delete"})
+    bad = ConfigResource(ConfigResource.Type.TOPIC, f"t-alter{S}", set_config={"segment.ms": "-5"})
     with pytest.raises(KafkaException) as e:
         result(a.alter_configs([bad]), bad)
     assert e.value.args[0].code() == ErrorCode.INVALID_CONFIG
@@ -108,10 +136,12 @@ def test_incremental_and_full_alter(bootstrap):
 def test_kafka_python_admin_delete_and_describe(bootstrap):
     from kafka.admin import KafkaAdminClient, NewTopic as KNewTopic
     k = KafkaAdminClient(bootstrap_servers=bootstrap)
-    k.create_topics([KNewTopic("t-kp", 4, 1)])
-    assert "t-kp" in k.list_topics()
-    k.delete_topics(["t-kp"])
-    assert "t-kp" not in k.list_topics()
+    k.create_topics([KNewTopic(f"t-kp{S}", 4, 1)])
+    until_served(bootstrap, f"t-kp{S}")
+    assert f"t-kp{S}" in k.list_topics()
+    k.delete_topics([f"t-kp{S}"])
+    until_served(bootstrap, f"t-kp{S}", present=False)
+    assert f"t-kp{S}" not in k.list_topics()
     k.close()
 
 

@@ -17,7 +17,7 @@ from kproto.framing import frame
 from kproto import protocol
 from kproto.log.manager import LEADER_EPOCH
 from kproto.records import control_record, iter_batches
-from tests.components import kproto_broker, require_executable
+from tests.components import KAFKA, KPROTO, kproto_broker, require_executable
 from tests.helpers import admin, produce_raw
 from tests.helpers import commit as commit_offsets
 from tests.records.helpers import v2_batch
@@ -25,10 +25,9 @@ from tests.records.helpers import v2_batch
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    with kproto_broker(tmp_path_factory.mktemp("broker")) as bootstrap:
-        yield bootstrap
+# Each test below runs against kproto's broker and Apache Kafka's (the conftest `broker`
+# fixture); those that read kproto's data dir or restart it start their own.
+pytestmark = pytest.mark.brokers(KPROTO, KAFKA)
 
 
 def create(bootstrap: str, name: str, partitions: int = 1, **configs: str) -> None:
@@ -73,17 +72,24 @@ def messages(n: int, partitions: int, tag: str) -> list[tuple]:
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_confluent_kafka_round_trip_every_codec(broker, codec):
-    topic = f"ck-{codec}"
-    create(broker, topic, 3)
+    bs = broker.bootstrap
+    topic = broker.unique(f"ck-{codec}")
+    create(bs, topic, 3)
     sent = messages(300, 3, codec)
-    produce_ck(broker, topic, sent, **{"compression.type": codec})
-    got = consume_ck(broker, topic, 3, len(sent))
+    produce_ck(bs, topic, sent, **{"compression.type": codec})
+    got = consume_ck(bs, topic, 3, len(sent))
     assert sorted(g[:5] for g in got) == sorted((k, v, h, ts, p) for k, v, h, ts, p in sent)
     # offsets are dense per partition, from 0
     for p in range(3):
         assert sorted(g[5] for g in got if g[4] == p) == list(range(100))
 
 
+# KIP-896: Kafka 4.0 removed Produce v0-v2 (and so MessageSet v0/v1 from clients); a broker
+# closes the connection of a request at a version it does not serve. kproto keeps them.
+NO_OLD_PRODUCE = "Kafka 4 removed Produce v0-v2 (KIP-896): it closes the old producer's connection"
+
+
+@pytest.mark.differs(KAFKA, NO_OLD_PRODUCE)
 @pytest.mark.parametrize("codec", ["none", "gzip"])
 def test_librdkafka_legacy_producer_read_by_a_current_consumer(broker, codec):
     """librdkafka told the broker is 0.9 (no ApiVersions) sends Produce v1 with
@@ -91,8 +97,9 @@ def test_librdkafka_legacy_producer_read_by_a_current_consumer(broker, codec):
     RecordBatch v2, as Kafka 3+ does: a default consumer reads every key and
     value (librdkafka test 0052's setting; stored as v0 they read as NULL), and
     no timestamp (-1, CreateTime)."""
-    topic = f"legacy-v0-{codec}"
-    create(broker, topic)
+    bs = broker.bootstrap
+    topic = broker.unique(f"legacy-v0-{codec}")
+    create(bs, topic)
     debug: list[str] = []
 
     class Lines(logging.Handler):
@@ -103,29 +110,31 @@ def test_librdkafka_legacy_producer_read_by_a_current_consumer(broker, codec):
     lines.setLevel(logging.DEBUG)
     sent = [(b"k%d" % i if i % 3 else None, b"value-%d" % i * (1 + i % 5), [], 1700000000000 + i, 0)
             for i in range(50)]
-    produce_ck(broker, topic, [m[:2] + (None,) + m[3:] for m in sent], logger=lines, debug="msg",
+    produce_ck(bs, topic, [m[:2] + (None,) + m[3:] for m in sent], logger=lines, debug="msg",
                **{"api.version.request": False, "broker.version.fallback": "0.9.0.0",
                   "compression.type": codec})
     assert any("ApiVersion 1, MsgVersion 0" in line for line in debug), debug[:20]
-    got = consume_ck(broker, topic, 1, len(sent))
+    got = consume_ck(bs, topic, 1, len(sent))
     assert [(k, v, ts, offset) for k, v, _, ts, _, offset in got] == [
         (k, v, -1, i) for i, (k, v, *_) in enumerate(sent)]
 
 
+@pytest.mark.differs(KAFKA, NO_OLD_PRODUCE)
 @pytest.mark.parametrize("codec", [None, "gzip"])
 def test_kafka_python_v1_messages_read_by_a_current_consumer(broker, codec):
     """kafka-python told the broker is 0.10.1 sends Produce v2 with MessageSet
     v1: converted to v2, the records keep their timestamps (CreateTime)."""
+    bs = broker.bootstrap
     import kafka
-    topic = f"legacy-v1-{codec}"
-    create(broker, topic)
-    producer = kafka.KafkaProducer(bootstrap_servers=broker, api_version=(0, 10, 1), compression_type=codec)
+    topic = broker.unique(f"legacy-v1-{codec}")
+    create(bs, topic)
+    producer = kafka.KafkaProducer(bootstrap_servers=bs, api_version=(0, 10, 1), compression_type=codec)
     sent = [(b"k%d" % i if i % 3 else None, b"value-%d" % i, 1600000000000 + i) for i in range(20)]
     for key, value, ts in sent:
         producer.send(topic, key=key, value=value, timestamp_ms=ts, partition=0)
-    producer.flush()
+    producer.flush(timeout=20)
     producer.close()
-    got = consume_ck(broker, topic, 1, len(sent))
+    got = consume_ck(bs, topic, 1, len(sent))
     assert [(k, v, ts, offset) for k, v, _, ts, _, offset in got] == [
         (k, v, ts, i) for i, (k, v, ts) in enumerate(sent)]
 
@@ -170,65 +179,69 @@ def test_every_appended_batch_carries_the_partition_leader_epoch(tmp_path):
 
 
 def test_idempotent_producer(broker):
-    create(broker, "idem", 2)
+    bs, topic = broker.bootstrap, broker.unique("idem")
+    create(bs, topic, 2)
     sent = messages(200, 2, "idem")
-    produce_ck(broker, "idem", sent, **{"enable.idempotence": True, "compression.type": "lz4"})
-    got = consume_ck(broker, "idem", 2, len(sent))
+    produce_ck(bs, topic, sent, **{"enable.idempotence": True, "compression.type": "lz4"})
+    got = consume_ck(bs, topic, 2, len(sent))
     assert len(got) == 200 and len({(g[4], g[5]) for g in got}) == 200
 
 
 def test_kcat_metadata_produce_consume(broker):
+    bs, topic = broker.bootstrap, broker.unique("kcat-topic")
     kcat = require_executable("kcat", "apt-get install kcat (make test does)")
-    run = lambda *a, **kw: subprocess.run([kcat, "-b", broker, *a], capture_output=True, text=True,
+    run = lambda *a, **kw: subprocess.run([kcat, "-b", bs, *a], capture_output=True, text=True,
                                           timeout=30, **kw)
-    out = run("-P", "-t", "kcat-topic", "-K:", input="a:1\nb:2\nc:3\n")
+    out = run("-P", "-t", topic, "-K:", input="a:1\nb:2\nc:3\n")
     assert out.returncode == 0, out.stderr
-    meta = run("-L", "-t", "kcat-topic")
-    assert meta.returncode == 0 and 'topic "kcat-topic" with 1 partitions' in meta.stdout
-    assert "broker 1 at " + broker in meta.stdout
-    got = run("-C", "-t", "kcat-topic", "-e", "-f", "%k=%s@%o\n")
+    meta = run("-L", "-t", topic)
+    assert meta.returncode == 0 and f'topic "{topic}" with 1 partitions' in meta.stdout
+    assert "broker 1 at " + bs in meta.stdout
+    got = run("-C", "-t", topic, "-e", "-f", "%k=%s@%o\n")
     assert got.returncode == 0, got.stderr
     assert got.stdout.splitlines() == ["a=1@0", "b=2@1", "c=3@2"]
 
 
 def test_kafka_python_producer_consumer_and_admin(broker):
+    bs, topic = broker.bootstrap, broker.unique("kp")
     import kafka
     from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
     from kafka.admin import NewTopic as KNewTopic
-    admin = KafkaAdminClient(bootstrap_servers=broker)
-    admin.create_topics([KNewTopic("kp", 2, 1, topic_configs={"cleanup.policy": "compact",
+    admin = KafkaAdminClient(bootstrap_servers=bs)
+    admin.create_topics([KNewTopic(topic, 2, 1, topic_configs={"cleanup.policy": "compact",
                                                                 "retention.ms": "123456"})])
-    described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "kp")])
-    configs = described["topic"]["kp"] if isinstance(described, dict) else None
+    described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    configs = described["topic"][topic] if isinstance(described, dict) else None
     assert configs["cleanup.policy"]["value"] == "compact"
     assert configs["cleanup.policy"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"
-    producer = kafka.KafkaProducer(bootstrap_servers=broker, compression_type="gzip")
+    producer = kafka.KafkaProducer(bootstrap_servers=bs, compression_type="gzip")
     for i in range(20):
-        producer.send("kp", key=b"key%d" % (i % 4), value=b"v%d" % i, headers=[("x", b"y")],
+        producer.send(topic, key=b"key%d" % (i % 4), value=b"v%d" % i, headers=[("x", b"y")],
                       timestamp_ms=1600000000000 + i, partition=i % 2)
     producer.flush()
-    consumer = kafka.KafkaConsumer(bootstrap_servers=broker, auto_offset_reset="earliest",
+    consumer = kafka.KafkaConsumer(bootstrap_servers=bs, auto_offset_reset="earliest",
                                    consumer_timeout_ms=5000, group_id=None)
-    consumer.assign([kafka.TopicPartition("kp", 0), kafka.TopicPartition("kp", 1)])
+    consumer.assign([kafka.TopicPartition(topic, 0), kafka.TopicPartition(topic, 1)])
     got = sorted((m.value, m.key, m.headers, m.timestamp) for m in consumer)
     assert got == sorted((b"v%d" % i, b"key%d" % (i % 4), [("x", b"y")], 1600000000000 + i) for i in range(20))
     admin.close()
 
 
 def test_aiokafka_producer_consumer(broker):
+    bs, topic = broker.bootstrap, broker.unique("aio")
     import aiokafka
 
     async def run():
-        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=broker, compression_type="zstd")
+        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=bs, compression_type="zstd")
         await producer.start()
         for i in range(30):
-            await producer.send_and_wait("aio", key=b"k", value=b"aio-%d" % i, headers=[("n", b"%d" % i)],
+            await producer.send_and_wait(topic, key=b"k", value=b"aio-%d" % i, headers=[("n", b"%d" % i)],
                                          timestamp_ms=1650000000000 + i)
         await producer.stop()
-        consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=broker, auto_offset_reset="earliest",
+        consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=bs, auto_offset_reset="earliest",
                                              enable_auto_commit=False, group_id=None)
         await consumer.start()
-        consumer.assign([aiokafka.TopicPartition("aio", 0)])
+        consumer.assign([aiokafka.TopicPartition(topic, 0)])
         got = []
         try:
             while len(got) < 30:
@@ -239,7 +252,7 @@ def test_aiokafka_producer_consumer(broker):
             await consumer.stop()
         return got
 
-    got = asyncio.run(run())       # "aio" is auto-created by the producer's metadata request
+    got = asyncio.run(run())       # "aio-..." is auto-created by the producer's metadata request
     assert got == [(i, b"aio-%d" % i, [("n", b"%d" % i)], 1650000000000 + i) for i in range(30)]
 
 
@@ -296,20 +309,24 @@ def _api_versions_ok(bootstrap: str) -> bool:
     + b"\x00\x00\x00\x01\xff\xff",                               # Metadata v99
 ])
 def test_bad_frames_close_only_their_connection(broker, payload):
-    with _connect(broker) as bystander:
-        with _connect(broker) as s:
+    bs = broker.bootstrap
+    with _connect(bs) as bystander:
+        with _connect(bs) as s:
             assert _roundtrip(s, payload) is None      # Kafka closes the connection
-        assert _api_versions_ok(broker)
+        assert _api_versions_ok(bs)
         reply = _roundtrip(bystander, protocol.encode_request(18, 0, 1, None, {}))
         assert protocol.decode_response(18, 0, reply)[1].error_code == 0
 
 
 def test_api_versions_newer_than_ours_answers_error_35_in_v0(broker):
-    with _connect(broker) as s:
+    bs = broker.bootstrap
+    with _connect(bs) as s:
         reply = _roundtrip(s, b"\x00\x12\x00\x63\x00\x00\x00\x05\x00\x01c\x00")
     header, body = protocol.decode_response(18, 99, reply)
     assert header.correlation_id == 5 and body.error_code == 35
-    assert {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}[18] == (0, 4)
+    # the versions each serves: Kafka 4.4 has ApiVersions v5, kproto up to v4
+    served = (0, 5) if broker.kind == KAFKA else protocol.api(18).served
+    assert {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}[18] == served
 
 
 def test_oversized_frame_is_refused(tmp_path):

@@ -24,7 +24,7 @@ from confluent_kafka import Consumer, Producer
 from kproto.client.admin import Admin, NewTopic, OffsetAndMetadata
 from kproto.client.transport import BrokerClient
 from kproto.schemas.consumer_offsets import ConsumerProtocolAssignment
-from tests.components import kproto_broker, require_executable
+from tests.components import KAFKA, KPROTO, kproto_broker, require_executable
 
 FAST = ("group.initial.rebalance.delay.ms=0",)
 
@@ -173,20 +173,19 @@ def broker_dir(tmp_path_factory):
         yield bootstrap, tmp / "data"
 
 
-@pytest.fixture
-def broker(broker_dir):
-    return broker_dir[0]
-
-
 def committed(bootstrap: str, group: str) -> dict:
     return {tp: o.offset for tp, o in admin_call(bootstrap, lambda a: a.offset_fetch(group)).items()}
 
 
+@pytest.mark.brokers(KPROTO, KAFKA)
 def test_kafka_python_group_consumes_and_commits(broker):
+    bs = broker.bootstrap
+    topic = broker.unique("kp-topic")
+    group = broker.unique("kp-group")
     from kafka import KafkaConsumer
-    create(broker, "kp-topic", 2)
-    sent = produce(broker, "kp-topic", 50, "kp")
-    consumer = KafkaConsumer("kp-topic", bootstrap_servers=broker, group_id="kp-group",
+    create(bs, topic, 2)
+    sent = produce(bs, topic, 50, "kp")
+    consumer = KafkaConsumer(topic, bootstrap_servers=bs, group_id=group,
                              auto_offset_reset="earliest", enable_auto_commit=False,
                              consumer_timeout_ms=15000)
     got = set()
@@ -197,16 +196,20 @@ def test_kafka_python_group_consumes_and_commits(broker):
     consumer.commit()
     consumer.close()
     assert got == sent
-    assert sum(committed(broker, "kp-group").values()) == 50
+    assert sum(committed(bs, group).values()) == 50
 
 
+@pytest.mark.brokers(KPROTO, KAFKA)
 def test_aiokafka_group_consumes_and_commits(broker):
+    bs = broker.bootstrap
+    topic = broker.unique("aio-topic")
+    group = broker.unique("aio-group")
     from aiokafka import AIOKafkaConsumer
-    create(broker, "aio-topic", 3)
-    sent = produce(broker, "aio-topic", 60, "aio")
+    create(bs, topic, 3)
+    sent = produce(bs, topic, 60, "aio")
 
     async def run() -> set:
-        consumer = AIOKafkaConsumer("aio-topic", bootstrap_servers=broker, group_id="aio-group",
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=bs, group_id=group,
                                     auto_offset_reset="earliest", enable_auto_commit=False)
         await consumer.start()
         got = set()
@@ -222,16 +225,20 @@ def test_aiokafka_group_consumes_and_commits(broker):
         return got
 
     assert asyncio.run(run()) == sent
-    assert sum(committed(broker, "aio-group").values()) == 60
+    assert sum(committed(bs, group).values()) == 60
 
 
+@pytest.mark.brokers(KPROTO, KAFKA)
 def test_kcat_balanced_consumer_commits(broker, tmp_path):
+    bs = broker.bootstrap
+    topic = broker.unique("kcat-topic")
+    group = broker.unique("kcat-group")
     kcat = require_executable("kcat", "apt-get install kcat")
-    create(broker, "kcat-topic", 2)
-    sent = produce(broker, "kcat-topic", 20, "kc")
+    create(bs, topic, 2)
+    sent = produce(bs, topic, 20, "kc")
     out = tmp_path / "kcat.out"
     with open(out, "w") as sink:
-        proc = subprocess.Popen([kcat, "-b", broker, "-G", "kcat-group", "kcat-topic", "-u", "-f", "%s\\n",
+        proc = subprocess.Popen([kcat, "-b", bs, "-G", group, topic, "-u", "-f", "%s\\n",
                                  "-X", "auto.offset.reset=earliest", "-X", "enable.auto.commit=true",
                                  "-X", "auto.commit.interval.ms=200"],
                                 stdout=sink, stderr=subprocess.DEVNULL)
@@ -242,7 +249,7 @@ def test_kcat_balanced_consumer_commits(broker, tmp_path):
             time.sleep(0.2)
             got = {line.encode() for line in out.read_text().split()}
         deadline = time.monotonic() + 10
-        while sum(committed(broker, "kcat-group").values()) < 20 and time.monotonic() < deadline:
+        while sum(committed(bs, group).values()) < 20 and time.monotonic() < deadline:
             time.sleep(0.2)
     finally:
         proc.send_signal(signal.SIGINT)     # kcat leaves the group and commits on SIGINT
@@ -252,7 +259,7 @@ def test_kcat_balanced_consumer_commits(broker, tmp_path):
             proc.kill()
             proc.wait()
     assert got == sent
-    assert sum(committed(broker, "kcat-group").values()) == 20
+    assert sum(committed(bs, group).values()) == 20
 
 
 def test_offsets_topic_is_readable_by_dump_log(broker_dir):
@@ -275,41 +282,48 @@ def test_offsets_topic_is_readable_by_dump_log(broker_dir):
             in out.stdout), out.stdout
 
 
+@pytest.mark.brokers(KPROTO, KAFKA)
 def test_offset_commit_for_a_missing_topic_or_partition(broker):
     """KafkaApis.handleOffsetCommitRequest: partitions the broker does not have answer
     UNKNOWN_TOPIC_OR_PARTITION (3) and are not stored; the others are committed, their
     results after the errors (OffsetCommitResponse.Builder.merge). librdkafka's 0030."""
+    bs = broker.bootstrap
+    known = broker.unique("oc-known")
+    missing = broker.unique("oc-nonexistent")
+    raw = broker.unique("oc-raw")
+    raw_none = broker.unique("oc-raw-none")
+    ck = broker.unique("oc-ck")
     from confluent_kafka import KafkaError, KafkaException, TopicPartition
     from kproto.schemas import protocol as P
-    create(broker, "oc-known", 2)
-    with BrokerClient(broker) as client:
+    create(bs, known, 2)
+    with BrokerClient(bs) as client:
         r = client.request(P.offset_commit.API.key, {
-            "group_id": "oc-raw", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+            "group_id": raw, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
             "retention_time_ms": -1, "topics": [
-                {"name": "oc-known", "partitions": [
+                {"name": known, "partitions": [
                     {"partition_index": i, "committed_offset": 5, "committed_leader_epoch": -1,
                      "committed_metadata": ""} for i in (0, 7, 1)]},
-                {"name": "oc-nonexistent", "partitions": [
+                {"name": missing, "partitions": [
                     {"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1,
                      "committed_metadata": ""}]}]}, version=8)
         assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in r.topics] == [
-            ("oc-known", [(7, 3), (0, 0), (1, 0)]), ("oc-nonexistent", [(0, 3)])]
+            (known, [(7, 3), (0, 0), (1, 0)]), (missing, [(0, 3)])]
         r = client.request(P.offset_commit.API.key, {
-            "group_id": "oc-raw-none", "generation_id_or_member_epoch": -1, "member_id": "",
-            "group_instance_id": None, "retention_time_ms": -1, "topics": [{"name": "oc-nonexistent", "partitions": [
+            "group_id": raw_none, "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "retention_time_ms": -1, "topics": [{"name": missing, "partitions": [
                 {"partition_index": 2, "committed_offset": 1, "committed_leader_epoch": -1,
                  "committed_metadata": ""}]}]}, version=2)
         assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in r.topics] == [
-            ("oc-nonexistent", [(2, 3)])]
-    assert committed(broker, "oc-raw") == {("oc-known", 0): 5, ("oc-known", 1): 5}
-    assert committed(broker, "oc-raw-none") == {}
+            (missing, [(2, 3)])]
+    assert committed(bs, raw) == {(known, 0): 5, (known, 1): 5}
+    assert committed(bs, raw_none) == {}
 
-    c = Consumer({"bootstrap.servers": broker, "group.id": "oc-ck", "enable.auto.commit": False})
+    c = Consumer({"bootstrap.servers": bs, "group.id": ck, "enable.auto.commit": False})
     try:
         with pytest.raises(KafkaException) as e:      # librdkafka raises the partition's error
-            c.commit(offsets=[TopicPartition("nonexistent", 0, 5), TopicPartition("oc-known", 1, 9)],
+            c.commit(offsets=[TopicPartition("nonexistent", 0, 5), TopicPartition(known, 1, 9)],
                      asynchronous=False)
         assert e.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART, e.value
     finally:
         c.close()
-    assert committed(broker, "oc-ck") == {("oc-known", 1): 9}
+    assert committed(bs, ck) == {(known, 1): 9}

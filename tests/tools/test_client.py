@@ -1,5 +1,5 @@
 """kproto's client: the sans-I/O connection alone, then the blocking
-transport and admin layer against the kproto broker and tansu (real brokers)."""
+transport and admin layer against real brokers: kproto's, tansu and Apache Kafka."""
 
 from __future__ import annotations
 
@@ -93,43 +93,45 @@ def test_unreachable_bootstrap_names_every_address():
 
 
 
+@pytest.mark.brokers(components.KPROTO, components.TANSU, components.KAFKA)
 def test_admin_round_trip(broker):
     kind, bs = broker
+    t, g = broker.unique("client-t"), broker.unique("client-g")
     with BrokerClient(bs, config={"client.id": "kproto-test"}) as client:
         admin = Admin(client)
         assert client.supports(METADATA) and client.version(METADATA) >= 1
-        created = admin.create_topics([NewTopic("client-t", 2, 1, configs={"retention.ms": "60000"})])
-        assert created["client-t"].error == ErrorCode.NONE
-        again = admin.create_topics([NewTopic("client-t", 2, 1)])
-        assert again["client-t"].error == ErrorCode.TOPIC_ALREADY_EXISTS
-        md = admin.metadata(["client-t"])
-        topic = md.topics["client-t"]
+        created = admin.create_topics([NewTopic(t, 2, 1, configs={"retention.ms": "60000"})])
+        assert created[t].error == ErrorCode.NONE
+        again = admin.create_topics([NewTopic(t, 2, 1)])
+        assert again[t].error == ErrorCode.TOPIC_ALREADY_EXISTS
+        md = admin.metadata([t])
+        topic = md.topics[t]
         assert [p.partition for p in topic.partitions] == [0, 1] and topic.topic_id is not None
         assert {b.node_id for b in md.brokers} == {topic.partitions[0].leader}
 
         p = Producer({"bootstrap.servers": bs})
         for i in range(5):
-            p.produce("client-t", value=b"v%d" % i, partition=0)
+            p.produce(t, value=b"v%d" % i, partition=0)
             p.flush(10)             # one batch per record (tansu counts a batch as one offset)
-        ends = admin.list_offsets({("client-t", 0): LATEST, ("client-t", 1): LATEST})
-        starts = admin.list_offsets({("client-t", 0): EARLIEST})
-        assert ends[("client-t", 0)].offset == 5 and ends[("client-t", 1)].offset == 0
-        assert starts[("client-t", 0)].offset == 0
+        ends = admin.list_offsets({(t, 0): LATEST, (t, 1): LATEST})
+        starts = admin.list_offsets({(t, 0): EARLIEST})
+        assert ends[(t, 0)].offset == 5 and ends[(t, 1)].offset == 0
+        assert starts[(t, 0)].offset == 0
 
-        res = ConfigResource(2, "client-t")
+        res = ConfigResource(2, t)
         entries = {e.name: e for e in admin.describe_configs([res])[res].entries}
         assert entries["retention.ms"].value == "60000"
 
-        assert admin.offset_commit("client-g", {("client-t", 0): OffsetAndMetadata(3, "note")}) == {
-            ("client-t", 0): ErrorCode.NONE}
-        fetched = admin.offset_fetch("client-g")
-        assert fetched[("client-t", 0)].offset == 3
+        assert admin.offset_commit(g, {(t, 0): OffsetAndMetadata(3, "note")}) == {
+            (t, 0): ErrorCode.NONE}
+        fetched = admin.offset_fetch(g)
+        assert fetched[(t, 0)].offset == 3
         # tansu 0.6 drops the commit metadata; kproto keeps it, as Kafka does.
-        assert fetched[("client-t", 0)].metadata == ("note" if kind == "kproto" else None)
+        assert fetched[(t, 0)].metadata == (None if kind == components.TANSU else "note")
 
-        deleted = admin.delete_topics(["client-t"])
-        assert deleted["client-t"].error == ErrorCode.NONE
-        assert "client-t" not in admin.metadata().topics
+        deleted = admin.delete_topics([t])
+        assert deleted[t].error == ErrorCode.NONE
+        assert t not in admin.metadata().topics
         admin.close()
 
 

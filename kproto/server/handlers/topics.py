@@ -151,15 +151,16 @@ def _grow(broker, t, validate_only: bool) -> dict:
             raise UnknownTopicOrPartitionError(f"The topic '{t.name}' does not exist.")
         broker.logs.check_not_internal(t.name, "grow")
         current = broker.partition_count(t.name)
-        if t.count < current:
-            raise KafkaError(f"Topic currently has {current} partitions, which is higher than the requested "
-                             f"{t.count}.", error_code=ErrorCode.INVALID_PARTITIONS)
+        # Kafka 4's texts: the KRaft controller's (ReplicationControlManager.createPartitions)
         if t.count == current:
-            raise KafkaError(f"Topic already has {current} partitions.", error_code=ErrorCode.INVALID_PARTITIONS)
+            raise KafkaError(f"Topic already has {current} partition(s).", error_code=ErrorCode.INVALID_PARTITIONS)
+        if t.count < current:
+            raise KafkaError(f"The topic {t.name} currently has {current} partition(s); {t.count} would not "
+                             "be an increase.", error_code=ErrorCode.INVALID_PARTITIONS)
         if t.assignments is not None:
             if len(t.assignments) != t.count - current:
-                raise KafkaError(f"Increasing the number of partitions by {t.count - current} but "
-                                 f"{len(t.assignments)} assignments provided.",
+                raise KafkaError(f"Attempted to add {t.count - current} additional partition(s), but only "
+                                 f"{len(t.assignments)} assignment(s) were specified.",
                                  error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
             for a in t.assignments:
                 _check_assignment(broker, a.broker_ids)
