@@ -24,7 +24,7 @@ COMMANDS = _commands()
 
 def test_the_walk_finds_every_command():
     assert {p[0] for p in COMMANDS if p} == {
-        "acls", "conformance", "consume", "decode", "delete-records", "dump-log", "export", "get-offsets", "groups",
+        "acls", "broker-api-versions", "conformance", "consume", "decode", "delete-records", "dump-log", "export", "get-offsets", "groups",
         "offsets", "produce", "serve", "topics", "transactions", "users"}
     assert ("transactions", "find-hanging") in COMMANDS and ("offsets", "migrate-zk") in COMMANDS
     assert ("conformance", "run") in COMMANDS

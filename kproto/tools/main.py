@@ -95,6 +95,8 @@ COMMANDS = {
     "consume": ("kproto.tools.consume:consume",
                 "Print a topic's records (broker, data directory or capture) like kafka-console-consumer.sh."),
     "produce": ("kproto.tools.produce:produce", "Send lines or JSON records to a topic like kafka-console-producer.sh."),
+    "broker-api-versions": ("kproto.tools.broker_api_versions:broker_api_versions",
+                            "Print each broker's API versions like kafka-broker-api-versions.sh."),
     "get-offsets": ("kproto.tools.get_offsets:get_offsets",
                     "Print topic:partition:offset for a time like kafka-get-offsets.sh."),
 }
