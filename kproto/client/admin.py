@@ -10,6 +10,7 @@ Per-item errors come back as ``ErrorCode`` values for the caller to phrase
 
 from __future__ import annotations
 
+import time
 import uuid
 from types import MappingProxyType
 from typing import Iterable, Mapping, NamedTuple
@@ -337,7 +338,17 @@ class Admin:
 
     def _coordinator(self, group: str) -> BrokerClient:
         if group not in self._coordinators:
-            c = self.find_coordinator(group)
+            # A new cluster answers COORDINATOR_NOT_AVAILABLE until __consumer_offsets is
+            # loaded; Kafka's clients retry FindCoordinator until their timeout, so does this
+            deadline = time.monotonic() + self.client.timeout_s
+            while True:
+                try:
+                    c = self.find_coordinator(group)
+                    break
+                except KafkaError as e:
+                    if not e.retriable or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)         # Kafka's retry.backoff.ms
             self._coordinators[group] = self.client.connect_to(c.host, c.port)
         return self._coordinators[group]
 

@@ -97,6 +97,10 @@ COMMANDS = {
     "produce": ("kproto.tools.produce:produce", "Send lines or JSON records to a topic like kafka-console-producer.sh."),
     "broker-api-versions": ("kproto.tools.broker_api_versions:broker_api_versions",
                             "Print each broker's API versions like kafka-broker-api-versions.sh."),
+    "producer-perf-test": ("kproto.tools.perf:producer_perf_test",
+                           "Measure producing like kafka-producer-perf-test.sh."),
+    "consumer-perf-test": ("kproto.tools.perf:consumer_perf_test",
+                           "Measure consuming like kafka-consumer-perf-test.sh."),
     "get-offsets": ("kproto.tools.get_offsets:get_offsets",
                     "Print topic:partition:offset for a time like kafka-get-offsets.sh."),
 }
