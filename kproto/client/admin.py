@@ -336,21 +336,30 @@ class Admin:
             raise error_for(c.error_code, c.get("error_message"))
         return Coordinator(c.node_id, c.host, c.port)
 
+    def coordinator(self, group: str) -> Coordinator:
+        """The group's coordinator. A new cluster answers COORDINATOR_NOT_AVAILABLE until
+        __consumer_offsets is loaded; Kafka's clients retry FindCoordinator until their
+        timeout, so does this."""
+        deadline = time.monotonic() + self.client.timeout_s
+        while True:
+            try:
+                return self.find_coordinator(group)
+            except KafkaError as e:
+                if not e.retriable or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)         # Kafka's retry.backoff.ms
+
     def _coordinator(self, group: str) -> BrokerClient:
         if group not in self._coordinators:
-            # A new cluster answers COORDINATOR_NOT_AVAILABLE until __consumer_offsets is
-            # loaded; Kafka's clients retry FindCoordinator until their timeout, so does this
-            deadline = time.monotonic() + self.client.timeout_s
-            while True:
-                try:
-                    c = self.find_coordinator(group)
-                    break
-                except KafkaError as e:
-                    if not e.retriable or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)         # Kafka's retry.backoff.ms
+            c = self.coordinator(group)
             self._coordinators[group] = self.client.connect_to(c.host, c.port)
         return self._coordinators[group]
+
+    def forget_coordinator(self, group: str) -> None:
+        """After NOT_COORDINATOR: find it again next time."""
+        client = self._coordinators.pop(group, None)
+        if client is not None and client is not self.client and client not in self._coordinators.values():
+            client.close()
 
     def offset_commit(self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata], *,
                       generation_id: int = -1, member_id: str = "",

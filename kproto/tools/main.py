@@ -101,6 +101,10 @@ COMMANDS = {
                            "Measure producing like kafka-producer-perf-test.sh."),
     "consumer-perf-test": ("kproto.tools.perf:consumer_perf_test",
                            "Measure consuming like kafka-consumer-perf-test.sh."),
+    "verifiable-producer": ("kproto.tools.verifiable:verifiable_producer",
+                            "Produce integers and print a JSON line per ack like Kafka's VerifiableProducer."),
+    "verifiable-consumer": ("kproto.tools.verifiable:verifiable_consumer",
+                            "Consume as a group member, printing JSON events like Kafka's VerifiableConsumer."),
     "get-offsets": ("kproto.tools.get_offsets:get_offsets",
                     "Print topic:partition:offset for a time like kafka-get-offsets.sh."),
 }
