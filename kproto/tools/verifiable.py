@@ -61,8 +61,9 @@ def _text(data: bytes | None) -> str | None:
 
 
 def _exception(error) -> str:
-    """The class Kafka's client would name for an error code."""
-    return "class org.apache.kafka.common.errors." + "".join(w.title() for w in error.name.split("_")) + "Exception"
+    """The class Kafka's client would name for an error code (Class.toString)."""
+    from kproto.errors import java_exception_class
+    return "class org.apache.kafka.common.errors." + java_exception_class(error)
 
 
 def _config(bootstrap: str, files: tuple[str | None, ...]) -> dict[str, str]:
