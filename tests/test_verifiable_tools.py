@@ -193,3 +193,26 @@ def test_range_assignor_is_kafkas():
 def test_consumer_errors_are_one_line(broker, args, line):
     assert run_command("verifiable-consumer", broker.bootstrap_servers, "--topic", "t", "--group-id", "g", *args) \
         == (2, "", line + "\n")
+
+
+def test_producer_stops_cleanly_on_sigterm(broker):
+    """Unbounded, throttled; SIGTERM: what was sent was acked, then shutdown_complete and tool_data."""
+    b = broker.bootstrap_servers
+    create(b, "v-term", 1)
+    p = Member(KPROTO + ["verifiable-producer", "--bootstrap-server", b, "--topic", "v-term", "--throughput", "200"])
+    try:
+        for _ in range(5):
+            p.next("producer_send_success")
+        assert p.stop() == 0
+        while (e := p.events.get(timeout=60)) is not None:
+            p.seen.append(e)
+    finally:
+        if p.proc.poll() is None:
+            p.proc.kill()
+    names = [e["name"] for e in p.seen]
+    assert names[0] == "startup_complete" and names[-2:] == ["shutdown_complete", "tool_data"]
+    tool = p.seen[-1]
+    assert tool["sent"] == tool["acked"] == names.count("producer_send_success") >= 5
+    assert tool["target_throughput"] == 200
+    offsets = [e["offset"] for e in p.seen if e["name"] == "producer_send_success"]
+    assert offsets == list(range(len(offsets)))
