@@ -76,7 +76,16 @@ def check_pair(kafka_ref, bootstrap: str, topic: str) -> None:
     assert all(len(r["value"]) == 100 and re.fullmatch("[A-Z]+", r["value"]) for r in got)
 
     args = ["--topic", topic, "--num-records", "2000"]
-    status, out, err = run_command("consumer-perf-test", bootstrap, *args)
+    status, out, err = run_command("consumer-perf-test", bootstrap, *args, "--group", "perf-ours")
+    # a real member of its group: the group is a consumer group and holds the positions reached
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient
+    with BrokerClient(bootstrap) as c:
+        admin = Admin(c)
+        assert admin.describe_groups(["perf-ours"])["perf-ours"].protocol_type == "consumer"
+        ends = admin.list_offsets({(topic, p): -1 for p in range(2)})
+        assert {tp: o.offset for tp, o in admin.offset_fetch("perf-ours").items()} == \
+            {tp: lo.offset for tp, lo in ends.items()}
     assert (status, err) == (0, ""), err
     theirs = kafka_ref.run_tool(CONSUMER, "--bootstrap-server", bootstrap, *args)
     assert theirs.returncode == 0, theirs.stderr

@@ -11,10 +11,10 @@ of Kafka's system tests (kafkatest services/performance) read them.
 Differences from Kafka's: the producer sends one Produce request at a time
 (batches of ``batch.size`` per partition, a request when ``linger.ms`` passed
 or every partition has a full batch) and does not retry; transactions are
-refused. The consumer does not join ``--group``: it assigns every partition,
-starts at the group's committed offsets (else earliest, ``--from-latest``:
-latest) and commits the positions reached at the end, so rebalance.time.ms
-is the time to find those offsets."""
+refused. The consumer is a classic-group member of ``--group`` (kproto.client.group,
+the range assignor): it starts at the group's committed offsets (else earliest,
+``--from-latest``: latest) and commits its positions at the end, as Kafka's
+consumer with enable.auto.commit does on close."""
 
 from __future__ import annotations
 
@@ -378,15 +378,35 @@ def consumer_perf_test(bootstrap_server, topic, include, group, num_records, com
     start = _now_ms()
     source = BrokerSource(bootstrap_server, props)
     try:
-        tps = source.partitions(topic, include)
-        positions = source.committed(group, tps)
-        missing = [tp for tp in tps if tp not in positions]
-        if missing:
-            positions.update(source.offsets_for(missing, LATEST if from_latest else EARLIEST, isolation))
+        from kproto.client.group import GroupMember
+        topics = sorted({t for t, _ in source.partitions(topic, include)})
+        member = GroupMember(source.data, group, topics,
+                             session_timeout_ms=int(props.get("session.timeout.ms", 45_000)),
+                             heartbeat_interval_ms=int(props.get("heartbeat.interval.ms", 3_000)))
+
+        def join() -> dict:
+            """Join the group; the positions of the partitions it hands over."""
+            assigned = member.join()
+            positions = source.committed(group, assigned) if assigned else {}
+            missing = [tp for tp in assigned if tp not in positions]
+            if missing:
+                positions.update(source.offsets_for(missing, LATEST if from_latest else EARLIEST, isolation))
+            return positions
+
+        positions = join()
         join_ms = join_round = _now_ms() - start
         messages = nbytes = last_messages = last_bytes = 0
         now = last_report = last_consumed = _now_ms()
         while messages < num_records and now - last_consumed <= timeout:
+            if member.heartbeat():        # a rebalance: ConsumerPerfRebListener adds its time to the join time
+                joined = _now_ms()
+                positions = join()
+                join_ms += _now_ms() - joined
+                join_round += _now_ms() - joined
+            if not positions:
+                time.sleep(0.1)           # nothing assigned to this member: only heartbeats to send
+                now = _now_ms()
+                continue
             fetched = source.data.fetch(positions, isolation_level=isolation, max_wait_ms=100,
                                         partition_max_bytes=fetch_size)
             now = _now_ms()
@@ -418,7 +438,14 @@ def consumer_perf_test(bootstrap_server, topic, include, group, num_records, com
         if messages < num_records:
             click.echo(f"WARNING: Exiting before consuming the expected number of messages: timeout ({timeout} ms) "
                        "exceeded. You can use the --timeout option to increase the timeout.")
-        source.commit(group, positions)
+        # enable.auto.commit: KafkaConsumer.close commits the positions, then leaves the group
+        errors = member.commit(positions) if positions else {}
+        bad = next(((tp, e) for tp, e in errors.items() if e), None)
+        if bad is not None:
+            raise click.ClickException(f"committing offsets of group {group} failed: {bad[0][0]}-{bad[0][1]}: "
+                                       f"{bad[1].name}")
+        member.leave()
+        member.close()
     finally:
         source.close()
     end = _now_ms()
