@@ -18,7 +18,7 @@ import pytest
 
 from kproto.client.group import assigned_partitions, assignment_bytes, range_assign
 from kproto.testing import FIXTURE_DEFAULTS, Broker
-from tests.helpers import run_command
+from tests.helpers import run_command, until
 from tests.test_console_tools import create
 
 VP, VC = "org.apache.kafka.tools.VerifiableProducer", "org.apache.kafka.tools.VerifiableConsumer"
@@ -50,9 +50,21 @@ def broker(tmp_path_factory):
         yield b
 
 
+def create_writable(bootstrap: str, topic: str, partitions: int) -> None:
+    """Create the topic and wait until each partition's leader answers: both verifiable producers
+    send with retries=0, and Kafka's broker answers NOT_LEADER_OR_FOLLOWER until it leads the new
+    partition (ListOffsets asks the leader and stores nothing)."""
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient
+    create(bootstrap, topic, partitions)
+    with BrokerClient(bootstrap) as c:
+        until(lambda: not any(lo.error for lo in Admin(c).list_offsets(
+            {(topic, p): -1 for p in range(partitions)}).values()), what=f"leaders of {topic}")
+
+
 def check_against_kafka(kafka_ref, bootstrap: str) -> None:
-    create(bootstrap, "v-ours", 3)
-    create(bootstrap, "v-theirs", 3)
+    create_writable(bootstrap, "v-ours", 3)
+    create_writable(bootstrap, "v-theirs", 3)
     args = ["--max-messages", "30", "--repeating-keys", "7", "--value-prefix", "5"]
     ours = kproto("verifiable-producer", "--bootstrap-server", bootstrap, "--topic", "v-ours", *args)
     t = kafka_ref.run_tool(VP, "--bootstrap-server", bootstrap, "--topic", "v-theirs", *args)

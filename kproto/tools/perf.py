@@ -10,8 +10,8 @@ of Kafka's system tests (kafkatest services/performance) read them.
 
 Differences from Kafka's: the producer sends one Produce request at a time
 (batches of ``batch.size`` per partition, a request when ``linger.ms`` passed
-or every partition has a full batch) and does not retry; transactions are
-refused. The consumer is a classic-group member of ``--group`` (kproto.client.group,
+or every partition has a full batch; retriable errors sent again until
+``delivery.timeout.ms``); transactions are refused. The consumer is a classic-group member of ``--group`` (kproto.client.group,
 the range assignor): it starts at the group's committed offsets (else earliest,
 ``--from-latest``: latest) and commits its positions at the end, as Kafka's
 consumer with enable.auto.commit does on close."""
@@ -216,6 +216,8 @@ def _produce_perf(bootstrap, props, topic, num_records, throughput, warmup, repo
     linger_ms = int(props.get("linger.ms", 5))
     max_request = int(props.get("max.request.size", 1_048_576))
     timeout_ms = int(props.get("request.timeout.ms", 30_000))
+    delivery_timeout_ms = int(props.get("delivery.timeout.ms", 120_000))
+    retry_backoff_ms = int(props.get("retry.backoff.ms", 100))
     props.setdefault("client.id", "perf-producer-client")
     rng = random.Random(seed)
     data = DataClient(BrokerClient(bootstrap, config=props))
@@ -237,22 +239,33 @@ def _produce_perf(bootstrap, props, topic, num_records, throughput, warmup, repo
         start = time.monotonic()
 
         def flush() -> None:
+            """Send what is pending; a retriable error (a new partition's leader not ready yet,
+            a moved leader) is sent again until delivery.timeout.ms, as Kafka's producer does."""
             nonlocal failed, first_pending
             batches = {(topic, p): build_record_batch([r[0] for r in rs], compression=codec)
                        for p, rs in pending.items()}
-            results = data.produce(batches, acks=acks, timeout_ms=timeout_ms)
-            now = _now_ms()
-            for p, rs in pending.items():
-                r = results.get((topic, p))
-                if r is None or r.error != ErrorCode.NONE:
-                    failed += len(rs)
-                    why = (r.message or r.error.name) if r else "no answer"
-                    click.echo(f"kproto: error: {len(rs)} records to {topic}-{p} failed: {why}", err=True)
-                    continue
-                for _, sent, size, i in rs:
-                    stats.record(now - sent, size, now)
-                    if steady is not None and i >= warmup:
-                        steady.record(now - sent, size, now)
+            deadline = time.monotonic() + delivery_timeout_ms / 1000
+            while batches:
+                results = data.produce(batches, acks=acks, timeout_ms=timeout_ms)
+                now = _now_ms()
+                again = {}
+                for tp in batches:
+                    r, rs = results.get(tp), pending[tp[1]]
+                    if r is not None and r.error.retriable and time.monotonic() < deadline:
+                        data.forget(tp)
+                        again[tp] = batches[tp]
+                    elif r is None or r.error != ErrorCode.NONE:
+                        failed += len(rs)
+                        why = (r.message or r.error.name) if r else "no answer"
+                        click.echo(f"kproto: error: {len(rs)} records to {tp[0]}-{tp[1]} failed: {why}", err=True)
+                    else:
+                        for _, sent, size, i in rs:
+                            stats.record(now - sent, size, now)
+                            if steady is not None and i >= warmup:
+                                steady.record(now - sent, size, now)
+                batches = again
+                if batches:
+                    time.sleep(retry_backoff_ms / 1000)
             pending.clear()
             pending_bytes.clear()
             first_pending = None
