@@ -208,16 +208,22 @@ _JAVA_EXCEPTIONS = {
     "NON_EMPTY_GROUP": "GroupNotEmptyException", "GROUP_AUTHORIZATION_FAILED": "GroupAuthorizationException",
     "TOPIC_AUTHORIZATION_FAILED": "TopicAuthorizationException", "UNKNOWN_SERVER_ERROR": "UnknownServerException",
     "NOT_LEADER_OR_FOLLOWER": "NotLeaderOrFollowerException", "INVALID_TOPIC_EXCEPTION": "InvalidTopicException",
+    "INVALID_CONFIG": "InvalidConfigurationException",
+    "CLUSTER_AUTHORIZATION_FAILED": "ClusterAuthorizationException",
 }
+
+
+def java_exception_class(code: int) -> str:
+    """The simple name of the exception class Kafka's clients raise for ``code``."""
+    error = ErrorCode(code)
+    return _JAVA_EXCEPTIONS.get(error.name) or (
+        "".join(w.capitalize() for w in re.sub(r"_(EXCEPTION|ERROR)$", "", error.name).split("_")) + "Exception")
 
 
 def java_exception(code: int, message: str | None = None) -> str:
     """``Throwable.toString()`` of the exception Kafka's Admin raises for ``code``
     (``Errors.exception()``: the default message unless one is given)."""
-    error = ErrorCode(code)
-    name = _JAVA_EXCEPTIONS.get(error.name) or (
-        "".join(w.capitalize() for w in re.sub(r"_(EXCEPTION|ERROR)$", "", error.name).split("_")) + "Exception")
-    return f"org.apache.kafka.common.errors.{name}: {message or error.description}"
+    return f"org.apache.kafka.common.errors.{java_exception_class(code)}: {message or ErrorCode(code).description}"
 
 
 # --- local errors ----------------------------------------------------------

@@ -337,10 +337,11 @@ class Admin:
             raise error_for(c.error_code, c.get("error_message"))
         return Coordinator(c.node_id, c.host, c.port)
 
-    def _find_coordinator_retrying(self, group: str) -> Coordinator:
-        """Kafka's AdminClient retries a retriable FindCoordinator error every retry.backoff.ms
-        (100) within its timeout: a broker creating __consumer_offsets on the first group request
-        answers COORDINATOR_NOT_AVAILABLE until the topic's partitions are led."""
+    def coordinator(self, group: str) -> Coordinator:
+        """The group's coordinator. Kafka's AdminClient retries a retriable FindCoordinator
+        error every retry.backoff.ms (100) within its timeout: a broker creating
+        __consumer_offsets on the first group request answers COORDINATOR_NOT_AVAILABLE
+        until the topic's partitions are led."""
         deadline = time.monotonic() + self.client.timeout_s
         while True:
             try:
@@ -352,9 +353,15 @@ class Admin:
 
     def _coordinator(self, group: str) -> BrokerClient:
         if group not in self._coordinators:
-            c = self._find_coordinator_retrying(group)
+            c = self.coordinator(group)
             self._coordinators[group] = self.client.connect_to(c.host, c.port)
         return self._coordinators[group]
+
+    def forget_coordinator(self, group: str) -> None:
+        """After NOT_COORDINATOR: find it again next time."""
+        client = self._coordinators.pop(group, None)
+        if client is not None and client is not self.client and client not in self._coordinators.values():
+            client.close()
 
     def offset_commit(self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata], *,
                       generation_id: int = -1, member_id: str = "",

@@ -142,6 +142,11 @@ def default_formatter(props: Mapping[str, str]) -> Formatter:
             out += [null if r.value is None else r.value, lsep]
         return b"".join(out)
 
+    if value and not any(columns[:-1]):
+        # only values: the caller may print a chunk of records as one join (consume's fast path)
+        def values(records) -> bytes:
+            return lsep.join([null if r.value is None else r.value for r in records]) + lsep
+        fmt.values = values
     return fmt
 
 

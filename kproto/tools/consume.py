@@ -223,7 +223,11 @@ class Consumption:
         self.max_messages, self.timeout_ms, self.filters = max_messages, timeout_ms, filters
         self.count = 0
 
-    def records(self) -> Iterator[tuple[str, int, object, object]]:
+    def chunks(self, *, bare: bool = False) -> Iterator[tuple[str, int, list, object]]:
+        """(topic, partition, records, partition state) per partition of each Fetch answer:
+        the caller formats and writes a chunk at once (a write per record is most of the
+        time of a consume to a pipe, and all of it when stdout is unbuffered). ``bare``:
+        ``Record``s rather than ``ConsumedRecord``s (a formatter of values only)."""
         from kproto.client.data import consumed_records
         from kproto.errors import ErrorCode, error_for
         from kproto.records import iter_batches
@@ -232,6 +236,8 @@ class Consumption:
         active = {tp for tp in self.positions if not (tp in self.ends and self.positions[tp] >= self.ends[tp])}
         last_record = time.monotonic()
         read_committed = bool(self.isolation_level)
+        filtering = self.filters.active
+        record = (lambda r: r) if bare else (lambda cr: cr.record)  # noqa: E731
         while active:
             fetched = self.source.fetch({tp: self.positions[tp] for tp in sorted(active)}, self.isolation_level)
             got = False
@@ -244,18 +250,25 @@ class Consumption:
                 st.log_start_offset, st.last_stable_offset, st.high_watermark = \
                     part.log_start_offset, part.last_stable_offset, part.high_watermark
                 end = self.ends.get(tp)
-                position = self.positions[tp]
-                for cr in consumed_records(part.records, position, part.aborted, read_committed=read_committed):
-                    if end is not None and cr.record.offset >= end:
-                        break
-                    self.positions[tp] = cr.record.offset + 1
-                    if self.filters.active and not self.filters.match(cr.record):
-                        continue
+                rows = list(consumed_records(part.records, self.positions[tp], part.aborted,
+                                             read_committed=read_committed, wrap=not bare))
+                if end is not None and rows and record(rows[-1]).offset >= end:
+                    rows = [cr for cr in rows if record(cr).offset < end]
+                if rows:
+                    self.positions[tp] = record(rows[-1]).offset + 1
+                if filtering:
+                    rows = [cr for cr in rows if self.filters.match(record(cr))]
+                if 0 <= self.max_messages and self.count + len(rows) >= self.max_messages:
+                    rows = rows[:self.max_messages - self.count]
+                    self.count += len(rows)
+                    if rows:        # what a --group commits: just past the last record printed
+                        self.positions[tp] = record(rows[-1]).offset + 1
+                        yield tp[0], tp[1], rows, st
+                    return
+                if rows:
                     got = True
-                    yield tp[0], tp[1], cr, st
-                    self.count += 1
-                    if 0 <= self.max_messages <= self.count:
-                        return
+                    self.count += len(rows)
+                    yield tp[0], tp[1], rows, st
                 # past control batches and aborted data: the next batch's offset
                 for batch in iter_batches(part.records, allow_incomplete=True):
                     nxt = batch.next_offset
@@ -402,8 +415,13 @@ def _consume(bootstrap, log_dir, topic, include, partition, start_offset, from_b
             ends = {tp: found[tp] if found[tp] >= 0 else latest[tp] for tp in tps}
         consumption = Consumption(source, positions, ends, isolation_level=isolation, exit_at_end=exit_at_end,
                                   max_messages=max_messages, timeout_ms=timeout_ms, filters=filters)
-        for t, p, cr, st in consumption.records():
-            out.write(out_format(t, p, cr, st))
+        values = getattr(out_format, "values", None)
+        if values is not None:
+            for _, _, rows, _ in consumption.chunks(bare=True):
+                out.write(values(rows))
+        else:
+            for t, p, rows, st in consumption.chunks():
+                out.write(b"".join([out_format(t, p, cr, st) for cr in rows]))
         if group is not None:
             source.commit(group, consumption.positions)
         return consumption.count

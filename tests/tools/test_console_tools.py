@@ -217,9 +217,9 @@ def test_console_consumer_parity(kafka_ref, tmp_path):
         # Kafka 4.4's --property prints a deprecation line on stdout: --formatter-property does not
         props = [a for p in ("print.key", "print.timestamp", "print.headers", "print.offset", "print.partition")
                  for a in ("--formatter-property", f"{p}=true")]
-        for p in range(3):
+        for p, extra in [(p, extra) for p in range(3) for extra in (props, [])]:   # [] : the values-only path
             args = ["--bootstrap-server", b, "--topic", "parity", "--partition", str(p), "--offset", "earliest",
-                    "--max-messages", str(sum(1 for r in RECORDS if r[0] == p)), *props]
+                    "--max-messages", str(sum(1 for r in RECORDS if r[0] == p)), *extra]
             theirs = kafka_ref.run_tool("org.apache.kafka.tools.consumer.ConsoleConsumer", *args, text=False)
             ours = CliRunner().invoke(cli, ["consume", *args], catch_exceptions=False)
             assert ours.exit_code == 0 and theirs.returncode == 0, theirs.stderr
@@ -253,3 +253,21 @@ def test_capture_source(broker, tmp_path):
     assert got[0] == 0
     assert sorted(got[1].splitlines()) == sorted(live[1].splitlines())
     assert len(live[1].splitlines()) == len(RECORDS)
+
+
+def test_max_messages_with_group_commits_past_the_last_printed(broker):
+    """Records are printed a fetch at a time; --max-messages still stops at the record and --group
+    commits just past the last one printed (values-only and formatted paths alike)."""
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient
+    b = broker.bootstrap_servers
+    fill(b, "maxg")
+    for group, extra in (("maxg-values", []), ("maxg-keys", ["--property", "print.key=true"])):
+        status, out, err = consume(b, "--topic", "maxg", "--group", group, "--from-beginning", "--max-messages", "2",
+                                   *extra)
+        assert (status, err) == (0, "Processed a total of 2 messages\n")
+        assert out.count("\n") == 2
+        with BrokerClient(b) as c:
+            committed = {tp: o.offset for tp, o in Admin(c).offset_fetch(group).items()}
+        # partition 0 (3 records) is fetched first: its first two are printed
+        assert committed == {("maxg", 0): 2, ("maxg", 1): 0, ("maxg", 2): 0}

@@ -1,0 +1,391 @@
+"""``kproto configs``: kafka-configs.sh (Kafka 4.4's org.apache.kafka.tools.ConfigCommand)
+with its flags and its lines: dynamic configs of topics and brokers (DescribeConfigs with
+synonyms, IncrementalAlterConfigs for topics, AlterConfigs for brokers as Kafka's tool
+does), client quotas of users and clients (DescribeClientQuotas/AlterClientQuotas) and
+users' SCRAM credentials (the salted password only leaves this process).
+
+    kproto configs --bootstrap-server H:P --alter --entity-type topics --entity-name orders \\
+        --add-config 'retention.ms=86400000,cleanup.policy=[compact,delete]'
+    kproto configs --bootstrap-server H:P --describe --entity-type brokers --entity-default
+    kproto configs --bootstrap-server H:P --alter --entity-type users --entity-name alice \\
+        --add-config 'SCRAM-SHA-256=[iterations=8192,password=alice-secret]'
+
+Errors are one line (Kafka's tool prints a stack trace): ``kproto: error: <Exception>:
+<message>``, exit status 1; bad flags exit 2 with Kafka's message."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import click
+
+from kproto.errors import ErrorCode, KafkaError, UsageError, java_exception_class
+from kproto.tools.main import OneLineCommand, UsageProblem, exit_status_help
+
+TOPIC, BROKER = 2, 4
+ENTITY_TYPES = ("topics", "brokers", "users", "clients")
+# DescribeConfigsResponse's config_source -> Kafka's ConfigEntry.ConfigSource name
+SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+           4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+           7: "DYNAMIC_CLIENT_METRICS_CONFIG", 8: "DYNAMIC_GROUP_CONFIG"}
+# QuotaConfig.isClientOrUserQuotaConfig
+QUOTA_CONFIGS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
+QUOTA_ENTITY = {"users": "user", "clients": "client-id"}
+QUOTA_LABEL = {"user": "user-principal", "client-id": "client-id", "ip": "ip"}
+DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS = 32, 33, 48, 49
+DESCRIBE_SCRAM, ALTER_SCRAM = 50, 51
+
+
+def failure(code: ErrorCode, message: str | None) -> KafkaError:
+    return KafkaError(f"{java_exception_class(code)}: {message or code.description}", error_code=code)
+
+
+def parse_add_config(text: str) -> dict[str, str]:
+    """ConfigCommand.parseConfigsToBeAdded: ``k=v`` pairs split on the commas outside
+    ``[...]``, brackets removed from the values (``cleanup.policy=[compact,delete]``)."""
+    out = {}
+    for pair in re.split(r",(?=[^\]]*(?:\[|$))", text):
+        parts = re.split(r"\s*=\s*(?=[^\]]*(?:\[|$))", pair)
+        if len(parts) != 2:
+            raise UsageProblem('requirement failed: Invalid entity config: all configs to be added must be in the '
+                               'format "key=val".')
+        out[parts[0].strip()] = re.sub(r"\[?\]?", "", parts[1]).strip()
+    for key in out:
+        if not re.fullmatch(r"[a-zA-Z0-9._-]*", key):
+            raise UsageProblem(f"Invalid character found for config key: {key}")
+    return out
+
+
+def java_double(value: float) -> str:
+    """Double.toString: 1024.0, 0.5, 1.0E7 (the shortest digits, as Python's repr)."""
+    if 1e-3 <= abs(value) < 1e7 or value == 0:
+        return repr(float(value))
+    from decimal import Decimal
+    sign, digits, exp = Decimal(repr(value)).normalize().as_tuple()
+    ds = "".join(map(str, digits))
+    return f"{'-' if sign else ''}{ds[0]}.{ds[1:] or '0'}E{len(ds) - 1 + exp}"
+
+
+@click.command("configs", cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]},
+               epilog=exit_status_help("the broker refused or could not be reached (one line on stderr)"))
+@click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", required=True, metavar="HOST:PORT",
+              help="The Kafka server to connect to (or KPROTO_BOOTSTRAP_SERVER).")
+@click.option("--command-config", type=click.Path(dir_okay=False),
+              help="Property file with client configs (security.protocol, sasl.*, ssl.*).")
+@click.option("--describe", is_flag=True, help="List configs for the given entity.")
+@click.option("--alter", is_flag=True, help="Alter the configuration for the entity.")
+@click.option("--entity-type", "entity_types", multiple=True, type=click.Choice(ENTITY_TYPES),
+              help="topics, brokers, users or clients (users then clients: a user's quota for a client).")
+@click.option("--entity-name", "entity_names", multiple=True,
+              help="Name of the entity (topic name, broker id, user principal, client id).")
+@click.option("--entity-default", "entity_defaults", multiple=True, is_flag=True, flag_value="",
+              help="The default for the entity type (brokers, users, clients).")
+@click.option("--topic", help="--entity-type topics --entity-name TOPIC.")
+@click.option("--broker", help="--entity-type brokers --entity-name ID.")
+@click.option("--broker-defaults", is_flag=True, help="--entity-type brokers --entity-default.")
+@click.option("--user", help="--entity-type users --entity-name USER.")
+@click.option("--client", help="--entity-type clients --entity-name CLIENT.")
+@click.option("--add-config", help="k1=v1,k2=[v1,v2,v2],k3=v3 (SCRAM-SHA-256=[iterations=8192,password=...]).")
+@click.option("--add-config-file", type=click.Path(dir_okay=False), help="A properties file of configs to add.")
+@click.option("--delete-config", "delete_configs", multiple=True, help="Config keys to remove: k1,k2.")
+@click.option("--all", "describe_all", is_flag=True, help="All configs of the topic or broker, not only the dynamic.")
+def configs(bootstrap_server, command_config, describe, alter, entity_types, entity_names, entity_defaults, topic,
+            broker, broker_defaults, user, client, add_config, add_config_file, delete_configs,
+            describe_all) -> None:
+    """Describe or alter topic, broker, user and client configs like kafka-configs.sh."""
+    types, names = list(entity_types), list(entity_names) + list(entity_defaults)
+    for kind, name in (("topics", topic), ("brokers", broker), ("users", user), ("clients", client)):
+        if name is not None:
+            types.append(kind)
+            names.append(name)
+    if broker_defaults:
+        types.append("brokers")
+        names.append("")
+    if describe == alter:
+        raise UsageProblem("Command must include exactly one action: --describe, --alter")
+    if not types:
+        raise UsageProblem("At least one entity type must be specified")
+    if len(types) > 1 and sorted(types) != ["clients", "users"]:
+        raise UsageProblem("Only '--entity-type users' and '--entity-type clients' may be specified together")
+    if alter and len(types) != len(names):
+        raise UsageProblem("An entity name must be specified for every entity type")
+    if len(names) > len(types):
+        raise UsageProblem("More entity names specified than entity types")
+    if describe and (add_config or add_config_file or delete_configs):
+        raise UsageProblem("Option --describe can't be used with --add-config, --add-config-file or --delete-config")
+    if describe_all and not (describe and types[0] in ("topics", "brokers")):
+        raise UsageProblem("--all can be used only with --describe of topics or brokers")
+    if types[0] == "brokers" and names and names[0] and not names[0].isdigit():
+        raise UsageProblem(f"The entity name for brokers must be a valid integer broker id, found: {names[0]}")
+    adds: dict[str, str] = {}
+    if add_config_file:
+        from kproto.properties import parse_properties
+        try:
+            adds.update(parse_properties(open(add_config_file).read(), add_config_file, strict=False))
+        except OSError as e:
+            raise UsageProblem(f"cannot read {add_config_file}: {e.strerror}") from None
+    if add_config:
+        adds.update(parse_add_config(add_config))
+    deletes = [d.strip() for v in delete_configs for d in v.split(",") if d.strip()]
+    if alter and not (adds or deletes):
+        raise UsageProblem("At least one of --add-config, --add-config-file or --delete-config must be specified "
+                           "with --alter")
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient, load_client_properties
+    config = load_client_properties(command_config) if command_config else None
+    with BrokerClient(bootstrap_server, config=config) as c:
+        admin = Admin(c)
+        try:
+            if describe:
+                _describe(admin, types, names, describe_all)
+            else:
+                _alter(admin, types, names, adds, deletes)
+        finally:
+            admin.close()
+
+
+# --- topics and brokers -----------------------------------------------------------------------
+
+def resource_configs(admin, kind: str, name: str, *, synonyms: bool, describe_all: bool) -> list:
+    """ConfigCommand.getResourceConfig: the resource's entries of its dynamic source (all
+    with ``describe_all``), sorted by name; each (name, value, sensitive, synonyms)."""
+    if kind == "topics":
+        rtype, dynamic = TOPIC, 1
+    else:
+        rtype, dynamic = BROKER, 3 if name == "" else 2
+    body = admin.client.request(DESCRIBE_CONFIGS, {
+        "resources": [{"resource_type": rtype, "resource_name": name, "configuration_keys": None}],
+        "include_synonyms": synonyms, "include_documentation": False})
+    r = body.results[0]
+    if r.error_code:
+        raise failure(ErrorCode(r.error_code), r.get("error_message"))
+    out = []
+    for e in r.configs:
+        source = e.get("config_source", -1)
+        if describe_all or source == dynamic:
+            out.append((e.name, e.value, e.is_sensitive,
+                        [(SOURCES.get(s.source, "UNKNOWN"), s.name, s.value) for s in (e.get("synonyms") or ())]))
+    return sorted(out, key=lambda e: e[0])
+
+
+def _describe(admin, types, names, describe_all) -> None:
+    kind = types[0]
+    if kind in ("users", "clients"):
+        if admin.supports(DESCRIBE_CLIENT_QUOTAS):      # a broker without quotas has none to show
+            _describe_quotas(admin, types, names)
+        if "clients" not in types and "" not in names:
+            _describe_scram(admin, names)
+        return
+    if names:
+        entities = [names[0]]
+    elif kind == "topics":
+        entities = sorted(admin.metadata().topics)
+    else:
+        entities = [str(b.node_id) for b in admin.metadata([]).brokers] + [""]
+    for entity in entities:
+        try:
+            entries = resource_configs(admin, kind, entity, synonyms=True, describe_all=describe_all)
+        except KafkaError as e:
+            if kind == "topics" and e.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                click.echo(f"The topic '{entity}' doesn't exist and doesn't have dynamic config.")  # Kafka 4.4's
+                continue
+            raise
+        if entity == "":
+            click.echo(f"Default configs for {kind} in the cluster are:")
+        else:
+            click.echo(f"{'All' if describe_all else 'Dynamic'} configs for {kind[:-1]} {entity} are:")
+        for name, value, sensitive, syns in entries:
+            text = ", ".join(f"{s}:{n}={v}" for s, n, v in syns)
+            click.echo(f"  {name}={value if value is not None else 'null'} sensitive={str(sensitive).lower()} "
+                       f"synonyms={{{text}}}")
+
+
+def _alter(admin, types, names, adds, deletes) -> None:
+    kind, name = types[0], names[0]
+    if kind == "topics":
+        old = {e[0] for e in resource_configs(admin, kind, name, synonyms=False, describe_all=False)}
+        _invalid(deletes, old)
+        from kproto.client.admin import AlterConfigOp, ConfigResource
+        ops = [AlterConfigOp(k, "set", v) for k, v in adds.items()] + [AlterConfigOp(k, "delete") for k in deletes]
+        results = admin.incremental_alter_configs({ConfigResource(TOPIC, name): ops})
+        _check(results)
+    elif kind == "brokers":
+        # ConfigCommand alters brokers with the legacy AlterConfigs: the whole dynamic set, old + new - deleted
+        old = {e[0]: e[1] for e in resource_configs(admin, kind, name, synonyms=False, describe_all=False)}
+        _invalid(deletes, old)
+        new = {**old, **adds}
+        for k in deletes:
+            new.pop(k, None)
+        sensitive = sorted(k for k, v in new.items() if v is None)
+        if sensitive:
+            raise KafkaError("InvalidConfigurationException: All sensitive broker config entries must be specified "
+                             f"for --alter, missing entries: Set({', '.join(sensitive)})")
+        from kproto.client.admin import ConfigResource
+        _check(admin.alter_configs({ConfigResource(BROKER, name): new}))
+    else:
+        _alter_users_clients(admin, types, names, adds, deletes)
+    if name:
+        click.echo(f"Completed updating config for {kind[:-1]} {name}.")
+    else:
+        click.echo(f"Completed updating default config for {kind} in the cluster.")
+
+
+def _invalid(deletes, existing) -> None:
+    missing = [k for k in deletes if k not in existing]
+    if missing:
+        raise KafkaError(f"InvalidConfigurationException: Invalid config(s): {','.join(missing)}")
+
+
+def _check(results) -> None:
+    for error, message in results.values():
+        if error != ErrorCode.NONE:
+            raise failure(error, message)
+
+
+# --- users and clients: quotas and SCRAM --------------------------------------------------------
+
+def _quota_filter(types, names) -> list[dict]:
+    out = []
+    for i, kind in enumerate(types):
+        entity = QUOTA_ENTITY[kind]
+        if i >= len(names):
+            out.append({"entity_type": entity, "match_type": 2, "match": None})      # any
+        elif names[i] == "":
+            out.append({"entity_type": entity, "match_type": 1, "match": None})      # the default
+        else:
+            out.append({"entity_type": entity, "match_type": 0, "match": names[i]})  # exactly
+    return out
+
+
+def client_quotas(admin, types, names) -> list[tuple[list, dict[str, float]]]:
+    """DescribeClientQuotas with ClientQuotaFilter.containsOnly (strict)."""
+    if not admin.supports(DESCRIBE_CLIENT_QUOTAS):
+        raise KafkaError("UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS",
+                         error_code=ErrorCode.UNSUPPORTED_VERSION)
+    body = admin.client.request(DESCRIBE_CLIENT_QUOTAS, {"components": _quota_filter(types, names), "strict": True})
+    if body.error_code:
+        raise failure(ErrorCode(body.error_code), body.get("error_message"))
+    return [([(e.entity_type, e.entity_name) for e in entry["entity"]], {v["key"]: v["value"] for v in entry["values"]})
+            for entry in (body.entries or ())]
+
+
+def _describe_quotas(admin, types, names) -> None:
+    for entity, values in client_quotas(admin, types, names):
+        parts = []
+        for kind in ("user", "client-id", "ip"):
+            for t, n in entity:
+                if t == kind:
+                    parts.append(f"{QUOTA_LABEL[kind]} '{n}'" if n is not None else f"the default {QUOTA_LABEL[kind]}")
+        text = ", ".join(f"{k}={java_double(v)}" for k, v in sorted(values.items()))
+        click.echo(f"Quota configs for {', '.join(parts)} are {text}")
+
+
+def _describe_scram(admin, names) -> None:
+    from kproto.security.scram import BY_TYPE
+    r = admin.client.request(DESCRIBE_SCRAM, {"users": [{"name": n} for n in names] or None})
+    if r.error_code:
+        raise failure(ErrorCode(r.error_code), r.error_message)
+    for u in r.results:
+        if u.error_code:
+            click.echo(f"Error retrieving SCRAM credential configs for user-principal '{u.user}': "
+                       f"{java_exception_class(ErrorCode(u.error_code))}: {u.error_message}")
+            continue
+        text = ", ".join(f"{BY_TYPE[i.mechanism].name}=iterations={i.iterations}" for i in u.credential_infos)
+        click.echo(f"SCRAM credential configs for user-principal '{u.user}' are {text}")
+
+
+def _alter_users_clients(admin, types, names, adds, deletes) -> None:
+    from kproto.security.scram import MECHANISMS
+    quota_adds = [k for k in adds if k in QUOTA_CONFIGS]
+    scram_adds = {k: v for k, v in adds.items() if k in MECHANISMS}
+    unknown_adds = [k for k in adds if k not in QUOTA_CONFIGS and k not in MECHANISMS]
+    quota_deletes = [k for k in deletes if k in QUOTA_CONFIGS]
+    scram_deletes = [k for k in deletes if k in MECHANISMS]
+    unknown_deletes = [k for k in deletes if k not in QUOTA_CONFIGS and k not in MECHANISMS]
+    if types[0] == "clients" or len(types) == 2:
+        if unknown_adds or scram_adds:
+            raise UsageError(f"Only quota configs can be added for 'clients' using --bootstrap-server. "
+                             f"Unexpected config names: Set({', '.join(unknown_adds + list(scram_adds))})")
+        if unknown_deletes or scram_deletes:
+            raise UsageError(f"Only quota configs can be deleted for 'clients' using --bootstrap-server. "
+                             f"Unexpected config names: Set({', '.join(unknown_deletes + scram_deletes)})")
+    else:
+        if unknown_adds:
+            raise UsageError(f"Only quota and SCRAM credential configs can be added for 'users' using "
+                             f"--bootstrap-server. Unexpected config names: Set({', '.join(unknown_adds)})")
+        if unknown_deletes:
+            raise UsageError(f"Only quota and SCRAM credential configs can be deleted for 'users' using "
+                             f"--bootstrap-server. Unexpected config names: Set({', '.join(unknown_deletes)})")
+        if scram_adds or scram_deletes:
+            if "" in names:
+                raise UsageError("The use of --entity-default or --user-defaults is not allowed with User SCRAM "
+                                 "Credentials using --bootstrap-server.")
+            if quota_adds or quota_deletes:
+                raise UsageError("Cannot alter both quota and SCRAM credential configs simultaneously for 'users' "
+                                 "using --bootstrap-server.")
+    if quota_adds or quota_deletes:
+        _alter_quotas(admin, types, names, {k: adds[k] for k in quota_adds}, quota_deletes)
+    else:
+        alter_scram(admin, names, scram_credentials(scram_adds), scram_deletes)
+
+
+def _alter_quotas(admin, types, names, adds: dict[str, str], deletes: list[str]) -> None:
+    found = client_quotas(admin, types, names)
+    old = found[0][1] if found else {}
+    _invalid(deletes, old)
+    ops = []
+    for k, v in adds.items():
+        try:
+            ops.append({"key": k, "value": float(v), "remove": False})
+        except ValueError:
+            raise UsageError(f"Cannot parse quota configuration value for {k}: {v}") from None
+    ops += [{"key": k, "value": 0.0, "remove": True} for k in deletes]
+    entity = [{"entity_type": QUOTA_ENTITY[t], "entity_name": n or None} for t, n in zip(types, names)]
+    body = admin.client.request(ALTER_CLIENT_QUOTAS, {"entries": [{"entity": entity, "ops": ops}],
+                                                      "validate_only": False})
+    for e in body.entries:
+        if e.error_code:
+            raise failure(ErrorCode(e.error_code), e.error_message)
+
+
+DEFAULT_ITERATIONS = 4096     # ConfigCommand.DefaultScramIterations
+_CREDENTIAL = re.compile(r"(?:iterations=(-?[0-9]*),)?password=(.*)", re.S)
+
+
+def scram_credentials(adds: dict[str, str]) -> dict[str, tuple[int, str]]:
+    """``{mechanism: "iterations=N,password=PW"}`` (brackets already removed) ->
+    {mechanism: (iterations, password)}, checked as ConfigCommand does."""
+    from kproto.security.scram import MECHANISMS
+    out = {}
+    for name, value in adds.items():
+        cred = _CREDENTIAL.fullmatch(value)
+        if cred is None:
+            raise UsageError(f"Invalid credential property {name}=<hidden>")    # the value holds a password
+        iterations = int(cred.group(1)) if cred.group(1) not in (None, "", "-1") else DEFAULT_ITERATIONS
+        if iterations < MECHANISMS[name].min_iterations:
+            raise UsageError(f"Iterations {iterations} is less than the minimum "
+                             f"{MECHANISMS[name].min_iterations} required for {name}")
+        out[name] = (iterations, cred.group(2))
+    return out
+
+
+def alter_scram(admin, names, adds: dict[str, tuple[int, str]], deletes: list[str]) -> None:
+    """AlterUserScramCredentials, the password salted here. One request per mechanism:
+    Kafka's controller (ScramControlManager) refuses a user named twice in one request."""
+    from kproto.security.scram import MECHANISMS
+    bodies = [{"deletions": [{"name": n, "mechanism": MECHANISMS[m].type} for n in names], "upsertions": []}
+              for m in deletes]
+    for mech, (iterations, password) in adds.items():
+        ups = []
+        for n in names:
+            salt = os.urandom(32)
+            ups.append({"name": n, "mechanism": MECHANISMS[mech].type, "iterations": iterations, "salt": salt,
+                        "salted_password": MECHANISMS[mech].salted_password(password.encode(), salt, iterations)})
+        bodies.append({"deletions": [], "upsertions": ups})
+    for body in bodies:
+        r = admin.client.request(ALTER_SCRAM, body)
+        failed = [u for u in r.results if u.error_code]
+        if failed:
+            raise UsageError(f"{java_exception_class(ErrorCode(failed[0].error_code))}: "
+                             f"{failed[0].error_message or ErrorCode(failed[0].error_code).description}")
