@@ -55,6 +55,12 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "auto.create.topics.enable": (True, bool),
     "num.partitions": (1, int),
     "default.replication.factor": (1, int),
+    # KRaft cluster membership (kproto.server.cluster.settings); empty process.roles: standalone
+    "process.roles": ("", str),
+    "controller.quorum.voters": ("", str),
+    "controller.listener.names": ("", str),
+    "inter.broker.listener.name": (None, str),
+    "replica.lag.time.max.ms": (30000, int),
     "socket.request.max.bytes": (104857600, int),
     "queued.max.request.bytes": (-1, int),
     "connections.max.idle.ms": (600000, int),

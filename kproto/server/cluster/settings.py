@@ -1,0 +1,84 @@
+"""The KRaft settings that make a node part of a cluster, parsed and checked: no I/O.
+
+A node without ``process.roles`` is kproto's standalone broker (it leads every
+partition of its own logs, as it always has); ``cluster_settings`` answers None
+for it, so nothing about it changes. With ``process.roles`` the node belongs to
+the cluster ``controller.quorum.voters`` names (``id@host:port`` each, as
+Kafka's QuorumConfig.parseVoterConnections reads them).
+
+kproto serves no cluster yet: ``kproto serve`` checks these settings and then
+refuses them in one line (docs/cluster.md says what is built and what is next).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from kproto.errors import InvalidConfigError
+
+__all__ = ["ROLES", "ClusterSettings", "parse_voters", "cluster_settings"]
+
+ROLES = ("broker", "controller")
+
+
+def parse_voters(text: str) -> dict[int, tuple[str, int]]:
+    """``1@host:9093,2@host:9094`` -> {1: (host, 9093), 2: (host, 9094)}."""
+    voters: dict[int, tuple[str, int]] = {}
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        node, at, address = item.partition("@")
+        host, colon, port = address.rpartition(":")
+        try:
+            if not (at and colon and host):
+                raise ValueError
+            node_id, port_number = int(node), int(port)
+        except ValueError:
+            raise InvalidConfigError(f"Invalid value {text} for configuration controller.quorum.voters: "
+                                     f"{item!r} is not of the form id@host:port") from None
+        if node_id in voters:
+            raise InvalidConfigError(f"Invalid value {text} for configuration controller.quorum.voters: "
+                                     f"node {node_id} is named twice")
+        voters[node_id] = (host.strip("[]"), port_number)
+    return voters
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSettings:
+    roles: frozenset[str]
+    node_id: int
+    voters: dict[int, tuple[str, int]]
+    controller_listener_names: tuple[str, ...]
+    inter_broker_listener_name: str | None
+    replica_lag_time_max_ms: int
+
+    @property
+    def controller_id(self) -> int:
+        """The one controller of kproto's static (not Raft) quorum: the lowest voter."""
+        return min(self.voters)
+
+
+def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
+    """None for a standalone node (no ``process.roles``); else the checked settings."""
+    raw_roles = [r.strip() for r in str(values.get("process.roles") or "").split(",") if r.strip()]
+    if not raw_roles:
+        return None
+    unknown = [r for r in raw_roles if r not in ROLES]
+    if unknown:
+        raise InvalidConfigError(f"Invalid value {values['process.roles']} for configuration process.roles: "
+                                 f"unknown role {unknown[0]!r} (roles are broker and controller)")
+    voters = parse_voters(str(values.get("controller.quorum.voters") or ""))
+    if not voters:
+        raise InvalidConfigError("controller.quorum.voters must name the controllers (id@host:port,...) "
+                                 "when process.roles is set")
+    node_id = int(values["node.id"])
+    roles = frozenset(raw_roles)
+    if "controller" in roles and node_id not in voters:
+        raise InvalidConfigError(f"node.id {node_id} has the controller role but is not one of "
+                                 f"controller.quorum.voters ({', '.join(map(str, sorted(voters)))})")
+    names = tuple(n.strip() for n in str(values.get("controller.listener.names") or "").split(",") if n.strip())
+    if "controller" in roles and not names:
+        raise InvalidConfigError("controller.listener.names must be set when process.roles has controller")
+    return ClusterSettings(roles, node_id, voters, names, values.get("inter.broker.listener.name") or None,
+                           int(values.get("replica.lag.time.max.ms", 30000)))

@@ -1,0 +1,68 @@
+"""KRaft cluster settings (kproto.server.cluster.settings) and ``kproto serve``'s refusal."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from kproto.errors import InvalidConfigError
+from kproto.server.cluster.settings import cluster_settings, parse_voters
+from kproto.server.config import BrokerConfig
+
+
+def settings(**props):
+    return cluster_settings(BrokerConfig.from_props({k.replace("_", "."): v for k, v in props.items()}).values)
+
+
+def test_a_node_without_process_roles_is_standalone():
+    assert cluster_settings(BrokerConfig.from_props().values) is None
+    assert BrokerConfig.from_props()["replica.lag.time.max.ms"] == 30000
+
+
+def test_voters_and_the_static_controller():
+    s = settings(process_roles="broker,controller", node_id="2",
+                 controller_quorum_voters="3@127.0.0.1:9095, 1@127.0.0.1:9093,2@[::1]:9094",
+                 controller_listener_names="CONTROLLER", replica_lag_time_max_ms="500")
+    assert s.roles == {"broker", "controller"} and s.node_id == 2 and s.controller_id == 1
+    assert s.voters == {3: ("127.0.0.1", 9095), 1: ("127.0.0.1", 9093), 2: ("::1", 9094)}
+    assert s.controller_listener_names == ("CONTROLLER",) and s.replica_lag_time_max_ms == 500
+    assert s.inter_broker_listener_name is None
+
+
+@pytest.mark.parametrize("props,text", [
+    ({"process.roles": "broker,zookeeper", "controller.quorum.voters": "1@h:1"},
+     "Invalid value broker,zookeeper for configuration process.roles: unknown role 'zookeeper' "
+     "(roles are broker and controller)"),
+    ({"process.roles": "broker"},
+     "controller.quorum.voters must name the controllers (id@host:port,...) when process.roles is set"),
+    ({"process.roles": "broker", "controller.quorum.voters": "1@h"},
+     "Invalid value 1@h for configuration controller.quorum.voters: '1@h' is not of the form id@host:port"),
+    ({"process.roles": "broker", "controller.quorum.voters": "1@h:1,1@h:2"},
+     "Invalid value 1@h:1,1@h:2 for configuration controller.quorum.voters: node 1 is named twice"),
+    ({"process.roles": "controller", "node.id": "4", "controller.quorum.voters": "1@h:1,2@h:2",
+      "controller.listener.names": "C"},
+     "node.id 4 has the controller role but is not one of controller.quorum.voters (1, 2)"),
+    ({"process.roles": "controller", "controller.quorum.voters": "1@h:1"},
+     "controller.listener.names must be set when process.roles has controller"),
+])
+def test_bad_settings_are_one_clear_error(props, text):
+    with pytest.raises(InvalidConfigError) as e:
+        cluster_settings(BrokerConfig.from_props(props).values)
+    assert str(e.value) == text
+
+
+def test_parse_voters_skips_empty_items():
+    assert parse_voters("") == {} and parse_voters("5@a:1,") == {5: ("a", 1)}
+
+
+def test_serve_refuses_cluster_settings_in_one_line(tmp_path):
+    from kproto.tools.main import cli
+    result = CliRunner().invoke(cli, ["serve", "--data-dir", str(tmp_path / "d"), "--config", "process.roles=broker",
+                                      "--config", "controller.quorum.voters=1@127.0.0.1:9093"])
+    assert result.exit_code != 0
+    assert result.output.strip() == (
+        "kproto: error: process.roles: kproto serve runs a standalone node only; the cluster's rules exist "
+        "(kproto.server.cluster) but no replication is served yet (docs/cluster.md)")
+    assert not (tmp_path / "d").exists()
+    bad = CliRunner().invoke(cli, ["serve", "--data-dir", str(tmp_path / "d"), "--config", "process.roles=broker"])
+    assert bad.exit_code != 0 and "controller.quorum.voters must name the controllers" in bad.output
