@@ -1,15 +1,17 @@
 """Transactional produce bench: confluent-kafka sending 1 KB values in transactions of
-100 records against `kproto serve` and tansu (the anchor), and the same records
-without transactions on each, >= 5 runs alternating the brokers.
+100 records against `kproto serve`, Apache Kafka 4.4 (the anchor) and tansu, and the
+same records without transactions on each, >= 5 runs rotating the brokers.
 
     python bench/bench_txn.py [--messages 20000] [--per-txn 100] [--runs 5] [--quick]
 
-Each run: a fresh broker process (kproto's data on tmpfs, tansu in memory), a
+Each run: a fresh broker process (kproto's and Kafka's data on tmpfs, tansu in
+memory; Kafka as bench_broker.py starts it), a
 3-partition topic, one producer (acks=all, linger.ms=5, no compression). The
 transactional side calls begin/produce x per-txn/commit until --messages are
 sent (each commit waits for the coordinator and its markers); the plain side
 produces the same values and flushes once. Reported: messages/s, median
-(min-max), and the cost of transactions on each broker (plain / transactional).
+(min-max), the cost of transactions on each broker (plain / transactional) and
+each broker's transactional rate against Kafka's.
 A broker that fails a transaction is reported with its error instead.
 """
 
@@ -26,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from confluent_kafka import KafkaException, Producer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-from bench.bench_broker import start  # noqa: E402
+from bench.bench_broker import NAMES, start  # noqa: E402
 from bench.common import Report, alternate, cell, check_runs, ratio, table  # noqa: E402
 
 PARTITIONS = 3
@@ -78,21 +80,26 @@ def main() -> None:
     if args.quick:
         args.messages, args.runs = 2_000, 5
     check_runs(args.runs)
-    report = Report("bench_txn", "Transactional produce: kproto serve vs tansu, confluent-kafka", args.quick)
-    runs = alternate({k: (lambda k=k: run_one(k, args.messages, args.per_txn)) for k in ("tansu", "kproto")},
-                     args.runs)
+    kinds = ("kafka", "tansu", "kproto")
+    report = Report("bench_txn", "Transactional produce: kproto serve vs Apache Kafka and tansu, confluent-kafka",
+                    args.quick)
+    runs = alternate({k: (lambda k=k: run_one(k, args.messages, args.per_txn)) for k in kinds}, args.runs)
     rows = []
-    for kind in ("tansu", "kproto"):
+    kafka_txn = [r["txn"] for r in runs["kafka"] if r["txn"] is not None]
+    for kind in kinds:
         plain = [r["plain"] for r in runs[kind]]
         txn = [r["txn"] for r in runs[kind] if r["txn"] is not None]
         errors = {r["error"] for r in runs[kind] if r["error"]}
-        rows.append([kind, cell(plain, "{:,.0f}"), cell(txn, "{:,.0f}") if len(txn) == len(plain)
-                     else "fails: " + "; ".join(sorted(errors)),
-                     ratio(plain, txn) if len(txn) == len(plain) else "-"])
+        whole = len(txn) == len(plain)
+        rows.append([NAMES[kind] + (" (anchor)" if kind == "kafka" else ""), cell(plain, "{:,.0f}"),
+                     cell(txn, "{:,.0f}") if whole else "fails: " + "; ".join(sorted(errors)),
+                     ratio(plain, txn) if whole else "-",
+                     ratio(txn, kafka_txn) if whole and len(kafka_txn) == len(plain) else "-"])
     report.add(f"{args.messages:,} values of {SIZE} bytes, {args.per_txn} per transaction, messages/s, median "
-               f"(min-max) of {args.runs} runs alternating the brokers; plain = the same values without "
+               f"(min-max) of {args.runs} runs rotating the brokers; plain = the same values without "
                "transactions (acks=all, linger.ms=5, one flush).")
-    report.add(table(["broker", "plain msg/s", "transactional msg/s", "plain / transactional"], rows))
+    report.add(table(["broker", "plain msg/s", "transactional msg/s", "plain / transactional",
+                      "transactional vs Kafka"], rows))
     report.write()
 
 
