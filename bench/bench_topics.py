@@ -29,6 +29,7 @@ from bench.common import Report, alternate, cell, check_runs, kafka_broker, rati
 from tests import components  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
+TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"      # what bin/kafka-topics.sh runs
 TOPICS, PARTITIONS = 200, 6
 
 # The peer: kafka-python 3.0's admin client, printing kafka-topics' describe lines.
@@ -101,7 +102,10 @@ def main() -> None:
     import kafka
     for where in (ROOT / "kproto", Path(kafka.__file__).parent):
         compileall.compile_dir(str(where), quiet=1)
-    report = Report("bench_topics", "Tools: kproto topics --describe vs kafka-python's admin client", args.quick)
+    from tests.kafka_ref import reference
+    kafka_tool = reference(ROOT / "bench" / "out" / "kafka-ref")
+    report = Report("bench_topics", "Tools: kproto topics --describe vs kafka-python's admin client and "
+                    "Kafka's kafka-topics.sh", args.quick)
     rows = []
     for broker in args.brokers.split(","):
         with tempfile.TemporaryDirectory() as tmp:
@@ -121,16 +125,35 @@ def main() -> None:
                     assert describe_lines(ours, broker == "kproto") == describe_lines(theirs, broker == "kproto"), \
                         "the two print different lines"
                 assert ours.count("\n") == expected and theirs.count("\n") == expected
-                runs = alternate({"peer": lambda: timed(peer_cmd)[0], "kproto": lambda: timed(ours_cmd)[0],
-                                  "help": lambda: timed([kproto, "--help"])[0]}, args.runs)
+                sides = {"peer": lambda: timed(peer_cmd)[0], "kproto": lambda: timed(ours_cmd)[0],
+                         "help": lambda: timed([kproto, "--help"])[0]}
+                # Kafka's own tool, a JVM per run: the same lines as kproto's, Configs included
+                tool_cmd = kafka_tool.tool_command(TOPIC_COMMAND, "--describe", "--bootstrap-server", bootstrap)
+                tool_failed, tool_note = "", ""
+                try:
+                    tool = timed(tool_cmd)[1]
+                    sides["kafka-topics"] = lambda: timed(tool_cmd)[0]
+                    if describe_lines(tool) != describe_lines(ours):
+                        # e.g. tansu answers ListPartitionReassignments for every partition: Kafka's
+                        # tool then prints Adding/Removing Replicas columns
+                        tool_note = "; its lines differ from kproto's on this broker"
+                        assert broker == "tansu", f"{TOPIC_COMMAND} and kproto print different lines"
+                except SystemExit as e:
+                    tool_failed = f"fails: {str(e)[-200:]}"
+                runs = alternate(sides, args.runs)
         rows.append([broker, "kafka-python KafkaAdminClient script (anchor)", cell(runs["peer"], "{:.3f}"), "1.00x"])
+        rows.append([broker, f"kafka-topics.sh (Kafka's TopicCommand, run_tool's JVM{tool_note})",
+                     tool_failed or cell(runs["kafka-topics"], "{:.3f}"),
+                     "" if tool_failed else ratio(runs["kafka-topics"], runs["peer"])])
         rows.append([broker, "kproto topics --describe", cell(runs["kproto"], "{:.3f}"),
                      ratio(runs["kproto"], runs["peer"])])
         rows.append([broker, "kproto --help (cold start)", cell(runs["help"], "{:.3f}"), ""])
     report.add(f"{topics} topics x {PARTITIONS} partitions; wall seconds of a fresh process each, median "
-               f"(min-max) of {args.runs} runs alternating the sides (lower is better). Both print "
-               f"kafka-topics.sh's describe lines ({topics * (PARTITIONS + 1)}); on kproto's broker they "
-               "are checked identical apart from the order of topics, on Kafka's apart from the Configs column.")
+               f"(min-max) of {args.runs} runs rotating the sides (lower is better). All print "
+               f"kafka-topics.sh's describe lines ({topics * (PARTITIONS + 1)}); kproto's and Kafka's "
+               "TopicCommand (-Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1) are checked identical apart from "
+               "the order of topics and TopicIds; the script's too on kproto's broker, on Kafka's apart from the "
+               "Configs column.")
     report.add(table(["broker", "command", "seconds", "time vs anchor"], rows, right=2))
     report.write()
 
