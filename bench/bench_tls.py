@@ -6,7 +6,8 @@ Kafka 4.4 (the anchor), rotating runs.
 
 Each run: a fresh broker with both listeners on one data dir on tmpfs (kproto
 serve; Kafka as tests/kafka_ref.py starts it, the same server certificate as
-PEM), a 3-partition topic, one producer (acks=all, linger.ms=5, no compression)
+PEM), warmed up by --warmup values produced and consumed on another topic over
+the listener under test (untimed), a 3-partition topic, one producer (acks=all, linger.ms=5, no compression)
 then one consumer (assign mode, from the start), both on the listener under
 test. PLAINTEXT fetches use sendfile (zero copy) on both brokers; over TLS the
 records are copied through user space and encrypted (kproto: Python's ssl
@@ -81,7 +82,7 @@ def kafka_secure(workdir: Path):
         yield KafkaCluster(broker.ports, certs["ca"])
 
 
-def run_one(kind: str, listener: str, n: int, size: int) -> dict:
+def run_one(kind: str, listener: str, n: int, size: int, warmup: int = 0) -> dict:
     shm = Path("/dev/shm")
     workdir = Path(tempfile.mkdtemp(prefix="bench-tls-", dir=shm if shm.is_dir() else None))
     try:
@@ -97,7 +98,7 @@ def run_one(kind: str, listener: str, n: int, size: int) -> dict:
             sampler.start()
             try:
                 return measure(listener, pid, cluster.bootstrap("PLAINTEXT"), n, size, sampler,
-                               client_conf(cluster, listener))
+                               client_conf(cluster, listener), warmup=warmup)
             finally:
                 sampler.stop = True
     finally:
@@ -108,16 +109,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--warmup", type=int, default=20_000,
+                    help="values produced and consumed on another topic (same listener) first, untimed")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="10,000 messages: check the script works")
     args = ap.parse_args()
     check_runs(args.runs)
     if args.quick:
-        args.messages = 10_000
+        args.messages, args.warmup = 10_000, 2_000
     report = Report("bench_tls", "TLS: SASL_SSL vs PLAINTEXT on kproto's broker and on Apache Kafka, "
                     "confluent-kafka produce then consume", args.quick)
     sides = [(k, listener) for k in ("kafka", "kproto") for listener in ("PLAINTEXT", "SASL_SSL")]
-    runs = alternate({side: (lambda s=side: run_one(*s, args.messages, args.size)) for side in sides}, args.runs)
+    runs = alternate({side: (lambda s=side: run_one(*s, args.messages, args.size, args.warmup)) for side in sides},
+                     args.runs)
     rows = []
     for metric, label, fmt in METRICS:
         v = {side: [r[metric] for r in runs[side]] for side in sides}
@@ -128,7 +132,8 @@ def main() -> None:
                      ratio(v["kproto", "SASL_SSL"], v["kafka", "SASL_SSL"])])
     report.add(f"{args.messages:,} messages of {args.size} B per run, {PARTITIONS} partitions, acks=all, linger.ms=5, "
                f"no compression; one confluent-kafka producer then one consumer on the listener under test; a fresh "
-               f"broker each run (data on tmpfs); median (min-max) of {args.runs} runs rotating the four sides. "
+               f"broker each run (data on tmpfs), first warmed up by {args.warmup:,} values produced and consumed on another "
+               f"topic over the same listener (untimed); median (min-max) of {args.runs} runs rotating the four sides. "
                "SASL_SSL = SCRAM-SHA-512 over TLS 1.3 (kproto: Python ssl; Kafka {v}: the JDK's SSLEngine, "
                "-Xmx512m -XX:+UseSerialGC; no kTLS on either: fetches are copied, not sendfile'd).".format(
                    v=kafka_version()))
