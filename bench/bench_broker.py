@@ -110,7 +110,8 @@ def consume(kind: str, conf: dict, topic: str, n: int) -> None:
     got = 0
     deadline = time.perf_counter() + 300
     while got < n and time.perf_counter() < deadline:
-        for m in consumer.consume(10000, 1.0):
+        # never ask for more than is left: consume() would wait out its timeout for the rest
+        for m in consumer.consume(min(10000, n - got), 1.0):
             if m.error() is None:
                 got += 1
     consumer.close()
