@@ -74,7 +74,8 @@ test: deps lint kafka
 # Each benchmark runs kproto and the strongest peer here side by side (>= 5 runs,
 # alternating) and writes its table to bench/results/<bench>.md.
 # `make bench BENCH_ARGS=--quick` checks the scripts with reduced sizes.
-BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups bench_decode bench_txn bench_consume
+BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups bench_decode bench_txn \
+	bench_fixture bench_tls bench_protocol bench_consume
 BENCH_ARGS ?=
 
 bench: venv debs kafka

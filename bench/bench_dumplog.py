@@ -1,6 +1,7 @@
 """dump-log bench: `kproto dump-log --deep-iteration --print-data-log` against the
-same Kafka lines printed by a script over aiokafka's C record reader (the anchor),
-with kproto's pure-Python path and the script over kafka-python beside them.
+same Kafka lines printed by a script over aiokafka's C record reader (the anchor)
+and by Apache Kafka 4.4's own DumpLogSegments, with kproto's pure-Python path and
+the script over kafka-python beside them.
 
     python bench/bench_dumplog.py [--size-mib 256] [--runs 5] [--quick] [--keep]
 
@@ -14,6 +15,13 @@ only) and batch fields the readers do not expose (size, record count, leader
 epoch) from the header bytes with struct, the same for both readers.
 kproto's speed is its C record codec (kproto._crecords, csrc/, generated from the
 schema by generators/c.py); "kproto pure Python" is KPROTO_NO_EXTENSIONS=1.
+
+Kafka's org.apache.kafka.tools.DumpLogSegments runs as a user runs it, a whole
+JVM per run: (1) with tests/kafka_ref.py run_tool's command line (-Xmx512m
+-XX:+UseSerialGC -XX:TieredStopAtLevel=1: C1 only), (2) with kafka-run-class.sh's
+default JVM options (what kafka-dump-log.sh gives: -Xmx256M, G1, full JIT). Its
+warm figure: run (1) with the segment given twice (--files seg,seg), one JVM;
+the second file's time is that run's minus the one-file run of the same round.
 """
 
 from __future__ import annotations
@@ -29,12 +37,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import Report, alternate, cell, check_runs, ratio, table  # noqa: E402
+from bench.common import Report, alternate, cell, check_runs, kafka_version, ratio, table  # noqa: E402
 from kproto.compression import CompressionType  # noqa: E402
 from kproto.records import NewRecord, build_record_batch  # noqa: E402
 
 OUT = Path(__file__).parent / "out" / "dumplog"
 SEGMENT = "00000000000000000000.log"
+DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
+# bin/kafka-run-class.sh's defaults (KAFKA_HEAP_OPTS, KAFKA_JVM_PERFORMANCE_OPTS): a kafka-dump-log.sh run
+RUN_CLASS_JVM = ["-Xmx256M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+                 "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+                 "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true"]
 
 # The peer: a record reader (argv[1]: aiokafka or kafka), printing Kafka's lines
 # (DumpLogSegments.scala's batch and record formats).
@@ -81,6 +94,9 @@ with open(path, "rb") as f:
             out.write(line + "\n")
         position += size
 '''
+
+
+TWICE = "Kafka DumpLogSegments, the segment twice in one JVM"
 
 
 def build_segment(path: Path, size: int, seed: int = 7) -> int:
@@ -144,19 +160,31 @@ def main() -> None:
     peer.write_text(PEER)
     pure_env = dict(os.environ, KPROTO_NO_EXTENSIONS="1")
 
-    def tools(seg: Path) -> dict[str, tuple[list[str], dict | None]]:
-        dump = [kproto_bin, "dump-log", "--deep-iteration", "--print-data-log", "--files", str(seg)]
-        return {
+    from tests.kafka_ref import TOOL_JVM, reference
+    ref = reference(OUT / "kafka-ref")
+    kafka = f"Kafka {kafka_version()} DumpLogSegments"
+
+    def tools(seg: Path, twice: bool = True) -> dict[str, tuple[list[str], dict | None]]:
+        flags = ["--deep-iteration", "--print-data-log", "--files"]
+        dump = [kproto_bin, "dump-log", *flags, str(seg)]
+        java = ref.tool_command(DUMP_LOG_SEGMENTS, *flags, str(seg))
+        shipped = [java[0], *RUN_CLASS_JVM, *java[1 + len(TOOL_JVM):]]
+        out = {
             "aiokafka C script (anchor)": ([sys.executable, str(peer), "aiokafka", str(seg)], None),
             "kproto dump-log": (dump, None),
             "kproto dump-log, pure Python": (dump, pure_env),
             "kafka-python script": ([sys.executable, str(peer), "kafka", str(seg)], None),
+            f"{kafka}, run_tool's JVM (C1 only)": (java, None),
+            f"{kafka}, kafka-dump-log.sh's JVM options": (shipped, None),
         }
+        if twice:
+            out[TWICE] = (ref.tool_command(DUMP_LOG_SEGMENTS, *flags, f"{seg},{seg}"), None)
+        return out
 
     small = OUT / "small" / SEGMENT
     small.parent.mkdir(exist_ok=True)
     build_segment(small, 2 << 20)
-    lines = {name: record_lines(cmd, env) for name, (cmd, env) in tools(small).items()}
+    lines = {name: record_lines(cmd, env) for name, (cmd, env) in tools(small, twice=False).items()}
     first = next(iter(lines.values()))
     assert first and all(v == first for v in lines.values()), "the tools print different record lines"
 
@@ -168,10 +196,14 @@ def main() -> None:
         print(f"built {seg} ({seg.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.1f}s",
               file=sys.stderr)
     total = seg.stat().st_size
-    report = Report("bench_dumplog", "dump-log: kproto vs a script over aiokafka's C reader", args.quick)
+    report = Report("bench_dumplog", "dump-log: kproto vs a script over aiokafka's C reader and Kafka's "
+                    "DumpLogSegments", args.quick)
     runs = alternate({name: (lambda c=cmd, e=env: run(c, e)) for name, (cmd, env) in tools(seg).items()},
                      args.runs)
     anchor = [total / 1e6 / s for s, _ in runs["aiokafka C script (anchor)"]]
+    # the second file of a two-file JVM run: that run minus the same round's one-file run
+    runs[f"{kafka}, warm (second file in one JVM, C1 only)"] = [
+        (two - one, rss) for (two, rss), (one, _) in zip(runs.pop(TWICE), runs[f"{kafka}, run_tool's JVM (C1 only)"])]
     rows = []
     for name, samples in runs.items():
         mbs = [total / 1e6 / s for s, _ in samples]
@@ -179,9 +211,11 @@ def main() -> None:
                      cell([rss / 2**20 for _, rss in samples], "{:.0f}"), ratio(mbs, anchor)])
     report.add(f"Segment of {total / 2**20:.0f} MiB (batches of 100 records, a third each none/lz4/zstd), "
                f"`--deep-iteration --print-data-log`, stdout to /dev/null; each tool a fresh process, median "
-               f"(min-max) of {args.runs} runs alternating the tools. All four print identical record lines "
-               "(checked on a 2 MiB segment first). kproto's speed comes from its C record codec "
-               "(kproto._crecords, csrc/, generated from the schema by generators/c.py).")
+               f"(min-max) of {args.runs} runs rotating the tools. All print identical record lines "
+               "(checked on a 2 MiB segment first). Kafka's tool: a whole JVM per run (start-up, class loading "
+               "and JIT included, as a user runs it); its warm row is the second file of a run given the segment "
+               "twice, minus the one-file run (the peak RSS there is the two-file run's). kproto's speed comes from "
+               "its C record codec (kproto._crecords, csrc/, generated from the schema by generators/c.py).")
     report.add(table(["tool", "MB/s", "seconds", "peak RSS MiB", "vs aiokafka C script"], rows))
     report.write()
     if not args.keep:

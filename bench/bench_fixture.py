@@ -1,24 +1,26 @@
 """Benchmark: the kafka_broker fixture's start-up, from the fixture call to a producer's
-first acknowledged record, against starting tansu the same way.
+first acknowledged record, against starting Apache Kafka 4.4 (the anchor) and tansu
+the same way.
+
+    python bench/bench_fixture.py [--runs 20] [--quick]
 
 One run of a side:
   1. start the broker: kproto through ``kproto.testing.Broker.start()`` (what the
      fixture calls: ``python -m kproto.tools.main serve`` on port 0, the ready line
-     read from its stdout); tansu 0.6 as tests/components.py starts it (a free port,
-     memory storage, wait until the port accepts);
+     read from its stdout); Kafka as tests/kafka_ref.py starts it (StorageTool
+     format, then ``kafka.Kafka`` in KRaft combined mode, until it logs "Kafka Server
+     started"; two JVM starts); tansu 0.6 as tests/components.py starts it (a free
+     port, memory storage, wait until the port accepts);
   2. create a one-partition topic with kproto's admin client (what kafka_topic does);
   3. confluent-kafka Producer, acks=all, linger.ms=0: produce one record and wait
      for its delivery report.
 The clock runs from before step 1 to the delivery report; the broker is stopped
-after the clock stops. Sides alternate, 20 runs each by default; median (min-max).
-
-Usage: PYTHONPATH=. .venv/bin/python bench/bench_fixture.py [--runs 20]
+after the clock stops. Sides rotate, 20 runs each by default; median (min-max).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -29,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from confluent_kafka import Producer  # noqa: E402
 
+from bench.common import Report, alternate, cell, check_runs, kafka_broker, kafka_version, ratio, table  # noqa: E402
 from kproto.client.admin import Admin, NewTopic  # noqa: E402
 from kproto.client.transport import BrokerClient  # noqa: E402
 from kproto.testing import FIXTURE_DEFAULTS, Broker  # noqa: E402
@@ -60,46 +63,56 @@ def run_kproto(tmp: Path) -> dict:
     return marks
 
 
-def run_tansu(tmp: Path) -> dict:
-    binary = components.tansu_binary()
+def run_kafka(tmp: Path) -> dict:
     marks = {"t0": time.perf_counter()}
-    port = components.free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    cmd = [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
-           "--storage-engine", "memory://tansu/"]
-    with components.running(cmd, port, log=tmp / "tansu.log"):
+    with kafka_broker(tmp) as bootstrap:
         marks["ready"] = time.perf_counter()
-        first_ack(f"127.0.0.1:{port}", marks)
+        first_ack(bootstrap, marks)
     return marks
 
 
-def main() -> int:
+def run_tansu(tmp: Path) -> dict:
+    marks = {"t0": time.perf_counter()}
+    with components.tansu(tmp) as bootstrap:
+        marks["ready"] = time.perf_counter()
+        first_ack(bootstrap, marks)
+    return marks
+
+
+def in_tmp(side) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-fixture-") as tmp:
+        return side(Path(tmp))
+
+
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--quick", action="store_true", help="5 runs: check the script works")
     args = ap.parse_args()
+    if args.quick:
+        args.runs = 5
+    check_runs(args.runs)
     # kproto as installed: with its bytecode cache (pip writes it for site-packages;
     # an editable install under PYTHONDONTWRITEBYTECODE=1 would compile every start).
     import compileall
     compileall.compile_dir(str(ROOT / "kproto"), quiet=1)
-    sides = {"kproto (kafka_broker fixture)": run_kproto, "tansu 0.6.0": run_tansu}
-    results: dict[str, list[dict]] = {name: [] for name in sides}
-    for i in range(args.runs):
-        order = list(sides) if i % 2 == 0 else list(reversed(sides))
-        for name in order:
-            with tempfile.TemporaryDirectory(prefix="bench-fixture-") as tmp:
-                results[name].append(sides[name](Path(tmp)))
-    print(f"fixture call -> first acknowledged record, {args.runs} runs per side, alternating; "
-          f"median (min-max) in ms")
-    print("| side | started | + topic created | + first record acked (total) |")
-    print("|---|---|---|---|")
+    kafka = f"Apache Kafka {kafka_version()} (anchor)"
+    sides = {kafka: run_kafka, "tansu 0.6": run_tansu, "kproto (kafka_broker fixture)": run_kproto}
+    report = Report("bench_fixture", "Test fixture start-up: kproto's kafka_broker vs Apache Kafka and tansu",
+                    args.quick)
+    results = alternate({name: (lambda s=side: in_tmp(s)) for name, side in sides.items()}, args.runs)
+    rows = []
     for name, runs in results.items():
-        cols = []
-        for mark in ("ready", "topic", "ack"):
-            ms = [1000 * (r[mark] - r["t0"]) for r in runs]
-            cols.append(f"{statistics.median(ms):.0f} ({min(ms):.0f}-{max(ms):.0f})")
-        print(f"| {name} | " + " | ".join(cols) + " |")
-    return 0
+        cols = [cell([1000 * (r[mark] - r["t0"]) for r in runs], "{:,.0f}") for mark in ("ready", "topic", "ack")]
+        total = [r["ack"] - r["t0"] for r in runs]
+        rows.append([name, *cols, ratio(total, [r["ack"] - r["t0"] for r in results[kafka]]),
+                     ratio(total, [r["ack"] - r["t0"] for r in results["tansu 0.6"]])])
+    report.add(f"Fixture call to first acknowledged record, ms, median (min-max) of {args.runs} runs per side "
+               "rotating the sides; each column cumulative from the start. Lower is better.")
+    report.add(table(["side", "started", "+ topic created", "+ first record acked (total)", "total vs Kafka",
+                      "total vs tansu"], rows))
+    report.write()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

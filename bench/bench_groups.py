@@ -1,5 +1,5 @@
-"""Group coordinator bench: kproto against tansu (the anchor), measuring the
-coordinator rather than a configured wait.
+"""Group coordinator bench: kproto against Apache Kafka 4.4 (the anchor) and tansu,
+measuring the coordinator rather than a configured wait.
 
     python bench/bench_groups.py [--runs 5] [--members 1,10,100,500] [--quick]
 
@@ -7,7 +7,9 @@ coordinator rather than a configured wait.
     first record on a 3-partition topic holding 100 records (FindCoordinator,
     JoinGroup x2, SyncGroup, OffsetFetch, Fetch). Consumers use
     session.timeout.ms=6000, the smallest Kafka's default group.min.session.timeout.ms
-    allows. tansu 0.6 holds a new member's second JoinGroup for session.timeout.ms/2
+    allows. Kafka (tests/kafka_ref.py's KRaft broker, classic group protocol) runs
+    with group.initial.rebalance.delay.ms=0 as Kafka's own test brokers do.
+    tansu 0.6 holds a new member's second JoinGroup for session.timeout.ms/2
     (3 s here), a wait it has no setting for. Two kproto settings:
       - Kafka's shipped config/server.properties: group.initial.rebalance.delay.ms=0;
       - hold equalized: group.initial.rebalance.delay.ms=3000, so kproto's new group
@@ -20,7 +22,7 @@ coordinator rather than a configured wait.
     every member holding its SyncGroup assignment in one generation with all N
     members; members of an earlier generation learn of the next one by heartbeat
     every 20 ms, as a client would. Broker CPU seconds (user+sys, psutil) over the
-    same window. kproto runs with group.initial.rebalance.delay.ms=0 (target: 500
+    same window. kproto and Kafka run with group.initial.rebalance.delay.ms=0 (target: 500
     members in under 1 s); tansu with session.timeout.ms=6000, so its 3 s hold of
     each new member's join is in its figure and stated.
 """
@@ -41,11 +43,13 @@ sys.path.insert(0, str(ROOT))
 
 from confluent_kafka import Consumer, Producer  # noqa: E402
 
-from bench.common import Report, alternate, broker_pid, cell, check_runs, cpu_seconds, ratio, table  # noqa: E402
+from bench.common import (  # noqa: E402
+    Report, alternate, broker_pid, cell, check_runs, cpu_seconds, kafka_broker, kafka_version, ratio, table,
+)
 from kproto.client.admin import Admin, NewTopic  # noqa: E402
 from kproto.client.connection import ClientConnection  # noqa: E402
 from kproto.client.transport import BrokerClient  # noqa: E402
-from kproto.errors import ErrorCode  # noqa: E402
+from kproto.errors import ErrorCode, KprotoError  # noqa: E402
 from kproto.framing import NEED_DATA  # noqa: E402
 from kproto.schemas.consumer_offsets import ConsumerProtocolAssignment, ConsumerProtocolSubscription  # noqa: E402
 from tests import components  # noqa: E402
@@ -61,6 +65,9 @@ def start(kind: str, tmp: Path, delay_ms: int = 0):
     if kind == "tansu":
         with components.tansu(tmp) as bootstrap:
             yield bootstrap
+    elif kind == "kafka":
+        with kafka_broker(tmp, group_initial_rebalance_delay_ms=str(delay_ms)) as bootstrap:
+            yield bootstrap
     else:
         with components.kproto_broker(tmp, f"group.initial.rebalance.delay.ms={delay_ms}") as bootstrap:
             yield bootstrap
@@ -71,6 +78,26 @@ def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
         admin = Admin(client)
         try:
             admin.create_topics([NewTopic(topic, partitions, 1)])
+        finally:
+            admin.close()
+
+
+def wait_for_coordinator(bootstrap: str, group: str, timeout: float = 60) -> None:
+    """FindCoordinator until it answers, as a client does before JoinGroup: Kafka creates and
+    loads __consumer_offsets on the first one (NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE until
+    then); the members of (b) then send their requests straight to this one broker."""
+    deadline = time.monotonic() + timeout
+    with BrokerClient(bootstrap) as client:
+        admin = Admin(client)
+        try:
+            while True:
+                try:
+                    admin.find_coordinator(group)
+                    return
+                except KprotoError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
         finally:
             admin.close()
 
@@ -102,7 +129,8 @@ def join_latency(bootstrap: str, group: str, timeout: float = 120) -> float:
 
 
 def bench_join(runs: int, report: Report) -> None:
-    setups = {"tansu": ("tansu", 0), "kproto, shipped config (delay 0)": ("kproto", 0),
+    kafka = f"Apache Kafka {kafka_version()} (delay 0)"
+    setups = {kafka: ("kafka", 0), "tansu": ("tansu", 0), "kproto, shipped config (delay 0)": ("kproto", 0),
               f"kproto, hold equalized (delay {int(HOLD_S * 1000)} ms)": ("kproto", int(HOLD_S * 1000))}
     results: dict[str, list[float]] = {}
     with contextlib.ExitStack() as stack:
@@ -114,15 +142,16 @@ def bench_join(runs: int, report: Report) -> None:
         counter = iter(range(10**6))
         results = alternate({name: (lambda b=bs: join_latency(b, f"bench-{next(counter)}"))
                              for name, bs in bootstraps.items()}, runs)
-    held = {"tansu": HOLD_S, "kproto, shipped config (delay 0)": 0.0}
+    held = {kafka: 0.0, "tansu": HOLD_S, "kproto, shipped config (delay 0)": 0.0}
     rows = []
     for name, times in results.items():
         hold = held.get(name, HOLD_S)
         rows.append([name, f"{hold:.1f}", cell(times, "{:.3f}"), cell([t - hold for t in times], "{:.3f}"),
-                     ratio(times, results["tansu"])])
+                     ratio(times, results[kafka]), ratio(times, results["tansu"])])
     report.add("## (a) subscribe() to first record, new group, confluent-kafka consumer "
                f"(session.timeout.ms={SESSION_MS})\n\n" + table(
-                   ["broker and setting", "configured wait s", "seconds", "minus the wait", "vs tansu"], rows))
+                   ["broker and setting", "configured wait s", "seconds", "minus the wait", "vs Kafka", "vs tansu"],
+                   rows))
 
 
 # --- (b) rebalance as members grow -----------------------------------------------------------
@@ -213,6 +242,7 @@ class Member:
 
 
 TOPIC_B = "rebalance"
+KINDS = ("kafka", "tansu", "kproto")
 
 
 async def rebalance_once(bootstrap: str, group: str, n: int, partitions: int, pid: int,
@@ -260,10 +290,11 @@ def bench_rebalance(runs: int, sizes: list[int], partitions: int, report: Report
     rows = []
     with contextlib.ExitStack() as stack:
         bootstraps, pids = {}, {}
-        for kind in ("tansu", "kproto"):
+        for kind in KINDS:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
             bootstraps[kind] = stack.enter_context(start(kind, tmp, 0))
             create_topic(bootstraps[kind], TOPIC_B, partitions)
+            wait_for_coordinator(bootstraps[kind], "rb-warm")
             pids[kind] = broker_pid(bootstraps[kind])
         counter = iter(range(10**6))
         for n in sizes:
@@ -282,7 +313,7 @@ def bench_rebalance(runs: int, sizes: list[int], partitions: int, report: Report
                     failed[kind] = f"failed: {e}"
                     return None
 
-            runs_n = alternate({kind: (lambda k=kind: one(k)) for kind in ("tansu", "kproto")}, runs)
+            runs_n = alternate({kind: (lambda k=kind: one(k)) for kind in KINDS}, runs)
             t = {k: [r[0] for r in v if r] for k, v in runs_n.items()}
             c = {k: [r[1] for r in v if r] for k, v in runs_n.items()}
 
@@ -291,19 +322,21 @@ def bench_rebalance(runs: int, sizes: list[int], partitions: int, report: Report
                     return failed[kind]
                 return cell([x - shift for x in values], "{:.3f}")
 
-            rows.append([str(n), show("tansu", t["tansu"]), show("tansu", t["tansu"], HOLD_S),
-                         show("kproto", t["kproto"]), show("tansu", c["tansu"]), show("kproto", c["kproto"]),
+            rows.append([str(n), show("kafka", t["kafka"]), show("tansu", t["tansu"]), show("tansu", t["tansu"], HOLD_S),
+                         show("kproto", t["kproto"]),
+                         ratio(t["kproto"], t["kafka"]) if t["kproto"] and t["kafka"] else "-",
+                         show("kafka", c["kafka"]), show("tansu", c["tansu"]), show("kproto", c["kproto"]),
                          ("yes" if statistics.median(t["kproto"]) < 1.0 else "no") if n == 500 and t["kproto"]
                          else ""])
             print(f"members {n}: done", file=sys.stderr, flush=True)
     report.add(f"## (b) one new group, {partitions} partitions, N members joining at once (raw protocol)\n\n"
                "Seconds from the first JoinGroup to every member synced in one generation of N members, and "
-               "the broker's CPU seconds in that window. kproto: group.initial.rebalance.delay.ms=0 "
+               "the broker's CPU seconds in that window. kproto and Kafka: group.initial.rebalance.delay.ms=0 "
                f"(target: 500 members < 1 s). tansu: includes its {HOLD_S:.0f} s hold of new members' joins "
                f"(session.timeout.ms={SESSION_MS}); a member arriving after a generation formed waits out "
                "another hold, so its time is not the coordinator's and no ratio is given.\n\n" + table(
-                   ["members", "tansu s", f"tansu s minus one {HOLD_S:.0f} s hold", "kproto s", "tansu CPU s",
-                    "kproto CPU s", "kproto 500 < 1 s"], rows))
+                   ["members", "Kafka s", "tansu s", f"tansu s minus one {HOLD_S:.0f} s hold", "kproto s",
+                    "kproto / Kafka", "Kafka CPU s", "tansu CPU s", "kproto CPU s", "kproto 500 < 1 s"], rows))
 
 
 def main() -> None:
@@ -319,7 +352,7 @@ def main() -> None:
     check_runs(args.runs)
     if args.quick:
         args.members = "1,10"
-    report = Report("bench_groups", "Group coordinator: kproto vs tansu", args.quick)
+    report = Report("bench_groups", "Group coordinator: kproto vs Apache Kafka and tansu", args.quick)
     if not args.skip_join:
         bench_join(args.runs, report)
     bench_rebalance(args.runs, [int(x) for x in args.members.split(",")], args.partitions, report, args.timeout)

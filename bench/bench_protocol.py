@@ -89,8 +89,11 @@ def main() -> int:
     ap.add_argument("--tree", action="append", help="a kproto checkout to measure (repeatable)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--quick", action="store_true", help="runs of 0.2 s: check the script works")
     ap.add_argument("--one", choices=["kproto", "kafka-python"], help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.quick:
+        args.seconds = 0.2
     if args.one:
         fn = measure_kproto if args.one == "kproto" else measure_kafka_python
         print(fn(args.seconds))

@@ -9,6 +9,7 @@ table says median (min-max) with the machine and its load at the start.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import platform
@@ -17,7 +18,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Iterable, Iterator, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -94,6 +95,32 @@ def broker_pid(bootstrap: str) -> int:
         if c.status == psutil.CONN_LISTEN and c.laddr.port == port and c.pid:
             return c.pid
     raise SystemExit(f"no process listens on {bootstrap}")
+
+
+def kafka_version() -> str:
+    from tests.kafka_ref import KAFKA_VERSION
+    return KAFKA_VERSION
+
+
+@contextlib.contextmanager
+def kafka_reference_broker(workdir: Path, **options):
+    """Apache Kafka as a bench peer: tests/kafka_ref.py's KRaft broker (combined mode, its
+    BROKER_JVM options) with its log dir under ``workdir``; yields its ``KafkaBroker``.
+    ``options`` as :meth:`KafkaReference.broker` takes them (configs with dots as underscores)."""
+    from tests.kafka_ref import KafkaUnavailable, reference
+    try:
+        ref = reference(workdir / "kafka-ref")
+        with ref.broker(workdir / "kafka", **options) as broker:
+            yield broker
+    except KafkaUnavailable as e:
+        raise SystemExit(f"Apache Kafka unavailable (make kafka fetches it): {e}") from e
+
+
+@contextlib.contextmanager
+def kafka_broker(workdir: Path, **configs: str) -> Iterator[str]:
+    """:func:`kafka_reference_broker`'s bootstrap, "127.0.0.1:PORT"."""
+    with kafka_reference_broker(workdir, **configs) as broker:
+        yield broker.bootstrap
 
 
 def cpu_seconds(pid: int) -> float:

@@ -92,8 +92,13 @@ def free_port() -> int:
 
 
 def random_cluster_id() -> str:
-    """A cluster id as Uuid.randomUuid().toString() prints it: URL-safe base64, no padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A cluster id as Uuid.randomUuid().toString() prints it: URL-safe base64, no padding,
+    and, as Uuid.randomUuid draws again, never starting with "-" (StorageTool's
+    argument parser would take such an id for an option)."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cid.startswith("-"):
+            return cid
 
 
 @dataclass
@@ -104,6 +109,7 @@ class KafkaBroker:
     proc: subprocess.Popen
     log: Path
     lines: list[str] = field(default_factory=list)
+    ports: dict[str, int] = field(default_factory=dict)     # listener name -> port, PLAINTEXT included
 
     def stop(self, timeout: float = 120.0) -> None:
         """SIGTERM: Kafka's shutdown hook closes (and so flushes) every log. SIGKILL after ``timeout``."""
@@ -156,20 +162,25 @@ class KafkaReference:
             raise KafkaUnavailable(f"StorageTool format failed ({proc.returncode}): {proc.stdout}{proc.stderr}")
 
     @contextlib.contextmanager
-    def broker(self, data: Path, *, timeout: float = 120.0, **configs: str) -> Iterator[KafkaBroker]:
+    def broker(self, data: Path, *, timeout: float = 120.0, listeners: dict[str, str] | None = None,
+               **configs: str) -> Iterator[KafkaBroker]:
         """Format ``data`` and start ``kafka.Kafka`` in KRaft combined mode (node 1, its own voter) on
-        two free loopback ports; yields once it logged "Kafka Server started". Keyword
+        two free loopback ports; yields once it logged "Kafka Server started". ``listeners`` adds
+        listeners (name -> security protocol), each on a free port (``KafkaBroker.ports``). Keyword
         arguments override broker configs (dots as underscores)."""
         port, controller = free_port(), free_port()
+        extra = {name: (protocol, free_port()) for name, protocol in (listeners or {}).items()}
+        more = "".join(f",{name}://127.0.0.1:{p}" for name, (_, p) in extra.items())
         log_dir = data / "kafka-logs"
         props = {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.voters": f"1@127.0.0.1:{controller}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}{more}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}{more}",
             "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+                                              + "".join(f",{name}:{pr}" for name, (pr, _) in extra.items()),
             "inter.broker.listener.name": "PLAINTEXT",
             "log.dirs": str(log_dir),
             "num.partitions": "1",
@@ -193,7 +204,8 @@ class KafkaReference:
         proc = subprocess.Popen(self._cmd(BROKER_JVM, log4j, "kafka.Kafka", (str(server_props),)),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
-        b = KafkaBroker(f"127.0.0.1:{port}", log_dir, proc, log)
+        b = KafkaBroker(f"127.0.0.1:{port}", log_dir, proc, log,
+                        ports={"PLAINTEXT": port, **{name: p for name, (_, p) in extra.items()}})
         started = threading.Event()
 
         def pump() -> None:
