@@ -4,7 +4,9 @@ first acknowledged record, against starting tansu the same way.
 One run of a side:
   1. start the broker: kproto through ``kproto.testing.Broker.start()`` (what the
      fixture calls: ``python -m kproto.tools.main serve`` on port 0, the ready line
-     read from its stdout); tansu 0.6 as tests/components.py starts it (a free port,
+     read from its stdout), and ``kproto.testing.InProcessBroker.start()`` (the fixtures
+     under ``--kproto-in-process``: a thread of this interpreter; its first run pays
+     the kproto.server import, once per session as in pytest); tansu 0.6 as tests/components.py starts it (a free port,
      memory storage, wait until the port accepts);
   2. create a one-partition topic with kproto's admin client (what kafka_topic does);
   3. confluent-kafka Producer, acks=all, linger.ms=0: produce one record and wait
@@ -31,7 +33,7 @@ from confluent_kafka import Producer  # noqa: E402
 
 from kproto.client.admin import Admin, NewTopic  # noqa: E402
 from kproto.client.transport import BrokerClient  # noqa: E402
-from kproto.testing import FIXTURE_DEFAULTS, Broker  # noqa: E402
+from kproto.testing import FIXTURE_DEFAULTS, Broker, InProcessBroker  # noqa: E402
 from tests import components  # noqa: E402
 
 
@@ -48,9 +50,9 @@ def first_ack(bootstrap: str, marks: dict) -> None:
     marks["ack"] = time.perf_counter()
 
 
-def run_kproto(tmp: Path) -> dict:
+def run_kproto(tmp: Path, kind: type[Broker] = Broker) -> dict:
     marks = {"t0": time.perf_counter()}
-    broker = Broker(tmp / "data", FIXTURE_DEFAULTS, log_path=tmp / "broker.log")
+    broker = kind(tmp / "data", FIXTURE_DEFAULTS, log_path=tmp / "broker.log")
     try:
         broker.start()
         marks["ready"] = time.perf_counter()
@@ -81,10 +83,13 @@ def main() -> int:
     # an editable install under PYTHONDONTWRITEBYTECODE=1 would compile every start).
     import compileall
     compileall.compile_dir(str(ROOT / "kproto"), quiet=1)
-    sides = {"kproto (kafka_broker fixture)": run_kproto, "tansu 0.6.0": run_tansu}
+    sides = {"kproto (kafka_broker fixture)": run_kproto,
+             "kproto in-process (--kproto-in-process)": lambda tmp: run_kproto(tmp, InProcessBroker),
+             "tansu 0.6.0": run_tansu}
     results: dict[str, list[dict]] = {name: [] for name in sides}
     for i in range(args.runs):
-        order = list(sides) if i % 2 == 0 else list(reversed(sides))
+        order = list(sides) if i % 2 == 0 else list(reversed(sides))   # the in-process side's first
+        # run imports kproto.server (once per test session, as a pytest run would)
         for name in order:
             with tempfile.TemporaryDirectory(prefix="bench-fixture-") as tmp:
                 results[name].append(sides[name](Path(tmp)))
