@@ -93,16 +93,19 @@ def main() -> int:
         for name in order:
             with tempfile.TemporaryDirectory(prefix="bench-fixture-") as tmp:
                 results[name].append(sides[name](Path(tmp)))
-    print(f"fixture call -> first acknowledged record, {args.runs} runs per side, alternating; "
-          f"median (min-max) in ms")
-    print("| side | started | + topic created | + first record acked (total) |")
-    print("|---|---|---|---|")
+    from bench.common import Report
+    report = Report("bench_fixture", "Fixture call -> first acknowledged record: kproto.testing vs tansu")
+    lines = [f"fixture call -> first acknowledged record, {args.runs} runs per side, alternating; "
+             f"median (min-max) in ms", "",
+             "| side | started | + topic created | + first record acked (total) |", "|---|---|---|---|"]
     for name, runs in results.items():
         cols = []
         for mark in ("ready", "topic", "ack"):
             ms = [1000 * (r[mark] - r["t0"]) for r in runs]
             cols.append(f"{statistics.median(ms):.0f} ({min(ms):.0f}-{max(ms):.0f})")
-        print(f"| {name} | " + " | ".join(cols) + " |")
+        lines.append(f"| {name} | " + " | ".join(cols) + " |")
+    report.add("\n".join(lines))
+    report.write()
     return 0
 
 
