@@ -7,10 +7,12 @@ the same way.
 One run of a side:
   1. start the broker: kproto through ``kproto.testing.Broker.start()`` (what the
      fixture calls: ``python -m kproto.tools.main serve`` on port 0, the ready line
-     read from its stdout); Kafka as tests/kafka_ref.py starts it (StorageTool
-     format, then ``kafka.Kafka`` in KRaft combined mode, until it logs "Kafka Server
-     started"; two JVM starts); tansu 0.6 as tests/components.py starts it (a free
-     port, memory storage, wait until the port accepts);
+     read from its stdout), and ``kproto.testing.InProcessBroker.start()`` (the fixtures
+     under ``--kproto-in-process``: a thread of this interpreter; its first run pays
+     the kproto.server import, once per session as in pytest); Kafka as
+     tests/kafka_ref.py starts it (StorageTool format, then ``kafka.Kafka`` in KRaft
+     combined mode, until it logs "Kafka Server started"; two JVM starts); tansu 0.6 as
+     tests/components.py starts it (a free port, memory storage, wait until the port accepts);
   2. create a one-partition topic with kproto's admin client (what kafka_topic does);
   3. confluent-kafka Producer, acks=all, linger.ms=0: produce one record and wait
      for its delivery report.
@@ -34,7 +36,7 @@ from confluent_kafka import Producer  # noqa: E402
 from bench.common import Report, alternate, cell, check_runs, kafka_broker, kafka_version, ratio, table  # noqa: E402
 from kproto.client.admin import Admin, NewTopic  # noqa: E402
 from kproto.client.transport import BrokerClient  # noqa: E402
-from kproto.testing import FIXTURE_DEFAULTS, Broker  # noqa: E402
+from kproto.testing import FIXTURE_DEFAULTS, Broker, InProcessBroker  # noqa: E402
 from tests import components  # noqa: E402
 
 
@@ -51,9 +53,9 @@ def first_ack(bootstrap: str, marks: dict) -> None:
     marks["ack"] = time.perf_counter()
 
 
-def run_kproto(tmp: Path) -> dict:
+def run_kproto(tmp: Path, kind: type[Broker] = Broker) -> dict:
     marks = {"t0": time.perf_counter()}
-    broker = Broker(tmp / "data", FIXTURE_DEFAULTS, log_path=tmp / "broker.log")
+    broker = kind(tmp / "data", FIXTURE_DEFAULTS, log_path=tmp / "broker.log")
     try:
         broker.start()
         marks["ready"] = time.perf_counter()
@@ -97,7 +99,8 @@ def main() -> None:
     import compileall
     compileall.compile_dir(str(ROOT / "kproto"), quiet=1)
     kafka = f"Apache Kafka {kafka_version()} (anchor)"
-    sides = {kafka: run_kafka, "tansu 0.6": run_tansu, "kproto (kafka_broker fixture)": run_kproto}
+    sides = {kafka: run_kafka, "tansu 0.6": run_tansu, "kproto (kafka_broker fixture)": run_kproto,
+             "kproto in-process (--kproto-in-process)": lambda tmp: run_kproto(tmp, InProcessBroker)}
     report = Report("bench_fixture", "Test fixture start-up: kproto's kafka_broker vs Apache Kafka and tansu",
                     args.quick)
     results = alternate({name: (lambda s=side: in_tmp(s)) for name, side in sides.items()}, args.runs)
@@ -108,7 +111,8 @@ def main() -> None:
         rows.append([name, *cols, ratio(total, [r["ack"] - r["t0"] for r in results[kafka]]),
                      ratio(total, [r["ack"] - r["t0"] for r in results["tansu 0.6"]])])
     report.add(f"Fixture call to first acknowledged record, ms, median (min-max) of {args.runs} runs per side "
-               "rotating the sides; each column cumulative from the start. Lower is better.")
+               "rotating the sides; each column cumulative from the start. Lower is better. The in-process "
+               "side's first run pays the kproto.server import, once per session as in pytest.")
     report.add(table(["side", "started", "+ topic created", "+ first record acked (total)", "total vs Kafka",
                       "total vs tansu"], rows))
     report.write()

@@ -33,11 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from crc32c import crc32c
-
 from kproto.fastpath import header_struct
 from kproto.errors import CorruptRecordError, ErrorCode, KafkaError
-from kproto.records import RecordBatch, control_record
+from kproto.records import RecordBatch, control_record, crc32c
 from kproto.schemas.transaction_files import (
     PRODUCER_SNAPSHOT_CRC_FROM, PRODUCER_SNAPSHOT_ENTRY_SIZE, PRODUCER_SNAPSHOT_HEADER_SIZE,
     PRODUCER_SNAPSHOT_VERSION, ProducerSnapshotEntry, ProducerSnapshotHeader,

@@ -24,8 +24,6 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from crc32c import crc32c
-
 from kproto.fastpath import header_struct
 from kproto.compression import CompressionType
 from kproto.errors import (
@@ -34,7 +32,7 @@ from kproto.errors import (
 )
 from kproto.topic_config import LONG_MAX, LogConfig
 from kproto.records import (
-    Batch, LegacyBatch, RecordBatch, TimestampType, build_record_batch, iter_batches,
+    Batch, LegacyBatch, RecordBatch, TimestampType, build_record_batch, crc32c, iter_batches,
 )
 from kproto.schemas import records as S
 

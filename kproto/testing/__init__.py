@@ -11,7 +11,10 @@ then exactly what ``kproto serve`` runs (its own event loop, signals, clean
 shutdown with checkpoints), a test's monkeypatching or blocking client cannot
 stall it, ``restart()`` really re-reads the data directory, and a crash in a
 test cannot leave a half-closed broker behind. It costs the child's start-up
-(interpreter + imports), measured by bench/bench_fixture.py.
+(interpreter + imports, about 150 ms), measured by bench/bench_fixture.py;
+``InProcessBroker`` (``broker(in_process=True)``, the plugin's
+``--kproto-in-process``) runs the same broker on a thread here instead, ready in
+milliseconds, with the caveats its docstring lists.
 
 The first start binds port 0 and reads the port from the ready line, so there
 is no free-port race; a restart binds that same port again, because clients
@@ -20,8 +23,12 @@ hold the address.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import concurrent.futures
 import contextlib
+import contextvars
+import logging
 import os
 import re
 import selectors
@@ -29,6 +36,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import IO, Iterator, Mapping, Sequence
@@ -37,7 +45,7 @@ from kproto.errors import KprotoError
 from kproto.security.config import is_secret
 from kproto.testing.faults import Faults
 
-__all__ = ["Broker", "BrokerStartError", "FIXTURE_DEFAULTS", "broker"]
+__all__ = ["Broker", "BrokerStartError", "FIXTURE_DEFAULTS", "InProcessBroker", "broker"]
 
 #: Broker settings the fixtures start with (a test's config overrides them): no
 #: 3 s wait before a new group's first rebalance, and one __consumer_offsets
@@ -57,6 +65,8 @@ _LISTENING = re.compile(r" INFO kproto\.server\.security: listening on (\w+)://(
 # in its own session, so nothing else would.
 _running: "set[Broker]" = set()
 atexit.register(lambda: [b.stop(timeout=5) for b in list(_running)])
+# The in-process broker whose thread (and the tasks and worker threads it starts) is logging.
+_current: "contextvars.ContextVar[InProcessBroker | None]" = contextvars.ContextVar("kproto_broker", default=None)
 
 
 class BrokerStartError(KprotoError):
@@ -260,6 +270,145 @@ class Broker:
         self.stop()
 
 
+class InProcessBroker(Broker):
+    """The same broker on a thread of this interpreter, with its own event loop:
+    no child interpreter to start, so a fixture is ready in a few milliseconds
+    once kproto.server is imported (bench/bench_fixture.py).
+
+    Same interface as ``Broker``, with these caveats (the reasons the child
+    process stays the default): the broker shares the test's GIL, so a test
+    that holds it (a busy loop in C, a debugger stop) stalls the broker too, and
+    monkeypatching kproto in a test patches the broker; ``kill()`` is refused
+    (a thread cannot be crashed: use ``Broker``); no ``prefix``; the log file gets
+    what the broker's tasks and worker threads log through the ``kproto`` logger
+    (set to ``log_level`` while a broker runs), and the start-up's process-wide
+    settings (glibc's malloc thresholds, signals) are not applied; ``pid`` is the
+    broker thread's native id.
+    """
+
+    def __init__(self, data_dir: str | Path, config: Mapping[str, object] | None = None, **kwargs) -> None:
+        super().__init__(data_dir, config, **kwargs)
+        if self.prefix:
+            raise ValueError("an in-process broker cannot run under a prefix command")
+        self._thread: threading.Thread | None = None
+        self._loop: "asyncio.AbstractEventLoop | None" = None
+        self._stop_event: "asyncio.Event | None" = None
+        self._handler: logging.Handler | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        return self._thread.native_id if self.running else None
+
+    def command(self) -> list[str]:
+        return super().command()[len(self.prefix) + 3:]     # what it runs: ``serve``'s arguments
+
+    def start(self) -> "Broker":
+        if self.running:
+            return self
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._open_log()
+        started: concurrent.futures.Future = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._run, args=(started,), daemon=True,
+                                        name=f"kproto-broker-{self.data_dir.name}")
+        self._thread.start()
+        try:
+            host, port, control = started.result(timeout=self.start_timeout)
+        except concurrent.futures.TimeoutError:
+            self.stop()
+            raise BrokerStartError(f"kproto broker not ready after {self.start_timeout:g}s"
+                                   f"{self._log_tail()}") from None
+        except Exception as e:
+            self._thread.join()
+            self._detach_log()
+            self.returncode = 1
+            raise BrokerStartError(f"kproto broker could not start: {e}{self._log_tail()}") from e
+        self.host, self.port = host, port
+        if control is not None:
+            self.control_port = control[1]
+        self.starts += 1
+        _running.add(self)
+        return self
+
+    def _open_log(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_start = self.log_size()
+        handler = logging.FileHandler(self.log_path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.addFilter(lambda record: _current.get() is self)
+        handler.stream.write(f"--- kproto broker start {self.starts + 1} (in process): "
+                             f"{' '.join(self._shown_command())}\n")
+        handler.flush()
+        logger = logging.getLogger("kproto")
+        level = logging.getLevelName(self.log_level.upper())
+        if logger.level == logging.NOTSET or logger.level > level:
+            logger.setLevel(level)
+        logger.addHandler(handler)
+        self._handler = handler
+
+    def _detach_log(self) -> None:
+        if self._handler is not None:
+            logging.getLogger("kproto").removeHandler(self._handler)
+            self._handler.close()
+            self._handler = None
+
+    def _run(self, started: concurrent.futures.Future) -> None:
+        _current.set(self)      # the loop's tasks and worker threads copy this context
+        try:
+            asyncio.run(self._serve(started))
+        except BaseException as e:  # noqa: BLE001 - handed to start(), which raises it
+            if not started.done():
+                started.set_exception(e)
+            else:
+                logging.getLogger("kproto.testing").exception("in-process broker failed")
+
+    async def _serve(self, started: concurrent.futures.Future) -> None:
+        # kproto serve's start-up (kproto.tools.serve and kproto.server.broker.serve), minus signals
+        from kproto.server.broker import Broker as Node
+        from kproto.server.config import BrokerConfig
+        from kproto.server.control import ControlPlane
+        from kproto.server.emulation import release
+        version = release(self.kafka_version) if self.kafka_version is not None else None
+        node = Node(self.data_dir, BrokerConfig.from_props(self.config), host=self.host, port=self.port,
+                    kafka_version=version)
+        self._loop, self._stop_event = asyncio.get_running_loop(), asyncio.Event()
+        plane = None
+        try:
+            host, port = await node.start()
+            if self.control:
+                plane = ControlPlane(node.faults, node.server)
+            where = await plane.start(self.host, self.control_port) if plane is not None else None
+            started.set_result((host, port, where))
+            await self._stop_event.wait()
+        finally:
+            if plane is not None:
+                await plane.close()
+            await node.close()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Shut the broker down cleanly (checkpoints, clean-shutdown marker) and wait for its thread."""
+        thread = self._thread
+        if thread is None:
+            return
+        if thread.is_alive() and self._loop is not None and self._stop_event is not None:
+            with contextlib.suppress(RuntimeError):       # the loop already closed
+                self._loop.call_soon_threadsafe(self._stop_event.set)
+        thread.join(timeout)
+        if thread.is_alive():
+            raise BrokerStartError(f"in-process kproto broker did not stop within {timeout:g}s")
+        self._thread = self._loop = self._stop_event = None
+        self.returncode = 0
+        self._detach_log()
+        _running.discard(self)
+
+    def kill(self) -> None:
+        raise NotImplementedError("an in-process broker cannot be killed as a crash would: "
+                                  "use kproto.testing.Broker (a child process)")
+
+
 def _text(value: object) -> str:
     if isinstance(value, bool):     # Kafka spells booleans in lower case
         return "true" if value else "false"
@@ -268,11 +417,12 @@ def _text(value: object) -> str:
 
 @contextlib.contextmanager
 def broker(config: Mapping[str, object] | None = None, *, data_dir: str | Path | None = None,
-           defaults: bool = True, **kwargs) -> Iterator[Broker]:
+           defaults: bool = True, in_process: bool = False, **kwargs) -> Iterator[Broker]:
     """A started broker for code outside pytest; stopped (and its temporary data
     directory removed, unless ``data_dir`` was given) on leaving the block.
 
     ``config`` overrides ``FIXTURE_DEFAULTS`` (``defaults=False`` drops them);
+    ``in_process=True`` runs it on a thread here (``InProcessBroker``, its caveats);
     other keyword arguments go to ``Broker``.
     """
     settings = {**(FIXTURE_DEFAULTS if defaults else {}), **(config or {})}
@@ -280,6 +430,6 @@ def broker(config: Mapping[str, object] | None = None, *, data_dir: str | Path |
         if data_dir is None:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kproto-broker-")))
             data_dir = tmp / "data"
-        b = Broker(data_dir, settings, **kwargs)
+        b = (InProcessBroker if in_process else Broker)(data_dir, settings, **kwargs)
         stack.callback(b.stop)
         yield b.start()

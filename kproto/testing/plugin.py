@@ -24,7 +24,10 @@ Loaded through the ``pytest11`` entry point once kproto is installed. Fixtures:
 Broker settings: ``--kproto-broker-config KEY=VALUE`` (repeatable) and the ini
 line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``;
 ``--kproto-kafka-version X.Y`` (ini ``kproto_kafka_version``) makes the brokers
-advertise the API versions of that Apache Kafka release.
+advertise the API versions of that Apache Kafka release. ``--kproto-in-process``
+(ini ``kproto_broker_in_process = true``) runs the brokers on a thread of the
+test process (``kproto.testing.InProcessBroker``: ready in milliseconds instead
+of a child interpreter's start, with the caveats its docstring lists).
 
 When a test fails, what the brokers it used logged during that test is
 attached to its report ("kproto broker log" sections).
@@ -38,7 +41,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from kproto.testing import FIXTURE_DEFAULTS, Broker
+from kproto.testing import FIXTURE_DEFAULTS, Broker, InProcessBroker
 
 SCOPES = ("session", "package", "module", "class", "function")
 #: Log lines attached to a failing test's report, per broker (the newest ones).
@@ -58,6 +61,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(kproto serve --kafka-version).")
     parser.addini("kproto_kafka_version", default="",
                   help="Apache Kafka release (X.Y) whose API versions the kafka_broker fixtures advertise.")
+    group.addoption("--kproto-in-process", action="store_true", default=None,
+                    help="Run the kafka_broker fixtures' brokers on a thread of this process "
+                         "instead of a kproto serve child (faster start; see kproto.testing.InProcessBroker).")
+    parser.addini("kproto_broker_in_process", type="bool", default=False,
+                  help="true: the kafka_broker fixtures' brokers run in the test process (--kproto-in-process).")
     parser.addini("kproto_broker_scope", default="session",
                   help=f"Scope of the kafka_broker fixture: {', '.join(SCOPES)} (default session).")
 
@@ -86,6 +94,12 @@ def kafka_version(config: pytest.Config) -> str | None:
     return config.getoption("kproto_kafka_version") or config.getini("kproto_kafka_version").strip() or None
 
 
+def broker_class(config: pytest.Config) -> type[Broker]:
+    """InProcessBroker under --kproto-in-process (or the ini flag), else the child-process Broker."""
+    in_process = config.getoption("kproto_in_process") or config.getini("kproto_broker_in_process")
+    return InProcessBroker if in_process else Broker
+
+
 def _scope(fixture_name: str, config: pytest.Config) -> str:
     scope = config.getini("kproto_broker_scope").strip() or "session"
     if scope not in SCOPES:
@@ -105,8 +119,8 @@ def kproto_shared_broker(request: pytest.FixtureRequest,
                          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     """The broker behind ``kafka_broker``, alive for ``kproto_broker_scope``."""
     base = tmp_path_factory.mktemp("kproto-broker")
-    broker = Broker(base / "data", broker_config(request.config), log_path=base / "broker.log",
-                    kafka_version=kafka_version(request.config))
+    broker = broker_class(request.config)(base / "data", broker_config(request.config),
+                                          log_path=base / "broker.log", kafka_version=kafka_version(request.config))
     broker.start()
     try:
         yield broker
@@ -133,7 +147,7 @@ def kafka_broker_factory(request: pytest.FixtureRequest,
         base = tmp_path_factory.mktemp("kproto-broker")
         settings = {**broker_config(request.config), **(config or {})}
         kwargs.setdefault("kafka_version", kafka_version(request.config))
-        broker = Broker(base / "data", settings, log_path=base / "broker.log", **kwargs)
+        broker = broker_class(request.config)(base / "data", settings, log_path=base / "broker.log", **kwargs)
         brokers.append(broker)
         _note_use(request, broker)
         return broker.start()

@@ -162,9 +162,10 @@ def test_fails_with_the_log(kafka_broker):
 '''
 
 
-def test_fixtures_with_three_clients(project: pytest.Pytester):
+@pytest.mark.parametrize("mode", [[], ["--kproto-in-process"]], ids=["child-process", "in-process"])
+def test_fixtures_with_three_clients(project: pytest.Pytester, mode: list[str]):
     project.makepyfile(test_app=CLIENTS)
-    result = run(project, "-v")
+    result = run(project, "-v", *mode)
     result.assert_outcomes(passed=8, failed=1, errors=1)
     out = result.stdout.str()
     assert "kafka_topic: unknown parameter(s) partition; takes partitions, config, name" in out
@@ -224,3 +225,41 @@ def test_a_broker_that_cannot_start_says_why(tmp_path: Path):
 
 def test_runs_on_this_interpreter():
     assert Broker(Path("/nonexistent")).command()[:3] == [sys.executable, "-m", "kproto.tools.main"]
+
+
+def test_in_process_broker_from_the_ini(project: pytest.Pytester):
+    project.makeini("[pytest]\nkproto_broker_in_process = true\n")
+    project.makepyfile(test_mode='''
+import threading
+from kproto.testing import InProcessBroker
+def test_mode(kafka_broker, kafka_broker_factory):
+    assert isinstance(kafka_broker, InProcessBroker) and isinstance(kafka_broker_factory(), InProcessBroker)
+    assert kafka_broker.pid in {t.native_id for t in threading.enumerate()}
+''')
+    run(project).assert_outcomes(passed=1)
+
+
+def test_in_process_broker_outside_pytest(tmp_path: Path):
+    from confluent_kafka import Producer
+    with kproto.testing.broker(config={"num.partitions": 2}, data_dir=tmp_path / "data", in_process=True) as b:
+        assert isinstance(b, kproto.testing.InProcessBroker) and b.running
+        p = Producer({"bootstrap.servers": b.bootstrap_servers})
+        p.produce("t", b"v", partition=1)
+        assert p.flush(10) == 0
+        with pytest.raises(NotImplementedError, match="cannot be killed"):
+            b.kill()
+        b.restart()
+        assert b.listeners == {"PLAINTEXT": ("127.0.0.1", b.port)}
+        assert b.faults.rules() == []
+    assert not b.running and b.returncode == 0
+    # a clean shutdown, as kproto serve's on SIGTERM: the logs' checkpoints and marker written
+    assert (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+    assert (tmp_path / "data" / "t-1" / "00000000000000000000.log").stat().st_size > 0
+    assert "--- kproto broker start 2 (in process): serve --listen 127.0.0.1:" in b.log_text()
+
+
+def test_an_in_process_broker_that_cannot_start_says_why(tmp_path: Path):
+    b = kproto.testing.InProcessBroker(tmp_path / "data", {"num.partitions": "many"})
+    with pytest.raises(kproto.testing.BrokerStartError, match="could not start: .*num.partitions"):
+        b.start()
+    assert not b.running
