@@ -397,7 +397,7 @@ while True:
         p.produce("eos-out", value=m.value() + b"!", partition=m.partition())
     p.flush(30)
     print("open", flush=True)          # its records are in the log, the transaction not decided
-    time.sleep(0.05)
+    sys.stdin.readline()               # the test says when to commit (at EOF: at once)
     p.send_offsets_to_transaction(c.position(parts), c.consumer_group_metadata(), 30)
     p.commit_transaction(30)
     print("committed", flush=True)
@@ -417,17 +417,22 @@ def test_exactly_once_across_a_killed_producer_and_a_broker_restart(tmp_path):
         for i in range(n):
             seed.produce("eos-in", value=b"%d" % i, partition=i % 2)
         seed.flush(10)
-        app = subprocess.Popen([sys.executable, "-c", CTP_APP, bootstrap], stdout=subprocess.PIPE, text=True,
-                               start_new_session=True)
+        app = subprocess.Popen([sys.executable, "-c", CTP_APP, bootstrap], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True, start_new_session=True)
         try:
-            lines = [app.stdout.readline().strip() for _ in range(11)]
+            lines = []
+            for _ in range(11):
+                lines.append(app.stdout.readline().strip())
+                if lines[-1] == "open" and len(lines) < 11:     # commit the first five, not the sixth
+                    app.stdin.write("go\n")
+                    app.stdin.flush()
             assert lines == ["open", "committed"] * 5 + ["open"]      # killed inside the 6th transaction
         finally:
             os.killpg(app.pid, signal.SIGKILL)
             app.wait(10)
     with kproto_broker(tmp_path, "group.initial.rebalance.delay.ms=0", data_dir=data, port=port) as bootstrap:
-        app = subprocess.Popen([sys.executable, "-c", CTP_APP, bootstrap], stdout=subprocess.PIPE, text=True,
-                               start_new_session=True)
+        app = subprocess.Popen([sys.executable, "-c", CTP_APP, bootstrap], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, text=True, start_new_session=True)
         try:
             lines = app.communicate(timeout=120)[0].split()
         finally:
