@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka.admin import KafkaAdminClient
 
 from kproto.errors import ErrorCode
+from kproto.records import NewRecord, build_record_batch
 from kproto.schemas import protocol as P
 from kproto.security.acl import SUPPORTED_OPERATIONS, ResourceType as R
 from tests.components import KAFKA, KPROTO, Peer
-from tests.helpers import request_raw, until_served
+from tests.helpers import produce_raw, request_raw, until_served
 
 pytestmark = pytest.mark.brokers(KPROTO, KAFKA)
 ALL_TOPIC_OPERATIONS = sum(1 << op for op in SUPPORTED_OPERATIONS[R.TOPIC])
@@ -69,3 +71,34 @@ def test_describe_topic_partitions_rejects_a_cursor_outside_the_request(broker):
     assert pages(r) == ([(ErrorCode.INVALID_REQUEST, a, False, [], set(), -2147483648)], None)
     r = describe_partitions(broker.bootstrap, [a], 10, (a, -1))
     assert pages(r) == ([(ErrorCode.INVALID_REQUEST, a, False, [], set(), -2147483648)], None)
+
+
+def test_describe_log_dirs_through_kafka_python(broker):
+    """kafka-python's describe_log_dirs (DescribeLogDirs, every partition): one absolute
+    directory, no error, each partition's size in bytes, offset lag 0, no future replica."""
+    topic = create(broker.bootstrap, Peer.unique("ldirs"), 2)
+    records = build_record_batch([NewRecord(b"k", b"v" * 100)])
+    assert produce_raw(broker.bootstrap, topic, 1, records).error_code == 0
+    a = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        ((node,),) = [[(b["broker"], len(b["log_dirs"]))] for b in a.describe_log_dirs()]
+        (result,) = a.describe_log_dirs()[0]["log_dirs"]
+    finally:
+        a.close()
+    assert node == (1, 1)
+    assert result["error_code"] == 0 and result["log_dir"].startswith("/") and result["is_cordoned"] is False
+    assert 0 < result["usable_bytes"] <= result["total_bytes"]
+    (mine,) = [t for t in result["topics"] if t["name"] == topic]
+    assert sorted(mine["partitions"], key=lambda p: p["partition_index"]) == [
+        {"partition_index": 0, "partition_size": 0, "offset_lag": 0, "is_future_key": False},
+        {"partition_index": 1, "partition_size": len(records), "offset_lag": 0, "is_future_key": False}]
+
+
+def test_describe_log_dirs_of_named_partitions(broker):
+    """A request naming partitions answers those only (a missing one is left out)."""
+    topic = create(broker.bootstrap, Peer.unique("ldirs"), 2)
+    body = {"topics": [{"topic": topic, "partitions": [1, 7]}, {"topic": topic + "-none", "partitions": [0]}]}
+    r = request_raw(broker.bootstrap, P.describe_log_dirs.API.key, 4, body)
+    assert r.error_code == 0 and len(r.results) == 1
+    assert [(t.name, [(p.partition_index, p.partition_size, p.offset_lag, p.is_future_key) for p in t.partitions])
+            for t in r.results[0].topics] == [(topic, [(1, 0, 0, False)])]
