@@ -102,3 +102,25 @@ def test_describe_log_dirs_of_named_partitions(broker):
     assert r.error_code == 0 and len(r.results) == 1
     assert [(t.name, [(p.partition_index, p.partition_size, p.offset_lag, p.is_future_key) for p in t.partitions])
             for t in r.results[0].topics] == [(topic, [(1, 0, 0, False)])]
+
+
+def end_offsets(bootstrap: str, topic: str, asks: list[tuple[int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """OffsetForLeaderEpoch v4 for (partition, current leader epoch, leader epoch) each:
+    (partition, error, leader epoch, end offset) each."""
+    body = {"replica_id": -1, "topics": [{"topic": topic, "partitions": [
+        {"partition": p, "current_leader_epoch": c, "leader_epoch": e} for p, c, e in asks]}]}
+    (t,) = request_raw(bootstrap, P.offset_for_leader_epoch.API.key, 4, body).topics
+    return [(p.partition, p.error_code, p.leader_epoch, p.end_offset) for p in t.partitions]
+
+
+def test_offset_for_leader_epoch_from_the_epoch_cache(broker):
+    """LeaderEpochFileCache.endOffsetFor on a partition led by one leader since creation
+    (epoch 0): the current epoch ends at the log end offset, a later one is unknown, an
+    earlier one ends where epoch 0 starts; Partition.checkCurrentLeaderEpoch fences."""
+    topic = create(broker.bootstrap, Peer.unique("ofle"), 2)
+    batch = build_record_batch([NewRecord(b"k", b"v"), NewRecord(b"k", b"w"), NewRecord(b"k", b"x")])
+    assert produce_raw(broker.bootstrap, topic, 0, batch).error_code == 0
+    assert end_offsets(broker.bootstrap, topic, [(0, -1, 0), (0, 0, 0), (1, -1, 0), (0, -1, 3), (0, -1, -1),
+                                                 (0, -1, -2), (0, 1, 0), (9, -1, 0)]) == [
+        (0, 0, 0, 3), (0, 0, 0, 3), (1, 0, 0, 0), (0, 0, -1, -1), (0, 0, -1, -1),
+        (0, 0, -2, 0), (0, ErrorCode.UNKNOWN_LEADER_EPOCH, -1, -1), (9, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)]
