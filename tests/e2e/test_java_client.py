@@ -113,6 +113,7 @@ def test_admin(kafka_ref, broker):
         {"event": "created", "topic": "java-admin"},
         {"event": "described", "topic": "java-admin", "internal": False, "partitions": 3, "replicas": 1,
          "topic_id_set": True},
+        {"event": "described_paged", "partitions": 3},
         {"event": "offsets", "when": "before", "earliest": 0, "latest": 3},
         {"event": "deleted_records", "low_watermark": 2},
         {"event": "offsets", "when": "after", "earliest": 2, "latest": 3},

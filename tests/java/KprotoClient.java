@@ -39,6 +39,7 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -261,6 +262,10 @@ public final class KprotoClient {
                     .put("partitions", d.partitions().size());
             o.put("replicas", d.partitions().get(0).replicas().size()).put("topic_id_set", d.topicId() != null);
             emit(o);
+            // two partitions a response: Admin follows DescribeTopicPartitions' cursor for the third
+            TopicDescription paged = admin.describeTopics(List.of(topic),
+                    new DescribeTopicsOptions().partitionSizeLimitPerResponse(2)).allTopicNames().get().get(topic);
+            emit(obj("event", "described_paged").put("partitions", paged.partitions().size()));
             try (KafkaProducer<byte[], byte[]> prod = producer(a, new Properties())) {
                 for (int i = 0; i < 3; i++) {
                     prod.send(record(topic, 0, "k" + i, "v" + i)).get();

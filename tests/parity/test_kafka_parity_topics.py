@@ -170,11 +170,13 @@ def test_describe_elr_without_describe_topic_partitions(tmp_path):
     """TCT.java testDescribeWithDescribeTopicPartitionsApi: every partition row
     has "\\tElr" and "LastKnownElr". TC.java:374-387 print the lists from the
     TopicPartitionInfo, or "N/A" when they are null, which is what Admin
-    (KafkaAdminClient.describeTopics) leaves when it falls back to Metadata: the
-    kproto broker does not advertise DescribeTopicPartitions (API key 75)."""
-    from tests import components
+    (KafkaAdminClient.describeTopics) leaves when it falls back to Metadata: kproto's
+    broker emulating Kafka 3.6 (``--kafka-version``), before DescribeTopicPartitions
+    (API key 75) was advertised to clients."""
     from kproto.client.transport import BrokerClient
-    with components.kproto_broker(tmp_path) as bs:
+    from kproto.testing import Broker
+    with Broker(tmp_path / "data", kafka_version="3.6") as b:
+        bs = b.bootstrap_servers
         with BrokerClient(bs) as client:
             advertised = client.conn.broker_versions
         assert advertised and 75 not in advertised

@@ -26,7 +26,7 @@ def test_kproto_broker(kafka_ref, tmp_path):
     assert ours == theirs
     lines = ours.splitlines()
     assert lines[0] == f"{b.bootstrap_servers} (id: 1 rack: null isFenced: false) -> ("
-    assert "\tOffsetForLeaderEpoch(23): UNSUPPORTED," in lines and lines[-1] == ")"
+    assert "\tOffsetForLeaderEpoch(23): 2 to 4 [usable: 4]," in lines and lines[-1] == ")"
 
 
 def test_kafka_broker(kafka_ref, tmp_path):

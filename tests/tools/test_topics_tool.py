@@ -39,9 +39,9 @@ def masked(text: str) -> str:
     return TOPIC_ID.sub("\tTopicId: <TOPIC_ID>\t", text)
 
 
-# Elr/LastKnownElr (TC.java:374-387): the lists DescribeTopicPartitions gave (tansu
-# advertises it and answers empty lists), "N/A" when Admin fell back to Metadata (kproto).
-ELR = {"kproto": "N/A", "tansu": ""}
+# Elr/LastKnownElr (TC.java:374-387): the lists DescribeTopicPartitions gave (both advertise
+# it and answer empty lists); "N/A" only when Admin falls back to Metadata.
+ELR = {"kproto": "", "tansu": ""}
 
 
 def kafka_describe(topic: str, partitions: int, node: str, configs: str = "", elr: str = "N/A") -> str:
@@ -208,7 +208,7 @@ def test_describe_json_and_filters(broker):
     node = int(NODE[kind])
     assert t["topic"] == "js" and t["partition_count"] == 2 and t["replication_factor"] == 1
     assert re.fullmatch(r"[A-Za-z0-9_-]{22}", t["topic_id"])
-    elr = None if kind == "kproto" else []     # null: not asked (no DescribeTopicPartitions)
+    elr = []     # DescribeTopicPartitions' lists (null only when the broker does not serve it)
     assert t["partitions"] == [
         {"partition": p, "leader": node, "replicas": [node], "isr": [node], "elr": elr, "last_known_elr": elr}
         for p in (0, 1)]

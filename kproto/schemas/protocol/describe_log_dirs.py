@@ -1,7 +1,7 @@
 """DescribeLogDirs (key 35): describe log directories and the replicas in them.
 
 Ledger: v0-5 supported; v2+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v1-5 (ApiSpec.served).
 
     v0   first version
     v1   same as v0
@@ -105,6 +105,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DescribeLogDirs", key=35, min_version=0, max_version=5, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(1, 5))
 request = API.request
 response = API.response

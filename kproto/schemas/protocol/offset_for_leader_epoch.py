@@ -1,6 +1,7 @@
 """OffsetForLeaderEpoch (key 23): end offset of a leader epoch, to detect log truncation.
 
-Ledger: v0-4 supported; v4+ flexible.
+Ledger: v0-4 supported; v4+ flexible. kproto's broker answers v2-4 (ApiSpec.served):
+Kafka 4 no longer serves v0-1 (KIP-896).
 
     v0   topics/partitions with leader_epoch; response error_code, end_offset
     v1   response + leader_epoch
@@ -89,6 +90,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("OffsetForLeaderEpoch", key=23, min_version=0, max_version=4, flexible_from=4,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(2, 4))
 request = API.request
 response = API.response
