@@ -4,9 +4,14 @@ Apache Kafka's with the same frames or the same client calls: the same answers."
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition as CTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
+from kafka.errors import GroupIdNotFoundError
 
 from kproto.errors import ErrorCode
 from kproto.records import NewRecord, build_record_batch
@@ -124,3 +129,76 @@ def test_offset_for_leader_epoch_from_the_epoch_cache(broker):
                                                  (0, -1, -2), (0, 1, 0), (9, -1, 0)]) == [
         (0, 0, 0, 3), (0, 0, 0, 3), (1, 0, 0, 0), (0, 0, -1, -1), (0, 0, -1, -1),
         (0, 0, -2, 0), (0, ErrorCode.UNKNOWN_LEADER_EPOCH, -1, -1), (9, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)]
+
+
+def delete_offsets(bootstrap: str, group: str, partitions: list[tuple[str, int]]) -> dict:
+    """kafka-python's delete_group_offsets (OffsetDelete v0): {(topic, partition): error name}."""
+    a = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        out = a.delete_group_offsets(group, [TopicPartition(t, p) for t, p in partitions])
+    finally:
+        a.close()
+    return {(tp.topic, tp.partition): e.__name__ for tp, e in out.items()}
+
+
+def committed(bootstrap: str, group: str, topic: str, partitions: int) -> list[int]:
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    request = ConsumerGroupTopicPartitions(group, [CTopicPartition(topic, p) for p in range(partitions)])
+    (result,) = a.list_consumer_group_offsets([request]).values()
+    return [tp.offset for tp in sorted(result.result(timeout=30).topic_partitions, key=lambda tp: tp.partition)]
+
+
+def commit_as_admin(bootstrap: str, group: str, offsets: list[CTopicPartition]) -> None:
+    """confluent-kafka's alter_consumer_group_offsets, again while a partition answers an error
+    (Kafka's partitions of a topic just created may not be led yet)."""
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + 60
+    while True:
+        (f,) = a.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, offsets)]).values()
+        errors = [str(tp.error) for tp in f.result(timeout=30).topic_partitions if tp.error is not None]
+        if not errors:
+            return
+        assert time.monotonic() < deadline, errors
+        time.sleep(0.2)
+
+
+def test_offset_delete_of_an_empty_group(broker):
+    """OffsetMetadataManager.deleteOffsets on a group of admin commits (Empty): each named
+    partition NONE, whether it had an offset or not, and only the named ones lose theirs;
+    a partition or topic the broker lacks is UNKNOWN_TOPIC_OR_PARTITION
+    (KafkaApis.handleOffsetDeleteRequest); an unknown group GROUP_ID_NOT_FOUND."""
+    topic = create(broker.bootstrap, Peer.unique("odel"), 2)
+    group = Peer.unique("odel-g")
+    commit_as_admin(broker.bootstrap, group, [CTopicPartition(topic, 0, 5), CTopicPartition(topic, 1, 7)])
+    assert delete_offsets(broker.bootstrap, group, [(topic, 0), (topic, 5), (topic + "-none", 0)]) == {
+        (topic, 0): "NoError", (topic, 5): "UnknownTopicOrPartitionError",
+        (topic + "-none", 0): "UnknownTopicOrPartitionError"}
+    assert committed(broker.bootstrap, group, topic, 2) == [-1001, 7]
+    assert delete_offsets(broker.bootstrap, group, [(topic, 0), (topic, 1)]) == {
+        (topic, 0): "NoError", (topic, 1): "NoError"}
+    assert committed(broker.bootstrap, group, topic, 2) == [-1001, -1001]
+    with pytest.raises(GroupIdNotFoundError):
+        delete_offsets(broker.bootstrap, Peer.unique("odel-none"), [(topic, 0)])
+
+
+def test_offset_delete_of_a_subscribed_topic(broker):
+    """A consumer group with a live member (ClassicGroup.validateOffsetDelete lets a
+    ``consumer`` group through): its subscribed topic answers GROUP_SUBSCRIBED_TO_TOPIC on
+    each partition and keeps its offset; another topic's partitions NONE."""
+    topic = create(broker.bootstrap, Peer.unique("odel-s"), 1)
+    other = create(broker.bootstrap, Peer.unique("odel-o"), 1)
+    group = Peer.unique("odel-sg")
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "enable.auto.commit": False,
+                  "session.timeout.ms": 45000})
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while not c.assignment():
+            assert time.monotonic() < deadline, "no assignment"
+            c.poll(0.2)
+        c.commit(offsets=[CTopicPartition(topic, 0, 3)], asynchronous=False)
+        assert delete_offsets(broker.bootstrap, group, [(topic, 0), (other, 0)]) == {
+            (topic, 0): "GroupSubscribedToTopicError", (other, 0): "NoError"}
+        assert committed(broker.bootstrap, group, topic, 1) == [3]
+    finally:
+        c.close()

@@ -1,7 +1,7 @@
 """OffsetDelete (key 47): delete a group's committed offsets for some partitions.
 
 Ledger: v0 supported; never flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v0 (ApiSpec.served).
 
     v0   first version
     not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).
@@ -75,6 +75,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("OffsetDelete", key=47, min_version=0, max_version=0, flexible_from=None,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 0))
 request = API.request
 response = API.response

@@ -32,7 +32,7 @@ __all__ = [
     "OffsetCommitResponseTopic", "OffsetCommitResponse", "OffsetFetchResponsePartition",
     "OffsetFetchResponseTopic", "OffsetFetchResponse", "ListedGroup", "ListGroupsResponse",
     "DescribedGroupMember", "DescribedGroup", "DescribeGroupsResponse", "DeletableGroupResult",
-    "DeleteGroupsResponse", "Response", "Pending", "Append",
+    "DeleteGroupsResponse", "OffsetDeleteRequest", "OffsetDeleteResponse", "Response", "Pending", "Append",
 ]
 
 _frozen = dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,9 +171,18 @@ class DeleteGroupsRequest:
     groups_names: tuple[str, ...]
 
 
+@_frozen
+class OffsetDeleteRequest:
+    """OffsetDelete: the partitions whose committed offsets to remove (only partitions the
+    broker has: the server answers the others UNKNOWN_TOPIC_OR_PARTITION)."""
+
+    group_id: str
+    topics: tuple[OffsetFetchRequestTopic, ...]
+
+
 Request = (JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest
            | OffsetCommitRequest | TxnOffsetCommitRequest | OffsetFetchRequest | ListGroupsRequest
-           | DescribeGroupsRequest | DeleteGroupsRequest)
+           | DescribeGroupsRequest | DeleteGroupsRequest | OffsetDeleteRequest)
 
 
 # --- responses ------------------------------------------------------------------------
@@ -313,6 +322,14 @@ class DeleteGroupsResponse:
     results: tuple[DeletableGroupResult, ...]
 
 
+@_frozen
+class OffsetDeleteResponse:
+    """A group-level error (and no topics), or each partition's (OffsetCommit's shape)."""
+
+    error_code: ErrorCode
+    topics: tuple[OffsetCommitResponseTopic, ...] = ()
+
+
 Response = (JoinGroupResponse | SyncGroupResponse | HeartbeatResponse | LeaveGroupResponse
             | OffsetCommitResponse | OffsetFetchResponse | ListGroupsResponse
-            | DescribeGroupsResponse | DeleteGroupsResponse)
+            | DescribeGroupsResponse | DeleteGroupsResponse | OffsetDeleteResponse)

@@ -35,8 +35,8 @@ from kproto.server.coordinator.append_errors import commit_error
 from kproto.server.coordinator.context import GroupContext, Handler, rejection, validate_current_member
 from kproto.server.coordinator.events import (
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitResponse, OffsetCommitResponsePartition,
-    OffsetCommitResponseTopic, OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition,
-    OffsetFetchResponseTopic, Pending, TxnOffsetCommitRequest,
+    OffsetCommitResponseTopic, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+    OffsetFetchResponsePartition, OffsetFetchResponseTopic, Pending, TxnOffsetCommitRequest,
 )
 from kproto.server.coordinator.group import GroupMetadata, MemberMetadata
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition, expired_offsets, utf16_length
@@ -66,7 +66,7 @@ class GroupOffsets:
     def handlers(self) -> dict[type, Handler]:
         """The requests this part answers, with their handler ``(request, handle, now_ms)``."""
         return {OffsetCommitRequest: self._offset_commit, TxnOffsetCommitRequest: self._txn_offset_commit,
-                OffsetFetchRequest: self._offset_fetch}
+                OffsetFetchRequest: self._offset_fetch, OffsetDeleteRequest: self._offset_delete}
 
     # --- OffsetCommit -----------------------------------------------------------------
 
@@ -224,6 +224,55 @@ class GroupOffsets:
             OffsetFetchResponseTopic(name=topic, partitions=tuple(fetched((topic, p)) for p in partitions))
             for topic, partitions in wanted)
         self._ctx.reply(handle, OffsetFetchResponse(error_code=ErrorCode.NONE, topics=topics))
+
+    # --- OffsetDelete -------------------------------------------------------------------
+
+    def _offset_delete(self, req: OffsetDeleteRequest, handle: Pending, now_ms: int) -> None:
+        """OffsetMetadataManager.deleteOffsets: an unknown or Dead group is GROUP_ID_NOT_FOUND, a
+        group with members NON_EMPTY_GROUP unless it is a ``consumer`` group
+        (ClassicGroup.validateOffsetDelete); then a topic its members subscribe to (or any topic
+        while their subscriptions are unknown: isSubscribedToTopic) is GROUP_SUBSCRIBED_TO_TOPIC
+        on each partition, and every other partition NONE, a tombstone written where an offset
+        (committed or transactionally pending) exists. The offsets go once it is appended."""
+        def fail(error: ErrorCode) -> None:
+            self._ctx.reply(handle, OffsetDeleteResponse(error_code=error))
+
+        error = self._ctx.validate_group_status(req.group_id, "OffsetDelete")
+        if error is not None:
+            return fail(error)
+        group = self._ctx.groups.get(req.group_id)
+        if group is None or group.state is DEAD:
+            return fail(ErrorCode.GROUP_ID_NOT_FOUND)
+        consumer = group.protocol_type == "consumer"
+        if group.state is not EMPTY and not consumer:
+            return fail(ErrorCode.NON_EMPTY_GROUP)
+        removed: list[TopicPartition] = []
+        topics = []
+        for t in req.topics:
+            subscribed = (consumer if group.subscribed_topics is None else t.name in group.subscribed_topics)
+            error = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed else ErrorCode.NONE
+            if not subscribed:
+                removed += [(t.name, p) for p in t.partition_indexes if (t.name, p) in group.offsets or any(
+                    (t.name, p) in pending for pending in group.pending_txn_offsets.values())]
+            topics.append(OffsetCommitResponseTopic(name=t.name, partitions=tuple(
+                OffsetCommitResponsePartition(partition_index=p, error_code=error) for p in t.partition_indexes)))
+        response = OffsetDeleteResponse(error_code=ErrorCode.NONE, topics=tuple(topics))
+        removed = list(dict.fromkeys(removed))
+        if not removed:
+            return self._ctx.reply(handle, response)
+
+        def appended(error: ErrorCode, t: int) -> None:
+            error = commit_error(error)
+            if error is not ErrorCode.NONE:
+                return fail(error)
+            for tp in removed:              # the tombstone's replay: committed and pending alike
+                group.offsets.pop(tp, None)
+                for pending in group.pending_txn_offsets.values():
+                    pending.pop(tp, None)
+            self._ctx.reply(handle, response)
+
+        self._ctx.append(self._ctx.partition_for(group.group_id),
+                         [(offset_commit_key(group.group_id, *tp), None) for tp in removed], now_ms, appended)
 
     # --- cleanup (OffsetMetadataManager.cleanupExpiredOffsets / deleteAllOffsets) ---------
 
