@@ -18,7 +18,7 @@ from kproto.records import NewRecord, build_record_batch
 from kproto.schemas import protocol as P
 from kproto.security.acl import SUPPORTED_OPERATIONS, ResourceType as R
 from tests.components import KAFKA, KPROTO, Peer
-from tests.helpers import produce_raw, request_raw, until_served
+from tests.helpers import produce_raw, request_raw, until, until_served
 
 pytestmark = pytest.mark.brokers(KPROTO, KAFKA)
 ALL_TOPIC_OPERATIONS = sum(1 << op for op in SUPPORTED_OPERATIONS[R.TOPIC])
@@ -83,7 +83,10 @@ def test_describe_log_dirs_through_kafka_python(broker):
     directory, no error, each partition's size in bytes, offset lag 0, no future replica."""
     topic = create(broker.bootstrap, Peer.unique("ldirs"), 2)
     records = build_record_batch([NewRecord(b"k", b"v" * 100)])
-    assert produce_raw(broker.bootstrap, topic, 1, records).error_code == 0
+    # Kafka's broker may lead the new partition a moment after Metadata names it: a
+    # NOT_LEADER_OR_FOLLOWER answer appended nothing, so the batch is sent again.
+    until(lambda: produce_raw(broker.bootstrap, topic, 1, records).error_code == 0,
+          what="the new partition's leader taking the batch")
     a = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         ((node,),) = [[(b["broker"], len(b["log_dirs"]))] for b in a.describe_log_dirs()]
