@@ -26,7 +26,16 @@ def coordinator_config(values: dict) -> CoordinatorConfig:
         group_initial_rebalance_delay_ms=values["group.initial.rebalance.delay.ms"],
         offsets_topic_num_partitions=values["offsets.topic.num.partitions"],
         offsets_retention_minutes=values["offsets.retention.minutes"],
-        offsets_retention_check_interval_ms=values["offsets.retention.check.interval.ms"])
+        offsets_retention_check_interval_ms=values["offsets.retention.check.interval.ms"],
+        consumer_group_session_timeout_ms=values["group.consumer.session.timeout.ms"],
+        consumer_group_min_session_timeout_ms=values["group.consumer.min.session.timeout.ms"],
+        consumer_group_max_session_timeout_ms=values["group.consumer.max.session.timeout.ms"],
+        consumer_group_heartbeat_interval_ms=values["group.consumer.heartbeat.interval.ms"],
+        consumer_group_min_heartbeat_interval_ms=values["group.consumer.min.heartbeat.interval.ms"],
+        consumer_group_max_heartbeat_interval_ms=values["group.consumer.max.heartbeat.interval.ms"],
+        consumer_group_max_size=values["group.consumer.max.size"],
+        consumer_group_assignors=tuple(a.strip() for a in values["group.consumer.assignors"].split(",") if a.strip()),
+        consumer_group_migration_policy=values["group.consumer.migration.policy"])
 
 
 class GroupService(CoordinatorShell):
