@@ -91,6 +91,11 @@ DESCRIBE_GROUPS = PerEntry("groups", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
                            error=G_DENIED)
 DELETE_GROUPS = PerEntry("groups_names", lambda e: e, R.GROUP, O.DELETE, "results",
                          lambda e, err: {"group_id": e, "error_code": err}, error=G_DENIED)
+CONSUMER_GROUP_DESCRIBE = PerEntry("group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
+                                   lambda e, err: {"error_code": err, "error_message": None, "group_id": e,
+                                                   "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
+                                                   "assignor_name": "", "members": [],
+                                                   "authorized_operations": -2147483648}, error=G_DENIED)
 FIND_COORDINATOR = {0: PerEntry("coordinator_keys", lambda e: e, R.GROUP, O.DESCRIBE, "coordinators",
                                 lambda e, err: {"key": e, "node_id": -1, "host": "", "port": -1, "error_code": err,
                                                 "error_message": None}, error=G_DENIED),
@@ -425,7 +430,7 @@ DESCRIBE_TRANSACTIONS = PerEntry("transactional_ids", lambda e: e, R.TRANSACTION
 
 SIMPLE = {P.fetch.API.key: FETCH, P.list_offsets.API.key: LIST_OFFSETS, P.create_topics.API.key: CREATE_TOPICS,
           P.create_partitions.API.key: CREATE_PARTITIONS, P.delete_records.API.key: DELETE_RECORDS,
-          P.delete_groups.API.key: DELETE_GROUPS,
+          P.delete_groups.API.key: DELETE_GROUPS, P.consumer_group_describe.API.key: CONSUMER_GROUP_DESCRIBE,
           P.describe_configs.API.key: DESCRIBE_CONFIGS, P.alter_configs.API.key: ALTER_CONFIGS,
           P.incremental_alter_configs.API.key: ALTER_CONFIGS, P.describe_producers.API.key: DESCRIBE_PRODUCERS,
           P.describe_transactions.API.key: DESCRIBE_TRANSACTIONS}
@@ -440,6 +445,8 @@ SPECIAL = {
                                                      "leader": "", "member_id": "", "members": []}),
     P.sync_group.API.key: _group_whole(lambda b, e: {"error_code": e, "assignment": b""}),
     P.heartbeat.API.key: _group_whole(lambda b, e: {"error_code": e}),
+    P.consumer_group_heartbeat.API.key: _group_whole(lambda b, e: {"error_code": e, "member_epoch": -1,
+                                                                   "heartbeat_interval_ms": 0}),
     P.leave_group.API.key: _group_whole(lambda b, e: {"error_code": e, "members": []}),
     P.describe_cluster.API.key: _describe_cluster, P.describe_groups.API.key: _describe_groups,
 }

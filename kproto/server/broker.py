@@ -56,6 +56,7 @@ Handler = Callable[["Broker", Container, Container], Awaitable[Any]]
 
 API_VERSIONS = protocol.api_versions.API.key
 JOIN_GROUP = protocol.join_group.API.key
+CONSUMER_GROUP_HEARTBEAT = protocol.consumer_group_heartbeat.API.key
 
 
 class Broker:
@@ -170,7 +171,7 @@ class Broker:
             raise CloseConnection(f"unreadable request header: {e}") from None
         key, version = header.request_api_key, header.request_api_version
         conn.client_id = header.client_id
-        if key == JOIN_GROUP:     # the member's host, as DescribeGroups shows it
+        if key in (JOIN_GROUP, CONSUMER_GROUP_HEARTBEAT):     # the member's host, as DescribeGroups shows it
             group_handlers.CLIENT_HOST.set(_client_host(conn.peer))
         if sec is not None and sec.session is not None:
             try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from kproto.common import GROUP_METADATA_TOPIC_NAME
+from kproto.common import GROUP_METADATA_TOPIC_NAME, is_internal
 from kproto.log import LogManager
 from kproto.server.coordinator import CoordinatorConfig, GroupCoordinator
 from kproto.server.runtime.shell import CoordinatorShell
@@ -54,3 +54,14 @@ class GroupService(CoordinatorShell):
                          {"cleanup.policy": "compact", "compression.type": "producer",
                           "segment.bytes": values["offsets.topic.segment.bytes"]},
                          append_lock=append_lock, log=log)
+        self._image_key: tuple = ()
+
+    def refresh_topics(self) -> None:
+        """Tell the coordinator the cluster's topics when they changed (KIP-848 groups
+        assign from them; Kafka's coordinator gets each new metadata image)."""
+        logs = self.logs
+        image = {t: (logs.topic_id(t), logs.partition_count(t)) for t in sorted(logs.topics()) if not is_internal(t)}
+        key = tuple((t, tid, n) for t, (tid, n) in image.items())
+        if key != self._image_key:
+            self._image_key = key
+            self.coordinator.update_topics(image)

@@ -28,7 +28,7 @@ from typing import Any
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.server.coordinator import (
-    DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupRequestProtocol,
+    ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupRequestProtocol,
     LeaveGroupRequest, ListGroupsRequest, MemberIdentity, OffsetCommitRequest, OffsetCommitRequestPartition,
     OffsetCommitRequestTopic, OffsetFetchRequest, OffsetFetchRequestTopic, SyncGroupRequest,
     SyncGroupRequestAssignment,
@@ -163,7 +163,7 @@ async def offset_commit(broker, header, body) -> dict:
     out = await _ask(broker, OffsetCommitRequest(
         group_id=body.group_id, generation_id=body.generation_id_or_member_epoch,
         member_id=body.member_id, group_instance_id=body.group_instance_id,
-        retention_time_ms=body.retention_time_ms,
+        retention_time_ms=body.retention_time_ms, api_version=header.request_api_version,
         topics=tuple(OffsetCommitRequestTopic(name=t.name, partitions=tuple(
             OffsetCommitRequestPartition(
                 partition_index=p.partition_index, committed_offset=p.committed_offset,
@@ -187,7 +187,8 @@ async def offset_fetch(broker, header, body) -> dict:
         answers = []
         for g in body.groups:
             r = await groups.ask(OffsetFetchRequest(
-                group_id=g.group_id, topics=_fetch_topics(g.topics), require_stable=body.require_stable))
+                group_id=g.group_id, topics=_fetch_topics(g.topics), require_stable=body.require_stable,
+                member_id=g.get("member_id"), member_epoch=g.get("member_epoch", -1)))
             answers.append({"group_id": g.group_id, "topics": wire(r.topics), "error_code": r.error_code})
         return {"throttle_time_ms": 0, "groups": answers}
     r = await groups.ask(OffsetFetchRequest(
@@ -214,8 +215,39 @@ async def delete_groups(broker, header, body) -> dict:
     return await _ask(broker, DeleteGroupsRequest(groups_names=tuple(body.groups_names)))
 
 
+async def consumer_group_heartbeat(broker, header, body) -> dict:
+    """KIP-848: join, heartbeat, leave (GroupMetadataManager.consumerGroupHeartbeat)."""
+    groups = _groups(broker)
+    groups.refresh_topics()
+    out = await _ask(broker, ConsumerGroupHeartbeatRequest(
+        group_id=body.group_id, member_id=body.member_id, member_epoch=body.member_epoch,
+        instance_id=body.instance_id, rack_id=body.rack_id, rebalance_timeout_ms=body.rebalance_timeout_ms,
+        subscribed_topic_names=None if body.subscribed_topic_names is None else tuple(body.subscribed_topic_names),
+        subscribed_topic_regex=body.get("subscribed_topic_regex"), server_assignor=body.server_assignor,
+        topic_partitions=None if body.topic_partitions is None else tuple(
+            (t.topic_id, tuple(t.partitions)) for t in body.topic_partitions),
+        client_id=header.client_id or "", client_host=CLIENT_HOST.get(),
+        api_version=header.request_api_version))
+    if out["assignment"] is not None:
+        out["assignment"] = {"topic_partitions": [
+            {"topic_id": t, "partitions": list(ps)} for t, ps in out["assignment"]]}
+    return out
+
+
+async def consumer_group_describe(broker, header, body) -> dict:
+    groups = _groups(broker, offsets_topic=False)
+    groups.refresh_topics()
+    out = await _ask(broker, ConsumerGroupDescribeRequest(group_ids=tuple(body.group_ids)), offsets_topic=False)
+    for g in out["groups"]:
+        for m in g["members"]:
+            for which in ("assignment", "target_assignment"):
+                m[which] = {"topic_partitions": m[which]}
+    return out
+
+
 HANDLERS = {m.API.key: (handler, *m.API.served) for m, handler in (
     (P.offset_commit, offset_commit), (P.offset_fetch, offset_fetch), (P.find_coordinator, find_coordinator),
     (P.join_group, join_group), (P.heartbeat, heartbeat), (P.leave_group, leave_group),
     (P.sync_group, sync_group), (P.describe_groups, describe_groups), (P.list_groups, list_groups),
-    (P.delete_groups, delete_groups))}
+    (P.delete_groups, delete_groups), (P.consumer_group_heartbeat, consumer_group_heartbeat),
+    (P.consumer_group_describe, consumer_group_describe))}
