@@ -253,7 +253,8 @@ def bootstrap(request, tmp_path_factory):
 def _topic(bs: str, name: str, partitions: int, records: int) -> None:
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
-    AdminClient({"bootstrap.servers": bs}).create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+    admin = AdminClient({"bootstrap.servers": bs})       # kept alive until the result is in
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
     p = Producer({"bootstrap.servers": bs})
     for i in range(records):
         p.produce(name, value=f"{name}-{i}".encode(), partition=i % partitions)
