@@ -10,6 +10,7 @@ import logging
 import threading
 
 from kproto.common import GROUP_METADATA_TOPIC_NAME, is_internal
+from kproto.errors import InvalidConfigError
 from kproto.log import LogManager
 from kproto.server.coordinator import CoordinatorConfig, GroupCoordinator
 from kproto.server.runtime.shell import CoordinatorShell
@@ -18,7 +19,15 @@ log = logging.getLogger("kproto.server.groups")
 
 
 def coordinator_config(values: dict) -> CoordinatorConfig:
-    """The coordinator's settings from the broker's (Kafka names)."""
+    """The coordinator's settings from the broker's (Kafka names); GroupCoordinatorConfig's
+    checks fail as a config error (one line, the broker does not start)."""
+    try:
+        return _coordinator_config(values)
+    except ValueError as e:
+        raise InvalidConfigError(str(e)) from None
+
+
+def _coordinator_config(values: dict) -> CoordinatorConfig:
     return CoordinatorConfig(
         group_min_session_timeout_ms=values["group.min.session.timeout.ms"],
         group_max_session_timeout_ms=values["group.max.session.timeout.ms"],
