@@ -71,6 +71,16 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "group.min.session.timeout.ms": (6000, int),
     "group.max.session.timeout.ms": (1800000, int),
     "group.max.size": (2**31 - 1, int),
+    # KIP-848 consumer groups (GroupCoordinatorConfig, Kafka 4.x defaults)
+    "group.consumer.session.timeout.ms": (45000, int),
+    "group.consumer.min.session.timeout.ms": (45000, int),
+    "group.consumer.max.session.timeout.ms": (60000, int),
+    "group.consumer.heartbeat.interval.ms": (5000, int),
+    "group.consumer.min.heartbeat.interval.ms": (5000, int),
+    "group.consumer.max.heartbeat.interval.ms": (15000, int),
+    "group.consumer.max.size": (2**31 - 1, int),
+    "group.consumer.assignors": ("uniform,range", str),
+    "group.consumer.migration.policy": ("bidirectional", str),
     # the transaction coordinator (TransactionStateManagerConfig, TransactionLogConfig)
     "transaction.max.timeout.ms": (900000, int),
     "transactional.id.expiration.ms": (604800000, int),
@@ -130,6 +140,13 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
 # Lower bounds Kafka's ConfigDef puts on broker configs (atLeast), where kproto checks them.
 BROKER_MINIMUMS: dict[str, int] = {
     "connection.failed.authentication.delay.ms": 0,
+    "group.consumer.session.timeout.ms": 1,
+    "group.consumer.min.session.timeout.ms": 1,
+    "group.consumer.max.session.timeout.ms": 1,
+    "group.consumer.heartbeat.interval.ms": 1,
+    "group.consumer.min.heartbeat.interval.ms": 1,
+    "group.consumer.max.heartbeat.interval.ms": 1,
+    "group.consumer.max.size": 1,
 }
 
 

@@ -18,7 +18,6 @@ from tests.kafka_ref import KafkaUnavailable, unavailable
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 NOT_YET = {
-    "consumer": "kproto does not serve the KIP-848 consumer group protocol (ConsumerGroupHeartbeat) yet",
     "share": "kproto does not serve KIP-932 share groups (ShareGroupHeartbeat, ShareFetch) yet",
 }
 
@@ -71,7 +70,6 @@ def test_idempotent_produce_then_classic_group_consume(kafka_ref, broker, codec)
 
 def test_consumer_group_protocol(kafka_ref, broker, request):
     kind, bootstrap = broker
-    expect_not_yet(request, kind, "consumer")
     assert run(kafka_ref, "produce", bootstrap, topic="java-848", count=3, partition=0).error is None
     got = run(kafka_ref, "consume", bootstrap, topic="java-848", group="g-848", count=3, protocol="consumer")
     assert got.error is None, got.error

@@ -26,10 +26,10 @@ from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
 from kproto.server.coordinator import (
-    DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupRequestProtocol,
-    LeaveGroupRequest, ListGroupsRequest, MemberIdentity, OffsetCommitRequest, OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic, OffsetFetchRequest, OffsetFetchRequestTopic, SyncGroupRequest,
-    SyncGroupRequestAssignment,
+    ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, DescribeGroupsRequest,
+    HeartbeatRequest, JoinGroupRequest, JoinGroupRequestProtocol, LeaveGroupRequest, ListGroupsRequest,
+    MemberIdentity, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest,
+    OffsetFetchRequestTopic, SyncGroupRequest, SyncGroupRequestAssignment,
 )
 from kproto.server.access import G_DENIED, T_DENIED, TXN_DENIED, Access, PerEntry, partitions_denied, topic_name
 from kproto.server.handlers import handles
@@ -293,7 +293,7 @@ async def offset_commit(broker, ctx, body) -> dict:
     out = await _ask(broker, OffsetCommitRequest(
         group_id=body.group_id, generation_id=body.generation_id_or_member_epoch,
         member_id=body.member_id, group_instance_id=body.group_instance_id,
-        retention_time_ms=body.retention_time_ms,
+        retention_time_ms=body.retention_time_ms, api_version=ctx.request_api_version,
         topics=tuple(OffsetCommitRequestTopic(name=t.name, partitions=tuple(
             OffsetCommitRequestPartition(
                 partition_index=p.partition_index, committed_offset=p.committed_offset,
@@ -318,7 +318,8 @@ async def offset_fetch(broker, ctx, body) -> dict:
         answers = []
         for g in body.groups:
             r = await groups.ask(OffsetFetchRequest(
-                group_id=g.group_id, topics=_fetch_topics(g.topics), require_stable=body.require_stable))
+                group_id=g.group_id, topics=_fetch_topics(g.topics), require_stable=body.require_stable,
+                member_id=g.get("member_id"), member_epoch=g.get("member_epoch", -1)))
             answers.append({"group_id": g.group_id, "topics": wire(r.topics), "error_code": r.error_code})
         return {"throttle_time_ms": 0, "groups": answers}
     r = await groups.ask(OffsetFetchRequest(
@@ -346,3 +347,46 @@ async def describe_groups(broker, ctx, body) -> dict:
 @handles(P.delete_groups, authorize=DELETE_GROUPS)
 async def delete_groups(broker, ctx, body) -> dict:
     return await _ask(broker, DeleteGroupsRequest(groups_names=tuple(body.groups_names)))
+
+
+# KafkaApis.handleConsumerGroupHeartbeat: READ on the group, else the error alone;
+# handleConsumerGroupDescribe: DESCRIBE on each group, a denied one GROUP_AUTHORIZATION_FAILED.
+_CONSUMER_GROUP_HEARTBEAT = _group_whole(lambda b, e: {"error_code": e, "member_epoch": -1,
+                                                       "heartbeat_interval_ms": 0})
+CONSUMER_GROUP_DESCRIBE = PerEntry("group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
+                                   lambda e, err: {"error_code": err, "error_message": None, "group_id": e,
+                                                   "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
+                                                   "assignor_name": "", "members": [],
+                                                   "authorized_operations": -2147483648}, error=G_DENIED)
+
+
+@handles(P.consumer_group_heartbeat, authorize=_CONSUMER_GROUP_HEARTBEAT)
+async def consumer_group_heartbeat(broker, ctx, body) -> dict:
+    """KIP-848: join, heartbeat, leave (GroupMetadataManager.consumerGroupHeartbeat)."""
+    groups = _groups(broker)
+    groups.refresh_topics()
+    out = await _ask(broker, ConsumerGroupHeartbeatRequest(
+        group_id=body.group_id, member_id=body.member_id, member_epoch=body.member_epoch,
+        instance_id=body.instance_id, rack_id=body.rack_id, rebalance_timeout_ms=body.rebalance_timeout_ms,
+        subscribed_topic_names=None if body.subscribed_topic_names is None else tuple(body.subscribed_topic_names),
+        subscribed_topic_regex=body.get("subscribed_topic_regex"), server_assignor=body.server_assignor,
+        topic_partitions=None if body.topic_partitions is None else tuple(
+            (t.topic_id, tuple(t.partitions)) for t in body.topic_partitions),
+        client_id=ctx.client_id or "", client_host=ctx.client_host,
+        api_version=ctx.request_api_version))
+    if out["assignment"] is not None:
+        out["assignment"] = {"topic_partitions": [
+            {"topic_id": t, "partitions": list(ps)} for t, ps in out["assignment"]]}
+    return out
+
+
+@handles(P.consumer_group_describe, authorize=CONSUMER_GROUP_DESCRIBE)
+async def consumer_group_describe(broker, ctx, body) -> dict:
+    groups = _groups(broker, offsets_topic=False)
+    groups.refresh_topics()
+    out = await _ask(broker, ConsumerGroupDescribeRequest(group_ids=tuple(body.group_ids)), offsets_topic=False)
+    for g in out["groups"]:
+        for m in g["members"]:
+            for which in ("assignment", "target_assignment"):
+                m[which] = {"topic_partitions": m[which]}
+    return out
