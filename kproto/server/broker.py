@@ -30,7 +30,7 @@ from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
 from kproto import protocol
 from kproto.schemas.message import RECORDS, carries
-from kproto.server import access, emulation, fault_hook, group_service, handlers, txn_service
+from kproto.server import access, emulation, fault_hook, group_service, handlers, share_service, txn_service
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.faults import FaultPlan
@@ -56,6 +56,7 @@ Handler = Callable[["Broker", Container, Container], Awaitable[Any]]
 
 API_VERSIONS = protocol.api_versions.API.key
 JOIN_GROUP = protocol.join_group.API.key
+MEMBER_HOST_APIS = frozenset({JOIN_GROUP, protocol.share_group_heartbeat.API.key})
 
 
 class Broker:
@@ -83,6 +84,7 @@ class Broker:
             emulation.release(kafka_version), {k: (lo, hi) for k, (_, lo, hi) in self.handlers.items()})
         self.groups: group_service.GroupService | None = None   # set by start(), before any request
         self.transactions: txn_service.TxnService | None = None  # likewise
+        self.shares: share_service.ShareService | None = None    # likewise
         self._tasks: list[asyncio.Task] = []
         self.security = SecurityService(self.config.values, data_dir, host, port)
         self.faults = FaultPlan()       # empty: no fault, no cost but one truth test per request
@@ -108,6 +110,8 @@ class Broker:
                                                  node=(self.node_id, self.host, self.port),
                                                  append_lock=self.append_lock)
         await self.groups.start()
+        self.shares = share_service.ShareService(self.logs, self.config.values, append_lock=self.append_lock)
+        await self.shares.start()
 
     async def close(self) -> None:
         for t in self._tasks:
@@ -116,6 +120,8 @@ class Broker:
         await self.server.close()
         if self.groups is not None:
             await self.groups.close()
+        if self.shares is not None:
+            await self.shares.close()
         if self.transactions is not None:
             await self.transactions.close()
         self.logs.close()
@@ -170,7 +176,7 @@ class Broker:
             raise CloseConnection(f"unreadable request header: {e}") from None
         key, version = header.request_api_key, header.request_api_version
         conn.client_id = header.client_id
-        if key == JOIN_GROUP:     # the member's host, as DescribeGroups shows it
+        if key in MEMBER_HOST_APIS:     # the member's host, as DescribeGroups shows it
             group_handlers.CLIENT_HOST.set(_client_host(conn.peer))
         if sec is not None and sec.session is not None:
             try:
@@ -305,6 +311,10 @@ class Broker:
         except KafkaError:
             return self.logs.has_topic(topic)
         return True
+
+    def client_host(self) -> str:
+        """The host of the connection whose JoinGroup / ShareGroupHeartbeat is handled."""
+        return group_handlers.CLIENT_HOST.get()
 
     def endpoint(self) -> tuple[str, int]:
         """The address clients are told (Metadata, FindCoordinator): the advertised

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from kproto.server.handlers import (
     acls, api_versions, cluster, configs, delete_records, fetch, groups, list_offsets, metadata, produce,
-    producer_ids, sasl, scram, topics, txn,
+    producer_ids, sasl, scram, share, topics, txn,
 )
 
 _MODULES = (api_versions, metadata, produce, fetch, list_offsets, producer_ids, topics, delete_records, configs,
-            cluster, groups, sasl, acls, scram, txn)
+            cluster, groups, sasl, acls, scram, txn, share)
 
 
 def table() -> dict:

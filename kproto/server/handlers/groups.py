@@ -15,8 +15,9 @@ protocol names from JoinGroup v7 and SyncGroup v5's protocol checks
 (KIP-699), several groups per OffsetFetch from v8 (KIP-709),
 GROUP_ID_NOT_FOUND from DescribeGroups v6 (KIP-1043), ListGroups' state and
 type filters (v4, v5). FindCoordinator for a transactional id (key_type 1)
-answers this node too (the transaction coordinator, kproto.server.txn_service);
-for share groups (key_type 2) COORDINATOR_NOT_AVAILABLE.
+answers this node too (the transaction coordinator, kproto.server.txn_service),
+and so does one for a share partition (key_type 2, the share coordinator,
+kproto.server.share_service).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from kproto.server.coordinator import (
 #: Kafka prints a client host); the broker sets it for each JoinGroup.
 CLIENT_HOST: contextvars.ContextVar[str] = contextvars.ContextVar("client_host", default="")
 
-GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1     # FindCoordinator key_type (2: share group)
+GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE = 0, 1, 2     # FindCoordinator key_type
 
 
 def wire(value: Any) -> Any:
@@ -69,12 +70,13 @@ async def find_coordinator(broker, header, body) -> dict:
     keys = body.coordinator_keys if version >= 4 else [body.key]
     if body.key_type == TRANSACTION_KEY_TYPE:
         broker.transactions.ensure_topic()      # Kafka creates __transaction_state here
+    elif body.key_type == SHARE_KEY_TYPE:
+        broker.shares.ensure_topic()            # and __share_group_state here (key "group:topicId:partition")
 
     def answer(k: str) -> dict:
-        if body.key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
+        if body.key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
             return {"key": k, "node_id": -1, "host": "", "port": -1,
-                    "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                    "error_message": "kproto does not coordinate share groups"}
+                    "error_code": ErrorCode.INVALID_REQUEST, "error_message": f"Unknown key type {body.key_type}"}
         return {"key": k, "node_id": node_id, "host": host, "port": port,
                 "error_code": 0, "error_message": None}
 
@@ -87,6 +89,10 @@ async def find_coordinator(broker, header, body) -> dict:
 
 async def join_group(broker, header, body) -> dict:
     version = header.request_api_version
+    if body.group_id in broker.shares.coordinator.groups:   # a share group's id (GroupMetadataManager.classicGroupJoin)
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "generation_id": -1,
+                "protocol_type": None, "protocol_name": None if version >= 7 else "", "leader": "",
+                "skip_assignment": False, "member_id": body.member_id, "members": []}
     out = await _ask(broker, JoinGroupRequest(
         group_id=body.group_id, session_timeout_ms=body.session_timeout_ms,
         rebalance_timeout_ms=body.rebalance_timeout_ms if version >= 1 else -1,
