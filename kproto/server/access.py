@@ -423,6 +423,22 @@ DESCRIBE_TRANSACTIONS = PerEntry("transactional_ids", lambda e: e, R.TRANSACTION
                                                  "producer_id": -1, "producer_epoch": -1, "topics": []},
                                  error=TXN_DENIED)
 
+def _share_error(**extra):
+    """A share API's whole-request GROUP_AUTHORIZATION_FAILED answer."""
+    return lambda b, e: {"error_code": e, "error_message": None, **extra}
+
+
+async def _share_group_describe(a: Access, broker, header, body, handler):
+    """KafkaApis.handleShareGroupDescribe: DESCRIBE on each group; denied ones answered alone."""
+    denied = [g for g in body.group_ids if not a.ok(O.DESCRIBE, R.GROUP, g)]
+    body.group_ids = [g for g in body.group_ids if g not in denied]
+    response = await handler(broker, header, body) if body.group_ids else {"throttle_time_ms": 0, "groups": []}
+    response["groups"] += [{"error_code": G_DENIED, "error_message": None, "group_id": g, "group_state": "",
+                            "group_epoch": -1, "assignment_epoch": -1, "assignor_name": "", "members": [],
+                            "authorized_operations": -2147483648} for g in denied]
+    return response
+
+
 SIMPLE = {P.fetch.API.key: FETCH, P.list_offsets.API.key: LIST_OFFSETS, P.create_topics.API.key: CREATE_TOPICS,
           P.create_partitions.API.key: CREATE_PARTITIONS, P.delete_records.API.key: DELETE_RECORDS,
           P.delete_groups.API.key: DELETE_GROUPS,
@@ -442,4 +458,12 @@ SPECIAL = {
     P.heartbeat.API.key: _group_whole(lambda b, e: {"error_code": e}),
     P.leave_group.API.key: _group_whole(lambda b, e: {"error_code": e, "members": []}),
     P.describe_cluster.API.key: _describe_cluster, P.describe_groups.API.key: _describe_groups,
+    # share groups: READ on the group (Kafka also checks the topics: not yet here)
+    P.share_group_heartbeat.API.key: _group_whole(_share_error(member_id=None, member_epoch=0,
+                                                               heartbeat_interval_ms=0, assignment=None)),
+    P.share_fetch.API.key: _group_whole(_share_error(acquisition_lock_timeout_ms=0, responses=[],
+                                                     node_endpoints=[])),
+    P.share_acknowledge.API.key: _group_whole(_share_error(acquisition_lock_timeout_ms=0, responses=[],
+                                                           node_endpoints=[])),
+    P.share_group_describe.API.key: _share_group_describe,
 }

@@ -1,0 +1,317 @@
+"""KIP-932 share groups: the record-state table swept, a share partition's rules,
+``__share_group_state`` round trips, and confluent-kafka 2.16's ShareConsumer
+against kproto's broker (issue 25)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import confluent_kafka as ck
+import confluent_kafka.admin  # noqa: F401
+import pytest
+
+import kproto.testing
+from kproto.client.transport import BrokerClient
+from kproto.common import SHARE_GROUP_STATE_TOPIC_NAME
+from kproto.schemas import protocol as P
+from kproto.errors import ErrorCode
+from kproto.server.share import persistence
+from kproto.server.share.partition import SharePartition, StateBatch
+from kproto.server.share.state import TRANSITIONS, RecordEvent, RecordState, transition
+
+S, E = RecordState, RecordEvent
+LIMIT = 3
+
+
+# -- the table ---------------------------------------------------------------------------
+
+EXPECTED = {
+    (S.AVAILABLE, E.ACQUIRE): S.ACQUIRED,
+    (S.ACQUIRED, E.ACCEPT): S.ACKNOWLEDGED,
+    (S.ACQUIRED, E.RELEASE): S.AVAILABLE,
+    (S.ACQUIRED, E.REJECT): S.ARCHIVED,
+    (S.ACQUIRED, E.RENEW): S.ACQUIRED,
+    (S.ACQUIRED, E.GAP): S.ARCHIVED,
+    (S.ACQUIRED, E.LOCK_TIMEOUT): S.AVAILABLE,
+}
+
+
+@pytest.mark.parametrize("state", list(S))
+@pytest.mark.parametrize("event", list(E))
+def test_transition_table_is_total_and_kafkas(state, event):
+    assert (state, event) in TRANSITIONS
+    assert TRANSITIONS[state, event] is EXPECTED.get((state, event))
+
+
+@pytest.mark.parametrize("event", [E.RELEASE, E.LOCK_TIMEOUT])
+def test_returning_a_record_at_the_delivery_limit_archives_it(event):
+    assert transition(S.ACQUIRED, event, LIMIT - 1, LIMIT) is S.AVAILABLE
+    assert transition(S.ACQUIRED, event, LIMIT, LIMIT) is S.ARCHIVED
+    assert transition(S.ACQUIRED, E.ACCEPT, LIMIT, LIMIT) is S.ACKNOWLEDGED
+
+
+# -- one share partition -----------------------------------------------------------------
+
+def _sp(start: int = 0) -> SharePartition:
+    return SharePartition(start, delivery_count_limit=LIMIT, max_record_locks=100)
+
+
+def test_acquire_then_accept_moves_the_start_offset():
+    sp = _sp()
+    assert sp.acquire("m1", [(0, 4)], 10, 0, 1000) == [(0, 4, 1)]
+    assert sp.acquire("m2", [(0, 4)], 10, 0, 1000) == []            # all held by m1
+    assert sp.acknowledge("m2", 0, 0, [1], 0, 1000) == ErrorCode.INVALID_RECORD_STATE
+    assert sp.acknowledge("m1", 0, 2, [1], 0, 1000) == ErrorCode.NONE
+    assert sp.start_offset == 3
+    assert sp.acknowledge("m1", 3, 4, [1, 3], 0, 1000) == ErrorCode.NONE   # accept 3, reject 4
+    assert (sp.start_offset, sp.in_flight) == (5, {})
+    assert sp.acknowledge("m1", 3, 3, [1], 0, 1000) == ErrorCode.INVALID_RECORD_STATE
+
+
+def test_max_records_and_a_bad_acknowledge_type():
+    sp = _sp()
+    assert sp.acquire("m", [(0, 9)], 4, 0, 1000) == [(0, 3, 1)]
+    assert sp.next_fetch_offset() == 4
+    assert sp.acknowledge("m", 0, 1, [9], 0, 1000) == ErrorCode.INVALID_REQUEST
+    assert sp.acknowledge("m", 0, 1, [1, 1, 1], 0, 1000) == ErrorCode.INVALID_REQUEST
+
+
+def test_lock_timeout_redelivers_until_the_limit_then_archives():
+    sp = _sp(10)
+    now = 0
+    for delivery in range(1, LIMIT + 1):
+        assert sp.acquire("m", [(10, 10)], 10, now, 1000) == [(10, 10, delivery)]
+        assert sp.next_lock_deadline() == now + 1000
+        assert not sp.expire_locks(now + 999)
+        assert sp.expire_locks(now + 1000)
+        now += 1000
+    assert (sp.start_offset, sp.in_flight) == (11, {})      # archived at the limit, SPSO past it
+
+
+def test_release_and_renew():
+    sp = _sp()
+    sp.acquire("m", [(0, 1)], 10, 0, 1000)
+    assert sp.acknowledge("m", 0, 0, [2], 0, 1000) == ErrorCode.NONE        # RELEASE
+    assert sp.in_flight[0].state is S.AVAILABLE and sp.next_fetch_offset() == 0
+    assert sp.acknowledge("m", 1, 1, [4], 500, 1000) == ErrorCode.NONE      # RENEW
+    assert sp.in_flight[1].lock_deadline_ms == 1500
+    assert sp.acquire("m", [(0, 1)], 10, 600, 1000) == [(0, 0, 2)]
+    assert sp.release_member("m")
+    assert [(o, r.state, r.delivery_count) for o, r in sorted(sp.in_flight.items())] == [
+        (0, S.AVAILABLE, 2), (1, S.AVAILABLE, 1)]
+
+
+def test_state_batches_write_acquired_as_available_and_reload():
+    sp = _sp()
+    sp.acquire("m", [(0, 5)], 10, 0, 1000)
+    sp.acknowledge("m", 1, 2, [1], 0, 1000)
+    sp.acknowledge("m", 3, 3, [3], 0, 1000)
+    batches = sp.state_batches()
+    assert batches == [StateBatch(0, 0, 0, 1), StateBatch(1, 2, 2, 1), StateBatch(3, 3, 4, 1),
+                       StateBatch(4, 5, 0, 1)]
+    again = SharePartition(sp.start_offset, batches, delivery_count_limit=LIMIT)
+    assert again.acquire("n", [(0, 5)], 10, 0, 1000) == [(0, 0, 2), (4, 5, 2)]
+
+
+def test_share_group_state_records_round_trip():
+    key = ("g", uuid.UUID(int=7), 3)
+    snap = persistence.snapshot_record(key, persistence.ShareState(0, 1, -1, 5, (StateBatch(5, 9, 0, 1),)))
+    upd = persistence.update_record(key, 0, -1, 7, [StateBatch(7, 7, 2, 1), StateBatch(10, 11, 4, 2)])
+    assert snap[0][:2] == b"\x00\x00" and upd[0][:2] == b"\x00\x01"       # key version = record type
+    state = persistence.replay([snap, upd]).states[key]
+    assert (state.state_epoch, state.start_offset, state.updates_since_snapshot) == (1, 7, 1)
+    assert state.state_batches == (StateBatch(7, 7, 2, 1), StateBatch(8, 9, 0, 1), StateBatch(10, 11, 4, 2))
+    assert persistence.replay([snap, persistence.tombstone(key)]).states == {}
+    bad = persistence.replay([(b"\x00\x09junk", b"")])
+    assert bad.states == {} and "unknown key version 9" in bad.skipped[0]
+    assert persistence.coordinator_key(key) == "g:AAAAAAAAAAAAAAAAAAAABw:3"
+
+
+# -- confluent-kafka's ShareConsumer -----------------------------------------------------
+
+LOCK_MS = 1000
+CONFIG = {"share.coordinator.state.topic.num.partitions": "1",
+          "group.share.min.record.lock.duration.ms": str(LOCK_MS),
+          "group.share.record.lock.duration.ms": str(LOCK_MS),
+          "group.share.delivery.count.limit": "3"}
+DEADLINE_S = 60         # a safety net only: every wait below ends on its event
+
+
+def _topic(bs: str, name: str, partitions: int) -> None:
+    admin = ck.admin.AdminClient({"bootstrap.servers": bs})
+    admin.create_topics([ck.admin.NewTopic(name, partitions, 1)])[name].result()
+
+
+def _produce(bs: str, topic: str, n: int, partitions: int) -> None:
+    p = ck.Producer({"bootstrap.servers": bs})
+    for i in range(n):
+        p.produce(topic, value=b"%d" % i, partition=i % partitions)
+    assert p.flush(30) == 0
+
+
+def _consumer(bs: str, group: str, topic: str, **conf) -> ck.ShareConsumer:
+    c = ck.ShareConsumer({"bootstrap.servers": bs, "group.id": group, **conf})
+    c.subscribe([topic])
+    return c
+
+
+def _wait_assigned(broker, group: str, members: int) -> None:
+    """Until ShareGroupDescribe shows ``members`` members, each with partitions at the
+    group's epoch (their share partitions then exist, initialized at the log end: share.auto.offset.reset latest)."""
+    end = time.monotonic() + DEADLINE_S
+    with BrokerClient(broker.bootstrap_servers) as client:
+        while time.monotonic() < end:
+            d = client.request(P.share_group_describe.API.key,
+                               {"group_ids": [group], "include_authorized_operations": False}).groups[0]
+            if len(d.members) == members and all(m.assignment.topic_partitions and m.member_epoch == d.group_epoch
+                                                 for m in d.members):
+                return      # each member has heartbeated since the last assignment: it knows its partitions
+    raise AssertionError(f"{group}: {members} members never got partitions")
+
+
+def _share_state(bs: str, group: str) -> dict[int, int]:
+    """partition -> share-partition start offset, replayed from what __share_group_state holds."""
+    c = ck.Consumer({"bootstrap.servers": bs, "group.id": "state-reader", "enable.auto.commit": False})
+    tp = ck.TopicPartition(SHARE_GROUP_STATE_TOPIC_NAME, 0, 0)
+    _, high = c.get_watermark_offsets(tp, timeout=30)
+    c.assign([tp])
+    records = []
+    end = time.monotonic() + DEADLINE_S
+    while len(records) < high and time.monotonic() < end:
+        m = c.poll(0.2)
+        if m is not None and m.error() is None:
+            records.append((m.key(), m.value()))
+    c.close()
+    return {k[2]: s.start_offset for k, s in persistence.replay(records).states.items() if k[0] == group}
+
+
+def _poll_until(consumers, want, on_message=lambda c, m: None) -> list:
+    """Poll every consumer in turn until ``want(got)``; got: (consumer index, partition, offset, value)."""
+    got: list = []
+    end = time.monotonic() + DEADLINE_S
+    while not want(got):
+        assert time.monotonic() < end, f"gave up with {len(got)} records"
+        for i, c in enumerate(consumers):
+            for m in c.poll(0.2):
+                assert m.error() is None, m.error()
+                got.append((i, m.partition(), m.offset(), m.value()))
+                on_message(c, m)
+    return got
+
+
+@pytest.fixture
+def share_broker(tmp_path):
+    with kproto.testing.broker(config=CONFIG, data_dir=tmp_path / "data") as b:
+        yield b
+
+
+@pytest.mark.parametrize("mode", ["implicit", "explicit"])
+def test_two_share_consumers_split_200_records(share_broker, mode):
+    bs = share_broker.bootstrap_servers
+    _topic(bs, "split", 2)
+    explicit = mode == "explicit"
+    consumers = [_consumer(bs, "g-split", "split", **{"share.acknowledgement.mode": mode}) for _ in range(2)]
+    try:
+        for c in consumers:
+            c.poll(0.1)
+        _wait_assigned(share_broker, "g-split", 2)
+        _produce(bs, "split", 200, 2)
+        got = _poll_until(consumers, lambda g: len(g) >= 200,
+                          (lambda c, m: c.acknowledge(m)) if explicit else (lambda c, m: None))
+        for c in consumers:
+            c.commit_sync()
+    finally:
+        for c in consumers:
+            c.close()
+    assert sorted((p, o) for _, p, o, _ in got) == sorted((i % 2, i // 2) for i in range(200))   # each once
+    # Which consumer took which record is not asserted: a member's long-polling ShareFetch may
+    # still hold the partition it is about to hand over (Kafka's partition leaders do not check
+    # assignments either); that no record went to both is the property.
+    assert _share_state(bs, "g-split") == {0: 100, 1: 100}                      # all acknowledged: the SPSO is at the end
+
+
+def test_released_and_unacknowledged_records_are_redelivered_rejected_ones_archived(share_broker):
+    bs = share_broker.bootstrap_servers
+    _topic(bs, "redo", 1)
+    a = _consumer(bs, "g-redo", "redo", **{"share.acknowledgement.mode": "explicit"})
+    b = None
+    try:
+        a.poll(0.1)
+        _wait_assigned(share_broker, "g-redo", 1)
+        _produce(bs, "redo", 3, 1)
+
+        def ack(consumer, m):
+            # 0: released, 1: rejected, 2: never acknowledged (a stops polling)
+            if m.offset() in (0, 1):
+                consumer.acknowledge(m, ck.AcknowledgeType.RELEASE if m.offset() == 0 else ck.AcknowledgeType.REJECT)
+
+        first = _poll_until([a], lambda g: len(g) >= 3, ack)
+        a.commit_sync()
+        # b gets 0 at once and 2 once a's lock on it runs out; 1 is archived
+        b = _consumer(bs, "g-redo", "redo")
+        again = _poll_until([b], lambda g: {o for *_, o, _ in g} >= {0, 2})
+        b.commit_sync()
+    finally:
+        for c in (a, b):
+            if c is not None:
+                c.close()
+    assert sorted(o for *_, o, _ in first) == [0, 1, 2]
+    assert sorted(o for *_, o, _ in again) == [0, 2]
+    assert _share_state(bs, "g-redo") == {0: 3}
+
+
+def test_delivery_count_limit_archives_and_state_survives_a_restart(tmp_path):
+    data = tmp_path / "data"
+    with kproto.testing.broker(config=CONFIG, data_dir=data) as b:
+        bs = b.bootstrap_servers
+        _topic(bs, "limit", 1)
+        c = _consumer(bs, "g-limit", "limit", **{"share.acknowledgement.mode": "explicit"})
+        try:
+            c.poll(0.1)
+            _wait_assigned(b, "g-limit", 1)
+            _produce(bs, "limit", 2, 1)
+
+            def release_zero(consumer, m):
+                consumer.acknowledge(m, ck.AcknowledgeType.RELEASE if m.offset() == 0 else
+                                     ck.AcknowledgeType.ACCEPT)
+
+            # offset 0 released at each of its 3 deliveries (the limit), then archived
+            got = _poll_until([c], lambda g: sum(1 for *_, o, _ in g if o == 0) >= 3, release_zero)
+            c.commit_sync()
+        finally:
+            c.close()
+        assert sorted(o for _, _, o, _ in got) == [0, 0, 0, 1]
+        _produce(bs, "limit", 2, 1)         # offsets 2, 3: left in flight at shutdown
+        assert _share_state(bs, "g-limit") == {0: 2}
+    with kproto.testing.broker(config=CONFIG, data_dir=data) as b:
+        c = _consumer(b.bootstrap_servers, "g-limit", "limit")
+        try:
+            got = _poll_until([c], lambda g: len(g) >= 2)
+            c.commit_sync()
+        finally:
+            c.close()
+        assert sorted(o for _, _, o, _ in got) == [2, 3]    # from the persisted SPSO, not the log end
+
+
+def test_a_share_group_id_is_not_a_classic_group(share_broker):
+    bs = share_broker.bootstrap_servers
+    _topic(bs, "kinds", 1)
+    c = _consumer(bs, "g-kinds", "kinds")
+    try:
+        c.poll(0.1)
+        _wait_assigned(share_broker, "g-kinds", 1)
+        classic = ck.Consumer({"bootstrap.servers": bs, "group.id": "g-kinds", "auto.offset.reset": "earliest"})
+        classic.subscribe(["kinds"])
+        try:
+            errors = []
+            end = time.monotonic() + DEADLINE_S
+            while not errors and time.monotonic() < end:
+                m = classic.poll(0.2)
+                if m is not None and m.error() is not None:
+                    errors.append(m.error().code())
+        finally:
+            classic.close()
+    finally:
+        c.close()
+    assert errors == [ck.KafkaError.INCONSISTENT_GROUP_PROTOCOL]
