@@ -3,9 +3,9 @@
 tests/java/KprotoClient.java runs each scenario and prints what happened; both brokers
 must give the same observable outcome: each record delivered once, in order, with its
 headers; the group's offsets committed; transactions' records visible or hidden; the
-admin answers. The KIP-848 consumer protocol and KIP-932 share groups are not served
-by kproto yet: there the test is a strict xfail, so serving them turns it into a failure
-to remove.
+admin answers; a KIP-932 share group's records. The KIP-848 consumer protocol is not
+served by kproto yet: there the test is a strict xfail, so serving it turns it into a
+failure to remove.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from tests.kafka_ref import KafkaUnavailable, unavailable
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 NOT_YET = {
     "consumer": "kproto does not serve the KIP-848 consumer group protocol (ConsumerGroupHeartbeat) yet",
-    "share": "kproto does not serve KIP-932 share groups (ShareGroupHeartbeat, ShareFetch) yet",
 }
 
 
@@ -126,7 +125,6 @@ def test_admin(kafka_ref, broker):
 
 def test_share_consumer(kafka_ref, broker, request):
     kind, bootstrap = broker
-    expect_not_yet(request, kind, "share")
     assert run(kafka_ref, "produce", bootstrap, topic="java-share", count=3, partition=0).error is None
     got = run(kafka_ref, "share", bootstrap, topic="java-share", group="g-share", count=3)
     assert got.error is None, got.error

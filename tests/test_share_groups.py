@@ -315,3 +315,32 @@ def test_a_share_group_id_is_not_a_classic_group(share_broker):
     finally:
         c.close()
     assert errors == [ck.KafkaError.INCONSISTENT_GROUP_PROTOCOL]
+
+
+def test_group_config_share_auto_offset_reset_earliest(share_broker):
+    bs = share_broker.bootstrap_servers
+    _topic(bs, "early", 1)
+    _produce(bs, "early", 5, 1)             # before the group exists
+    admin = ck.admin.AdminClient({"bootstrap.servers": bs})
+    group = ck.admin.ConfigResource(ck.admin.ResourceType.GROUP, "g-early")
+
+    def alter(name: str, value: str):
+        resource = ck.admin.ConfigResource(ck.admin.ResourceType.GROUP, "g-early", incremental_configs=[
+            ck.admin.ConfigEntry(name, value, incremental_operation=ck.admin.AlterConfigOpType.SET)])
+        return admin.incremental_alter_configs([resource])[resource]
+
+    with pytest.raises(ck.KafkaException, match="share.record.lock.duration.ms must be greater than or equal to 1000"):
+        alter("share.record.lock.duration.ms", "999").result()
+    with pytest.raises(ck.KafkaException, match="Unknown group config name: share.nope"):
+        alter("share.nope", "1").result()
+    alter("share.auto.offset.reset", "earliest").result()
+    described = admin.describe_configs([group])[group].result()
+    assert described["share.auto.offset.reset"].value == "earliest"
+    assert described["share.record.lock.duration.ms"].value == str(LOCK_MS)      # the broker's, a default
+    c = _consumer(bs, "g-early", "early")
+    try:
+        got = _poll_until([c], lambda g: len(g) >= 5)
+        c.commit_sync()
+    finally:
+        c.close()
+    assert sorted(o for *_, o, _ in got) == [0, 1, 2, 3, 4]

@@ -17,6 +17,7 @@ from kproto.log import LogManager
 from kproto.server.runtime.shell import CoordinatorShell
 from kproto.server.share.config import share_config
 from kproto.server.share.coordinator import ShareCoordinator
+from kproto.server.share.group_config import GroupConfigs
 
 log = logging.getLogger("kproto.server.share")
 
@@ -26,6 +27,10 @@ class LogCatalog:
 
     def __init__(self, logs: LogManager) -> None:
         self.logs = logs
+        self.group_configs = GroupConfigs(logs.data_dir / "group-configs.json")
+
+    def group_config(self, group_id: str) -> dict[str, str]:
+        return self.group_configs.overrides(group_id)
 
     def topic_id(self, topic: str) -> uuid.UUID | None:
         return self.logs.topic_id(topic) if self.logs.has_topic(topic) else None
@@ -51,6 +56,7 @@ class ShareService(CoordinatorShell):
     def __init__(self, logs: LogManager, values: dict, *, append_lock: threading.Lock | None = None) -> None:
         config = share_config(values)
         self.catalog = LogCatalog(logs)
+        self.group_configs = self.catalog.group_configs
         self.available = asyncio.Event()
         self.sessions: dict = {}        # (group id, member id) -> handlers.share.ShareSession
         super().__init__(ShareCoordinator(config, self.catalog), logs, SHARE_GROUP_STATE_TOPIC_NAME,

@@ -139,10 +139,9 @@ def _acquire(broker, service, group_id: str, member_id: str, partitions: list[tu
 
 async def share_fetch(broker, header, body) -> dict:
     service = _shares(broker)
-    cfg = service.coordinator.config
     sessions = _sessions(broker)
     key = (body.group_id, body.member_id)
-    base = {"throttle_time_ms": 0, "error_message": None, "acquisition_lock_timeout_ms": cfg.record_lock_duration_ms,
+    base = {"throttle_time_ms": 0, "error_message": None, "acquisition_lock_timeout_ms": service.coordinator.lock_duration_ms(body.group_id),
             "responses": [], "node_endpoints": []}
     if not body.group_id or not body.member_id:
         return {**base, "error_code": ErrorCode.INVALID_REQUEST}
@@ -197,7 +196,7 @@ async def share_acknowledge(broker, header, body) -> dict:
     sessions = _sessions(broker)
     key = (body.group_id, body.member_id)
     base = {"throttle_time_ms": 0, "error_message": None,
-            "acquisition_lock_timeout_ms": service.coordinator.config.record_lock_duration_ms,
+            "acquisition_lock_timeout_ms": service.coordinator.lock_duration_ms(body.group_id),
             "responses": [], "node_endpoints": []}
     error = _session_error(sessions, key, body.share_session_epoch, fetch=False)
     if error:

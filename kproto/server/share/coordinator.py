@@ -44,6 +44,7 @@ class Catalog(Protocol):
     def topic_name(self, topic_id: uuid.UUID) -> str | None: ...
     def partition_count(self, topic: str) -> int: ...
     def log_offsets(self, topic: str, partition: int) -> tuple[int, int]: ...
+    def group_config(self, group_id: str) -> dict[str, str]: ...
 
 
 @dataclass(frozen=True)
@@ -220,7 +221,8 @@ class ShareCoordinator(CoordinatorRuntime):
         state = self.states.get(key)
         if state is None or state.start_offset < 0:
             log_start, log_end = self.catalog.log_offsets(topic, partition)
-            start = log_start if cfg.auto_offset_reset == "earliest" else log_end
+            reset = self.catalog.group_config(group_id).get("share.auto.offset.reset", cfg.auto_offset_reset)
+            start = log_start if reset == "earliest" else log_end       # by_duration: not yet, read as latest
             self.initialize_state(key, 0, start, now_ms)
             state = self.states[key]
         sp = self.partitions[key] = SharePartition(
@@ -234,9 +236,14 @@ class ShareCoordinator(CoordinatorRuntime):
         sp = self.share_partition(group_id, topic, partition, now_ms)
         if sp is None:
             return []
-        acquired = sp.acquire(member_id, batches, max_records, now_ms, self.config.record_lock_duration_ms)
+        acquired = sp.acquire(member_id, batches, max_records, now_ms, self.lock_duration_ms(group_id))
         self._schedule_lock(group_id, topic, partition, sp)
         return acquired
+
+    def lock_duration_ms(self, group_id: str) -> int:
+        """share.record.lock.duration.ms: the group's config, else the broker's."""
+        value = self.catalog.group_config(group_id).get("share.record.lock.duration.ms")
+        return self.config.record_lock_duration_ms if value is None else int(value)
 
     def _schedule_lock(self, group_id: str, topic: str, partition: int, sp: SharePartition) -> None:
         deadline = sp.next_lock_deadline()
@@ -273,7 +280,7 @@ class ShareCoordinator(CoordinatorRuntime):
                 results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if topic is None else ErrorCode.INVALID_RECORD_STATE
                 continue
             code = sp.acknowledge(req.member_id, b.first_offset, b.last_offset, list(b.acknowledge_types), now_ms,
-                                  self.config.record_lock_duration_ms)
+                                  self.lock_duration_ms(req.group_id))
             if results.get(tp, ErrorCode.NONE) == ErrorCode.NONE:
                 results[tp] = code
             if code == ErrorCode.NONE:
