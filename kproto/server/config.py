@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from kproto.errors import InvalidConfigError
 from kproto.security.config import SECURITY_CONFIGS, is_listener_config
+from kproto.server.share.config import SHARE_CONFIGS
 from kproto.topic_config import LogConfig
 
 # Broker config -> topic config it sets the default of (ServerTopicConfigSynonyms, first synonym).
@@ -134,6 +135,8 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "ssl.trustmanager.algorithm": ("PKIX", str),
     "ssl.secure.random.implementation": (None, str),
     "ssl.engine.factory.class": (None, str),
+    # share groups (ShareGroupConfig, ShareCoordinatorConfig; kproto/server/share/config.py)
+    **{name: (default, int) for name, (default, _, _) in SHARE_CONFIGS.items()},
     **SECURITY_CONFIGS,     # listeners, ssl.*, sasl.*, authorizer (kproto/security/config.py)
 }
 
