@@ -72,10 +72,10 @@ def committed(bootstrap: str, group: str) -> dict:
         return {tp: o.offset for tp, o in a.offset_fetch(group).items()}
 
 
-def create_topic(bootstrap: str, name: str, **configs: str) -> None:
-    """A one-partition topic through confluent-kafka's AdminClient."""
+def create_topic(bootstrap: str, name: str, *, partitions: int = 1, **configs: str) -> None:
+    """A topic (one partition unless told) through confluent-kafka's AdminClient."""
     a = AdminClient({"bootstrap.servers": bootstrap})
-    a.create_topics([CKNewTopic(name, 1, 1, config=configs)])[name].result(timeout=10)
+    a.create_topics([CKNewTopic(name, partitions, 1, config=configs)])[name].result(timeout=10)
 
 
 def until_served(bootstrap: str, topic: str, *, present: bool = True) -> None:

@@ -30,6 +30,7 @@ from kproto.server import handlers
 T_DENIED, G_DENIED, C_DENIED, TXN_DENIED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,
                                             ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                                             ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+_DENIED_BY_TYPE = {R.CLUSTER: C_DENIED, R.GROUP: G_DENIED}
 
 
 @dataclass(frozen=True)
@@ -44,15 +45,17 @@ class PerEntry:
     denied: Callable[[Any, int], dict]      # (request entry, error code) -> response entry
     error: int = T_DENIED
     unless_cluster: O | None = None         # e.g. CREATE on the cluster allows every CreateTopics entry
-    # the entry's own resource type, when entries name different ones (DescribeConfigs: topic or broker);
-    # a denied CLUSTER entry answers CLUSTER_AUTHORIZATION_FAILED
+    # the entry's own resource type, when entries name different ones (DescribeConfigs: topic, broker
+    # or group); a denied CLUSTER or GROUP entry answers CLUSTER_ or GROUP_AUTHORIZATION_FAILED
     resource_of: Callable[[Any], R] | None = None
 
     def resource_type(self, entry) -> R:
         return self.resource if self.resource_of is None else self.resource_of(entry)
 
     def error_for(self, entry) -> int:
-        return C_DENIED if self.resource_of is not None and self.resource_of(entry) == R.CLUSTER else self.error
+        if self.resource_of is None:
+            return self.error
+        return _DENIED_BY_TYPE.get(self.resource_of(entry), self.error)
 
 
 def partitions_denied(field: str, index: str, out_index: str, **extra):

@@ -32,7 +32,7 @@ from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
 from kproto import protocol
 from kproto.schemas.message import RECORDS, carries
-from kproto.server import access, emulation, fault_hook, group_service, handlers, txn_service
+from kproto.server import access, emulation, fault_hook, group_service, handlers, share_service, txn_service
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.faults import FaultPlan
@@ -82,6 +82,7 @@ class Broker:
             emulation.release(kafka_version), {k: api.versions for k, api in self.apis.items()})
         self.groups: group_service.GroupService | None = None   # set by start(), before any request
         self.transactions: txn_service.TxnService | None = None  # likewise
+        self.shares: share_service.ShareService | None = None    # likewise
         self._tasks: list[asyncio.Task] = []
         self.security = SecurityService(self.config.values, data_dir, host, port)
         self.faults = FaultPlan()       # empty: no fault, no cost but one truth test per request
@@ -107,6 +108,8 @@ class Broker:
                                                  node=(self.node_id, self.host, self.port),
                                                  append_lock=self.append_lock)
         await self.groups.start()
+        self.shares = share_service.ShareService(self.logs, self.config.values, append_lock=self.append_lock)
+        await self.shares.start()
 
     async def close(self) -> None:
         for t in self._tasks:
@@ -115,6 +118,8 @@ class Broker:
         await self.server.close()
         if self.groups is not None:
             await self.groups.close()
+        if self.shares is not None:
+            await self.shares.close()
         if self.transactions is not None:
             await self.transactions.close()
         self.logs.close()

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from kproto.errors import InvalidConfigError
 from kproto.security.config import SECURITY_CONFIGS, is_listener_config
+from kproto.server.share.config import SHARE_CONFIGS
 from kproto.topic_config import LogConfig
 
 # Broker config -> topic config it sets the default of (ServerTopicConfigSynonyms, first synonym).
@@ -77,6 +78,16 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "group.min.session.timeout.ms": (6000, int),
     "group.max.session.timeout.ms": (1800000, int),
     "group.max.size": (2**31 - 1, int),
+    # KIP-848 consumer groups (GroupCoordinatorConfig, Kafka 4.x defaults)
+    "group.consumer.session.timeout.ms": (45000, int),
+    "group.consumer.min.session.timeout.ms": (45000, int),
+    "group.consumer.max.session.timeout.ms": (60000, int),
+    "group.consumer.heartbeat.interval.ms": (5000, int),
+    "group.consumer.min.heartbeat.interval.ms": (5000, int),
+    "group.consumer.max.heartbeat.interval.ms": (15000, int),
+    "group.consumer.max.size": (2**31 - 1, int),
+    "group.consumer.assignors": ("uniform,range", str),
+    "group.consumer.migration.policy": ("bidirectional", str),
     # the transaction coordinator (TransactionStateManagerConfig, TransactionLogConfig)
     "transaction.max.timeout.ms": (900000, int),
     "transactional.id.expiration.ms": (604800000, int),
@@ -130,12 +141,21 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "ssl.trustmanager.algorithm": ("PKIX", str),
     "ssl.secure.random.implementation": (None, str),
     "ssl.engine.factory.class": (None, str),
+    # share groups (ShareGroupConfig, ShareCoordinatorConfig; kproto/server/share/config.py)
+    **{name: (default, int) for name, (default, _, _) in SHARE_CONFIGS.items()},
     **SECURITY_CONFIGS,     # listeners, ssl.*, sasl.*, authorizer (kproto/security/config.py)
 }
 
 # Lower bounds Kafka's ConfigDef puts on broker configs (atLeast), where kproto checks them.
 BROKER_MINIMUMS: dict[str, int] = {
     "connection.failed.authentication.delay.ms": 0,
+    "group.consumer.session.timeout.ms": 1,
+    "group.consumer.min.session.timeout.ms": 1,
+    "group.consumer.max.session.timeout.ms": 1,
+    "group.consumer.heartbeat.interval.ms": 1,
+    "group.consumer.min.heartbeat.interval.ms": 1,
+    "group.consumer.max.heartbeat.interval.ms": 1,
+    "group.consumer.max.size": 1,
 }
 
 

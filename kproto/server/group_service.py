@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from kproto.common import GROUP_METADATA_TOPIC_NAME
+from kproto.common import GROUP_METADATA_TOPIC_NAME, is_internal
+from kproto.errors import InvalidConfigError
 from kproto.log import LogManager
 from kproto.server.coordinator import CoordinatorConfig, GroupCoordinator
 from kproto.server.runtime.shell import CoordinatorShell
@@ -18,7 +19,15 @@ log = logging.getLogger("kproto.server.groups")
 
 
 def coordinator_config(values: dict) -> CoordinatorConfig:
-    """The coordinator's settings from the broker's (Kafka names)."""
+    """The coordinator's settings from the broker's (Kafka names); GroupCoordinatorConfig's
+    checks fail as a config error (one line, the broker does not start)."""
+    try:
+        return _coordinator_config(values)
+    except ValueError as e:
+        raise InvalidConfigError(str(e)) from None
+
+
+def _coordinator_config(values: dict) -> CoordinatorConfig:
     return CoordinatorConfig(
         group_min_session_timeout_ms=values["group.min.session.timeout.ms"],
         group_max_session_timeout_ms=values["group.max.session.timeout.ms"],
@@ -26,7 +35,16 @@ def coordinator_config(values: dict) -> CoordinatorConfig:
         group_initial_rebalance_delay_ms=values["group.initial.rebalance.delay.ms"],
         offsets_topic_num_partitions=values["offsets.topic.num.partitions"],
         offsets_retention_minutes=values["offsets.retention.minutes"],
-        offsets_retention_check_interval_ms=values["offsets.retention.check.interval.ms"])
+        offsets_retention_check_interval_ms=values["offsets.retention.check.interval.ms"],
+        consumer_group_session_timeout_ms=values["group.consumer.session.timeout.ms"],
+        consumer_group_min_session_timeout_ms=values["group.consumer.min.session.timeout.ms"],
+        consumer_group_max_session_timeout_ms=values["group.consumer.max.session.timeout.ms"],
+        consumer_group_heartbeat_interval_ms=values["group.consumer.heartbeat.interval.ms"],
+        consumer_group_min_heartbeat_interval_ms=values["group.consumer.min.heartbeat.interval.ms"],
+        consumer_group_max_heartbeat_interval_ms=values["group.consumer.max.heartbeat.interval.ms"],
+        consumer_group_max_size=values["group.consumer.max.size"],
+        consumer_group_assignors=tuple(a.strip() for a in values["group.consumer.assignors"].split(",") if a.strip()),
+        consumer_group_migration_policy=values["group.consumer.migration.policy"])
 
 
 class GroupService(CoordinatorShell):
@@ -45,3 +63,14 @@ class GroupService(CoordinatorShell):
                          {"cleanup.policy": "compact", "compression.type": "producer",
                           "segment.bytes": values["offsets.topic.segment.bytes"]},
                          append_lock=append_lock, log=log)
+        self._image_key: tuple = ()
+
+    def refresh_topics(self) -> None:
+        """Tell the coordinator the cluster's topics when they changed (KIP-848 groups
+        assign from them; Kafka's coordinator gets each new metadata image)."""
+        logs = self.logs
+        image = {t: (logs.topic_id(t), logs.partition_count(t)) for t in sorted(logs.topics()) if not is_internal(t)}
+        key = tuple((t, tid, n) for t, (tid, n) in image.items())
+        if key != self._image_key:
+            self._image_key = key
+            self.coordinator.update_topics(image)

@@ -3,9 +3,7 @@
 tests/java/KprotoClient.java runs each scenario and prints what happened; both brokers
 must give the same observable outcome: each record delivered once, in order, with its
 headers; the group's offsets committed; transactions' records visible or hidden; the
-admin answers. The KIP-848 consumer protocol and KIP-932 share groups are not served
-by kproto yet: there the test is a strict xfail, so serving them turns it into a failure
-to remove.
+admin answers; a KIP-848 consumer group's and a KIP-932 share group's records.
 """
 
 from __future__ import annotations
@@ -17,10 +15,6 @@ from tests import java_client
 from tests.kafka_ref import KafkaUnavailable, unavailable
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
-NOT_YET = {
-    "consumer": "kproto does not serve the KIP-848 consumer group protocol (ConsumerGroupHeartbeat) yet",
-    "share": "kproto does not serve KIP-932 share groups (ShareGroupHeartbeat, ShareFetch) yet",
-}
 
 
 @pytest.fixture(scope="module", params=["kproto", "kafka"])
@@ -50,11 +44,6 @@ def committed(out: java_client.Outcome) -> list[tuple]:
     return [(e["partition"], e["offset"]) for e in out.of("committed")]
 
 
-def expect_not_yet(request, kind: str, feature: str) -> None:
-    if kind == "kproto":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=NOT_YET[feature]))
-
-
 @pytest.mark.parametrize("codec", CODECS)
 def test_idempotent_produce_then_classic_group_consume(kafka_ref, broker, codec):
     kind, bootstrap = broker
@@ -69,9 +58,8 @@ def test_idempotent_produce_then_classic_group_consume(kafka_ref, broker, codec)
     assert committed(got) == [(0, 5)]
 
 
-def test_consumer_group_protocol(kafka_ref, broker, request):
+def test_consumer_group_protocol(kafka_ref, broker):
     kind, bootstrap = broker
-    expect_not_yet(request, kind, "consumer")
     assert run(kafka_ref, "produce", bootstrap, topic="java-848", count=3, partition=0).error is None
     got = run(kafka_ref, "consume", bootstrap, topic="java-848", group="g-848", count=3, protocol="consumer")
     assert got.error is None, got.error
@@ -125,9 +113,8 @@ def test_admin(kafka_ref, broker):
     ]
 
 
-def test_share_consumer(kafka_ref, broker, request):
+def test_share_consumer(kafka_ref, broker):
     kind, bootstrap = broker
-    expect_not_yet(request, kind, "share")
     assert run(kafka_ref, "produce", bootstrap, topic="java-share", count=3, partition=0).error is None
     got = run(kafka_ref, "share", bootstrap, topic="java-share", group="g-share", count=3)
     assert got.error is None, got.error

@@ -256,7 +256,8 @@ def test_replay_rules():
         (offset_commit_key(g, "t", 1), None),                              # tombstone
         (CO.RecordKey.build({"version": 0, "data": {"group": g, "topic": "u", "partition": 0}}),
          CO.OffsetCommitValue.build({"version": 0, "data": {"offset": 5, "metadata": "", "commit_timestamp": 2}})),
-        (b"\x00\x03\x00\x05rules", b"\x00\x00anything"),                  # KIP-848 record: not ours
+        (b"\x00\x03\x00\x05rules", b"\x00\x00anything"),                  # KIP-848: the consumer-groups part's
+        (b"\x00\x0b\x00\x05rules", b"\x00\x00anything"),                  # a share-group record: nobody's
         (group_metadata_key(g), old_group),
         (group_metadata_key("dropped"), old_group),
         (offset_commit_key("dropped", "t", 0), offset_commit_value(OffsetAndMetadata(1, -1, "", 1))),
@@ -264,6 +265,7 @@ def test_replay_rules():
     ]
     result = replay(records)
     assert result.skipped == 1 and result.removed_groups == {"dropped"}
+    assert result.consumer_records == [(3, b"\x00\x03\x00\x05rules", b"\x00\x00anything")]
     group = result.groups[g]
     member = group.members["m"]
     assert (group.state, group.generation_id, group.current_state_timestamp) == (GroupState.STABLE, 4, None)

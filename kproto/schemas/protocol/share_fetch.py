@@ -1,7 +1,8 @@
 """ShareFetch (key 78): fetch records for a share group (KIP-932).
 
 Ledger: v0-2 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers
+v1-2 (ApiSpec.served; its handler declares the same).
 
     v0   first version
     v1   request + max_records, batch_size; - topics.partitions.partition_max_bytes; response +
@@ -198,6 +199,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("ShareFetch", key=78, min_version=0, max_version=2, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(1, 2))
 request = API.request
 response = API.response

@@ -1,7 +1,8 @@
 """ShareGroupHeartbeat (key 76): share-group heartbeat (KIP-932).
 
 Ledger: v0-1 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers
+v1-1 (ApiSpec.served; its handler declares the same).
 
     v0   first version
     v1   same as v0
@@ -88,6 +89,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("ShareGroupHeartbeat", key=76, min_version=0, max_version=1, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(1, 1))
 request = API.request
 response = API.response

@@ -20,6 +20,49 @@ class CoordinatorConfig:
     # Kafka's GroupCoordinator.NewMemberJoinTimeoutMs (a constant there): how long a
     # member that joined but never completed a rebalance may stay parked.
     new_member_join_timeout_ms: int = 300_000
+    # KIP-848 consumer groups (GroupCoordinatorConfig)
+    consumer_group_session_timeout_ms: int = 45_000
+    consumer_group_min_session_timeout_ms: int = 45_000
+    consumer_group_max_session_timeout_ms: int = 60_000
+    consumer_group_heartbeat_interval_ms: int = 5_000
+    consumer_group_min_heartbeat_interval_ms: int = 5_000
+    consumer_group_max_heartbeat_interval_ms: int = 15_000
+    consumer_group_max_size: int = 2**31 - 1
+    consumer_group_assignors: tuple[str, ...] = ("uniform", "range")    # the first is the default
+    consumer_group_migration_policy: str = "bidirectional"
+
+    def __post_init__(self) -> None:
+        """GroupCoordinatorConfig's checks (Utils.require), with its messages."""
+        def require(ok: bool, message: str) -> None:
+            if not ok:
+                raise ValueError(message)
+
+        s, h = "group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms"
+        require(self.consumer_group_max_session_timeout_ms >= self.consumer_group_min_session_timeout_ms,
+                "group.consumer.max.session.timeout.ms must be greater than or equal to "
+                "group.consumer.min.session.timeout.ms")
+        require(self.consumer_group_session_timeout_ms >= self.consumer_group_min_session_timeout_ms,
+                f"{s} must be greater than or equal to group.consumer.min.session.timeout.ms")
+        require(self.consumer_group_session_timeout_ms <= self.consumer_group_max_session_timeout_ms,
+                f"{s} must be less than or equal to group.consumer.max.session.timeout.ms")
+        require(self.consumer_group_max_heartbeat_interval_ms >= self.consumer_group_min_heartbeat_interval_ms,
+                "group.consumer.max.heartbeat.interval.ms must be greater than or equal to "
+                "group.consumer.min.heartbeat.interval.ms")
+        require(self.consumer_group_heartbeat_interval_ms >= self.consumer_group_min_heartbeat_interval_ms,
+                f"{h} must be greater than or equal to group.consumer.min.heartbeat.interval.ms")
+        require(self.consumer_group_heartbeat_interval_ms <= self.consumer_group_max_heartbeat_interval_ms,
+                f"{h} must be less than or equal to group.consumer.max.heartbeat.interval.ms")
+        require(self.consumer_group_heartbeat_interval_ms < self.consumer_group_session_timeout_ms,
+                f"{h} must be less than {s}")
+        require(bool(self.consumer_group_assignors), "group.consumer.assignors must not be empty")
+        for name in self.consumer_group_assignors:
+            require(name in ("uniform", "range"),
+                    f"Invalid value {name} for configuration group.consumer.assignors: "
+                    "Class " + name + " cannot be found")
+        require(self.consumer_group_migration_policy.lower() in ("disabled", "upgrade", "downgrade", "bidirectional"),
+                f"Invalid value {self.consumer_group_migration_policy} for configuration "
+                "group.consumer.migration.policy: String must be one of (case insensitive): "
+                "DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL")
 
     @property
     def offsets_retention_ms(self) -> int:

@@ -25,7 +25,7 @@ from kproto.server.runtime.state_topic import partition_for
 __all__ = ["GroupContext", "AppendFn", "Handler", "rejection", "validate_current_member"]
 
 # APIs that accept the empty group id (Kafka keeps it for old offset-only clients and admin)
-_EMPTY_ID_OK = frozenset({"OffsetCommit", "OffsetFetch", "DescribeGroups", "DeleteGroups"})
+_EMPTY_ID_OK = frozenset({"OffsetCommit", "OffsetFetch", "DescribeGroups", "DeleteGroups", "ConsumerGroupDescribe"})
 
 
 #: a request handler of a coordinator part: (request, its Pending handle, now_ms); it answers
@@ -47,7 +47,8 @@ class GroupContext:
     reply: Callable[[Pending, Response], None]     # a response is ready (CoordinatorRuntime._reply)
     append: AppendFn                               # records for __consumer_offsets
     timers: TimerQueue
-    groups: dict[str, GroupMetadata] = field(default_factory=dict)
+    groups: dict[str, GroupMetadata] = field(default_factory=dict)           # classic groups
+    consumer_groups: dict[str, Any] = field(default_factory=dict)          # KIP-848 (consumer_groups.ConsumerGroup)
     owned: set[int] = field(default_factory=set)   # __consumer_offsets partitions coordinated here
     loading: set[int] = field(default_factory=set)  # ... being loaded
 

@@ -33,22 +33,33 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from kproto.errors import ErrorCode
+import logging
+
+from kproto.errors import DecodeError, ErrorCode
 from kproto.server.coordinator.config import CoordinatorConfig
 from kproto.server.coordinator.context import GroupContext, Handler, rejection
 from kproto.server.coordinator.events import (
     DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse, Pending, Request, Response,
 )
+from kproto.server.coordinator.consumer_groups import (
+    ConsumerGroup, ConsumerGroups, TopicImage, group_tombstones, replay_consumer_record,
+)
+from kproto.server.coordinator.events import (
+    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, LeaveGroupRequest, LeaveGroupResponse, SyncGroupRequest,
+    SyncGroupResponse,
+)
 from kproto.server.coordinator.group import GroupMetadata
-from kproto.server.coordinator.membership import GroupMembership
+from kproto.server.coordinator.membership import GroupMembership, join_error
 from kproto.server.coordinator.offset_commits import GroupOffsets
 from kproto.server.coordinator.offsets import TopicPartition
-from kproto.server.coordinator.persistence import replay
+from kproto.server.coordinator.persistence import offset_commit_key, replay
 from kproto.server.coordinator.state import GroupEvent, GroupState
 from kproto.server.runtime.core import CoordinatorRuntime
 from kproto.server.runtime.state_topic import LogRecord
 
 __all__ = ["GroupCoordinator"]
+
+log = logging.getLogger("kproto.server.groups")
 
 
 class GroupCoordinator(CoordinatorRuntime):
@@ -69,10 +80,15 @@ class GroupCoordinator(CoordinatorRuntime):
         self._ctx = GroupContext(config=self.config, reply=self._reply, append=self._append, timers=self._timers,
                                  owned=set(range(n) if owned_partitions is None else owned_partitions))
         self._membership = GroupMembership(self._ctx, uuid_factory)
-        self._offsets = GroupOffsets(self._ctx, self._membership.heartbeat)
+        self._consumer = ConsumerGroups(self._ctx, uuid_factory)
+        self._offsets = GroupOffsets(self._ctx, self._membership.heartbeat, self._consumer)
         self._retention_scheduled = False
+        classic = self._membership.handlers()
+        for request_type in (JoinGroupRequest, SyncGroupRequest, HeartbeatRequest, LeaveGroupRequest):
+            classic[request_type] = self._classic_guard(classic[request_type])
         self._handlers: dict[type, Handler] = {
-            **self._membership.handlers(), **self._offsets.handlers(), DeleteGroupsRequest: self._delete_groups}
+            **classic, **self._offsets.handlers(), **self._consumer.handlers(),
+            DeleteGroupsRequest: self._delete_groups}
 
     # --- public entry points --------------------------------------------------------
 
@@ -90,6 +106,45 @@ class GroupCoordinator(CoordinatorRuntime):
     def partition_for(self, group_id: str) -> int:
         """The ``__consumer_offsets`` partition of ``group_id``."""
         return self._ctx.partition_for(group_id)
+
+    def update_topics(self, image: TopicImage) -> None:
+        """The cluster's topics (name -> (topic id, partitions)), as Kafka's onNewMetadataImage:
+        consumer groups see a changed subscribed topic on their next heartbeat."""
+        self._consumer.image = dict(image)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """A KIP-848 group, for inspection only (do not mutate)."""
+        return self._ctx.consumer_groups.get(group_id)
+
+    # --- one group id, one type ---------------------------------------------------------
+
+    def _classic_guard(self, handler: Handler) -> Handler:
+        """Classic requests to a KIP-848 group id: an empty consumer group becomes a classic
+        one when ``group.consumer.migration.policy`` allows a downgrade; otherwise JoinGroup is
+        answered INCONSISTENT_GROUP_PROTOCOL and SyncGroup/Heartbeat/LeaveGroup
+        UNKNOWN_MEMBER_ID (kproto does not host classic members in a consumer group, which
+        Kafka 4 does)."""
+        def guarded(req, handle: Pending, now_ms: int) -> None:
+            group = self._ctx.consumer_groups.get(req.group_id)
+            if group is None or self._ctx.validate_group_status(req.group_id, "JoinGroup") is not None:
+                return handler(req, handle, now_ms)
+            policy = self.config.consumer_group_migration_policy.lower()
+            if isinstance(req, JoinGroupRequest) and not group.members and policy in ("downgrade", "bidirectional"):
+                self._consumer.unload(req.group_id)
+                classic = self._ctx.add_group(req.group_id, now_ms)
+                classic.offsets, classic.pending_txn_offsets = group.offsets, group.pending_txn_offsets
+                classic.pending_offset_commits = group.pending_offset_commits
+                self._append(self.partition_for(req.group_id), group_tombstones(req.group_id), now_ms)
+                return handler(req, handle, now_ms)
+            if isinstance(req, JoinGroupRequest):
+                return self._reply(handle, join_error(req.member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+            error = ErrorCode.UNKNOWN_MEMBER_ID
+            if isinstance(req, SyncGroupRequest):
+                return self._reply(handle, SyncGroupResponse(error_code=error))
+            if isinstance(req, HeartbeatRequest):
+                return self._reply(handle, HeartbeatResponse(error_code=error))
+            return self._reply(handle, LeaveGroupResponse(error_code=error))
+        return guarded
 
     def group(self, group_id: str) -> GroupMetadata | None:
         """The group's current metadata, for inspection only (do not mutate)."""
@@ -117,6 +172,19 @@ class GroupCoordinator(CoordinatorRuntime):
         self._ensure_retention_timer(now_ms)
         result = replay(records)
         loaded = []
+        consumer: dict[str, ConsumerGroup] = {}
+        for record_type, key, value in result.consumer_records:
+            try:
+                replay_consumer_record(consumer, record_type, key, value)
+            except DecodeError as e:
+                log.warning("skipping unreadable __consumer_offsets record (type %d): %s", record_type, e)
+        for group_id, cgroup in consumer.items():
+            cgroup.offsets = result.offsets.pop(group_id, {})
+            cgroup.pending_txn_offsets = result.pending_txn_offsets.pop(group_id, {})
+            result.groups.pop(group_id, None)
+            self._ctx.consumer_groups[group_id] = cgroup
+            self._consumer.loaded(cgroup, now_ms)
+            loaded.append(group_id)
         for group_id, group in result.groups.items():
             group.offsets = result.offsets.pop(group_id, {})
             group.pending_txn_offsets = result.pending_txn_offsets.pop(group_id, {})
@@ -160,6 +228,8 @@ class GroupCoordinator(CoordinatorRuntime):
     def _unload_groups(self, partition: int, now_ms: int) -> None:
         for group in [g for g in self._ctx.groups.values() if self.partition_for(g.group_id) == partition]:
             self._membership.unload_group(group, now_ms)
+        for group_id in [g for g in self._ctx.consumer_groups if self.partition_for(g) == partition]:
+            self._consumer.unload(group_id)
 
     # --- DeleteGroups -------------------------------------------------------------------
 
@@ -169,7 +239,9 @@ class GroupCoordinator(CoordinatorRuntime):
         deleted: list[GroupMetadata] = []
         for group_id in dict.fromkeys(req.groups_names):
             error = self._ctx.validate_group_status(group_id, "DeleteGroups")
-            if error is None:
+            if error is None and group_id in self._ctx.consumer_groups:
+                error = self._delete_consumer_group(group_id, now_ms)
+            elif error is None:
                 group = self._ctx.groups.get(group_id)
                 if group is None:
                     error = ErrorCode.GROUP_ID_NOT_FOUND
@@ -195,6 +267,17 @@ class GroupCoordinator(CoordinatorRuntime):
         left = len(append_ids)
         if not append_ids:
             self._reply(handle, response)
+
+    def _delete_consumer_group(self, group_id: str, now_ms: int) -> ErrorCode | None:
+        """ConsumerGroup.validateDeleteGroup (members: NON_EMPTY_GROUP), then its offsets' and
+        records' tombstones (GroupMetadataManager.createGroupTombstoneRecords)."""
+        group = self._ctx.consumer_groups[group_id]
+        if group.members:
+            return ErrorCode.NON_EMPTY_GROUP
+        records = [(offset_commit_key(group_id, *tp), None) for tp in group.offsets]
+        self._consumer.unload(group_id)
+        self._append(self.partition_for(group_id), records + group_tombstones(group_id), now_ms)
+        return None
 
     # --- retention --------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ JoinGroup/SyncGroup before v7/v5 write ``protocol_name`` None as "".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from kproto.errors import ErrorCode
 from kproto.server.runtime.core import Append, Pending
@@ -33,6 +34,9 @@ __all__ = [
     "OffsetFetchResponseTopic", "OffsetFetchResponse", "ListedGroup", "ListGroupsResponse",
     "DescribedGroupMember", "DescribedGroup", "DescribeGroupsResponse", "DeletableGroupResult",
     "DeleteGroupsResponse", "OffsetDeleteRequest", "OffsetDeleteResponse", "Response", "Pending", "Append",
+    "ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse", "ConsumerGroupDescribeRequest",
+    "ConsumerGroupDescribeResponse", "DescribedConsumerGroup", "DescribedConsumerGroupMember",
+    "DescribedTopicPartitions",
 ]
 
 _frozen = dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +125,7 @@ class OffsetCommitRequest:
     member_id: str = ""
     group_instance_id: str | None = None
     retention_time_ms: int = -1               # v2-4; -1: the broker's retention
+    api_version: int = 9                      # consumer-group members must commit with v9+
 
 
 @_frozen
@@ -152,6 +157,8 @@ class OffsetFetchRequest:
     group_id: str
     topics: tuple[OffsetFetchRequestTopic, ...] | None = None   # None: every committed partition
     require_stable: bool = False              # v7+: UNSTABLE_OFFSET_COMMIT while a commit is pending
+    member_id: str | None = None              # v9+ (KIP-848): a consumer-group member's fetch
+    member_epoch: int = -1
 
 
 @_frozen
@@ -180,9 +187,34 @@ class OffsetDeleteRequest:
     topics: tuple[OffsetFetchRequestTopic, ...]
 
 
+@_frozen
+class ConsumerGroupHeartbeatRequest:
+    """KIP-848's one request for join, heartbeat, leave; None fields: unchanged since the last."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: tuple[str, ...] | None = None
+    subscribed_topic_regex: str | None = None  # v1+
+    server_assignor: str | None = None
+    topic_partitions: tuple[tuple[Any, tuple[int, ...]], ...] | None = None   # (topic id, partitions)
+    client_id: str = ""                        # request header
+    client_host: str = ""
+    api_version: int = 1                       # v0: the coordinator makes the member id
+
+
+@_frozen
+class ConsumerGroupDescribeRequest:
+    group_ids: tuple[str, ...]
+
+
 Request = (JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest
            | OffsetCommitRequest | TxnOffsetCommitRequest | OffsetFetchRequest | ListGroupsRequest
-           | DescribeGroupsRequest | DeleteGroupsRequest | OffsetDeleteRequest)
+           | DescribeGroupsRequest | DeleteGroupsRequest | OffsetDeleteRequest | ConsumerGroupHeartbeatRequest
+           | ConsumerGroupDescribeRequest)
 
 
 # --- responses ------------------------------------------------------------------------
@@ -330,6 +362,57 @@ class OffsetDeleteResponse:
     topics: tuple[OffsetCommitResponseTopic, ...] = ()
 
 
+@_frozen
+class ConsumerGroupHeartbeatResponse:
+    error_code: ErrorCode
+    error_message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = -1
+    heartbeat_interval_ms: int = 0
+    assignment: tuple[tuple[Any, tuple[int, ...]], ...] | None = None   # (topic id, partitions)
+
+
+@_frozen
+class DescribedTopicPartitions:
+    topic_id: Any
+    topic_name: str
+    partitions: tuple[int, ...]
+
+
+@_frozen
+class DescribedConsumerGroupMember:
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    member_epoch: int
+    client_id: str
+    client_host: str
+    subscribed_topic_names: tuple[str, ...]
+    subscribed_topic_regex: str | None
+    assignment: tuple[DescribedTopicPartitions, ...]
+    target_assignment: tuple[DescribedTopicPartitions, ...]
+    member_type: int = 1                        # v1+: 1 consumer protocol, 0 classic
+
+
+@_frozen
+class DescribedConsumerGroup:
+    error_code: ErrorCode
+    group_id: str
+    error_message: str | None = None
+    group_state: str = ""
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    assignor_name: str = ""
+    members: tuple[DescribedConsumerGroupMember, ...] = ()
+    authorized_operations: int = -2147483648
+
+
+@_frozen
+class ConsumerGroupDescribeResponse:
+    groups: tuple[DescribedConsumerGroup, ...]
+
+
 Response = (JoinGroupResponse | SyncGroupResponse | HeartbeatResponse | LeaveGroupResponse
             | OffsetCommitResponse | OffsetFetchResponse | ListGroupsResponse
-            | DescribeGroupsResponse | DeleteGroupsResponse | OffsetDeleteResponse)
+            | DescribeGroupsResponse | DeleteGroupsResponse | OffsetDeleteResponse
+            | ConsumerGroupHeartbeatResponse | ConsumerGroupDescribeResponse)

@@ -624,10 +624,16 @@ class GroupMembership:
     def _list_groups(self, req: ListGroupsRequest, handle: Pending, now_ms: int) -> None:
         states = {s.lower() for s in req.states_filter}
         classic = not req.types_filter or "classic" in {t.lower() for t in req.types_filter}
+        consumer = not req.types_filter or "consumer" in {t.lower() for t in req.types_filter}
         groups = tuple(
             ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type or "", group_state=g.state.value)
             for g in self._ctx.groups.values()
-            if classic and g.state is not DEAD and (not states or g.state.value.lower() in states))
+            if classic and g.state is not DEAD and (not states or g.state.value.lower() in states)) + tuple(
+            # KIP-848 groups: type "consumer", protocol type "consumer" (ConsumerGroup.protocolType)
+            ListedGroup(group_id=g.group_id, protocol_type="consumer", group_state=g.state.value,
+                        group_type="consumer")
+            for g in self._ctx.consumer_groups.values()
+            if consumer and (not states or g.state.value.lower() in states))
         error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if self._ctx.loading else ErrorCode.NONE
         self._ctx.reply(handle, ListGroupsResponse(error_code=error, groups=groups))
 
@@ -643,9 +649,11 @@ class GroupMembership:
         group = self._ctx.groups.get(group_id)
         if group is None:
             if api_version >= 6:
+                # GroupMetadataManager.classicGroup: a consumer group is not a classic one
+                what = "is not a classic group" if group_id in self._ctx.consumer_groups else "not found"
                 return DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, group_id=group_id,
                                       group_state=DEAD.value, protocol_type="", protocol_data="",
-                                      error_message=f"Group {group_id} not found.")
+                                      error_message=f"Group {group_id} {what}.")
             return DescribedGroup(error_code=ErrorCode.NONE, group_id=group_id, group_state=DEAD.value,
                                   protocol_type="", protocol_data="")
         # member metadata and assignments only mean something once Stable

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 
 from kproto.errors import ErrorCode
 from kproto.server.coordinator.append_errors import commit_error
+from kproto.server.coordinator.consumer_groups import ConsumerGroup, ConsumerGroups
 from kproto.server.coordinator.context import GroupContext, Handler, rejection, validate_current_member
 from kproto.server.coordinator.events import (
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitResponse, OffsetCommitResponsePartition,
@@ -59,9 +60,19 @@ class GroupOffsets:
     """The committed and transactionally pending offsets of the groups in the shared
     ``GroupContext``; ``heartbeat`` is membership's, called for a member's commit."""
 
-    def __init__(self, ctx: GroupContext, heartbeat: Heartbeat) -> None:
+    def __init__(self, ctx: GroupContext, heartbeat: Heartbeat, consumer_groups: ConsumerGroups | None = None) -> None:
         self._ctx = ctx
         self._heartbeat = heartbeat
+        self._consumer = consumer_groups
+
+    def _consumer_commit_error(self, group: ConsumerGroup, req: OffsetCommitRequest | TxnOffsetCommitRequest,
+                               transactional: bool) -> ErrorCode | None:
+        """A KIP-848 group's commit: its member id and member epoch (ConsumerGroup.validateOffsetCommit)."""
+        image = self._consumer.image if self._consumer is not None else {}
+        return ConsumerGroups.validate_offset_commit(
+            group, req.member_id, req.group_instance_id, req.generation_id,
+            getattr(req, "api_version", 9), transactional,
+            [(t.name, p.partition_index) for t in req.topics for p in t.partitions], image)
 
     def handlers(self) -> dict[type, Handler]:
         """The requests this part answers, with their handler ``(request, handle, now_ms)``."""
@@ -77,6 +88,12 @@ class GroupOffsets:
         error = self._ctx.validate_group_status(req.group_id, "OffsetCommit")
         if error is not None:
             return answer_all(error)
+        consumer_group = self._ctx.consumer_groups.get(req.group_id)
+        if consumer_group is not None:
+            error = self._consumer_commit_error(consumer_group, req, transactional=False)
+            if error is not None:
+                return answer_all(error)
+            return self._store_offsets(consumer_group, req, handle, now_ms)
         group = self._ctx.groups.get(req.group_id)
         if group is None:
             if req.generation_id >= 0:
@@ -147,8 +164,13 @@ class GroupOffsets:
             return answer_all(error)
         if req.verification is not ErrorCode.NONE:      # handleTxnCommitOffsets' postVerificationCallback
             return answer_all(commit_error(req.verification))
-        group = self._ctx.groups.get(req.group_id) or self._ctx.add_group(req.group_id, now_ms)
-        error = _validate_txn_commit(group, req)
+        consumer_group = self._ctx.consumer_groups.get(req.group_id)
+        if consumer_group is not None:
+            group = consumer_group
+            error = self._consumer_commit_error(consumer_group, req, transactional=True)
+        else:
+            group = self._ctx.groups.get(req.group_id) or self._ctx.add_group(req.group_id, now_ms)
+            error = _validate_txn_commit(group, req)
         if error is not None:
             return answer_all(error)
         staged, code = self._stage(req, lambda p: OffsetAndMetadata(
@@ -202,6 +224,12 @@ class GroupOffsets:
         if error is not None:
             return self._ctx.reply(handle, OffsetFetchResponse(error_code=error))
         group = self._ctx.groups.get(req.group_id)
+        consumer_group = self._ctx.consumer_groups.get(req.group_id)
+        if consumer_group is not None:
+            error = ConsumerGroups.validate_offset_fetch(consumer_group, req.member_id, req.member_epoch)
+            if error is not None:
+                return self._ctx.reply(handle, OffsetFetchResponse(error_code=error))
+            group = consumer_group
         offsets = {} if group is None or group.state is DEAD else group.offsets
         if req.topics is None:
             by_topic: dict[str, list[int]] = {}

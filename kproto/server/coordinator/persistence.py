@@ -53,6 +53,9 @@ __all__ = [
 
 log = logging.getLogger("kproto.server.groups")
 
+#: KIP-848 consumer-group record types (3-8), replayed by the consumer-groups part
+_CONSUMER_GROUP_TYPES = frozenset(range(3, 9))
+
 
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
@@ -175,6 +178,8 @@ class Replay:
         default_factory=dict)
     removed_groups: set[str] = field(default_factory=set)
     skipped: int = 0                   # records of types the classic coordinator does not own
+    # KIP-848 consumer-group records (type, key, value), in log order, for the consumer-groups part
+    consumer_records: list[tuple[int, bytes, bytes | None]] = field(default_factory=list)
     unreadable: int = 0                # records that did not parse: logged and skipped
     # while replaying: where (record index) each loaded offset was written, and per producer
     # its transactional offsets with theirs (CommitRecordMetadataAndOffset.appendedBatchOffset)
@@ -232,7 +237,10 @@ def _apply(out: Replay, key: bytes | None, value: bytes | None, producer_id: int
         raise CorruptRecordError("__consumer_offsets record without a key", path="key")
     parsed = parse_key(bytes(key))
     if parsed is None:
-        out.skipped += 1
+        if key_version(bytes(key)) in _CONSUMER_GROUP_TYPES:
+            out.consumer_records.append((key_version(bytes(key)), bytes(key), None if value is None else bytes(value)))
+        else:
+            out.skipped += 1
     elif isinstance(parsed, OffsetKey):
         tp = (parsed.topic, parsed.partition)
         offset = None if value is None else parse_offset_value(bytes(value))

@@ -22,12 +22,14 @@ from kproto.server.dynamic_config import (
     LIST_CONFIGS,
     default_value,
 )
+from kproto.server.share.group_config import GROUP_CONFIGS, check_group_config, default as group_default
 from kproto.topic_config import LogConfig
 from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import PerEntry
 from kproto.server.handlers import handles
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
+GROUP_CONFIG_SOURCE = 8        # DescribeConfigsResponse ConfigSource.GROUP_CONFIG
 CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
@@ -121,14 +123,32 @@ def _check_resource(broker, resource, *, altering: bool = False) -> None:
         elif name not in ("", str(broker.node_id)):
             raise InvalidRequestError(f"Unexpected broker id, expected {broker.node_id} or empty string, "
                                       f"but received {name}")
+    elif resource.resource_type == GROUP:
+        if not resource.resource_name:
+            raise InvalidRequestError("Group name must not be empty")
     else:
         raise InvalidRequestError(f"Unsupported resource type {resource.resource_type}")
 
 
+def _group_entries(broker, group_id: str, keys) -> list[dict]:
+    """A group's configs: its overrides (GROUP_CONFIG) over their defaults."""
+    overrides = broker.shares.group_configs.overrides(group_id)
+    out = []
+    for name in sorted(GROUP_CONFIGS):
+        if keys is not None and name not in keys:
+            continue
+        source = GROUP_CONFIG_SOURCE if name in overrides else DEFAULT_CONFIG
+        out.append({"name": name, "value": overrides.get(name, group_default(name, broker.config.values)),
+                    "read_only": False, "config_source": source, "is_default": name not in overrides,
+                    "is_sensitive": False, "synonyms": [], "config_type": 0, "documentation": None})
+    return out
+
+
 # Authorization (KafkaApis.handleDescribeConfigsRequest / handleAlterConfigsRequest): a topic
 # needs DESCRIBE_CONFIGS / ALTER_CONFIGS on it, a broker or broker logger (resource types 4, 8)
-# on the cluster; a denied one answers TOPIC_ or CLUSTER_AUTHORIZATION_FAILED.
-_CONFIG_RESOURCE = {TOPIC: R.TOPIC, BROKER: R.CLUSTER, 8: R.CLUSTER}
+# on the cluster, a group (32) on it; a denied one answers TOPIC_, CLUSTER_ or
+# GROUP_AUTHORIZATION_FAILED (KafkaApis.configsAuthorizationApiError).
+_CONFIG_RESOURCE = {TOPIC: R.TOPIC, BROKER: R.CLUSTER, 8: R.CLUSTER, GROUP: R.GROUP}
 
 
 def _configs(response: str, operation: O, extra: dict) -> PerEntry:
@@ -156,6 +176,7 @@ async def describe_configs(broker, ctx, body) -> dict:
         configs = (topic_config_entries(broker, r.resource_name, keys, synonyms=body.include_synonyms,
                                         defaults=defaults, cache=cache)
                    if r.resource_type == TOPIC
+                   else _group_entries(broker, r.resource_name, keys) if r.resource_type == GROUP
                    else _broker_entries(broker, r.resource_name, keys, body.include_synonyms))
         results.append(_result(r, configs=configs))
     return {"throttle_time_ms": 0, "results": results}
@@ -181,6 +202,12 @@ async def _apply(broker, resource, new_configs: dict, validate_only: bool) -> No
         else:
             await broker.reconfigure(broker.dynamic.replace(per_broker, new_configs))
         return
+    if resource.resource_type == GROUP:
+        for name, value in new_configs.items():
+            check_group_config(name, value, broker.config.values)
+        if not validate_only:
+            broker.shares.group_configs.replace(resource.resource_name, new_configs)
+        return
     LogConfig.from_props(new_configs, base=broker.config.log_defaults)   # InvalidConfigError
     if not validate_only:
         broker.logs.set_topic_config(resource.resource_name, new_configs)
@@ -201,10 +228,15 @@ async def alter_configs(broker, ctx, body) -> dict:
     return {"throttle_time_ms": 0, "responses": responses}
 
 
-def _incremental(current: dict, op: int, name: str, value: str | None, *, broker_config: bool) -> None:
+def _incremental(current: dict, op: int, name: str, value: str | None, *, broker_config: bool,
+                 group_config: bool = False) -> None:
     """ConfigAdminManager.prepareIncrementalConfigs: APPEND and SUBTRACT start from the
     stored value, else the config's Kafka default (not a broker-level one)."""
-    if broker_config:
+    if group_config:
+        if name not in GROUP_CONFIGS:
+            raise InvalidConfigError(f"Unknown group config name: {name}")
+        is_list = False
+    elif broker_config:
         is_list = name in LIST_CONFIGS
     elif name not in LogConfig.names():
         raise InvalidConfigError(f"Unknown topic config name: {name}")
@@ -238,9 +270,11 @@ async def incremental_alter_configs(broker, ctx, body) -> dict:
             _check_resource(broker, r, altering=True)
             _check_entries(r.configs, incremental=True)
             current = (broker.logs.topic_overrides(r.resource_name) if r.resource_type == TOPIC
+                       else broker.shares.group_configs.overrides(r.resource_name) if r.resource_type == GROUP
                        else dict(broker.dynamic.layer(r.resource_name != "")))
             for c in r.configs:
-                _incremental(current, c.config_operation, c.name, c.value, broker_config=r.resource_type == BROKER)
+                _incremental(current, c.config_operation, c.name, c.value, broker_config=r.resource_type == BROKER,
+                             group_config=r.resource_type == GROUP)
             await _apply(broker, r, current, body.validate_only)
             responses.append(_result(r))
         except KafkaError as e:

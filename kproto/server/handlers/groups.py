@@ -13,8 +13,9 @@ protocol names from JoinGroup v7 and SyncGroup v5's protocol checks
 (KIP-699), several groups per OffsetFetch from v8 (KIP-709),
 GROUP_ID_NOT_FOUND from DescribeGroups v6 (KIP-1043), ListGroups' state and
 type filters (v4, v5). FindCoordinator for a transactional id (key_type 1)
-answers this node too (the transaction coordinator, kproto.server.txn_service);
-for share groups (key_type 2) COORDINATOR_NOT_AVAILABLE.
+answers this node too (the transaction coordinator, kproto.server.txn_service),
+and so does one for a share partition (key_type 2, the share coordinator,
+kproto.server.share_service).
 """
 
 from __future__ import annotations
@@ -26,15 +27,15 @@ from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
 from kproto.server.coordinator import (
-    DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupRequestProtocol,
-    LeaveGroupRequest, ListGroupsRequest, MemberIdentity, OffsetCommitRequest, OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic, OffsetFetchRequest, OffsetFetchRequestTopic, SyncGroupRequest,
-    SyncGroupRequestAssignment,
+    ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, DescribeGroupsRequest,
+    HeartbeatRequest, JoinGroupRequest, JoinGroupRequestProtocol, LeaveGroupRequest, ListGroupsRequest,
+    MemberIdentity, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetFetchRequest,
+    OffsetFetchRequestTopic, SyncGroupRequest, SyncGroupRequestAssignment,
 )
 from kproto.server.access import G_DENIED, T_DENIED, TXN_DENIED, Access, PerEntry, partitions_denied, topic_name
 from kproto.server.handlers import handles
 
-GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1     # FindCoordinator key_type (2: share group)
+GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE = 0, 1, 2     # FindCoordinator key_type
 
 
 def wire(value: Any) -> Any:
@@ -84,7 +85,9 @@ FIND_COORDINATOR = {0: PerEntry("coordinator_keys", lambda e: e, R.GROUP, O.DESC
                                                 "error_message": None}, error=TXN_DENIED)}
 
 
-def _group_whole(error_response: Callable[[Any, int], dict], op: O = O.READ):
+def group_whole(error_response: Callable[[Any, int], dict], op: O = O.READ):
+    """The rule of a request naming one group (``body.group_id``): ``op`` on it, else
+    ``error_response(body, GROUP_AUTHORIZATION_FAILED)`` alone and no handler."""
     async def check(a: Access, broker, ctx, body, handler):
         if not a.ok(op, R.GROUP, body.group_id):
             return error_response(body, G_DENIED)
@@ -92,11 +95,11 @@ def _group_whole(error_response: Callable[[Any, int], dict], op: O = O.READ):
     return check
 
 
-_JOIN_GROUP = _group_whole(lambda b, e: {"error_code": e, "generation_id": -1, "protocol_name": "", "leader": "",
+_JOIN_GROUP = group_whole(lambda b, e: {"error_code": e, "generation_id": -1, "protocol_name": "", "leader": "",
                                          "member_id": "", "members": []})
-_SYNC_GROUP = _group_whole(lambda b, e: {"error_code": e, "assignment": b""})
-_HEARTBEAT = _group_whole(lambda b, e: {"error_code": e})
-_LEAVE_GROUP = _group_whole(lambda b, e: {"error_code": e, "members": []})
+_SYNC_GROUP = group_whole(lambda b, e: {"error_code": e, "assignment": b""})
+_HEARTBEAT = group_whole(lambda b, e: {"error_code": e})
+_LEAVE_GROUP = group_whole(lambda b, e: {"error_code": e, "members": []})
 
 
 async def _offset_commit(a: Access, broker, ctx, body, handler):
@@ -194,12 +197,13 @@ async def find_coordinator(broker, ctx, body) -> dict:
     keys = body.coordinator_keys if version >= 4 else [body.key]
     if body.key_type == TRANSACTION_KEY_TYPE:
         broker.transactions.ensure_topic()      # Kafka creates __transaction_state here
+    elif body.key_type == SHARE_KEY_TYPE:
+        broker.shares.ensure_topic()            # and __share_group_state here (key "group:topicId:partition")
 
     def answer(k: str) -> dict:
-        if body.key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
+        if body.key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
             return {"key": k, "node_id": -1, "host": "", "port": -1,
-                    "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                    "error_message": "kproto does not coordinate share groups"}
+                    "error_code": ErrorCode.INVALID_REQUEST, "error_message": f"Unknown key type {body.key_type}"}
         return {"key": k, "node_id": node_id, "host": host, "port": port,
                 "error_code": 0, "error_message": None}
 
@@ -213,6 +217,10 @@ async def find_coordinator(broker, ctx, body) -> dict:
 @handles(P.join_group, authorize=_JOIN_GROUP)
 async def join_group(broker, ctx, body) -> dict:
     version = ctx.request_api_version
+    if body.group_id in broker.shares.coordinator.groups:   # a share group's id (GroupMetadataManager.classicGroupJoin)
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "generation_id": -1,
+                "protocol_type": None, "protocol_name": None if version >= 7 else "", "leader": "",
+                "skip_assignment": False, "member_id": body.member_id, "members": []}
     out = await _ask(broker, JoinGroupRequest(
         group_id=body.group_id, session_timeout_ms=body.session_timeout_ms,
         rebalance_timeout_ms=body.rebalance_timeout_ms if version >= 1 else -1,
@@ -293,7 +301,7 @@ async def offset_commit(broker, ctx, body) -> dict:
     out = await _ask(broker, OffsetCommitRequest(
         group_id=body.group_id, generation_id=body.generation_id_or_member_epoch,
         member_id=body.member_id, group_instance_id=body.group_instance_id,
-        retention_time_ms=body.retention_time_ms,
+        retention_time_ms=body.retention_time_ms, api_version=ctx.request_api_version,
         topics=tuple(OffsetCommitRequestTopic(name=t.name, partitions=tuple(
             OffsetCommitRequestPartition(
                 partition_index=p.partition_index, committed_offset=p.committed_offset,
@@ -318,7 +326,8 @@ async def offset_fetch(broker, ctx, body) -> dict:
         answers = []
         for g in body.groups:
             r = await groups.ask(OffsetFetchRequest(
-                group_id=g.group_id, topics=_fetch_topics(g.topics), require_stable=body.require_stable))
+                group_id=g.group_id, topics=_fetch_topics(g.topics), require_stable=body.require_stable,
+                member_id=g.get("member_id"), member_epoch=g.get("member_epoch", -1)))
             answers.append({"group_id": g.group_id, "topics": wire(r.topics), "error_code": r.error_code})
         return {"throttle_time_ms": 0, "groups": answers}
     r = await groups.ask(OffsetFetchRequest(
@@ -346,3 +355,50 @@ async def describe_groups(broker, ctx, body) -> dict:
 @handles(P.delete_groups, authorize=DELETE_GROUPS)
 async def delete_groups(broker, ctx, body) -> dict:
     return await _ask(broker, DeleteGroupsRequest(groups_names=tuple(body.groups_names)))
+
+
+# KafkaApis.handleConsumerGroupHeartbeat: READ on the group, else the error alone;
+# handleConsumerGroupDescribe: DESCRIBE on each group, a denied one GROUP_AUTHORIZATION_FAILED.
+_CONSUMER_GROUP_HEARTBEAT = group_whole(lambda b, e: {"error_code": e, "member_epoch": -1,
+                                                       "heartbeat_interval_ms": 0})
+CONSUMER_GROUP_DESCRIBE = PerEntry("group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
+                                   lambda e, err: {"error_code": err, "error_message": None, "group_id": e,
+                                                   "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
+                                                   "assignor_name": "", "members": [],
+                                                   "authorized_operations": -2147483648}, error=G_DENIED)
+
+
+@handles(P.consumer_group_heartbeat, authorize=_CONSUMER_GROUP_HEARTBEAT)
+async def consumer_group_heartbeat(broker, ctx, body) -> dict:
+    """KIP-848: join, heartbeat, leave (GroupMetadataManager.consumerGroupHeartbeat)."""
+    if body.group_id in broker.shares.coordinator.groups:   # GroupMetadataManager.consumerGroup: one type per id
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
+                "error_message": f"Group {body.group_id} is not a consumer group.", "member_id": None,
+                "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+    groups = _groups(broker)
+    groups.refresh_topics()
+    out = await _ask(broker, ConsumerGroupHeartbeatRequest(
+        group_id=body.group_id, member_id=body.member_id, member_epoch=body.member_epoch,
+        instance_id=body.instance_id, rack_id=body.rack_id, rebalance_timeout_ms=body.rebalance_timeout_ms,
+        subscribed_topic_names=None if body.subscribed_topic_names is None else tuple(body.subscribed_topic_names),
+        subscribed_topic_regex=body.get("subscribed_topic_regex"), server_assignor=body.server_assignor,
+        topic_partitions=None if body.topic_partitions is None else tuple(
+            (t.topic_id, tuple(t.partitions)) for t in body.topic_partitions),
+        client_id=ctx.client_id or "", client_host=ctx.client_host,
+        api_version=ctx.request_api_version))
+    if out["assignment"] is not None:
+        out["assignment"] = {"topic_partitions": [
+            {"topic_id": t, "partitions": list(ps)} for t, ps in out["assignment"]]}
+    return out
+
+
+@handles(P.consumer_group_describe, authorize=CONSUMER_GROUP_DESCRIBE)
+async def consumer_group_describe(broker, ctx, body) -> dict:
+    groups = _groups(broker, offsets_topic=False)
+    groups.refresh_topics()
+    out = await _ask(broker, ConsumerGroupDescribeRequest(group_ids=tuple(body.group_ids)), offsets_topic=False)
+    for g in out["groups"]:
+        for m in g["members"]:
+            for which in ("assignment", "target_assignment"):
+                m[which] = {"topic_partitions": m[which]}
+    return out

@@ -1,0 +1,716 @@
+"""KIP-848 consumer groups: ConsumerGroupHeartbeat and ConsumerGroupDescribe (Kafka 4's
+GroupMetadataManager.consumerGroupHeartbeat and its consumer-group half), a part of the group
+coordinator beside ``membership`` (classic groups) and ``offset_commits``.
+
+A heartbeat (GroupMetadataManager.consumerGroupHeartbeat):
+
+1. validates the request (throwIfConsumerGroupHeartbeatRequestIsInvalid) and finds or creates
+   the group; a group id held by a classic group is converted when it is empty
+   (``group.consumer.migration.policy`` permitting), else answered GROUP_ID_NOT_FOUND;
+2. finds or creates the member (static members by instance id), checks its member epoch
+   (``consumer_state.check_member_epoch``), applies the changed fields;
+3. bumps the group epoch when a subscription or the subscribed topics' metadata changed;
+4. computes a new target assignment when the group epoch is ahead of the assignment epoch
+   (the assignor the members prefer most, else the first of ``group.consumer.assignors``);
+5. moves the member one reconciliation step towards its target (``consumer_state.reconcile``);
+6. writes what changed as Kafka writes it (ConsumerGroupMemberMetadata, ConsumerGroupMetadata,
+   ConsumerGroupTargetAssignmentMember/Metadata, ConsumerGroupCurrentMemberAssignment) and
+   answers once the records are appended.
+
+The session timeout (``group.consumer.session.timeout.ms``) and the rebalance timeout of a
+member that does not revoke fence the member: its records are tombstoned and the group
+epoch bumped. Loading replays the records (``replay_consumer_record``).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+
+from kproto import schemas
+from kproto.errors import ErrorCode
+from kproto.schemas import consumer_offsets as CO
+from kproto.server.coordinator.assignors import ASSIGNORS
+from kproto.server.coordinator.consumer_state import (
+    JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroupState, MemberState, check_member_epoch,
+    derive_state, reconcile,
+)
+from kproto.server.coordinator.context import GroupContext, Handler
+from kproto.server.coordinator.events import (
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse, DescribedConsumerGroup, DescribedConsumerGroupMember, DescribedTopicPartitions,
+    Pending,
+)
+from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from kproto.server.coordinator.persistence import group_metadata_key
+from kproto.server.coordinator.state import GroupState
+
+__all__ = ["ConsumerGroup", "ConsumerGroupMember", "ConsumerGroups", "TopicImage", "CONSUMER_RECORD_TYPES"]
+
+#: topic name -> (topic id, partition count): what the coordinator knows of the cluster
+TopicImage = Mapping[str, tuple[uuid.UUID, int]]
+Parts = dict[Hashable, frozenset[int]]
+
+GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
+TARGET_METADATA, TARGET_MEMBER, CURRENT_ASSIGNMENT = 6, 7, 8
+CONSUMER_RECORD_TYPES = frozenset({3, 4, 5, 6, 7, 8})
+
+
+@dataclass(eq=False, slots=True)
+class ConsumerGroupMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    rebalance_timeout_ms: int = -1
+    server_assignor: str | None = None
+    state: MemberState = MemberState.STABLE
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    assigned: Parts = field(default_factory=dict)
+    pending_revocation: Parts = field(default_factory=dict)
+
+
+@dataclass(eq=False, slots=True)
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
+    static_members: dict[str, str] = field(default_factory=dict)      # instance id -> member id
+    target: dict[str, Parts] = field(default_factory=dict)            # member id -> target assignment
+    partition_epochs: dict[tuple[Hashable, int], int] = field(default_factory=dict)
+    subscription_metadata: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)
+    # the offsets part's view (as GroupMetadata's)
+    offsets: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
+    pending_offset_commits: Counter = field(default_factory=Counter)
+    pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]] = field(default_factory=dict)
+    current_state_timestamp: int | None = None
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        return derive_state(len(self.members), self.group_epoch, self.assignment_epoch,
+                            lambda: [(m.state, m.member_epoch) for m in self.members.values()])
+
+    def partition_epoch(self, topic: Hashable, partition: int) -> int:
+        return self.partition_epochs.get((topic, partition), -1)
+
+    def _owned(self, m: ConsumerGroupMember) -> list[tuple[Hashable, int]]:
+        return [(t, p) for parts in (m.assigned, m.pending_revocation) for t, ps in parts.items() for p in ps]
+
+    def put_member(self, m: ConsumerGroupMember) -> None:
+        """ConsumerGroup.updateMember: the member and the epochs of the partitions it owns."""
+        old = self.members.get(m.member_id)
+        if old is not None:
+            for tp in self._owned(old):
+                if self.partition_epochs.get(tp) == old.member_epoch:
+                    del self.partition_epochs[tp]
+        self.members[m.member_id] = m
+        if m.instance_id is not None:
+            self.static_members[m.instance_id] = m.member_id
+        for tp in self._owned(m):
+            self.partition_epochs[tp] = m.member_epoch
+
+    def remove_member(self, member_id: str) -> None:
+        old = self.members.pop(member_id, None)
+        if old is None:
+            return
+        for tp in self._owned(old):
+            if self.partition_epochs.get(tp) == old.member_epoch:
+                del self.partition_epochs[tp]
+        if old.instance_id is not None and self.static_members.get(old.instance_id) == member_id:
+            del self.static_members[old.instance_id]
+
+    def subscribed_topics(self, image: TopicImage) -> set[str]:
+        out: set[str] = set()
+        for m in self.members.values():
+            out.update(m.subscribed_topic_names)
+            if m.subscribed_topic_regex is not None:
+                out.update(t for t in image if regex_matches(m.subscribed_topic_regex, t))
+        return out
+
+    def preferred_assignor(self, default: str) -> str:
+        """ConsumerGroup.computePreferredServerAssignor: the one most members name."""
+        counts = Counter(m.server_assignor for m in self.members.values() if m.server_assignor)
+        return counts.most_common(1)[0][0] if counts else default
+
+
+# --- regular expressions ---------------------------------------------------------------------
+
+_REGEX_CACHE: dict[str, re.Pattern | None] = {}
+
+
+def compile_regex(pattern: str) -> re.Pattern | None:
+    """Kafka compiles with RE2/J; Python's ``re`` with fullmatch agrees on the common subset
+    (``^re-.*``, classes, alternation). RE2 rejects back-references and look-around, which
+    ``re`` accepts: those are refused here as RE2 would refuse them."""
+    if pattern not in _REGEX_CACHE:
+        try:
+            compiled = None if re.search(r"\\[1-9]|\(\?[=!<]", pattern) else re.compile(pattern)
+        except re.error:
+            compiled = None
+        _REGEX_CACHE[pattern] = compiled
+    return _REGEX_CACHE[pattern]
+
+
+def regex_matches(pattern: str, topic: str) -> bool:
+    compiled = compile_regex(pattern)
+    # Kafka never matches internal topics with a subscription regex
+    return compiled is not None and not topic.startswith("__") and compiled.fullmatch(topic) is not None
+
+
+# --- records -----------------------------------------------------------------------------------
+
+def _key(record_type: int, **data) -> bytes:
+    return CO.RecordKey.build({"version": record_type, "data": data})
+
+
+def _value(record_type: int, **data) -> bytes:
+    return CO.value_schema(record_type).build({"version": 0, "data": data})
+
+
+def _parts_list(parts: Parts) -> list[dict]:
+    return [{"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(parts.items(), key=lambda kv: str(kv[0]))]
+
+
+def member_metadata_record(group_id: str, m: ConsumerGroupMember) -> tuple[bytes, bytes]:
+    return (_key(MEMBER_METADATA, group_id=group_id, member_id=m.member_id), _value(
+        MEMBER_METADATA, instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id,
+        client_host=m.client_host, subscribed_topic_names=list(m.subscribed_topic_names),
+        subscribed_topic_regex=m.subscribed_topic_regex, rebalance_timeout_ms=m.rebalance_timeout_ms,
+        server_assignor=m.server_assignor, classic_member_metadata=None))
+
+
+def group_epoch_record(group: ConsumerGroup) -> tuple[bytes, bytes]:
+    return _key(GROUP_METADATA, group_id=group.group_id), _value(GROUP_METADATA, epoch=group.group_epoch)
+
+
+def target_member_record(group_id: str, member_id: str, parts: Parts) -> tuple[bytes, bytes]:
+    return (_key(TARGET_MEMBER, group_id=group_id, member_id=member_id),
+            _value(TARGET_MEMBER, topic_partitions=_parts_list(parts)))
+
+
+def target_epoch_record(group: ConsumerGroup) -> tuple[bytes, bytes]:
+    return (_key(TARGET_METADATA, group_id=group.group_id),
+            _value(TARGET_METADATA, assignment_epoch=group.assignment_epoch))
+
+
+def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> tuple[bytes, bytes]:
+    return (_key(CURRENT_ASSIGNMENT, group_id=group_id, member_id=m.member_id), _value(
+        CURRENT_ASSIGNMENT, member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
+        state=m.state.value, assigned_partitions=_parts_list(m.assigned),
+        partitions_pending_revocation=_parts_list(m.pending_revocation)))
+
+
+def member_tombstones(group_id: str, member_id: str) -> list[tuple[bytes, None]]:
+    """GroupMetadataManager.removeMember: current assignment, target, then metadata."""
+    return [(_key(CURRENT_ASSIGNMENT, group_id=group_id, member_id=member_id), None),
+            (_key(TARGET_MEMBER, group_id=group_id, member_id=member_id), None),
+            (_key(MEMBER_METADATA, group_id=group_id, member_id=member_id), None)]
+
+
+def group_tombstones(group_id: str) -> list[tuple[bytes, None]]:
+    return [(_key(TARGET_METADATA, group_id=group_id), None),
+            (_key(PARTITION_METADATA, group_id=group_id), None),
+            (_key(GROUP_METADATA, group_id=group_id), None)]
+
+
+def _parts_from(rows) -> Parts:
+    return {r.topic_id: frozenset(r.partitions) for r in rows if r.partitions}
+
+
+def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, key: bytes,
+                           value: bytes | None) -> None:
+    """GroupMetadataManager.replay for record types 3-8, in log order."""
+    k = schemas.parse(CO.RecordKey, key).data
+    v = None if value is None else schemas.parse(CO.value_schema(record_type), value).data
+    group = groups.get(k.group_id)
+    if group is None:
+        if v is None:
+            return
+        group = groups[k.group_id] = ConsumerGroup(k.group_id)
+    if record_type == GROUP_METADATA:
+        if v is None:
+            groups.pop(k.group_id, None)
+        else:
+            group.group_epoch = v.epoch
+    elif record_type == PARTITION_METADATA:
+        pass        # recomputed from the topics on the next heartbeat (Kafka 4.1+ writes none)
+    elif record_type == MEMBER_METADATA:
+        if v is None:
+            group.remove_member(k.member_id)
+            return
+        m = group.members.get(k.member_id) or ConsumerGroupMember(k.member_id)
+        m.instance_id, m.rack_id, m.client_id, m.client_host = v.instance_id, v.rack_id, v.client_id, v.client_host
+        m.subscribed_topic_names = tuple(v.subscribed_topic_names)
+        m.subscribed_topic_regex, m.rebalance_timeout_ms = v.subscribed_topic_regex, v.rebalance_timeout_ms
+        m.server_assignor = v.server_assignor
+        group.put_member(m)
+    elif record_type == TARGET_METADATA:
+        if v is not None:
+            group.assignment_epoch = v.assignment_epoch
+    elif record_type == TARGET_MEMBER:
+        if v is None:
+            group.target.pop(k.member_id, None)
+        else:
+            group.target[k.member_id] = _parts_from(v.topic_partitions)
+    elif record_type == CURRENT_ASSIGNMENT:
+        m = group.members.get(k.member_id)
+        if m is None:
+            if v is None:
+                return
+            m = ConsumerGroupMember(k.member_id)
+        if v is None:
+            m.state, m.member_epoch, m.previous_member_epoch = MemberState.UNKNOWN, 0, 0
+            m.assigned, m.pending_revocation = {}, {}
+        else:
+            m.member_epoch, m.previous_member_epoch = v.member_epoch, v.previous_member_epoch
+            m.state = MemberState(v.state)
+            m.assigned, m.pending_revocation = _parts_from(v.assigned_partitions), _parts_from(
+                v.partitions_pending_revocation)
+        group.put_member(m)
+
+
+# --- the part ----------------------------------------------------------------------------------
+
+class HeartbeatError(Exception):
+    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+class ConsumerGroups:
+    """The consumer groups of the shared ``GroupContext`` (``ctx.consumer_groups``)."""
+
+    def __init__(self, ctx: GroupContext, uuid_factory: Callable[[], str] | None = None) -> None:
+        self._ctx = ctx
+        self._uuid = uuid_factory or (lambda: str(uuid.uuid4()))
+        self.image: TopicImage = {}
+
+    def handlers(self) -> dict[type, Handler]:
+        return {ConsumerGroupHeartbeatRequest: self._heartbeat, ConsumerGroupDescribeRequest: self._describe}
+
+    # --- heartbeat -----------------------------------------------------------------------
+
+    def _heartbeat(self, req: ConsumerGroupHeartbeatRequest, handle: Pending, now_ms: int) -> None:
+        def fail(error: ErrorCode, message: str | None = None) -> None:
+            self._ctx.reply(handle, ConsumerGroupHeartbeatResponse(error_code=error, error_message=message))
+
+        error = self._ctx.validate_group_status(req.group_id or None, "ConsumerGroupHeartbeat")
+        if error is not None and req.group_id:
+            return fail(error)
+        try:
+            self._validate(req)
+            if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+                records, response = self._leave(req, now_ms)
+            else:
+                records, response = self._join_or_heartbeat(req, now_ms)
+        except HeartbeatError as e:
+            return fail(e.error, e.message)
+        if not records:
+            return self._ctx.reply(handle, response)
+
+        def appended(error: ErrorCode, t: int) -> None:
+            if error is not ErrorCode.NONE:
+                error = ErrorCode.NOT_COORDINATOR if error in (
+                    ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) else \
+                    ErrorCode.UNKNOWN_SERVER_ERROR
+                return self._ctx.reply(handle, ConsumerGroupHeartbeatResponse(error_code=error))
+            self._ctx.reply(handle, response)
+
+        self._ctx.append(self._ctx.partition_for(req.group_id), records, now_ms, appended)
+
+    def _validate(self, req: ConsumerGroupHeartbeatRequest) -> None:
+        """throwIfConsumerGroupHeartbeatRequestIsInvalid (INVALID_REQUEST with Kafka's messages)."""
+        def invalid(message: str) -> HeartbeatError:
+            return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
+
+        if not req.group_id:
+            raise invalid("GroupId can't be empty.")
+        if req.api_version >= 1 and not req.member_id.strip():
+            raise invalid("MemberId can't be empty.")
+        if req.instance_id is not None and not req.instance_id:
+            raise invalid("InstanceId can't be empty.")
+        if req.rack_id is not None and not req.rack_id:
+            raise invalid("RackId can't be empty.")
+        if req.member_epoch > 0 or req.member_epoch == LEAVE_EPOCH:
+            if req.api_version == 0 and not req.member_id:
+                raise invalid("MemberId can't be empty.")
+        elif req.member_epoch == JOIN_EPOCH:
+            if req.rebalance_timeout_ms == -1:
+                raise invalid("RebalanceTimeoutMs must be provided in first request.")
+            if req.topic_partitions is None or req.topic_partitions:
+                raise invalid("TopicPartitions must be empty when (re-)joining.")
+            if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
+                raise invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+        elif req.member_epoch == STATIC_LEAVE_EPOCH:
+            if req.instance_id is None:
+                raise invalid("InstanceId can't be null.")
+        else:
+            raise invalid(f"MemberEpoch is invalid: {req.member_epoch}")
+        if req.server_assignor is not None and req.server_assignor not in self._ctx.config.consumer_group_assignors:
+            raise HeartbeatError(ErrorCode.UNSUPPORTED_ASSIGNOR,
+                                 f"ServerAssignor {req.server_assignor} is not supported. Supported assignors: "
+                                 f"{', '.join(self._ctx.config.consumer_group_assignors)}.")
+        if req.subscribed_topic_regex is not None and compile_regex(req.subscribed_topic_regex) is None:
+            raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
+                                 f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a valid regular "
+                                 "expression")
+
+    def _group(self, group_id: str, create: bool, now_ms: int) -> tuple[ConsumerGroup, list]:
+        """getOrMaybeCreateConsumerGroup, with the upgrade of an empty classic group."""
+        records: list = []
+        group = self._ctx.consumer_groups.get(group_id)
+        if group is not None:
+            return group, records
+        classic = self._ctx.groups.get(group_id)
+        if classic is not None and classic.state is not GroupState.DEAD:
+            policy = self._ctx.config.consumer_group_migration_policy.lower()
+            if classic.state is not GroupState.EMPTY:
+                raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+            if policy not in ("upgrade", "bidirectional") and classic.protocol_type is not None:
+                raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+            # an empty classic group becomes a consumer group and keeps its offsets
+            # (GroupMetadataManager: the classic group's tombstone, then the new group)
+            if not create:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                     f"Member is not a member of group {group_id}.")
+            del self._ctx.groups[group_id]
+            group = ConsumerGroup(group_id, current_state_timestamp=now_ms)
+            group.offsets, group.pending_txn_offsets = classic.offsets, classic.pending_txn_offsets
+            group.pending_offset_commits = classic.pending_offset_commits
+            if classic.protocol_type is not None:
+                records.append((group_metadata_key(group_id), None))
+            self._ctx.consumer_groups[group_id] = group
+            return group, records
+        if not create:
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        group = ConsumerGroup(group_id, current_state_timestamp=now_ms)
+        self._ctx.consumer_groups[group_id] = group
+        return group, records
+
+    def _join_or_heartbeat(self, req: ConsumerGroupHeartbeatRequest, now_ms: int):
+        config = self._ctx.config
+        group, records = self._group(req.group_id, req.member_epoch == JOIN_EPOCH, now_ms)
+        owned = None if req.topic_partitions is None else {t: frozenset(ps) for t, ps in req.topic_partitions}
+        member_id = req.member_id if req.api_version >= 1 or req.member_id else self._uuid()
+        existing = group.members.get(member_id)
+        static_replaced: ConsumerGroupMember | None = None
+        if req.instance_id is not None:
+            holder_id = group.static_members.get(req.instance_id)
+            holder = group.members.get(holder_id) if holder_id else None
+            if req.member_epoch == JOIN_EPOCH:
+                if holder is not None and holder.member_id != member_id:
+                    if holder.member_epoch != STATIC_LEAVE_EPOCH:
+                        raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID, (
+                            f"Static member {member_id} with instance id {req.instance_id} cannot join the "
+                            f"group because the instance id is owned by {holder.member_id} member."))
+                    static_replaced = holder
+            else:
+                if holder is None:
+                    raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, (
+                        f"Instance id {req.instance_id} is unknown."))
+                if holder.member_id != member_id:
+                    raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID, (
+                        f"Static member {member_id} with instance id {req.instance_id} was fenced by member "
+                        f"{holder.member_id}."))
+        if existing is None and static_replaced is None:
+            if req.member_epoch != JOIN_EPOCH:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                     f"Member {member_id} is not a member of group {req.group_id}.")
+            if len(group.members) >= config.consumer_group_max_size:
+                raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                                     f"The consumer group has reached its maximum capacity of "
+                                     f"{config.consumer_group_max_size} members.")
+        if existing is not None and req.member_epoch != JOIN_EPOCH:
+            error, message = check_member_epoch(req.member_epoch, existing.member_epoch,
+                                                existing.previous_member_epoch, owned, existing.assigned)
+            if error is not ErrorCode.NONE:
+                raise HeartbeatError(error, message)
+
+        # the member as it will be: a copy of the old one with the changed fields
+        if static_replaced is not None:
+            # the new member id takes the static member's place, its assignment and epochs
+            old = static_replaced
+            member = ConsumerGroupMember(member_id, **{f: getattr(old, f) for f in (
+                "instance_id", "rack_id", "client_id", "client_host", "subscribed_topic_names",
+                "subscribed_topic_regex", "rebalance_timeout_ms", "server_assignor", "state",
+                "previous_member_epoch", "assigned", "pending_revocation")})
+            member.member_epoch = group.assignment_epoch if old.member_epoch == STATIC_LEAVE_EPOCH else old.member_epoch
+            records += member_tombstones(group.group_id, old.member_id)
+            target = group.target.pop(old.member_id, None)
+            group.remove_member(old.member_id)
+            if target is not None:
+                group.target[member_id] = target
+                records.append(target_member_record(group.group_id, member_id, target))
+        elif existing is not None and req.member_epoch == JOIN_EPOCH:
+            # a rejoin with epoch 0 (the member lost its epoch): it starts over
+            member = _copy(existing)
+            member.state, member.member_epoch, member.previous_member_epoch = MemberState.STABLE, 0, 0
+            member.assigned, member.pending_revocation = {}, {}
+        else:
+            member = _copy(existing) if existing is not None else ConsumerGroupMember(member_id)
+        before = _copy(existing) if existing is not None else None
+        if req.instance_id is not None:
+            member.instance_id = req.instance_id
+        if req.rack_id is not None:
+            member.rack_id = req.rack_id
+        if req.rebalance_timeout_ms != -1:
+            member.rebalance_timeout_ms = req.rebalance_timeout_ms
+        if req.server_assignor is not None:
+            member.server_assignor = req.server_assignor
+        if req.subscribed_topic_names is not None:
+            member.subscribed_topic_names = tuple(sorted(req.subscribed_topic_names))
+        if req.subscribed_topic_regex is not None:
+            member.subscribed_topic_regex = req.subscribed_topic_regex or None
+        member.client_id, member.client_host = req.client_id, req.client_host
+
+        metadata_changed = before is None or static_replaced is not None or any(
+            getattr(before, f) != getattr(member, f) for f in (
+                "instance_id", "rack_id", "client_id", "client_host", "subscribed_topic_names",
+                "subscribed_topic_regex", "rebalance_timeout_ms", "server_assignor"))
+        subscription_changed = before is None or static_replaced is not None or any(
+            getattr(before, f) != getattr(member, f) for f in (
+                "subscribed_topic_names", "subscribed_topic_regex", "server_assignor"))
+        if metadata_changed:
+            records.append(member_metadata_record(group.group_id, member))
+        group.put_member(member)
+
+        # the group epoch: a new subscription, or changed metadata of the subscribed topics
+        subscribed = group.subscribed_topics(self.image)
+        metadata = {t: self.image[t] for t in sorted(subscribed) if t in self.image}
+        if subscription_changed and static_replaced is None or metadata != group.subscription_metadata:
+            group.subscription_metadata = metadata
+            group.group_epoch += 1
+            records.append(group_epoch_record(group))
+
+        # the target assignment
+        if group.group_epoch > group.assignment_epoch:
+            records += self._assign(group)
+
+        # reconcile the member one step
+        target = group.target.get(member_id, {})
+        try:
+            step = reconcile(member.state, member.member_epoch, member.previous_member_epoch, member.assigned,
+                             member.pending_revocation, group.assignment_epoch, target, group.partition_epoch,
+                             owned)
+        except ValueError as e:
+            raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH, str(e)) from None
+        assignment_changed = False
+        if step is not None:
+            updated = _copy(member)
+            updated.state, updated.member_epoch, updated.previous_member_epoch = (
+                step.state, step.member_epoch, step.previous_member_epoch)
+            updated.assigned, updated.pending_revocation = step.assigned, step.pending_revocation
+            assignment_changed = updated.assigned != member.assigned
+            group.put_member(updated)
+            member = updated
+        if step is not None or before is None or static_replaced is not None:
+            records.append(current_assignment_record(group.group_id, member))
+
+        self._schedule_session(group.group_id, member_id, now_ms)
+        if member.state is MemberState.UNREVOKED_PARTITIONS:
+            self._schedule_rebalance_timeout(group.group_id, member_id, member.member_epoch,
+                                             member.rebalance_timeout_ms, now_ms)
+        else:
+            self._ctx.timers.cancel(("consumer-rebalance", group.group_id, member_id))
+        full = req.rebalance_timeout_ms != -1 and (
+            req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None) and owned is not None
+        give = req.member_epoch == JOIN_EPOCH or full or assignment_changed or (
+            before is not None and before.assigned != member.assigned)
+        response = ConsumerGroupHeartbeatResponse(
+            error_code=ErrorCode.NONE, member_id=member_id, member_epoch=member.member_epoch,
+            heartbeat_interval_ms=config.consumer_group_heartbeat_interval_ms,
+            assignment=tuple((t, tuple(sorted(ps))) for t, ps in sorted(member.assigned.items(), key=lambda kv: str(kv[0])))
+            if give else None)
+        return records, response
+
+    def _assign(self, group: ConsumerGroup) -> list:
+        """TargetAssignmentBuilder: the assignor's result, records for the members whose
+        target changed, then the new assignment epoch."""
+        records = []
+        assignor = group.preferred_assignor(self._ctx.config.consumer_group_assignors[0])
+        topics = {tid: n for tid, n in group.subscription_metadata.values()}
+        by_name = group.subscription_metadata
+        spec = {}
+        for m in group.members.values():
+            names = set(m.subscribed_topic_names)
+            if m.subscribed_topic_regex is not None:
+                names.update(t for t in by_name if regex_matches(m.subscribed_topic_regex, t))
+            spec[m.member_id] = (frozenset(by_name[n][0] for n in names if n in by_name),
+                                 group.target.get(m.member_id, {}))
+        result = ASSIGNORS[assignor](spec, topics)
+        for member_id in sorted(result):
+            if group.target.get(member_id, {}) != result[member_id] or member_id not in group.target:
+                group.target[member_id] = result[member_id]
+                records.append(target_member_record(group.group_id, member_id, result[member_id]))
+        group.assignment_epoch = group.group_epoch
+        records.append(target_epoch_record(group))
+        return records
+
+    # --- leave and fencing ----------------------------------------------------------------
+
+    def _leave(self, req: ConsumerGroupHeartbeatRequest, now_ms: int):
+        group = self._ctx.consumer_groups.get(req.group_id)
+        if group is None:
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {req.group_id} not found.")
+        if req.instance_id is not None:
+            holder_id = group.static_members.get(req.instance_id)
+            if holder_id is None:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
+            if holder_id != req.member_id:
+                raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID, (
+                    f"Static member {req.member_id} with instance id {req.instance_id} was fenced by member "
+                    f"{holder_id}."))
+        member = group.members.get(req.member_id)
+        if member is None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Member {req.member_id} is not a member of group {req.group_id}.")
+        if req.member_epoch == STATIC_LEAVE_EPOCH:
+            # consumerGroupStaticMemberGroupLeave: the member stays, epoch -2, its partitions kept for it
+            updated = _copy(member)
+            updated.member_epoch = STATIC_LEAVE_EPOCH
+            group.put_member(updated)
+            return [current_assignment_record(group.group_id, updated)], ConsumerGroupHeartbeatResponse(
+                error_code=ErrorCode.NONE, member_id=req.member_id, member_epoch=STATIC_LEAVE_EPOCH)
+        records = self._remove(group, req.member_id)
+        return records, ConsumerGroupHeartbeatResponse(
+            error_code=ErrorCode.NONE, member_id=req.member_id, member_epoch=LEAVE_EPOCH)
+
+    def _remove(self, group: ConsumerGroup, member_id: str) -> list:
+        """GroupMetadataManager.consumerGroupFenceMember: tombstones, a group epoch bump."""
+        self._ctx.timers.cancel(("consumer-session", group.group_id, member_id))
+        self._ctx.timers.cancel(("consumer-rebalance", group.group_id, member_id))
+        group.remove_member(member_id)
+        group.target.pop(member_id, None)
+        group.group_epoch += 1
+        group.subscription_metadata = {t: self.image[t] for t in sorted(group.subscribed_topics(self.image))
+                                       if t in self.image}
+        return [*member_tombstones(group.group_id, member_id), group_epoch_record(group)]
+
+    def _fence(self, group_id: str, member_id: str, now_ms: int) -> None:
+        group = self._ctx.consumer_groups.get(group_id)
+        if group is None or member_id not in group.members:
+            return
+        self._ctx.append(self._ctx.partition_for(group_id), self._remove(group, member_id), now_ms)
+
+    def _schedule_session(self, group_id: str, member_id: str, now_ms: int) -> None:
+        self._ctx.timers.schedule(("consumer-session", group_id, member_id),
+                                  now_ms + self._ctx.config.consumer_group_session_timeout_ms,
+                                  lambda t: self._fence(group_id, member_id, t))
+
+    def _schedule_rebalance_timeout(self, group_id: str, member_id: str, epoch: int, timeout_ms: int,
+                                    now_ms: int) -> None:
+        key = ("consumer-rebalance", group_id, member_id)
+        if self._ctx.timers.deadline(key) is not None:
+            return
+
+        def expire(t: int) -> None:
+            group = self._ctx.consumer_groups.get(group_id)
+            m = group.members.get(member_id) if group else None
+            if m is not None and m.member_epoch == epoch and m.state is MemberState.UNREVOKED_PARTITIONS:
+                self._fence(group_id, member_id, t)
+
+        self._ctx.timers.schedule(key, now_ms + max(timeout_ms, 0), expire)
+
+    # --- describe, list, load ------------------------------------------------------------------
+
+    def _describe(self, req: ConsumerGroupDescribeRequest, handle: Pending, now_ms: int) -> None:
+        names = {tid: name for name, (tid, _) in self.image.items()}
+
+        def parts(p: Parts) -> tuple[DescribedTopicPartitions, ...]:
+            return tuple(DescribedTopicPartitions(topic_id=t, topic_name=names.get(t, ""), partitions=tuple(sorted(ps)))
+                         for t, ps in sorted(p.items(), key=lambda kv: names.get(kv[0], "")))
+
+        out = []
+        for group_id in req.group_ids:
+            error = self._ctx.validate_group_status(group_id, "ConsumerGroupDescribe")
+            group = self._ctx.consumer_groups.get(group_id)
+            if error is not None:
+                out.append(DescribedConsumerGroup(error_code=error, group_id=group_id))
+            elif group is None:
+                classic = group_id in self._ctx.groups
+                out.append(DescribedConsumerGroup(
+                    error_code=ErrorCode.GROUP_ID_NOT_FOUND, group_id=group_id,
+                    error_message=f"Group {group_id} is not a consumer group." if classic
+                    else f"Group {group_id} not found."))
+            else:
+                out.append(DescribedConsumerGroup(
+                    error_code=ErrorCode.NONE, group_id=group_id, group_state=group.state.value,
+                    group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
+                    assignor_name=group.preferred_assignor(self._ctx.config.consumer_group_assignors[0]),
+                    members=tuple(DescribedConsumerGroupMember(
+                        member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
+                        member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
+                        subscribed_topic_names=m.subscribed_topic_names,
+                        subscribed_topic_regex=m.subscribed_topic_regex,
+                        assignment=parts(m.assigned), target_assignment=parts(group.target.get(m.member_id, {})))
+                        for m in group.members.values())))
+        self._ctx.reply(handle, ConsumerGroupDescribeResponse(groups=tuple(out)))
+
+    def loaded(self, group: ConsumerGroup, now_ms: int) -> None:
+        """A replayed group: its members' sessions start now (as Kafka's onLoaded)."""
+        group.current_state_timestamp = now_ms
+        for member_id in group.members:
+            self._schedule_session(group.group_id, member_id, now_ms)
+
+    def unload(self, group_id: str) -> None:
+        group = self._ctx.consumer_groups.pop(group_id, None)
+        if group is not None:
+            for member_id in group.members:
+                self._ctx.timers.cancel(("consumer-session", group_id, member_id))
+                self._ctx.timers.cancel(("consumer-rebalance", group_id, member_id))
+
+    # --- offsets (ConsumerGroup.validateOffsetCommit / validateOffsetFetch) ---------------------
+
+    @staticmethod
+    def validate_offset_commit(group: ConsumerGroup, member_id: str, instance_id: str | None, member_epoch: int,
+                               api_version: int, transactional: bool,
+                               partitions: list[tuple[str, int]], image: TopicImage) -> ErrorCode | None:
+        if member_epoch < 0 and not group.members:
+            return None
+        if transactional and member_epoch == -1 and member_id == "" and instance_id is None:
+            return None
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if not transactional and api_version < 9:
+            return ErrorCode.UNSUPPORTED_VERSION
+        if member_epoch == member.member_epoch:
+            return None
+        if member_epoch > member.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        # an older epoch: only for partitions the member still has, assigned at or before it
+        # (Kafka 4.4's createAssignmentEpochValidator; kproto approximates the per-partition
+        # assignment epoch with the member's previous epoch)
+        for topic, p in partitions:
+            tid = image.get(topic, (None, 0))[0]
+            if not _owns(member, tid, p) or member_epoch < member.previous_member_epoch:
+                return ErrorCode.STALE_MEMBER_EPOCH
+        return None
+
+    @staticmethod
+    def validate_offset_fetch(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> ErrorCode | None:
+        if member_id is None and member_epoch < 0:
+            return None
+        member = group.members.get(member_id or "")
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if member_epoch != member.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return None
+
+
+def _owns(m: ConsumerGroupMember, topic: Hashable, partition: int) -> bool:
+    return partition in m.assigned.get(topic, ()) or partition in m.pending_revocation.get(topic, ())
+
+
+def _copy(m: ConsumerGroupMember) -> ConsumerGroupMember:
+    return ConsumerGroupMember(**{f: getattr(m, f) for f in ConsumerGroupMember.__slots__})

@@ -1,0 +1,253 @@
+"""The KIP-932 share-group APIs: wire bodies <-> the share coordinator
+(``broker.shares``, kproto.server.share_service).
+
+ShareGroupHeartbeat / ShareGroupDescribe: membership. ShareFetch /
+ShareAcknowledge: share sessions (KafkaApis.handleShareFetchRequest,
+ShareSessionCache): epoch 0 opens a member's session with the partitions
+named, each later request must carry the next epoch
+(INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without one) and adds or
+forgets partitions, -1 closes it and releases what the member still holds.
+Acknowledgements are applied and persisted before the fetch acquires; a fetch
+that acquired nothing waits up to ``max_wait_ms`` for an append or for records
+to become available again. Whole batches go back as read; ``acquired_records``
+says which offsets the member holds. ``share_acquire_mode`` (v2) is read and
+the batch-optimized mode is used whatever it says.
+
+Versions: Kafka 4.4's (ShareGroupHeartbeat and ShareGroupDescribe v1 -- v0 was
+4.0's early access --, ShareFetch and ShareAcknowledge v1-2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from kproto.common import now_ms
+from kproto.errors import ErrorCode, KafkaError
+from kproto.records import iter_batches
+from kproto.schemas import protocol as P
+from kproto.security.acl import AclOperation as O, ResourceType as R
+from kproto.server.access import G_DENIED, PerEntry
+from kproto.server.handlers import handles
+from kproto.server.handlers.groups import group_whole
+from kproto.server.share.coordinator import AckBatch, Acknowledge
+
+INITIAL_EPOCH, FINAL_EPOCH = 0, -1
+DEFAULT_MAX_RECORDS = 500           # ShareFetch v0 has no max_records (the consumer's max.poll.records)
+
+
+@dataclass
+class ShareSession:
+    epoch: int                                              # the epoch the next request must carry
+    partitions: list[tuple] = field(default_factory=list)   # (topic id, partition), in request order
+
+
+def _shares(broker):
+    broker.shares.ensure_topic()
+    return broker.shares
+
+
+def _sessions(broker) -> dict:
+    return broker.shares.sessions
+
+
+def _other_group(broker, group_id: str) -> bool:
+    """A classic or KIP-848 consumer group has this id (a group id is one type)."""
+    coordinator = broker.groups.coordinator
+    return coordinator.group(group_id) is not None or coordinator.consumer_group(group_id) is not None
+
+
+# --- authorization (KafkaApis.handleShareGroupHeartbeatRequest, handleShareFetchRequest,
+# handleShareAcknowledgeRequest: READ on the group, else the error alone; Kafka also checks
+# the topics, not yet here. handleShareGroupDescribeRequest: DESCRIBE on each group) ---
+
+def _share_error(**extra):
+    """A share API's whole-request GROUP_AUTHORIZATION_FAILED answer."""
+    return lambda b, e: {"error_code": e, "error_message": None, **extra}
+
+
+_SHARE_GROUP_HEARTBEAT = group_whole(_share_error(member_id=None, member_epoch=0, heartbeat_interval_ms=0,
+                                                   assignment=None))
+_SHARE_FETCH = group_whole(_share_error(acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[]))
+_SHARE_ACKNOWLEDGE = group_whole(_share_error(acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[]))
+SHARE_GROUP_DESCRIBE = PerEntry("group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
+                                lambda e, err: {"error_code": err, "error_message": None, "group_id": e,
+                                                "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
+                                                "assignor_name": "", "members": [],
+                                                "authorized_operations": -2147483648}, error=G_DENIED)
+
+
+@handles(P.share_group_heartbeat, authorize=_SHARE_GROUP_HEARTBEAT)
+async def share_group_heartbeat(broker, ctx, body) -> dict:
+    service = _shares(broker)
+    if _other_group(broker, body.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
+                "error_message": f"Group {body.group_id} is not a share group.", "member_id": None,
+                "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+    out = service.coordinator.heartbeat(
+        body.group_id, body.member_id, body.member_epoch, body.rack_id,
+        None if body.subscribed_topic_names is None else list(body.subscribed_topic_names),
+        ctx.client_id or "", ctx.client_host, now_ms())
+    service.drive()
+    return {"throttle_time_ms": 0, **out}
+
+
+@handles(P.share_group_describe, authorize=SHARE_GROUP_DESCRIBE)
+async def share_group_describe(broker, ctx, body) -> dict:
+    coordinator = broker.shares.coordinator
+    groups = []
+    for group_id in body.group_ids:
+        d = coordinator.describe(group_id)
+        if d["error_code"] and _other_group(broker, group_id):
+            d.update(error_message=f"Group {group_id} is not a share group.")
+        groups.append(d)
+    return {"throttle_time_ms": 0, "groups": groups}
+
+
+def _ack_batches(topics) -> tuple[AckBatch, ...]:
+    return tuple(AckBatch(t.topic_id, p.partition_index, b.first_offset, b.last_offset, tuple(b.acknowledge_types))
+                 for t in topics for p in t.partitions for b in p.acknowledgement_batches)
+
+
+def _session_error(sessions: dict, key, epoch: int, *, fetch: bool) -> ErrorCode:
+    """INVALID_SHARE_SESSION_EPOCH / SHARE_SESSION_NOT_FOUND, or NONE (ShareSessionCache)."""
+    if epoch == INITIAL_EPOCH:
+        return ErrorCode.NONE if fetch else ErrorCode.INVALID_SHARE_SESSION_EPOCH
+    session = sessions.get(key)
+    if session is None:
+        return ErrorCode.SHARE_SESSION_NOT_FOUND
+    if epoch != FINAL_EPOCH and epoch != session.epoch:
+        return ErrorCode.INVALID_SHARE_SESSION_EPOCH
+    return ErrorCode.NONE
+
+
+def _next_epoch(epoch: int) -> int:
+    return 1 if epoch >= 2**31 - 1 else epoch + 1
+
+
+def _partition_entry(broker, index: int, **fields) -> dict:
+    return {"partition_index": index, "error_code": 0, "error_message": None, "acknowledge_error_code": 0,
+            "acknowledge_error_message": None,
+            "current_leader": {"leader_id": broker.node_id, "leader_epoch": 0}, **fields}
+
+
+async def _acknowledge(service, group_id: str, member_id: str, batches: tuple[AckBatch, ...]) -> dict:
+    if not batches:
+        return {}
+    return await service.ask(Acknowledge(group_id, member_id, batches))
+
+
+def _acquire(broker, service, group_id: str, member_id: str, partitions: list[tuple], max_records: int,
+             max_bytes: int) -> tuple[dict, int]:
+    """{(topic id, partition): (error, records bytes, acquired runs)} and records acquired."""
+    coordinator, catalog = service.coordinator, service.catalog
+    out, total, t = {}, 0, now_ms()
+    for topic_id, p in partitions:
+        topic = catalog.topic_name(topic_id)
+        plog = None if topic is None else broker.logs.get_log(topic, p)
+        if plog is None:
+            out[topic_id, p] = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if topic is not None
+                                else ErrorCode.UNKNOWN_TOPIC_ID, b"", [])
+            continue
+        if total >= max_records or max_bytes <= 0:
+            continue
+        sp = coordinator.share_partition(group_id, topic, p, t)
+        offset = max(sp.next_fetch_offset(), plog.log_start_offset)
+        try:
+            data = plog.read(offset, max_bytes, min_one_message=True).read() if offset < plog.log_end_offset else b""
+        except KafkaError as e:
+            out[topic_id, p] = (e.error_code, b"", [])
+            continue
+        batches = [(b.base_offset, b.last_offset) for b in iter_batches(data, verify_crc=False,
+                                                                        allow_incomplete=True)
+                   if not b.is_control]
+        acquired = coordinator.acquire(group_id, member_id, topic, p, batches, max_records - total, t)
+        if acquired:
+            total += sum(last - first + 1 for first, last, _ in acquired)
+            max_bytes -= len(data)
+            out[topic_id, p] = (ErrorCode.NONE, data, acquired)
+    return out, total
+
+
+@handles(P.share_fetch, authorize=_SHARE_FETCH)
+async def share_fetch(broker, ctx, body) -> dict:
+    service = _shares(broker)
+    sessions = _sessions(broker)
+    key = (body.group_id, body.member_id)
+    base = {"throttle_time_ms": 0, "error_message": None, "acquisition_lock_timeout_ms": service.coordinator.lock_duration_ms(body.group_id),
+            "responses": [], "node_endpoints": []}
+    if not body.group_id or not body.member_id:
+        return {**base, "error_code": ErrorCode.INVALID_REQUEST}
+    error = _session_error(sessions, key, body.share_session_epoch, fetch=True)
+    if error:
+        return {**base, "error_code": error}
+    requested = [(t.topic_id, p.partition_index) for t in body.topics for p in t.partitions]
+    if body.share_session_epoch == INITIAL_EPOCH:
+        sessions[key] = ShareSession(1, list(dict.fromkeys(requested)))
+    elif body.share_session_epoch != FINAL_EPOCH:
+        session = sessions[key]
+        forgotten = {(t.topic_id, p) for t in body.forgotten_topics_data for p in t.partitions}
+        session.partitions = [tp for tp in dict.fromkeys([*session.partitions, *requested]) if tp not in forgotten]
+        session.epoch = _next_epoch(session.epoch)
+    acks = await _acknowledge(service, body.group_id, body.member_id, _ack_batches(body.topics))
+    results: dict = {}
+    if body.share_session_epoch == FINAL_EPOCH:
+        sessions.pop(key, None)
+        service.coordinator.release_member(body.group_id, body.member_id, now_ms())
+        service.drive()
+    else:
+        max_records = body.get("max_records", 0) or DEFAULT_MAX_RECORDS
+        max_bytes = body.max_bytes if body.max_bytes > 0 else 2**31 - 1
+        deadline = now_ms() + max(body.max_wait_ms, 0)
+        while True:
+            service.available.clear()
+            results, total = _acquire(broker, service, body.group_id, body.member_id, sessions[key].partitions,
+                                      max_records, max_bytes)
+            service.drive()
+            wait = deadline - now_ms()
+            if total or wait <= 0 or any(e for e, _, _ in results.values()) or acks:
+                break
+            appended = asyncio.ensure_future(asyncio.shield(broker.wait_for_append()))
+            available = asyncio.ensure_future(service.available.wait())
+            await asyncio.wait({appended, available}, timeout=wait / 1000, return_when=asyncio.FIRST_COMPLETED)
+            for f in (appended, available):
+                f.cancel()
+    by_topic: dict = {}
+    for tp in dict.fromkeys([*acks, *results]):
+        topic_id, p = tp
+        error, data, acquired = results.get(tp, (ErrorCode.NONE, b"", []))
+        by_topic.setdefault(topic_id, []).append(_partition_entry(
+            broker, p, error_code=error, acknowledge_error_code=acks.get(tp, ErrorCode.NONE), records=data,
+            acquired_records=[{"first_offset": f, "last_offset": last, "delivery_count": c}
+                              for f, last, c in acquired]))
+    return {**base, "error_code": 0,
+            "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()]}
+
+
+@handles(P.share_acknowledge, authorize=_SHARE_ACKNOWLEDGE)
+async def share_acknowledge(broker, ctx, body) -> dict:
+    service = _shares(broker)
+    sessions = _sessions(broker)
+    key = (body.group_id, body.member_id)
+    base = {"throttle_time_ms": 0, "error_message": None,
+            "acquisition_lock_timeout_ms": service.coordinator.lock_duration_ms(body.group_id),
+            "responses": [], "node_endpoints": []}
+    error = _session_error(sessions, key, body.share_session_epoch, fetch=False)
+    if error:
+        return {**base, "error_code": error}
+    if body.share_session_epoch != FINAL_EPOCH:
+        sessions[key].epoch = _next_epoch(sessions[key].epoch)
+    acks = await _acknowledge(service, body.group_id, body.member_id, _ack_batches(body.topics))
+    if body.share_session_epoch == FINAL_EPOCH:
+        sessions.pop(key, None)
+        service.coordinator.release_member(body.group_id, body.member_id, now_ms())
+        service.drive()
+    by_topic: dict = {}
+    for (topic_id, p), code in acks.items():
+        entry = _partition_entry(broker, p, error_code=code)
+        for k in ("acknowledge_error_code", "acknowledge_error_message"):
+            del entry[k]
+        by_topic.setdefault(topic_id, []).append(entry)
+    return {**base, "error_code": 0,
+            "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()]}
+

@@ -1,0 +1,99 @@
+"""Group configs (ConfigResource type GROUP, 32; Kafka's GroupConfig): per-group
+overrides set with IncrementalAlterConfigs / AlterConfigs and read back with
+DescribeConfigs. Kafka keeps them in the cluster metadata; kproto in
+``group-configs.json`` in the data directory. The share configs are used by the
+share coordinator; the consumer ones are stored and described (kproto's
+classic coordinator has no use for them).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from kproto.errors import InvalidConfigError
+
+__all__ = ["GROUP_CONFIGS", "GroupConfigs", "check_group_config"]
+
+log = logging.getLogger("kproto.server.share")
+
+#: name -> the broker config its default and bounds come from (GroupConfig.configDef)
+GROUP_CONFIGS: dict[str, str | None] = {
+    "consumer.session.timeout.ms": None,
+    "consumer.heartbeat.interval.ms": None,
+    "share.session.timeout.ms": "group.share.session.timeout.ms",
+    "share.heartbeat.interval.ms": "group.share.heartbeat.interval.ms",
+    "share.record.lock.duration.ms": "group.share.record.lock.duration.ms",
+    "share.delivery.count.limit": "group.share.delivery.count.limit",
+    "share.auto.offset.reset": None,
+    "share.isolation.level": None,
+}
+_DEFAULTS = {"consumer.session.timeout.ms": "45000", "consumer.heartbeat.interval.ms": "5000",
+             "share.auto.offset.reset": "latest", "share.isolation.level": "read_uncommitted"}
+# share.X -> (min config, max config) on the broker (GroupConfig.validateValues)
+_BOUNDS = {"share.session.timeout.ms": ("group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
+           "share.heartbeat.interval.ms": ("group.share.min.heartbeat.interval.ms",
+                                           "group.share.max.heartbeat.interval.ms"),
+           "share.record.lock.duration.ms": ("group.share.min.record.lock.duration.ms",
+                                             "group.share.max.record.lock.duration.ms"),
+           "share.delivery.count.limit": ("group.share.min.delivery.count.limit",
+                                          "group.share.max.delivery.count.limit")}
+
+
+def default(name: str, broker_values: dict[str, Any]) -> str:
+    source = GROUP_CONFIGS[name]
+    return str(broker_values[source]) if source is not None else _DEFAULTS[name]
+
+
+def check_group_config(name: str, value: str, broker_values: dict[str, Any]) -> None:
+    if name not in GROUP_CONFIGS:
+        raise InvalidConfigError(f"Unknown group config name: {name}")
+    if name == "share.auto.offset.reset":
+        if value not in ("latest", "earliest") and not value.startswith("by_duration:"):
+            raise InvalidConfigError(f"Invalid value {value} for configuration {name}: "
+                                     "String must be one of: latest, earliest, by_duration:<duration>")
+        return
+    if name == "share.isolation.level":
+        if value not in ("read_uncommitted", "read_committed"):
+            raise InvalidConfigError(f"Invalid value {value} for configuration {name}: "
+                                     "String must be one of: read_committed, read_uncommitted")
+        return
+    try:
+        number = int(value)
+    except ValueError:
+        raise InvalidConfigError(f"Invalid value {value} for configuration {name}: "
+                                 "Expected value to be a 32-bit integer, but it was a java.lang.String") from None
+    if name in _BOUNDS:
+        lo, hi = (broker_values[b] for b in _BOUNDS[name])
+        if number < lo:
+            raise InvalidConfigError(f"{name} must be greater than or equal to {lo}")
+        if number > hi:
+            raise InvalidConfigError(f"{name} must be less than or equal to {hi}")
+
+
+class GroupConfigs:
+    """Every group's overrides, kept in ``path`` (rewritten whole, atomically)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._configs: dict[str, dict[str, str]] = {}
+        if path.exists():
+            try:
+                self._configs = {g: dict(c) for g, c in json.loads(path.read_text()).items()}
+            except (ValueError, AttributeError, TypeError) as e:     # never fatal: logged, started without
+                log.error("%s: unreadable group configs, starting without them: %s", path, e)
+
+    def overrides(self, group_id: str) -> dict[str, str]:
+        return dict(self._configs.get(group_id, {}))
+
+    def replace(self, group_id: str, configs: dict[str, str]) -> None:
+        if configs:
+            self._configs[group_id] = dict(configs)
+        else:
+            self._configs.pop(group_id, None)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._configs, sort_keys=True))
+        os.replace(tmp, self.path)
