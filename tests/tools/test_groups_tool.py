@@ -45,7 +45,6 @@ KPROTO = str(Path(sys.executable).parent / "kproto")
 NODE = {"kproto": 1, "tansu": 111}
 OFFSETS_HEADER = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
                   "HOST", "CLIENT-ID")
-RESET_LINE = "%-30s %-30s %-10s %-15s"
 T0 = 1_000_000_000_000          # 2001-09-09T01:46:40Z
 
 
@@ -77,8 +76,12 @@ def offsets_text(rows: list[tuple], consumer_width: int = 15, host_width: int = 
     return "".join(fmt % tuple(r) for r in [OFFSETS_HEADER] + rows) + "\n"
 
 
-def reset_text(rows: list[tuple]) -> str:
-    return "".join("\n" + RESET_LINE % r for r in [("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")] + rows) + "\n"
+def reset_text(rows: list[tuple], groups: tuple[str, ...] = ()) -> str:
+    """Kafka 4.4's reset table (measured): ``%-Gs %-Ts %-10s %s``, G/T the longest
+    group id (``groups``: those with an empty plan too) and topic, at least 15."""
+    g = max([15] + [len(r[0]) for r in rows] + [len(x) for x in groups])
+    t = max([15] + [len(r[1]) for r in rows])
+    return "".join(f"\n%-{g}s %-{t}s %-10s %s" % r for r in [("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")] + rows) + "\n"
 
 
 def by_timestamp(bootstrap: str, tps: list, stamp: int) -> dict:
@@ -175,7 +178,7 @@ def test_reset_refused_for_active_group(live):
     assert status == 1
     assert err == ("Error: Assignments can only be reset if the group 'live' is inactive, "
                    "but the current state is Stable.\n")
-    assert out == "\n" + RESET_LINE % ("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET") + "\n"   # Kafka's empty plan
+    assert out == reset_text([])   # Kafka's empty plan: the header alone
     assert committed(bs, "live") == before == {("live-topic", 0): 1}
 
 
