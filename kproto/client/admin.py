@@ -164,6 +164,7 @@ class GroupDescription(NamedTuple):
     protocol_type: str
     protocol: str
     members: tuple[MemberDescription, ...]
+    error_message: str | None = None
 
 
 def _group_by_topic(items: Iterable[tuple[TopicPartition, object]]) -> dict[str, list[tuple[int, object]]]:
@@ -428,7 +429,8 @@ class Admin:
                                                   m.client_host, bytes(m.member_metadata),
                                                   bytes(m.member_assignment)) for m in g.members)
                 out[g.group_id] = GroupDescription(g.group_id, code(g.error_code), g.group_state,
-                                                   g.protocol_type, g.protocol_data, members)
+                                                   g.protocol_type, g.protocol_data, members,
+                                                   g.get("error_message"))
         return out
 
     def delete_groups(self, groups: Iterable[str]) -> dict[str, ErrorCode]:

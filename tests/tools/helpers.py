@@ -39,6 +39,16 @@ def kg(bootstrap: str | None, *args: str):
     return run_command("groups", bootstrap, *args)
 
 
+def reset_text(rows: list[tuple], groups: tuple[str, ...] = ()) -> str:
+    """Kafka 4.4's reset table (GroupOffsetsResetter.printOffsetsToReset, measured):
+    ``%-Gs %-Ts %-10s %s`` rows after a header, each "\\n"-prefixed, and a final
+    newline; G/T the longest group id (``groups``: those with an empty plan too)
+    and topic, at least 15."""
+    g = max([15] + [len(r[0]) for r in rows] + [len(x) for x in groups])
+    t = max([15] + [len(r[1]) for r in rows])
+    return "".join(f"\n%-{g}s %-{t}s %-10s %s" % r for r in [("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")] + rows) + "\n"
+
+
 def topics_ok(bootstrap: str, *args: str) -> str:
     status, out, err = kt(bootstrap, *args)
     assert (status, err) == (0, ""), (status, err)

@@ -1,5 +1,6 @@
-"""``kproto groups``: kafka-consumer-groups.sh (ConsumerGroupCommand, Kafka 3.9 /
-trunk 1eb76443) over kproto's admin client.
+"""``kproto groups``: kafka-consumer-groups.sh (ConsumerGroupCommand, Kafka 4.4,
+diffed against its tool by tests/parity/test_kafka_ref_tools.py) over kproto's
+admin client.
 
 Flags, output and messages are Kafka's: the column layouts and widths, the
 ``-`` for a missing value, the CSV of ``--export``, and the order Kafka prints
@@ -304,18 +305,19 @@ class ConsumerGroupService:
 
     # -- describe -------------------------------------------------------------------
 
-    def describe(self, ids: list[str]) -> dict:
-        """describeConsumerGroups: group id -> GroupDescription, a group the
-        coordinator does not know (GROUP_ID_NOT_FOUND, DescribeGroups v6+)
-        reported Dead as older versions do."""
+    def describe(self, ids: list[str], *, missing_is_dead: bool = False) -> dict:
+        """describeConsumerGroups: group id -> GroupDescription. A group the
+        coordinator does not know (GROUP_ID_NOT_FOUND, DescribeGroups v6+) fails
+        the command as Kafka 4.4's Admin does, or with ``missing_is_dead`` is
+        reported Dead (resetOffsets resets such a group)."""
         from kproto.client.admin import GroupDescription
         from kproto.errors import ErrorCode
         out = {}
         for gid, d in self.admin.describe_groups(ids).items():
-            if d.error == ErrorCode.GROUP_ID_NOT_FOUND:
+            if d.error == ErrorCode.GROUP_ID_NOT_FOUND and missing_is_dead:
                 d = d._replace(state="Dead", error=ErrorCode.NONE)
             if d.error != ErrorCode.NONE:
-                raise GroupCommandFailed(java_exception(d.error))
+                raise GroupCommandFailed(java_exception(d.error, d.error_message))
             if d.protocol_type not in (CONSUMER_PROTOCOL, ""):
                 raise GroupCommandFailed(f"java.lang.IllegalArgumentException: GroupId {gid} is not a consumer "
                                          f"group ({d.protocol_type}).")
@@ -329,9 +331,9 @@ class ConsumerGroupService:
         if state == "Dead":
             self.error(f"Consumer group '{group}' does not exist.")
         elif state == "Empty":
-            notice(f"Consumer group '{group}' has no active members.")
+            notice(f"\nConsumer group '{group}' has no active members.")    # Kafka's blank line first
         elif state in REBALANCING:
-            notice(f"Warning: Consumer group '{group}' is rebalancing.")
+            notice(f"\nWarning: Consumer group '{group}' is rebalancing.")
         elif state != "Stable":
             raise GroupCommandFailed(f"org.apache.kafka.common.KafkaException: Expected a valid consumer group "
                                      f"state, but found '{state}'.")
@@ -347,7 +349,7 @@ class ConsumerGroupService:
             if kind == "offsets":
                 rows = self.offset_rows(gid, d)
                 if self.should_print(gid, d.state, len(rows)):
-                    text.append(groups_text.groups_offsets_text(rows))
+                    text.append(groups_text.groups_offsets_text(rows, verbose=self.o["verbose"]))
                     rows_all += rows
             elif kind == "members":
                 rows = [member_row(gid, m) for m in d.members]
@@ -358,15 +360,17 @@ class ConsumerGroupService:
             elif self.should_print(gid, d.state, 1):
                 c = self.admin.find_coordinator(gid)
                 row = {"group": gid, "coordinator": {"id": c.node_id, "host": c.host, "port": c.port},
-                       "assignment_strategy": d.protocol, "state": d.state, "members": len(d.members)}
-                text.append(groups_text.groups_state_text(row))
+                       "assignment_strategy": d.protocol, "state": d.state,
+                       "group_epoch": None, "target_assignment_epoch": None,    # classic groups have none
+                       "members": len(d.members)}
+                text.append(groups_text.groups_state_text(row, verbose=self.o["verbose"]))
                 rows_all.append(row)
         emit(kind, rows_all, self.o, "".join(text))
 
     def offset_rows(self, group: str, d) -> list[dict]:
         """collectGroupOffsets: members with partitions (most partitions first),
-        then committed partitions no member owns; each block in the order of
-        Kafka's HashMap of TopicPartition."""
+        then committed partitions no member owns; each block sorted by topic,
+        then partition (describePartitions)."""
         from kproto.client.admin import LATEST
         from kproto.errors import ErrorCode
         committed = self.committed(group)
@@ -382,10 +386,12 @@ class ConsumerGroupService:
             blocks.append((unassigned, None, None, None))
         rows = []
         for tps, member, host, client in blocks:
-            for tp in _hash_order(tps):
+            for tp in sorted(tps):
                 current = committed[tp].offset if tp in committed else None
+                epoch = committed[tp].leader_epoch if tp in committed else -1
                 end = ends.get(tp)
-                rows.append({"group": group, "topic": tp[0], "partition": tp[1], "current_offset": current,
+                rows.append({"group": group, "topic": tp[0], "partition": tp[1],
+                             "leader_epoch": None if epoch == -1 else epoch, "current_offset": current,
                              "log_end_offset": end,
                              "lag": end - current if end is not None and current not in (None, -1) else None,
                              "consumer_id": member, "host": host, "client_id": client})
@@ -402,15 +408,14 @@ class ConsumerGroupService:
         failed = [g for g in order if results[g] != ErrorCode.NONE]
         rows = [{"group": g, "error": None if results[g] == ErrorCode.NONE else java_exception(results[g])}
                 for g in order]
+        quoted = ", ".join(f"'{g}'" for g in done)
         if not failed:
-            text = f"Deletion of requested consumer groups ('{', '.join(done)}') was successful.\n"
+            text = f"Deletion of requested consumer groups ({quoted}) was successful.\n"
         else:
             self.error("Deletion of some consumer groups failed:")
-            for g in failed:
-                notice(f"* Group '{g}' could not be deleted due to: java.util.concurrent.ExecutionException: "
-                       f"{java_exception(results[g])}")
-            # Kafka's own quoting of this list ("'a'b', '"), kept for scripts that read it.
-            text = f"\nThese consumer groups were deleted successfully: '{chr(39).join(done)}', '\n" if done else ""
+            text = "".join(f"* Group '{g}' could not be deleted due to: {java_exception(results[g])}\n"
+                           for g in failed)
+            text += f"\nThese consumer groups were deleted successfully: {quoted}\n" if done else ""
         emit("delete", rows, self.o, text)
 
     # -- reset offsets --------------------------------------------------------------
@@ -419,7 +424,7 @@ class ConsumerGroupService:
         from kproto.client.admin import OffsetAndMetadata
         from kproto.errors import ErrorCode
         ids = self.group_ids()
-        described = self.describe(ids) if ids else {}
+        described = self.describe(ids, missing_is_dead=True) if ids else {}
         plans: dict[str, Plan] = {}
         for gid in java_hashmap_order(ids, java_string_hash):   # Kafka's HashMap of group id
             state = described[gid].state
@@ -553,14 +558,16 @@ def _hash_order(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
 
 
 def member_row(group: str, m) -> dict:
-    """One member for --members: its partitions as topic -> sorted partitions."""
+    """One member for --members: its partitions as topic -> sorted partitions.
+    A classic group's member has no epoch and no target assignment ("-")."""
     assignment: dict[str, list[int]] = {}
     for t, p in decode_assignment(m.assignment):
         assignment.setdefault(t, []).append(p)
     return {"group": group, "consumer_id": m.member_id, "group_instance_id": m.group_instance_id,
             "host": m.client_host, "client_id": m.client_id,
-            "partitions": sum(len(v) for v in assignment.values()),
-            "assignment": {t: sorted(v) for t, v in sorted(assignment.items())}}
+            "partitions": sum(len(v) for v in assignment.values()), "current_epoch": None,
+            "assignment": {t: sorted(v) for t, v in sorted(assignment.items())},
+            "target_epoch": None, "target_assignment": {}}
 
 
 def emit(kind: str, rows: list, o: dict, text: str) -> None:
