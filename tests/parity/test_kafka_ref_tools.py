@@ -238,8 +238,6 @@ def test_acls_add_list_remove(kafka_ref, bs):
         assert_same(kafka_ref, bs, "acls", args, name="acl")
 
 
-@pytest.mark.xfail(strict=False, reason="against kproto's broker Kafka's tool lists partition 0 first, "
-                   "kproto's partition 1 (measured once; not yet explained)")
 def test_delete_records(kafka_ref, bs, tmp_path):
     for who in ("k", "p"):
         admin = AdminClient({"bootstrap.servers": bs})
