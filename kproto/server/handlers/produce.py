@@ -12,9 +12,8 @@ which the append itself applies.
 
 Appends run one request at a time (``broker.append_lock``). A request of up to
 ``INLINE_APPEND_BYTES`` that will not fsync is appended on the event loop: the
-hand-off to a worker thread and back cost more than such an append (measured:
-0.17 ms of broker CPU per request of 1,880 x 100 B records, about a third of its
-whole cost). Larger ones, those that may fsync (flush policy due, a roll) and
+hand-off to a worker thread and back costs more than such an append (the figures:
+docs/broker-notes.md). Larger ones, those that may fsync (flush policy due, a roll) and
 those arriving while another append holds the lock go to a worker thread, so
 the event loop serves other connections while that one copies, checksums
 (both without the GIL) and syncs.
