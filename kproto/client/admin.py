@@ -20,8 +20,8 @@ from kproto.errors import ErrorCode, KafkaError, error_for
 
 METADATA, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 3, 2, 8, 9, 10
 DESCRIBE_GROUPS, LIST_GROUPS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 15, 16, 19, 20, 21
-DESCRIBE_CONFIGS, ALTER_CONFIGS, CREATE_PARTITIONS, DELETE_GROUPS = 32, 33, 37, 42
-INCREMENTAL_ALTER_CONFIGS = 44
+DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS = 32, 33, 35, 37, 42
+INCREMENTAL_ALTER_CONFIGS, OFFSET_DELETE = 44, 47
 
 TIMEOUT_MS = 30_000
 RETRY_BACKOFF_S = 0.1             # CommonClientConfigs retry.backoff.ms default
@@ -165,6 +165,19 @@ class GroupDescription(NamedTuple):
     protocol: str
     members: tuple[MemberDescription, ...]
     error_message: str | None = None
+
+
+class ReplicaInfo(NamedTuple):
+    size: int
+    offset_lag: int
+    is_future: bool
+
+
+class LogDirDescription(NamedTuple):
+    error: ErrorCode
+    replicas: Mapping[TopicPartition, ReplicaInfo]   # in the broker's answer order
+    total_bytes: int = -1                            # -1: not given (before v4)
+    usable_bytes: int = -1
 
 
 def _group_by_topic(items: Iterable[tuple[TopicPartition, object]]) -> dict[str, list[tuple[int, object]]]:
@@ -330,6 +343,23 @@ class Admin:
         return {(t.name, p.partition_index): DeletedRecords(code(p.error_code), p.low_watermark)
                 for t in body.topics for p in t.partitions}
 
+    def describe_log_dirs(self, broker: BrokerNode) -> dict[str, LogDirDescription]:
+        """DescribeLogDirs of every partition, sent to ``broker`` (Kafka's Admin asks
+        each broker itself): log directory -> its description. A request-level error raises."""
+        client = self.client.connect_to(broker.host, broker.port)
+        try:
+            body = client.request(DESCRIBE_LOG_DIRS, {"topics": None})
+        finally:
+            if client is not self.client:
+                client.close()
+        if body.get("error_code", 0) != ErrorCode.NONE:
+            raise error_for(body.error_code)
+        return {r.log_dir: LogDirDescription(
+            code(r.error_code),
+            {(t.name, p.partition_index): ReplicaInfo(p.partition_size, p.offset_lag, p.is_future_key)
+             for t in r.topics for p in t.partitions},
+            r.get("total_bytes", -1), r.get("usable_bytes", -1)) for r in body.results}
+
     def find_coordinator(self, key: str, key_type: int = 0) -> Coordinator:
         body = self.client.request(FIND_COORDINATOR, {"key": key, "key_type": key_type,
                                                       "coordinator_keys": [key]})
@@ -408,6 +438,21 @@ class Admin:
                 out[(t.name, p.partition_index)] = OffsetAndMetadata(
                     p.committed_offset, p.metadata, p.get("committed_leader_epoch", -1), code(p.error_code))
         return out
+
+    def delete_offsets(self, group: str, partitions: Iterable[TopicPartition]
+                       ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
+        """OffsetDelete: the group-level error and each partition's. A group-level
+        error is every partition's too, as Kafka's Admin fails each partition's
+        future with it (DeleteConsumerGroupOffsetsHandler)."""
+        partitions = list(dict.fromkeys(partitions))
+        topics = [{"name": t, "partitions": [{"partition_index": p} for p, _ in parts]}
+                  for t, parts in _group_by_topic((tp, None) for tp in partitions).items()]
+        body = self._coordinator(group).request(OFFSET_DELETE, {"group_id": group, "topics": topics})
+        top = code(body.error_code)
+        if top != ErrorCode.NONE:
+            return top, {tp: top for tp in partitions}
+        answered = {(t.name, p.partition_index): code(p.error_code) for t in body.topics for p in t.partitions}
+        return top, {tp: answered.get(tp, ErrorCode.UNKNOWN_SERVER_ERROR) for tp in partitions}
 
     # -- groups -----------------------------------------------------------------
 

@@ -107,6 +107,8 @@ COMMANDS = {
                             "Produce integers and print a JSON line per ack like Kafka's VerifiableProducer."),
     "verifiable-consumer": ("kproto.tools.verifiable:verifiable_consumer",
                             "Consume as a group member, printing JSON events like Kafka's VerifiableConsumer."),
+    "log-dirs": ("kproto.tools.log_dirs:log_dirs",
+                 "Print each broker's log directories and partition sizes like kafka-log-dirs.sh."),
     "get-offsets": ("kproto.tools.get_offsets:get_offsets",
                     "Print topic:partition:offset for a time like kafka-get-offsets.sh."),
 }

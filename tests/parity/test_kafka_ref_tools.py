@@ -31,6 +31,7 @@ TOOLS = {
     "acls": "org.apache.kafka.tools.AclCommand",
     "users": "org.apache.kafka.tools.ConfigCommand",
     "delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
+    "log-dirs": "org.apache.kafka.tools.LogDirsCommand",
 }
 
 # Kafka's Uuid.toString (22 URL-safe base64 characters), epoch milliseconds, the
@@ -273,12 +274,39 @@ def test_groups_reset_and_delete(kafka_ref, bs):
         assert_same(kafka_ref, bs, "groups", args, name="grp")
 
 
-@pytest.mark.xfail(strict=True, reason="kproto groups has no --delete-offsets (and kproto's broker no "
-                   "OffsetDelete: Kafka's tool gets UNSUPPORTED_VERSION from it)")
 def test_groups_delete_offsets(kafka_ref, bs):
     for who in ("k", "p"):
         commit_grp(bs, f"{who}-gdo")
-    assert_same(kafka_ref, bs, "groups", ["--delete-offsets", "--group", "{t}", "--topic", "seeded:1"], name="gdo")
+    for args in (["--delete-offsets", "--group", "{t}", "--topic", "seeded:1"],
+                 ["--delete-offsets", "--group", "{t}", "--topic", "seeded:1,5"],
+                 ["--delete-offsets", "--group", "{t}", "--topic", "seeded"],
+                 ["--describe", "--group", "{t}", "--offsets"],
+                 ["--delete-offsets", "--group", "{t}-none", "--topic", "seeded:0"]):
+        assert_same(kafka_ref, bs, "groups", args, name="gdo")
+
+
+def log_dirs_mask(text: str, log_dir: str) -> str:
+    """The brokers' own log directory and partition sizes (each broker's files, each
+    its own bytes) masked; everything else is the tool's."""
+    return re.sub(r'"size":\d+', '"size":<size>', text.replace(log_dir, "<log-dir>"))
+
+
+def test_log_dirs(kafka_ref, bs):
+    """kafka-log-dirs.sh over the seeded topics; the partitions' order, the JSON's
+    key order and the broker lines are the tool's."""
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient
+    with BrokerClient(bs) as client:
+        admin = Admin(client)
+        log_dir = next(iter(admin.describe_log_dirs(admin.metadata([]).brokers[0])))
+    for args in (["--describe", "--topic-list", "seeded,seeded-config,no-such"],
+                 ["--describe", "--topic-list", "seeded", "--broker-list", "1"],
+                 ["--describe", "--broker-list", "1,2"]):
+        k = kafka_tool(kafka_ref, "log-dirs", bs, args)
+        p = kproto_tool("log-dirs", bs, args)
+        k = (k[0], log_dirs_mask(k[1], log_dir), k[2])
+        p = (p[0], log_dirs_mask(p[1], log_dir), p[2])
+        assert p == k, diff(k, p)
 
 
 @pytest.mark.xfail(strict=True, reason="kafka-configs.sh 4.4 prints nothing for a user without "

@@ -437,7 +437,7 @@ SCENARIO_LIST = "[[to-offset], [to-current], [to-datetime], [from-file], [by-dur
 @pytest.mark.parametrize("args, message", [
     (("--list",), 'Missing required argument "[bootstrap-server]"'),
     (("--bootstrap-server", "x:1"),
-     "Command must include exactly one action: --list, --describe, --delete, --reset-offsets"),
+     "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets"),
     (("--bootstrap-server", "x:1", "--list", "--describe", "--group", "g"),
      'Option "[group]" can\'t be used with option "[list]"'),
     (("--bootstrap-server", "x:1", "--describe"), "Option [describe] takes one of these options: [all-groups], [group]"),

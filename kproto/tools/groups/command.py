@@ -15,7 +15,8 @@ Differences, all on purpose:
   checks once connected (scope, scenario, ``--to-datetime``, ``--by-duration``,
   ``topic:partitions``) are checked before connecting.
 - Log end offsets the broker cannot give print ``-`` (Kafka aborts).
-- ``--delete-offsets`` and ``--list --type`` are not implemented.
+- ``--delete-offsets`` exits 1 when the group or a partition failed (Kafka: 0).
+- ``--list --type`` is not implemented.
 - ``--output table|json|yaml`` and ``KPROTO_BOOTSTRAP_SERVER`` are kproto's.
 
 The consumer protocol's assignment bytes are read with
@@ -39,7 +40,7 @@ from kproto.tools.groups.args import (
 )
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
-ACTIONS = ("list", "describe", "delete", "reset_offsets")
+ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets")
 #: allResetOffsetScenarioOpts, by flag name, in the order checkArgs checks them.
 SCENARIOS = ("to-offset", "to-datetime", "by-duration", "to-earliest", "to-latest", "to-current", "shift-by",
              "from-file")
@@ -66,8 +67,8 @@ def spec_order(names: Iterable[str]) -> list[str]:
     return java_hashmap_order(list(names), lambda n: 31 + java_string_hash(n))
 
 
-EPILOG = exit_status_help('the command failed or a group could not be acted on (one line "Error: ..." '
-                          'on stderr per problem)') + """
+EPILOG = exit_status_help('the command failed, a group could not be acted on or an offset not deleted '
+                          '(one line "Error: ..." on stderr per problem)') + """
 
 \b
 Reset offsets: scope --all-topics or --topic T[:P,P] (repeatable); scenario
@@ -75,6 +76,10 @@ Reset offsets: scope --all-topics or --topic T[:P,P] (repeatable); scenario
 --to-datetime YYYY-MM-DDTHH:mm:SS.sss, --by-duration PnDTnHnMnS or
 --from-file CSV; a dry run (the plan) unless --execute; --export prints the
 plan as CSV. Only groups that are Empty or Dead can be reset.
+
+\b
+Delete offsets: --delete-offsets --group G --topic T[:P,P] (repeatable); a
+group with members keeps the offsets of topics it subscribes to.
 
 \b
 Extensions to kafka-consumer-groups.sh: --output table|json|yaml;
@@ -93,10 +98,13 @@ KPROTO_BOOTSTRAP_SERVER."""
 @click.option("--delete", is_flag=True, help="Pass in groups to delete topic partition offsets and ownership "
               "information over the entire consumer group.")
 @click.option("--reset-offsets", is_flag=True, help="Reset offsets of consumer group (inactive groups only).")
+@click.option("--delete-offsets", is_flag=True, help="Delete offsets of consumer group. Supports one consumer "
+              "group at a time, and multiple topics.")
 @click.option("--group", "groups_", multiple=True, metavar="GROUP", help="The consumer group we wish to act on.")
 @click.option("--all-groups", is_flag=True, help="Apply to all consumer groups.")
 @click.option("--topic", "topics", multiple=True, metavar="TOPIC[:P,...]",
-              help="With --reset-offsets: a topic, or topic:0,1,2 for some of its partitions (repeatable).")
+              help="With --reset-offsets or --delete-offsets: a topic, or topic:0,1,2 for some of its "
+                   "partitions (repeatable).")
 @click.option("--all-topics", is_flag=True, help="Consider all topics assigned to a group in the reset-offsets process.")
 @click.option("--members", is_flag=True, help="Describe members of the group.")
 @click.option("--verbose", is_flag=True, help="With --members: show each member's assignment.")
@@ -123,7 +131,11 @@ KPROTO_BOOTSTRAP_SERVER."""
 def groups(**opts) -> None:
     """List, describe, delete consumer groups and reset their offsets (kafka-consumer-groups.sh)."""
     opts["list"] = opts.pop("list_")
-    opts["group"] = list(dict.fromkeys(opts.pop("groups_")))
+    given = opts.pop("groups_")
+    if opts["delete_offsets"] and len(given) > 1:   # OptionSet.valueOf on a repeated --group
+        raise UsageProblem("Error: Executing consumer group command failed due to Found multiple arguments for "
+                           "option group, but you asked for only one")
+    opts["group"] = list(dict.fromkeys(given))
     check_args(opts)
     from kproto.errors import KafkaError, KprotoError
     try:
@@ -201,6 +213,8 @@ def check_args(o: dict) -> None:
             raise _one_of("delete", selection)
         if o["topics"]:
             raise UsageProblem("The consumer does not support topic-specific offset deletion from a consumer group.")
+    if o["delete_offsets"] and (not o["group"] or not o["topics"]):
+        raise UsageProblem("Option [delete-offsets] takes the following options: [group], [topic]")
     if o["reset_offsets"]:
         if o["dry_run"] and o["execute"]:
             raise UsageProblem("Option [reset-offsets] only accepts one of [execute] and [dry-run]")
@@ -214,7 +228,12 @@ def check_args(o: dict) -> None:
     _check_invalid(o, "group", ["list"])
     _check_invalid(o, "topic", ["list", "describe"])
     if sum(bool(o[a]) for a in ACTIONS) != 1:
-        raise UsageProblem("Command must include exactly one action: --list, --describe, --delete, --reset-offsets")
+        raise UsageProblem("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, "
+                           "--delete-offsets")
+    if o["delete_offsets"]:
+        for arg in o["topics"]:
+            if ":" in arg:
+                parse_topic_arg(arg)
     if o["list"] and o["state"]:
         parse_states(o["state"])
     if o["reset_offsets"]:
@@ -256,6 +275,8 @@ def run(o: dict) -> bool:
                 service.describe_groups()
             elif o["delete"]:
                 service.delete_groups()
+            elif o["delete_offsets"]:
+                service.delete_offsets()
             else:
                 service.reset_offsets()
             return service.failed
@@ -417,6 +438,50 @@ class ConsumerGroupService:
                            for g in failed)
             text += f"\nThese consumer groups were deleted successfully: {quoted}\n" if done else ""
         emit("delete", rows, self.o, text)
+
+    # -- delete offsets -------------------------------------------------------------
+
+    def delete_offsets(self) -> None:
+        """ConsumerGroupService.deleteOffsets: ``topic:P,P`` arguments name their
+        partitions, a bare topic means all of its partitions (a topic the broker does
+        not know is a ``-`` row with its error); the verdict line, then one row per
+        partition sorted by topic + partition as one string, as Kafka sorts them."""
+        from kproto.errors import ErrorCode
+        group = self.o["group"][0]
+        partitions = [tp for arg in self.o["topics"] if ":" in arg for tp in parse_topic_arg(arg)]
+        failed_topics: dict[TopicPartition, str] = {}
+        whole = list(dict.fromkeys(arg for arg in self.o["topics"] if ":" not in arg))
+        if whole:
+            md = self.admin.metadata(whole)
+            for topic in whole:
+                t = md.topics.get(topic)
+                if t is None or t.error != ErrorCode.NONE:
+                    failed_topics[(topic, -1)] = java_exception(t.error if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                else:
+                    partitions += [(topic, p.partition) for p in t.partitions]
+        top, results = self.admin.delete_offsets(group, partitions) if partitions else (ErrorCode.NONE, {})
+        if top == ErrorCode.NONE:       # DeleteConsumerGroupOffsetsResult.all(): the first partition's error
+            top = next((results[tp] for tp in _hash_order(results) if results[tp] != ErrorCode.NONE), top)
+        statuses = {**failed_topics, **{tp: None if e == ErrorCode.NONE else java_exception(e)
+                                        for tp, e in results.items()}}
+        if top == ErrorCode.NONE:
+            text = f"Request succeeded for deleting offsets from group {group}.\n"
+        elif top in (ErrorCode.INVALID_GROUP_ID, ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                     ErrorCode.NON_EMPTY_GROUP):
+            self.error(top.description)
+            text = ""
+        elif top in (ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+            self.error("Encountered some partition-level error, see the follow-up details.")
+            text = ""
+        else:
+            self.error(f"Encountered some unknown error: {top.name}")
+            text = ""
+        self.failed = self.failed or any(statuses.values())
+        rows = [{"group": group, "topic": t, "partition": None if p < 0 else p,
+                 "status": "Successful" if statuses[(t, p)] is None else f"Error: {statuses[(t, p)]}"}
+                for t, p in sorted(statuses, key=lambda tp: f"{tp[0]}{tp[1]}")]
+        emit("delete_offsets", rows, self.o, text + groups_text.groups_delete_offsets_text(rows))
 
     # -- reset offsets --------------------------------------------------------------
 

@@ -30,6 +30,7 @@ GROUPS_COLUMNS = {
               ("members", "#MEMBERS")),
     "reset": (("group", "GROUP"), ("topic", "TOPIC"), ("partition", "PARTITION"), ("new_offset", "NEW-OFFSET")),
     "delete": (("group", "GROUP"), ("error", "ERROR")),
+    "delete_offsets": (("topic", "TOPIC"), ("partition", "PARTITION"), ("status", "STATUS")),
 }
 
 
@@ -141,6 +142,15 @@ def groups_reset_text(plans: dict) -> str:
     lines = [_titles("reset")] if plans else []
     lines += [(group, topic, p, o) for group, entries in plans.items() for (topic, p), o in entries]
     return "".join(f"\n{_pad(a, g)} {_pad(b, t)} {_pad(c, 10)} {d}" for a, b, c, d in lines) + "\n"
+
+
+def groups_delete_offsets_text(rows: list[dict]) -> str:
+    """--delete-offsets' table (ConsumerGroupService.deleteOffsets): ``%-Ts %-10s %-15s``
+    lines each after a newline, T the longest topic (at least 15), then println's
+    newline; ``-`` for a topic whose partitions could not be listed."""
+    t = _widest(rows, "topic", 15)
+    lines = [_titles("delete_offsets")] + [(r["topic"], r["partition"], r["status"]) for r in rows]
+    return "".join(f"\n{_pad(a, t)} {_pad(b, 10)} {_pad(c, 15)}" for a, b, c in lines) + "\n"
 
 
 def groups_export_csv(plans: dict, *, with_group: bool) -> str:
