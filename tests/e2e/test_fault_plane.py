@@ -164,17 +164,28 @@ def test_kafka_python_and_aiokafka_idempotent_producers_through_not_leader(kafka
         [f"a{i}".encode() for i in range(5)]
 
 
+def produce_values(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    p = Producer({"bootstrap.servers": bootstrap})
+    for v in values:
+        p.produce(topic, v)
+    assert p.flush(30) == 0
+
+
+def group_meeting_coordinator_errors(broker: Broker, topic: str, prefix: str) -> tuple[list[bytes], str, list]:
+    """Ten records in ``topic``, and a group whose JoinGroup twice meets COORDINATOR_NOT_AVAILABLE,
+    one Heartbeat and one OffsetCommit NOT_COORDINATOR; -> (the values, the group, its rules)."""
+    values = [f"{prefix}{i}".encode() for i in range(10)]
+    produce_values(broker.bootstrap_servers, topic, values)
+    group, faults = f"{prefix}-survivor-{topic}", broker.faults
+    return values, group, [
+        faults.inject(api="JoinGroup", error="COORDINATOR_NOT_AVAILABLE", count=2, group_id=group),
+        faults.inject(api="Heartbeat", error="NOT_COORDINATOR", count=1, group_id=group),
+        faults.inject(api="OffsetCommit", error="NOT_COORDINATOR", count=1, group_id=group)]
+
+
 def test_consumer_group_survives_coordinator_errors(kafka_broker, kafka_topic):
     bs = kafka_broker.bootstrap_servers
-    p = Producer({"bootstrap.servers": bs})
-    for i in range(10):
-        p.produce(kafka_topic, f"g{i}".encode())
-    assert p.flush(30) == 0
-    group = f"survivor-{kafka_topic}"
-    faults = kafka_broker.faults
-    rules = [faults.inject(api="JoinGroup", error="COORDINATOR_NOT_AVAILABLE", count=2, group_id=group),
-             faults.inject(api="Heartbeat", error="NOT_COORDINATOR", count=1, group_id=group),
-             faults.inject(api="OffsetCommit", error="NOT_COORDINATOR", count=1, group_id=group)]
+    values, group, rules = group_meeting_coordinator_errors(kafka_broker, kafka_topic, "g")
     c = Consumer({"bootstrap.servers": bs, "group.id": group, "auto.offset.reset": "earliest",
                   "enable.auto.commit": False, "heartbeat.interval.ms": 100, "session.timeout.ms": 6000})
     c.subscribe([kafka_topic])
@@ -183,7 +194,7 @@ def test_consumer_group_survives_coordinator_errors(kafka_broker, kafka_topic):
         m = c.poll(0.5)
         if m is not None and m.error() is None:
             got.append(m.value())
-    assert got == [f"g{i}".encode() for i in range(10)]
+    assert got == values
     rules[1].wait(1, timeout=60)
     committed = None
     # The first commit meets NOT_COORDINATOR; after rediscovering the coordinator the member may
@@ -204,10 +215,7 @@ def test_consumer_group_survives_coordinator_errors(kafka_broker, kafka_topic):
 
 def test_consumer_meeting_offset_out_of_range_resets_to_earliest(kafka_broker, kafka_topic):
     bs = kafka_broker.bootstrap_servers
-    p = Producer({"bootstrap.servers": bs})
-    for i in range(5):
-        p.produce(kafka_topic, f"o{i}".encode())
-    assert p.flush(30) == 0
+    produce_values(bs, kafka_topic, [f"o{i}".encode() for i in range(5)])
     with kafka_broker.faults.inject(api="Fetch", error="OFFSET_OUT_OF_RANGE", count=1, topic=kafka_topic) as rule:
         # from offset 3, told out of range: auto.offset.reset=earliest starts again at 0
         got = consume_values(bs, kafka_topic, 5, offset=3, **{"auto.offset.reset": "earliest"})
@@ -230,6 +238,189 @@ def test_throttled_producer_is_told_throttle_time_ms(kafka_broker, kafka_topic):
         seen = max((b["throttle"]["max"] for s in stats for b in s["brokers"].values() if b["nodeid"] >= 0),
                    default=0)
     assert seen == 700      # librdkafka's throttle window holds the broker's throttle_time_ms
+
+
+def test_kafka_python_consumer_group_survives_coordinator_errors(kafka_broker, kafka_topic):
+    from kafka import KafkaConsumer, TopicPartition as KTopicPartition
+    from kafka.errors import CommitFailedError, RebalanceInProgressError
+    from kafka.structs import OffsetAndMetadata
+    bs = kafka_broker.bootstrap_servers
+    values, group, rules = group_meeting_coordinator_errors(kafka_broker, kafka_topic, "kp")
+    c = KafkaConsumer(kafka_topic, bootstrap_servers=bs, group_id=group, auto_offset_reset="earliest",
+                      enable_auto_commit=False, heartbeat_interval_ms=100, session_timeout_ms=6000)
+    try:
+        got, deadline = [], time.monotonic() + 60
+        while len(got) < 10 and time.monotonic() < deadline:
+            for records in c.poll(timeout_ms=500).values():
+                got.extend(r.value for r in records)
+        assert got == values
+        rules[1].wait(1, timeout=60)
+        tp = KTopicPartition(kafka_topic, 0)
+        # NOT_COORDINATOR on the commit is retried inside commit(); a rejoin it caused surfaces as these
+        for _ in range(40):
+            try:
+                c.commit({tp: OffsetAndMetadata(10, "", -1)})
+                break
+            except (CommitFailedError, RebalanceInProgressError):
+                c.poll(timeout_ms=500)
+        assert c.committed(tp) == 10
+    finally:
+        c.close()
+    assert [r.hits for r in rules] == [2, 1, 1]
+    for r in rules:
+        r.remove()
+
+
+def test_aiokafka_consumer_group_survives_coordinator_errors(kafka_broker, kafka_topic):
+    from aiokafka import AIOKafkaConsumer, TopicPartition as ATopicPartition
+    from aiokafka.errors import CommitFailedError, RebalanceInProgressError
+    bs = kafka_broker.bootstrap_servers
+    values, group, rules = group_meeting_coordinator_errors(kafka_broker, kafka_topic, "ak")
+
+    async def run() -> int:
+        c = AIOKafkaConsumer(kafka_topic, bootstrap_servers=bs, group_id=group, auto_offset_reset="earliest",
+                             enable_auto_commit=False, heartbeat_interval_ms=100, session_timeout_ms=6000)
+        await c.start()
+        try:
+            got = []
+            while len(got) < 10:
+                for records in (await c.getmany(timeout_ms=500)).values():
+                    got.extend(r.value for r in records)
+            assert got == values
+            await asyncio.to_thread(rules[1].wait, 1, 60)     # the heartbeat runs on this loop: wait off it
+            tp = ATopicPartition(kafka_topic, 0)
+            for _ in range(40):
+                try:
+                    await c.commit({tp: 10})
+                    break
+                except (CommitFailedError, RebalanceInProgressError):
+                    await c.getmany(timeout_ms=500)
+            return await c.committed(tp)
+        finally:
+            await c.stop()
+
+    assert asyncio.run(asyncio.wait_for(run(), 120)) == 10
+    assert [r.hits for r in rules] == [2, 1, 1]
+    for r in rules:
+        r.remove()
+
+
+def test_kafka_python_and_aiokafka_consumers_meeting_offset_out_of_range_reset_to_earliest(kafka_broker,
+                                                                                         kafka_topic):
+    from kafka import KafkaConsumer, TopicPartition as KTopicPartition
+    bs = kafka_broker.bootstrap_servers
+    values = [f"o{i}".encode() for i in range(5)]
+    produce_values(bs, kafka_topic, values)
+    with kafka_broker.faults.inject(api="Fetch", error="OFFSET_OUT_OF_RANGE", count=1, topic=kafka_topic) as rule:
+        c = KafkaConsumer(bootstrap_servers=bs, auto_offset_reset="earliest", enable_auto_commit=False)
+        tp = KTopicPartition(kafka_topic, 0)
+        c.assign([tp])
+        c.seek(tp, 3)
+        got, deadline = [], time.monotonic() + 60
+        while len(got) < 5 and time.monotonic() < deadline:
+            for records in c.poll(timeout_ms=500).values():
+                got.extend(r.value for r in records)
+        c.close()
+        assert rule.hits == 1
+    assert got == values        # from offset 3, told out of range: auto_offset_reset earliest starts at 0
+
+    async def aio() -> list[bytes]:
+        from aiokafka import AIOKafkaConsumer, TopicPartition as ATopicPartition
+        c = AIOKafkaConsumer(bootstrap_servers=bs, auto_offset_reset="earliest", enable_auto_commit=False)
+        await c.start()
+        try:
+            tp = ATopicPartition(kafka_topic, 0)
+            c.assign([tp])
+            c.seek(tp, 3)
+            got = []
+            while len(got) < 5:
+                for records in (await c.getmany(timeout_ms=500)).values():
+                    got.extend(r.value for r in records)
+            return got
+        finally:
+            await c.stop()
+
+    with kafka_broker.faults.inject(api="Fetch", error="OFFSET_OUT_OF_RANGE", count=1, topic=kafka_topic) as rule:
+        assert asyncio.run(asyncio.wait_for(aio(), 60)) == values
+        assert rule.hits == 1
+
+
+def test_kafka_python_throttled_producer_records_throttle_time_ms(kafka_broker, kafka_topic):
+    from kafka import KafkaProducer
+    p = KafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers)
+    try:
+        with kafka_broker.faults.inject(api="Produce", throttle_ms=700, count=1, topic=kafka_topic) as rule:
+            p.send(kafka_topic, b"t").get(timeout=60)
+            assert rule.hits == 1
+        # the connection's throttle-time sensor records each response's throttle_time_ms
+        assert p.metrics()["producer-metrics"]["throttle-time-max"] == 700
+    finally:
+        p.close()
+
+
+def test_aiokafka_throttled_producer_receives_throttle_time_ms(kafka_broker, kafka_topic):
+    from aiokafka import AIOKafkaProducer
+
+    async def run() -> list[int]:
+        p = AIOKafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers)
+        await p.start()
+        # aiokafka keeps no metrics: read the Produce responses its client hands the sender
+        throttles, send = [], p.client.send
+
+        async def spy(node_id, request, **kw):
+            response = await send(node_id, request, **kw)
+            if request.API_KEY == API["Produce"]:
+                throttles.append(response.throttle_time_ms)
+            return response
+        p.client.send = spy
+        try:
+            await p.send_and_wait(kafka_topic, b"t")
+        finally:
+            await p.stop()
+        return throttles
+
+    with kafka_broker.faults.inject(api="Produce", throttle_ms=700, count=1, topic=kafka_topic) as rule:
+        assert asyncio.run(asyncio.wait_for(run(), 60)) == [700]
+        assert rule.hits == 1
+
+
+# -- delay, drop, bandwidth -------------------------------------------------------------------
+
+def test_delayed_produce_answer_is_still_delivered(kafka_broker, kafka_topic):
+    p = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers, "enable.idempotence": True})
+    reports = []
+    with kafka_broker.faults.inject(api="Produce", delay_ms=1500, count=1, topic=kafka_topic) as rule:
+        p.produce(kafka_topic, b"late", on_delivery=lambda err, m: reports.append((err, m.offset())))
+        assert p.flush(60) == 0
+        assert rule.hits == 1
+    assert reports == [(None, 0)]
+    assert consume_values(kafka_broker.bootstrap_servers, kafka_topic, 1) == [b"late"]
+
+
+def test_dropped_produce_response_times_out_and_the_idempotent_retry_stores_once(kafka_broker, kafka_topic):
+    # One batch: the broker appends it and never answers; the request times out in the client
+    # (librdkafka times in-flight requests out after socket.timeout.ms), which reconnects and
+    # sends the same batch again (same producer id, epoch and sequence): a duplicate, not stored.
+    p = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers, "enable.idempotence": True,
+                  "request.timeout.ms": 2000, "socket.timeout.ms": 2000, "linger.ms": 100})
+    reports = []
+    with kafka_broker.faults.inject(api="Produce", drop=True, count=1, topic=kafka_topic) as rule:
+        for i in range(3):
+            p.produce(kafka_topic, f"d{i}".encode(), on_delivery=lambda err, m: reports.append(err))
+        assert p.flush(60) == 0
+        seen = rule.describe()
+        assert (seen["matches"], seen["hits"]) == (2, 1)       # the dropped request and its retry
+    assert reports == [None] * 3
+    assert consume_values(kafka_broker.bootstrap_servers, kafka_topic, 3) == [b"d0", b"d1", b"d2"]
+
+
+def test_bandwidth_capped_fetches_still_deliver_everything(kafka_broker, kafka_topic):
+    bs = kafka_broker.bootstrap_servers
+    values = [bytes([i]) * 4096 for i in range(50)]       # 200 KiB through a 100 KB/s cap
+    produce_values(bs, kafka_topic, values)
+    with kafka_broker.faults.inject(api="Fetch", bandwidth=100_000, topic=kafka_topic) as rule:
+        assert consume_values(bs, kafka_topic, 50) == values
+        assert rule.hits >= 1
 
 
 def test_transactional_producer_whose_end_txn_connection_is_cut_completes(kafka_broker, kafka_topic):
