@@ -9,7 +9,9 @@
 Flags, shortcuts (--producer: Write, Describe, Create on topics, Write and
 Describe on transactional ids, IdempotentWrite on the cluster with
 --idempotent; --consumer: Read and Describe on topics, Read on groups) and
-output lines as Kafka's AclCommand, with ACL sets printed sorted.
+output lines as Kafka 4.4's AclCommand (an ``Acl ... already exists.`` line for
+each ACL already there, no listing after --add or --remove), with resources and
+ACL sets printed sorted where Kafka prints a hash order.
 """
 
 from __future__ import annotations
@@ -52,9 +54,9 @@ def _entry_str(e: AccessControlEntry) -> str:
             f"permissionType={e.permission_type.name})")
 
 
-def _block(title: str, pattern: Pattern, entries) -> str:
-    lines = "\n".join("\t" + _entry_str(e) for e in sorted(entries))
-    return f"{title} `{_pattern_str(pattern)}`: \n {lines} \n"
+def _entries_str(entries) -> str:
+    """One ``\t(principal=...)`` line per entry, sorted as printed (Kafka prints a HashSet's order)."""
+    return "\n".join(sorted("\t" + _entry_str(e) for e in entries))
 
 
 @click.command("acls", cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]},
@@ -163,17 +165,21 @@ def _check(errors: list[tuple[int, str | None]]) -> None:
 
 
 def _add(client, wanted) -> None:
+    """AclCommand.addAcls: what the broker already has is reported, the rest created."""
     from kproto.schemas import protocol as P
-    for pattern, entries in wanted.items():
+    for pattern in sorted(wanted, key=_pattern_str):
+        existing = _describe(client, pattern).get(pattern, set())
+        for e in sorted(wanted[pattern] & existing, key=_entry_str):
+            click.echo(f"Acl (pattern={_pattern_str(pattern)}, entry={_entry_str(e)}) already exists.")
+        entries = wanted[pattern] - existing
         if not entries:
             continue
-        click.echo(_block("Adding ACLs for resource", pattern, entries))
+        click.echo(f"Adding ACLs for resource `{_pattern_str(pattern)}`: \n {_entries_str(entries)}\n")
         r = client.request(P.create_acls.API.key, {"creations": [
             {"resource_type": pattern[0], "resource_name": pattern[1], "resource_pattern_type": pattern[2],
              "principal": e.principal, "host": e.host, "operation": e.operation,
              "permission_type": e.permission_type} for e in sorted(entries)]})
         _check([(x.error_code, x.error_message) for x in r.results])
-    _list(client, list(wanted), ())
 
 
 def _filter(pattern: Pattern, e: AccessControlEntry | None = None) -> dict:
@@ -187,34 +193,39 @@ def _remove(client, wanted, force: bool) -> None:
     from kproto.schemas import protocol as P
     for pattern, entries in wanted.items():
         what = (f"delete all ACLs for resource filter `{_pattern_str(pattern)}`" if not entries else
-                f"remove ACLs: \n {chr(10).join(chr(9) + _entry_str(e) for e in sorted(entries))} \n from resource "
-                f"filter `{_pattern_str(pattern)}`")
+                f"remove ACLs: \n {_entries_str(entries)}\n from resource filter `{_pattern_str(pattern)}`")
         if not force and not click.confirm(f"Are you sure you want to {what}? (y/n)", prompt_suffix="", default=False,
                                            show_default=False):
             continue
         filters = [_filter(pattern, e) for e in sorted(entries)] or [_filter(pattern)]
         r = client.request(P.delete_acls.API.key, {"filters": filters})
         _check([(x.error_code, x.error_message) for x in r.filter_results])
-    _list(client, list(wanted), ())
+
+
+def _describe(client, pattern: Pattern) -> dict[Pattern, set[AccessControlEntry]]:
+    """DescribeAcls for every entry on resources matching ``pattern``, per resource."""
+    from kproto.schemas import protocol as P
+    r = client.request(P.describe_acls.API.key, _filter(pattern))
+    _check([(r.error_code, r.error_message)])
+    found: dict[Pattern, set] = {}
+    for res in r.resources:
+        key = (ResourceType(res.resource_type), res.resource_name, PatternType(res.pattern_type))
+        found.setdefault(key, set()).update(
+            AccessControlEntry(a.principal, a.host, AclOperation(a.operation), AclPermissionType(a.permission_type))
+            for a in res.acls)
+    return found
 
 
 def _list(client, patterns: list[Pattern], principals) -> None:
-    from kproto.schemas import protocol as P
-    any_filter = (ResourceType.ANY, None, PatternType.ANY)
     found: dict[Pattern, set] = {}
-    for pattern in patterns or [any_filter]:
-        r = client.request(P.describe_acls.API.key, _filter(pattern))
-        _check([(r.error_code, r.error_message)])
-        for res in r.resources:
-            key = (ResourceType(res.resource_type), res.resource_name, PatternType(res.pattern_type))
-            found.setdefault(key, set()).update(
-                AccessControlEntry(a.principal, a.host, AclOperation(a.operation), AclPermissionType(a.permission_type))
-                for a in res.acls)
+    for pattern in patterns or [(ResourceType.ANY, None, PatternType.ANY)]:
+        for key, entries in _describe(client, pattern).items():
+            found.setdefault(key, set()).update(entries)
     groups = [(None, found)] if not principals else [
         (p, {k: {e for e in v if e.principal == p} for k, v in found.items()}) for p in principals]
     for principal, table in groups:
         if principal is not None:
             click.echo(f"ACLs for principal `{principal}`")
-        for pattern in sorted(table, key=lambda k: (k[0], k[1] or "", k[2])):
+        for pattern in sorted(table, key=_pattern_str):
             if table[pattern]:
-                click.echo(_block("Current ACLs for resource", pattern, table[pattern]))
+                click.echo(f"Current ACLs for resource `{_pattern_str(pattern)}`:\n{_entries_str(table[pattern])}\n")

@@ -20,7 +20,7 @@ import re
 
 import click
 
-from kproto.errors import ErrorCode, KafkaError, UsageError, java_exception_class
+from kproto.errors import ErrorCode, KafkaError, UsageError, java_exception, java_exception_class
 from kproto.tools.main import OneLineCommand, UsageProblem, exit_status_help
 
 TOPIC, BROKER = 2, 4
@@ -287,9 +287,12 @@ def _describe_scram(admin, names) -> None:
     if r.error_code:
         raise failure(ErrorCode(r.error_code), r.error_message)
     for u in r.results:
-        if u.error_code:
+        # DescribeUserScramCredentialsResult.users() leaves out the users without credentials
+        if u.error_code == ErrorCode.RESOURCE_NOT_FOUND:
+            continue
+        if u.error_code:                # description(user).get(): an ExecutionException around the cause
             click.echo(f"Error retrieving SCRAM credential configs for user-principal '{u.user}': "
-                       f"{java_exception_class(ErrorCode(u.error_code))}: {u.error_message}")
+                       f"ExecutionException: {java_exception(u.error_code, u.error_message)}")
             continue
         text = ", ".join(f"{BY_TYPE[i.mechanism].name}=iterations={i.iterations}" for i in u.credential_infos)
         click.echo(f"SCRAM credential configs for user-principal '{u.user}' are {text}")
