@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, Mapping, NamedTuple
 
 from kproto.client.admin import Admin, ClusterMetadata, TopicPartition, code
 from kproto.client.transport import BrokerClient
-from kproto.errors import ErrorCode, KafkaError
+from kproto.errors import ErrorCode, KafkaError, error_for
 from kproto.records import Record, control_record, iter_batches
 
 PRODUCE, FETCH = 0, 1
@@ -112,6 +112,14 @@ class DataClient:
             for p in t.partitions:
                 self._leaders[(t.name, p.partition)] = p.leader
         return md
+
+    def partition_count(self, topic: str) -> int:
+        """``topic``'s partitions, after a metadata refresh; its error as a KafkaError."""
+        t = self.refresh([topic]).topics.get(topic)
+        if t is None or t.error != ErrorCode.NONE:
+            error = t.error if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            raise error_for(error, f"topic {topic}: {ErrorCode(error).name}")
+        return len(t.partitions)
 
     def _leader(self, tp: TopicPartition) -> BrokerClient:
         if tp not in self._leaders:

@@ -203,7 +203,7 @@ def _produce_perf(bootstrap, props, topic, num_records, throughput, warmup, repo
                   key_distribution, seed, record_size, payloads, monotonic) -> int:
     from kproto.client.data import DataClient
     from kproto.client.transport import BrokerClient
-    from kproto.errors import ErrorCode, error_for
+    from kproto.errors import ErrorCode
     from kproto.records import NewRecord, build_record_batch
     from kproto.tools.produce import CODECS, partition_for_key
     acks = {"all": -1, "-1": -1, "1": 1, "0": 0}.get(props.get("acks", "all"))
@@ -222,12 +222,7 @@ def _produce_perf(bootstrap, props, topic, num_records, throughput, warmup, repo
     rng = random.Random(seed)
     data = DataClient(BrokerClient(bootstrap, config=props))
     try:
-        md = data.refresh([topic])
-        t = md.topics.get(topic)
-        if t is None or t.error != ErrorCode.NONE:
-            raise error_for(t.error if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                            f"topic {topic}: {(t.error if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION).name}")
-        count = len(t.partitions)
+        count = data.partition_count(topic)
         stats = Stats(num_records, reporting_interval, echo=click.echo)
         steady = Stats(num_records - warmup, reporting_interval) if warmup else None
         pending: dict[int, list] = {}            # partition -> [(record, send ms, size, index)]

@@ -169,16 +169,11 @@ def produce(bootstrap_server, topic, partition, path, as_json, properties, compr
 def _produce(bootstrap, config, topic, fixed_partition, stream, reader, codec, acks, timeout_ms, sync):
     from kproto.client.data import DataClient
     from kproto.client.transport import BrokerClient
-    from kproto.errors import ErrorCode, error_for
+    from kproto.errors import ErrorCode
     from kproto.records import build_record_batch
     data = DataClient(BrokerClient(bootstrap, config=config))
     try:
-        md = data.refresh([topic])
-        t = md.topics.get(topic)
-        if t is None or t.error != ErrorCode.NONE:
-            raise error_for(t.error if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                            f"topic {topic}: {(t.error if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION).name}")
-        count = len(t.partitions)
+        count = data.partition_count(topic)
         if fixed_partition is not None and not 0 <= fixed_partition < count:
             raise UsageProblem(f"--partition {fixed_partition}: topic {topic} has {count} partitions")
         pending: dict[int, list] = {}
