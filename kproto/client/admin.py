@@ -16,12 +16,14 @@ from types import MappingProxyType
 from typing import Iterable, Mapping, NamedTuple
 
 from kproto.client.transport import BrokerClient
+from kproto.common import CLUSTER_METADATA_TOPIC_NAME
 from kproto.errors import ErrorCode, KafkaError, error_for
 
 METADATA, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 3, 2, 8, 9, 10
 DESCRIBE_GROUPS, LIST_GROUPS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 15, 16, 19, 20, 21
 DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS = 32, 33, 35, 37, 42
 INCREMENTAL_ALTER_CONFIGS, OFFSET_DELETE = 44, 47
+API_VERSIONS, DESCRIBE_QUORUM, UPDATE_FEATURES = 18, 55, 57
 
 TIMEOUT_MS = 30_000
 RETRY_BACKOFF_S = 0.1             # CommonClientConfigs retry.backoff.ms default
@@ -171,6 +173,13 @@ class ReplicaInfo(NamedTuple):
     size: int
     offset_lag: int
     is_future: bool
+
+
+class FeatureMetadata(NamedTuple):
+    """Admin.describeFeatures: supported (min, max) and finalized max level per feature; epoch or None."""
+    supported: Mapping[str, tuple[int, int]]
+    finalized: Mapping[str, int]
+    epoch: int | None
 
 
 class LogDirDescription(NamedTuple):
@@ -359,6 +368,41 @@ class Admin:
             {(t.name, p.partition_index): ReplicaInfo(p.partition_size, p.offset_lag, p.is_future_key)
              for t in r.topics for p in t.partitions},
             r.get("total_bytes", -1), r.get("usable_bytes", -1)) for r in body.results}
+
+    def describe_features(self) -> FeatureMetadata:
+        """ApiVersions' feature fields (KafkaAdminClient.describeFeatures asks one broker)."""
+        body = self.client.request(API_VERSIONS, {"client_software_name": "kproto", "client_software_version": "1"})
+        if body.error_code != ErrorCode.NONE:
+            raise error_for(body.error_code)
+        epoch = body.get("finalized_features_epoch", -1)
+        return FeatureMetadata({f.name: (f.min_version, f.max_version) for f in body.get("supported_features") or []},
+                               {f.name: f.max_version_level for f in body.get("finalized_features") or []},
+                               epoch if epoch >= 0 else None)
+
+    def update_features(self, updates: Mapping[str, tuple[int, int]], *, validate_only: bool = False,
+                        timeout_ms: int = TIMEOUT_MS) -> dict[str, KafkaError | None]:
+        """UpdateFeatures of name -> (level, upgrade type): each feature's error or None, as
+        KafkaAdminClient.updateFeatures completes its futures (a top-level error fails every one)."""
+        body = self.client.request(UPDATE_FEATURES, {
+            "timeout_ms": timeout_ms, "validate_only": validate_only,
+            "feature_updates": [{"feature": name, "max_version_level": level, "upgrade_type": kind,
+                                 "allow_downgrade": kind != 1} for name, (level, kind) in updates.items()]})
+        if body.error_code != ErrorCode.NONE:
+            return {name: error_for(body.error_code, body.error_message) for name in updates}
+        by_name = {r.feature: r for r in body.get("results") or []}
+        return {name: (error_for(by_name[name].error_code, by_name[name].error_message)
+                       if name in by_name and by_name[name].error_code else None) for name in updates}
+
+    def describe_quorum(self):
+        """DescribeQuorum of ``__cluster_metadata-0``: the response body (a request-level error raises)."""
+        body = self.client.request(DESCRIBE_QUORUM, {"topics": [
+            {"topic_name": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{"partition_index": 0}]}]})
+        if body.error_code != ErrorCode.NONE:
+            raise error_for(body.error_code, body.get("error_message") or None)
+        partition = body.topics[0].partitions[0]
+        if partition.error_code != ErrorCode.NONE:
+            raise error_for(partition.error_code, partition.get("error_message") or None)
+        return body
 
     def find_coordinator(self, key: str, key_type: int = 0) -> Coordinator:
         body = self.client.request(FIND_COORDINATOR, {"key": key, "key_type": key_type,

@@ -28,6 +28,7 @@ from construct import Container
 
 from kproto.common import GROUP_METADATA_TOPIC_NAME, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
+from kproto.features import SUPPORTED as SUPPORTED_FEATURES, FinalizedFeatures
 from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
 from kproto import protocol
@@ -71,6 +72,7 @@ class Broker:
                                node_id=self.config["node.id"], cluster_id=self.config["cluster.id"] or None)
         self.node_id = self.logs.node_id
         self.cluster_id = self.logs.cluster_id
+        self.features = FinalizedFeatures(self.logs.data_dir)     # ApiVersions, UpdateFeatures, transactions
         self.producer_ids = ProducerIdManager(next_id=1000 + now_ms() % 1_000_000 * 1000)
         self._appended: asyncio.Future | None = None
         # Serializes log appends (produce runs them in a worker thread; the group
@@ -254,9 +256,17 @@ class Broker:
 
     def api_versions_body(self, error_code: int = 0) -> dict:
         ranges = self.emulated if self.emulated is not None else {k: api.versions for k, api in self.apis.items()}
-        return {"error_code": error_code, "throttle_time_ms": 0,
+        body = {"error_code": error_code, "throttle_time_ms": 0,
                 "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
                              for k, (lo, hi) in sorted(ranges.items())]}
+        if self.emulated is None:       # v3+ tagged fields, as Kafka 4.4 answers (ApiVersionsResponse.createApiVersionsResponse)
+            body.update(
+                supported_features=[{"name": n, "min_version": lo, "max_version": hi}
+                                    for n, (lo, hi) in sorted(SUPPORTED_FEATURES.items())],
+                finalized_features_epoch=self.features.epoch,
+                finalized_features=[{"name": n, "max_version_level": level, "min_version_level": level}
+                                    for n, level in self.features.finalized().items()])
+        return body
 
     def _abort_orphaned_txn_offsets(self) -> None:
         """Offsets loaded pending in a transaction that the transaction coordinator will never

@@ -109,6 +109,10 @@ COMMANDS = {
                             "Consume as a group member, printing JSON events like Kafka's VerifiableConsumer."),
     "log-dirs": ("kproto.tools.log_dirs:log_dirs",
                  "Print each broker's log directories and partition sizes like kafka-log-dirs.sh."),
+    "features": ("kproto.tools.features:features",
+                 "Describe, upgrade or downgrade feature flags like kafka-features.sh."),
+    "metadata-quorum": ("kproto.tools.metadata_quorum:metadata_quorum",
+                        "Describe the metadata quorum like kafka-metadata-quorum.sh."),
     "get-offsets": ("kproto.tools.get_offsets:get_offsets",
                     "Print topic:partition:offset for a time like kafka-get-offsets.sh."),
 }

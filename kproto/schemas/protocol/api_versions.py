@@ -7,7 +7,7 @@ v0 in every version (ApiSpec.flexible_response_header).
     v1  response + throttle_time_ms
     v2  same as v1 (the broker answers before throttling)
     v3  flexible; request + client_software_name/version; response tags 0-3
-        (features; write none of them: librdkafka <= 2.1 misreads tag buffers)
+        (features: kproto.features, as Kafka 4.4 answers them)
     v4  same as v3 (KAFKA-17011: a supported feature's min_version may be 0)
     not supported: nothing newer exists in Kafka 4.x's definitions.
 

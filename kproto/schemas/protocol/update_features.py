@@ -1,7 +1,7 @@
 """UpdateFeatures (key 57): finalize feature levels (metadata.version, ...).
 
 Ledger: v0-2 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v0-2 (ApiSpec.served).
 
     v0   first version
     v1   request + feature_updates.upgrade_type, validate_only; -
@@ -87,6 +87,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("UpdateFeatures", key=57, min_version=0, max_version=2, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 2))
 request = API.request
 response = API.response

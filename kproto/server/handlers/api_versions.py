@@ -1,8 +1,8 @@
-"""ApiVersions: what this broker speaks, from the handler table.
+"""ApiVersions: what this broker speaks, from the handler table, and its features.
 
-Header v0 responses whatever the version (KIP-511), and no tagged fields
-(supported_features etc.): librdkafka 2.0.2 (Debian's kcat) misreads a
-non-empty tag buffer in ApiVersions v3 (librdkafka <= 2.1), so kproto writes none.
+Header v0 responses whatever the version (KIP-511). v3+ carry the tagged
+SupportedFeatures, FinalizedFeaturesEpoch and FinalizedFeatures as Kafka 4.4's
+broker does (kproto.features); ``--kafka-version`` emulation writes none of them.
 """
 
 from __future__ import annotations
