@@ -10,6 +10,7 @@ org.apache.kafka.server.common.{MetadataVersion, Features} enums:
   ``kafka-storage.sh format`` with static ``controller.quorum.voters`` leaves:
   metadata.version 33 and every production feature at its default for it,
   except kraft.version, which static voters keep at 0.
+* one deliberate difference: transaction.version (TRANSACTION_VERSION_MAX below).
 * a finalized level of 0 means "not finalized": Kafka lists only features
   above 0 in ApiVersions' ``FinalizedFeatures`` (metadata.version is never 0).
 
@@ -51,11 +52,16 @@ METADATA_VERSIONS: dict[int, str] = dict(enumerate((
     "4.0-IV0", "4.0-IV1", "4.0-IV2", "4.0-IV3", "4.1-IV0", "4.1-IV1", "4.2-IV0", "4.2-IV1",
     "4.3-IV0", "4.4-IV0", "4.4-IV1", "4.4-IV2", "4.5-IV0"), start=7))
 LATEST_PRODUCTION = 33          # MetadataVersion.LATEST_PRODUCTION: 4.4-IV2
+# Kafka 4.4 supports transaction.version 0-2 and finalizes 2 in a fresh cluster. Level 2 is
+# KIP-890 part 2 (an epoch bump per transaction, partitions added by Produce, EndTxn v5),
+# which kproto's transaction coordinator does not do yet: a client told 2 is finalized
+# (kafka-clients 4.x) stops sending AddPartitionsToTxn. So kproto supports and finalizes 1.
+TRANSACTION_VERSION_MAX = 1
 
 SUPPORTED: dict[str, tuple[int, int]] = {
     METADATA_VERSION: (7, LATEST_PRODUCTION),
     KRAFT_VERSION: (0, 1),
-    TRANSACTION_VERSION: (0, 2),
+    TRANSACTION_VERSION: (0, TRANSACTION_VERSION_MAX),
     GROUP_VERSION: (0, 1),
     ELR_VERSION: (0, 1),
     SHARE_VERSION: (0, 2),
@@ -86,7 +92,8 @@ def release_defaults(metadata_level: int) -> dict[str, int]:
 
 
 FRESH_CLUSTER: dict[str, int] = {METADATA_VERSION: LATEST_PRODUCTION,
-                                 **release_defaults(LATEST_PRODUCTION), KRAFT_VERSION: 0}
+                                 **release_defaults(LATEST_PRODUCTION), KRAFT_VERSION: 0,
+                                 TRANSACTION_VERSION: TRANSACTION_VERSION_MAX}
 
 # UpdateFeatures v2's top-level message when one update fails (the whole request fails).
 UPDATE_FAILED = "The update failed for all features since the following feature had an error: "

@@ -122,8 +122,11 @@ def _updates(op: str, metadata: str | None, release_version: str | None, feature
         updates[METADATA_VERSION] = (level, kind)
     for text in feature:
         name, level = _parse_feature(text)
-        if level < 0:                   # the FeatureUpdate constructor
+        if level < 0:                   # the FeatureUpdate constructor's checks
             _fail("Cannot specify a negative version level.")
+        if level < 1 and kind is UpgradeType.UPGRADE:
+            _fail("The upgradeType flag should be set to SAFE_DOWNGRADE or UNSAFE_DOWNGRADE when the "
+                  f"provided maxVersionLevel:{level} is < 1.")
         if name in updates:
             _fail(f"Feature {name} was specified more than once.")
         updates[name] = (level, kind)

@@ -7,6 +7,10 @@ are compared through kproto's codecs; then the same FeatureCommand lines run thr
 tool and ``kproto features`` against both brokers, step by step (each step changes what the
 next one sees), and their output must be equal with the epoch masked: Kafka's epoch is its
 metadata log's offset, kproto's counts the updates (kproto.features).
+
+The one deliberate difference (kproto.features.TRANSACTION_VERSION_MAX): kproto supports
+transaction.version 0-1, Kafka 0-2. Kafka's broker is downgraded to transaction.version 1
+first, and ``known`` writes Kafka's supported maximum as kproto's; no step asks for level 2.
 """
 
 from __future__ import annotations
@@ -25,16 +29,16 @@ FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
 # The steps, in order: describe, refused changes, a downgrade and its undo, release versions.
 STEPS = [
     ["describe"],
-    ["upgrade", "--feature", "transaction.version=3"],
-    ["upgrade", "--feature", "transaction.version=1"],
+    ["upgrade", "--feature", "group.version=3"],
+    ["upgrade", "--feature", "group.version=0"],
     ["upgrade", "--feature", "nope.version=1"],
     ["upgrade", "--feature", "transaction.version=-1"],
     ["disable", "--feature", "nope.version"],
     ["disable", "--feature", "metadata.version"],
-    ["downgrade", "--feature", "transaction.version=1", "--dry-run"],
-    ["downgrade", "--feature", "transaction.version=1"],
+    ["downgrade", "--feature", "transaction.version=0", "--dry-run"],
+    ["downgrade", "--feature", "transaction.version=0"],
     ["describe"],
-    ["upgrade", "--feature", "transaction.version=2", "--feature", "group.version=1"],
+    ["upgrade", "--feature", "transaction.version=1", "--feature", "group.version=1"],
     ["downgrade", "--feature", "group.version=0"],
     ["downgrade", "--feature", "share.version=0", "--unsafe"],
     ["downgrade", "--metadata", "3.9"],
@@ -43,7 +47,7 @@ STEPS = [
     ["upgrade", "--metadata", "9.9"],
     ["downgrade", "--release-version", "3.9"],
     ["downgrade", "--feature", "kraft.version=0", "--dry-run"],
-    ["upgrade", "--release-version", "4.4"],
+    ["upgrade", "--release-version", "3.3-IV3"],
     ["downgrade", "--release-version", "4.0"],
     ["disable", "--feature", "share.version", "--dry-run"],
     ["disable", "--feature", "share.version"],
@@ -57,6 +61,7 @@ STEPS = [
     ["version-mapping", "--release-version", "4.0"],
     ["version-mapping", "--release-version", "3.9"],
 ]
+TXN_SUPPORTED = re.compile(r"(Feature: transaction\.version +SupportedMinVersion: 0 +SupportedMaxVersion: )2 ")
 EPOCH = re.compile(r"Epoch: \d+")
 
 
@@ -66,15 +71,19 @@ def brokers(kafka_ref, tmp_path_factory):
     try:
         with kafka_ref.broker(tmp_path_factory.mktemp("kafka-features")) as kafka, \
                 kproto_broker(tmp_path_factory.mktemp("kproto-features")) as kproto:
+            r = request_raw(kafka.bootstrap, 57, 2, {"timeout_ms": 30000, "validate_only": False, "feature_updates": [
+                {"feature": "transaction.version", "max_version_level": 1, "upgrade_type": 2}]})
+            assert r.error_code == 0, r
             yield kafka.bootstrap, kproto
     except KafkaUnavailable as e:
         unavailable(e)
 
 
 def kafka_tool(kafka_ref, bootstrap: str, args: list[str]) -> tuple[int, str, str]:
+    """Kafka's tool, with kproto's deliberate difference applied (transaction.version's supported max)."""
     r = kafka_ref.run_tool(FEATURE_COMMAND, "--bootstrap-server", bootstrap, *args)
     err = "".join(line + "\n" for line in r.stderr.splitlines() if not re.match(r"\[\d{4}-", line))
-    return r.returncode, EPOCH.sub("Epoch: <n>", r.stdout), err
+    return r.returncode, TXN_SUPPORTED.sub(r"\g<1>1 ", EPOCH.sub("Epoch: <n>", r.stdout)), err
 
 
 def kproto_tool(bootstrap: str, args: list[str]) -> tuple[int, str, str]:
@@ -83,9 +92,11 @@ def kproto_tool(bootstrap: str, args: list[str]) -> tuple[int, str, str]:
 
 
 def features(bootstrap: str) -> tuple:
+    """ApiVersions' (supported, finalized), transaction.version's supported range as kproto's."""
     r = request_raw(bootstrap, 18, 4, {"client_software_name": "t", "client_software_version": "1"})
-    return ({f.name: (f.min_version, f.max_version) for f in r.supported_features},
-            {f.name: (f.min_version_level, f.max_version_level) for f in r.finalized_features})
+    supported = {f.name: (f.min_version, f.max_version) for f in r.supported_features}
+    supported["transaction.version"] = (0, min(supported["transaction.version"][1], 1))
+    return supported, {f.name: (f.min_version_level, f.max_version_level) for f in r.finalized_features}
 
 
 def test_api_versions_features_as_kafka(brokers):
@@ -93,8 +104,11 @@ def test_api_versions_features_as_kafka(brokers):
     kafka, kproto = brokers
     assert features(kproto) == features(kafka)
     supported, finalized = features(kproto)
-    assert supported["metadata.version"] == (7, 33) and supported["transaction.version"] == (0, 2)
-    assert finalized["transaction.version"] == (2, 2) and "kraft.version" not in finalized
+    assert supported["metadata.version"] == (7, 33) and supported["share.version"] == (0, 2)
+    assert finalized["transaction.version"] == (1, 1) and "kraft.version" not in finalized
+    raw = request_raw(kproto, 18, 4, {"client_software_name": "t", "client_software_version": "1"})
+    assert [(f.name, f.min_version, f.max_version) for f in raw.supported_features if f.name == "transaction.version"] \
+        == [("transaction.version", 0, 1)]
 
 
 def test_update_features_raw_as_kafka(brokers):
@@ -105,8 +119,8 @@ def test_update_features_raw_as_kafka(brokers):
                 (2, [("transaction.version", 1, 4)]), (2, [("transaction.version", 1, 0)]),
                 (2, [("metadata.version", 0, 3)]), (2, [("metadata.version", 7, 2)]),
                 (2, [("x", 0, 2)]), (2, [("x", 1, 1)]), (2, [("transaction.version", 1, 2)]),
-                (1, [("transaction.version", 2, 1), ("group.version", 1, 1)]),
-                (1, [("transaction.version", 3, 1)]), (0, [("transaction.version", 1, 2)]),
+                (1, [("transaction.version", 1, 1), ("group.version", 1, 1)]),
+                (1, [("group.version", 3, 1)]), (0, [("transaction.version", 0, 2)]),
                 (2, [])]:
             body = {"timeout_ms": 30000, "validate_only": True, "feature_updates": [
                 {"feature": n, "max_version_level": lv, "upgrade_type": t, "allow_downgrade": t != 1}
@@ -122,6 +136,8 @@ def test_update_features_raw_as_kafka(brokers):
                                "Invalid update version 1 for feature transaction.version. The controller does "
                                "not support the given upgrade type.")
     assert got[7] == (1, 0, None, [("transaction.version", 0, "NONE"), ("group.version", 0, "NONE")])
+    assert got[8][2].endswith("Invalid update version 3 for feature group.version. Local controller 1 only "
+                              "supports versions 0-1")
 
 
 def test_describe_quorum_as_kafka(brokers):
@@ -172,7 +188,7 @@ QUORUM_MASKS = [
     (re.compile(r"(HighWatermark: +)\d+"), r"\1<offset>"),
     (re.compile(r"^(1 +\t\S+ *\t)\d+ *\t", re.M), r"\1<offset>\t"),
     (re.compile(r"\b1[6-9]\d{11}\b"), "<ms>            "),
-    (re.compile(r"\b\d+ (ms|s) ago"), "<ago>"),
+    (re.compile(r"\b\d+ (ms|s|m|h) ago *\t"), "<ago>\t"),
 ]
 
 
