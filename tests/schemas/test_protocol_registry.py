@@ -20,7 +20,7 @@ from kproto.schemas.message import ArrayOf, Field, MalformedMessageError, Struct
 
 # Every API key and version Kafka has defined: (min, max, first flexible).
 # Old versions from apache/kafka trunk of 2024-10 (before KIP-896 dropped them),
-# new ones from Kafka 4.x as bundled by kafka-python 3.0.12 and kio 0.6.5.
+# new ones from Kafka 4.4.0's kafka-clients jar, kafka-python 3.0.12 and kio 0.6.5.
 RANGES = {
     0: ("Produce", 0, 13, 9), 1: ("Fetch", 0, 18, 12), 2: ("ListOffsets", 0, 11, 6),
     3: ("Metadata", 0, 13, 9), 4: ("LeaderAndIsr", 0, 7, 4), 5: ("StopReplica", 0, 4, 2),
@@ -38,7 +38,7 @@ RANGES = {
     36: ("SaslAuthenticate", 0, 2, 2), 37: ("CreatePartitions", 0, 3, 2),
     38: ("CreateDelegationToken", 0, 3, 2), 39: ("RenewDelegationToken", 0, 2, 2),
     40: ("ExpireDelegationToken", 0, 2, 2), 41: ("DescribeDelegationToken", 0, 3, 2),
-    42: ("DeleteGroups", 0, 2, 2), 43: ("ElectLeaders", 0, 2, 2),
+    42: ("DeleteGroups", 0, 3, 2), 43: ("ElectLeaders", 0, 2, 2),
     44: ("IncrementalAlterConfigs", 0, 1, 1), 45: ("AlterPartitionReassignments", 0, 1, 0),
     46: ("ListPartitionReassignments", 0, 0, 0), 47: ("OffsetDelete", 0, 0, None),
     48: ("DescribeClientQuotas", 0, 1, 1), 49: ("AlterClientQuotas", 0, 1, 1),
@@ -59,8 +59,8 @@ RANGES = {
     81: ("RemoveRaftVoter", 0, 0, 0), 82: ("UpdateRaftVoter", 0, 0, 0),
     83: ("InitializeShareGroupState", 0, 0, 0), 84: ("ReadShareGroupState", 0, 0, 0),
     85: ("WriteShareGroupState", 0, 1, 0), 86: ("DeleteShareGroupState", 0, 0, 0),
-    87: ("ReadShareGroupStateSummary", 0, 1, 0), 88: ("StreamsGroupHeartbeat", 0, 0, 0),
-    89: ("StreamsGroupDescribe", 0, 0, 0), 90: ("DescribeShareGroupOffsets", 0, 1, 0),
+    87: ("ReadShareGroupStateSummary", 0, 1, 0), 88: ("StreamsGroupHeartbeat", 0, 1, 0),
+    89: ("StreamsGroupDescribe", 0, 1, 0), 90: ("DescribeShareGroupOffsets", 0, 1, 0),
     91: ("AlterShareGroupOffsets", 0, 0, 0), 92: ("DeleteShareGroupOffsets", 0, 0, 0),
 }
 
