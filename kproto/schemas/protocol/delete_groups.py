@@ -50,6 +50,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DeleteGroups", key=42, min_version=0, max_version=3, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 2))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 3))
 request = API.request
 response = API.response
