@@ -32,7 +32,9 @@ from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
 from kproto import protocol
 from kproto.schemas.message import RECORDS, carries
-from kproto.server import access, emulation, fault_hook, group_service, handlers, share_service, txn_service
+from kproto.server import (
+    access, emulation, fault_hook, group_service, handlers, share_service, topic_ids, txn_service,
+)
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.faults import FaultPlan
@@ -221,10 +223,16 @@ class Broker:
 
     async def dispatch(self, api: Api, ctx: RequestContext, body: Container) -> Any:
         """Run one decoded request's handler, under its API's authorization rule when an
-        authorizer is configured: the one place every request meets its handler."""
+        authorizer is configured: the one place every request meets its handler. Topics named by
+        id (KIP-516) are named before and given their ids back after (server/topic_ids.py)."""
+        key, version = ctx.request_api_key, ctx.request_api_version
+        unknown = topic_ids.to_names(self.logs, key, version, body)
         if self.security.authorizer is not None:
-            return await access.guarded(self, ctx, body, api.handle)
-        return await api.handle(self, ctx, body)
+            response = await access.guarded(self, ctx, body, api.handle)
+        else:
+            response = await api.handle(self, ctx, body)
+        topic_ids.to_ids(self.logs, key, version, response, unknown)
+        return response
 
     def encode(self, key: int, version: int, correlation_id: int, body: Any) -> list[ResponsePart]:
         regions: list[RecordsRegion] = []
