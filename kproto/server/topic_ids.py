@@ -38,17 +38,17 @@ class ById:
 
 
 BY_ID: dict[int, ById] = {
-    P.produce.API.key: ById(13, "topic_data", "name", "partition_data", "responses", "partition_responses",
+    P.produce.API.key: ById(P.TOPIC_IDS_SINCE[P.produce.API.key], "topic_data", "name", "partition_data", "responses", "partition_responses",
                             lambda p: {"index": p.index, "base_offset": -1, "log_append_time_ms": -1,
                                        "log_start_offset": -1}),
-    P.fetch.API.key: ById(13, "topics", "topic", "partitions", "responses", "partitions",
+    P.fetch.API.key: ById(P.TOPIC_IDS_SINCE[P.fetch.API.key], "topics", "topic", "partitions", "responses", "partitions",
                           lambda p: {"partition_index": p.partition, "high_watermark": -1, "last_stable_offset": -1,
                                      "log_start_offset": -1, "aborted_transactions": [],
                                      "preferred_read_replica": -1, "records": b""}),
-    P.offset_commit.API.key: ById(10, "topics", "name", "partitions", "topics", "partitions",
+    P.offset_commit.API.key: ById(P.TOPIC_IDS_SINCE[P.offset_commit.API.key], "topics", "name", "partitions", "topics", "partitions",
                                   lambda p: {"partition_index": p.partition_index}),
     # OffsetFetchResponse's INVALID_OFFSET, NO_METADATA for a partition it has no offset for
-    P.offset_fetch.API.key: ById(10, "topics", "name", "partition_indexes", "groups", "partitions",
+    P.offset_fetch.API.key: ById(P.TOPIC_IDS_SINCE[P.offset_fetch.API.key], "topics", "name", "partition_indexes", "groups", "partitions",
                                  lambda p: {"partition_index": p, "committed_offset": -1,
                                             "committed_leader_epoch": -1, "metadata": ""}, groups="groups"),
 }
