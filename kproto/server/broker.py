@@ -213,10 +213,14 @@ class Broker:
         if not self._advertises(key, version):
             response = await fault_hook.error_response(key, version, body, None, ErrorCode.UNSUPPORTED_VERSION, run)
             return None if response is None else self.encode(key, version, header.correlation_id, response)
+        # topics named by id (KIP-516): named for the fault plane, authorization and the handler,
+        # given their ids back after (server/topic_ids.py)
+        unknown = topic_ids.to_names(self.logs, key, version, body)
         if self.faults:     # the fault plane (server/faults.py): only while rules are set
             response = await fault_hook.handle(self.faults, header, body, conn, run)
         else:
             response = await self.dispatch(api, ctx, body)
+        topic_ids.to_ids(self.logs, key, version, response, unknown)
         if sec is not None and sec.extra.get("close"):     # a failed SASL handshake or authentication
             conn.closing = conn.failed_authentication = True
         if response is None:
@@ -225,16 +229,10 @@ class Broker:
 
     async def dispatch(self, api: Api, ctx: RequestContext, body: Container) -> Any:
         """Run one decoded request's handler, under its API's authorization rule when an
-        authorizer is configured: the one place every request meets its handler. Topics named by
-        id (KIP-516) are named before and given their ids back after (server/topic_ids.py)."""
-        key, version = ctx.request_api_key, ctx.request_api_version
-        unknown = topic_ids.to_names(self.logs, key, version, body)
+        authorizer is configured: the one place every request meets its handler."""
         if self.security.authorizer is not None:
-            response = await access.guarded(self, ctx, body, api.handle)
-        else:
-            response = await api.handle(self, ctx, body)
-        topic_ids.to_ids(self.logs, key, version, response, unknown)
-        return response
+            return await access.guarded(self, ctx, body, api.handle)
+        return await api.handle(self, ctx, body)
 
     def encode(self, key: int, version: int, correlation_id: int, body: Any) -> list[ResponsePart]:
         regions: list[RecordsRegion] = []

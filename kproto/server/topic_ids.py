@@ -1,9 +1,9 @@
 """Requests that name topics by id (KIP-516): Produce v13+, Fetch v13+, OffsetCommit v10+,
 OffsetFetch v10+.
 
-Theory of operation. Handlers, authorization and the log work by topic name. Before a
-request's handler runs (and before its authorization: KafkaApis looks the id up in the
-metadata cache first), ``to_names`` gives each entry that names its topic by id the topic's
+Theory of operation. Handlers, authorization, the fault plane and the log work by topic
+name. Before any of them sees a request (KafkaApis too looks the id up in the metadata
+cache before authorizing), the broker's ``handle`` calls ``to_names``, which gives each entry that names its topic by id the topic's
 name; an id no topic has is taken out of the request, so nothing happens to it, and
 ``to_ids`` answers it UNKNOWN_TOPIC_ID for each of its partitions after the handler (as
 KafkaApis.handleProduceRequest / handleFetchRequest / handleOffsetCommitRequest do when
