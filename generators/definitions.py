@@ -1,21 +1,24 @@
-"""Kafka's message definitions, one version at a time, from any of three sources.
+"""Kafka's message definitions, one version at a time, from any of four sources.
 
 Kafka keeps one JSON file per message (clients/src/main/resources/common/message);
 its readers are generated per version from it. This module reads the same
 definitions into one small form, ``MessageV`` (the fields a version has, each
 with its type, nullability, tag, default and doc), from:
 
-* Kafka's JSON, from a git tree (``git_messages``) or a directory
-  (``dir_messages``: kafka-python 3.0.12 bundles Kafka 4.x's, ``kafka_python_dir``);
+* Kafka's JSON, from a release's kafka-clients jar (``jar_messages``: the jar
+  ships them as ``common/message/*.json``), a git tree (``git_messages``) or a
+  directory (``dir_messages``: kafka-python 3.0.12 bundles Kafka 4.x's,
+  ``kafka_python_dir``);
 * kio's generated dataclasses (``from_kio``), whose names and types are read
   back into Kafka's (kio drops the ``Ms`` of durations and timestamps, reads a
   zero uuid and a -1 timestamp as None, and keeps no default for required fields:
   ``UNKNOWN``).
 
-``collect`` merges them per API key and version (newest source first).
+``collect`` merges them per API key and version (newest source first: the jar,
+when given, is the release kproto's broker answers as, so it wins).
 generators.protocol folds the result into field trees and writes the
 modules; tests/schemas/test_protocol_definitions.py compares kproto's tables with
-what this module reads from kafka-python and kio, version by version.
+what this module reads from the jar, kafka-python and kio, version by version.
 Nothing here runs when kproto decodes: it is for making and checking tables.
 """
 
@@ -31,6 +34,7 @@ import sys
 import types
 import typing
 import uuid
+import zipfile
 from pathlib import Path
 
 from kproto.schemas.message import snake
@@ -254,6 +258,18 @@ def dir_messages(path: Path) -> dict[str, dict]:
             if p.stem.endswith(("Request", "Response"))}
 
 
+def jar_messages(jar: Path) -> dict[str, dict]:
+    """The definitions a kafka-clients jar was built from (``common/message/*.json``)."""
+    prefix = MESSAGES.rsplit("resources/", 1)[1] + "/"
+    out = {}
+    with zipfile.ZipFile(jar) as z:
+        for n in sorted(z.namelist()):
+            stem = n[len(prefix):-5]
+            if n.startswith(prefix) and n.endswith(".json") and stem.endswith(("Request", "Response")):
+                out[stem] = strip_comments(z.read(n).decode())
+    return out
+
+
 @dataclasses.dataclass
 class Api:
     key: int
@@ -265,8 +281,10 @@ class Api:
     json: dict[str, dict]             # kind -> the newest JSON definition
 
 
-def collect(repo: str, ref: str) -> dict[int, Api]:
-    layers = [("kafka-python 3.0.12", dir_messages(kafka_python_dir())),
+def collect(repo: str, ref: str, jar: Path | None = None) -> dict[int, Api]:
+    """``jar``: a kafka-clients jar, authoritative for every version it defines."""
+    layers = [*([(jar.name, jar_messages(jar))] if jar is not None else []),
+              ("kafka-python 3.0.12", dir_messages(kafka_python_dir())),
               ("kio 0.6.5", None),
               (f"apache/kafka@{ref}", git_messages(repo, ref))]
     by_key: dict[int, dict[str, dict]] = {}
@@ -303,8 +321,10 @@ def collect(repo: str, ref: str) -> dict[int, Api]:
             raise SystemExit(f"key {key}: flexible versions {flex} not open-ended")
         if sorted(req) != list(range(min(req), max(req) + 1)):
             raise SystemExit(f"key {key}: versions {sorted(req)} not contiguous")
+        # the newest JSON that still defines a version (Kafka 4's files for keys 4-7 say "none")
         newest_json = {kind: next((d for label, m in layers if m is not None
-                                   for _, d in [x for x in by_key.get(key, {}).get(kind, []) if x[0] == label]),
+                                   for _, d in [x for x in by_key.get(key, {}).get(kind, []) if x[0] == label]
+                                   if versions_of(d["validVersions"])),
                                   None) for kind in ("request", "response")}
         apis[key] = Api(key, name, req, resp, flex[0] if flex else None, sources,
                         {k: d for k, d in newest_json.items() if d is not None})

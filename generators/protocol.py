@@ -4,31 +4,34 @@ Not imported at run time: the generated modules are the committed source of
 truth, and this script is how they were made. Re-run it when Kafka defines a
 new API or version (``--check`` says whether the committed modules are current)::
 
-    python -m generators.protocol --kafka-repo /path/to/apache/kafka.git [--check]
+    python -m generators.protocol --kafka-repo /path/to/apache/kafka.git \
+        --kafka-jar .kafka/4.4.0/lib/kafka-clients-4.4.0.jar [--check]
 
-Kafka keeps one JSON file per message; its versions live in three places,
+Kafka keeps one JSON file per message; its versions live in four places,
 which this script reads and merges version by version:
 
+0. the kafka-clients jar of the release kproto's broker answers as
+   (``--kafka-jar``, Kafka 4.4.0): its ``common/message/*.json`` are the
+   definitions that release was built from, authoritative for every version
+   they define (Produce v13, Fetch v18, DeleteGroups v3, keys 93-94, ...);
 1. an apache/kafka git repository (``--kafka-repo``, ``--ref``): every API
    key of that tree, the ZooKeeper-era keys 4-7 included, with the old
    versions Kafka 4.0 dropped (KIP-896) still in their ranges when the tree
    predates 4.0 (the mirror used was trunk of 2024-10-25, 1eb7644);
-2. kafka-python 3.0.12's bundled copy of Kafka 4.x's JSON, authoritative for
-   every version it defines;
+2. kafka-python 3.0.12's bundled copy of Kafka 4.x's JSON;
 3. kio 0.6.5 (generated from a newer Kafka 4.x): every version it has that
-   kafka-python lacks (keys 88-92, share groups v1-2, the KRaft APIs with
-   Kafka's current field names, ...), read back from its dataclasses (field
+   kafka-python lacks, read back from its dataclasses (field
    metadata, and the docstrings of its source); the git tree then supplies
-   only what both dropped (old versions, keys 4-7).
+   only what the others dropped (old versions, keys 4-7).
 
-For each version the newest source that defines it wins (2, then 3, then 1);
+For each version the newest source that defines it wins (0, 2, 3, then 1);
 the readers are generators.definitions.
 The per-version field lists are then folded back into Kafka's form: one field
 tree whose fields carry version, nullable-version and tagged-version ranges,
 which is what kproto.schemas.message expands per version. A field whose
 versions are not one contiguous range cannot be written in that form and
 stops the script. tests/schemas/test_protocol_definitions.py checks the result,
-version by version, against sources 2 and 3 as installed by ``make test``.
+version by version, against sources 0, 2 and 3 as installed by ``make test``.
 
 Modules without the GENERATED marker are hand-written (the 26 APIs kproto's
 broker answered first) and are neither overwritten nor compared here: the tests
@@ -125,6 +128,8 @@ SUMMARIES = {
     90: "describe share groups' offsets (KIP-932)",
     91: "alter share groups' offsets (KIP-932)",
     92: "delete share groups' offsets (KIP-932)",
+    93: "a Kafka Streams group member pushes its topology's description (KIP-1071)",
+    94: "remove a controller's registration",
 }
 
 # --- fold versions back into one field tree -------------------------------------------
@@ -417,7 +422,7 @@ def import_list(names: list[str]) -> str:
     return "\n".join("    " + line for line in textwrap.wrap(", ".join(names) + ",", 96))
 
 
-def render(api: Api, served: tuple[int, int] | None = None) -> str:
+def render(api: Api, served: tuple[int, int] | None = None, newest: str = "Kafka 4.x as in kio 0.6.5") -> str:
     lo, hi = min(api.request), max(api.request)
     req_root, req_structs = fold(api.request, api.json.get("request"))
     resp_root, resp_structs = fold(api.response, api.json.get("response"))
@@ -434,7 +439,7 @@ def render(api: Api, served: tuple[int, int] | None = None) -> str:
     if served is not None:
         extra += f", served={served}"
     answers = ("none of them (ApiVersions does not list it)" if served is None else
-               f"v{served[0]}-{served[1]} (ApiSpec.served)")
+               f"v{served[0]}{'' if served[0] == served[1] else f'-{served[1]}'} (ApiSpec.served)")
     srcs = sorted(set(api.sources.values()))
     head = [
         *textwrap.wrap(f'"""{api.name} (key {api.key}): {SUMMARIES.get(api.key, "")}.', 100),
@@ -443,7 +448,7 @@ def render(api: Api, served: tuple[int, int] | None = None) -> str:
         *textwrap.wrap(f"Kafka has defined; its broker answers {answers}.", 90),
         "",
         *ledger(api),
-        "    not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).",
+        f"    not supported: nothing else in Kafka's definitions (up to {newest}).",
         "",
         "@GRAMMAR@",
         "",
@@ -469,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kafka-repo", required=True, help="a git clone of apache/kafka (bare is fine)")
     ap.add_argument("--ref", default="HEAD")
+    ap.add_argument("--kafka-jar", type=Path, help="a kafka-clients jar: its definitions win (newest)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--check", action="store_true", help="only report modules that differ")
     ap.add_argument("--only", type=int, action="append", help="API keys to write (default all)")
@@ -476,14 +482,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="API keys whose module lacks the GENERATED marker to regenerate anyway")
     args = ap.parse_args(argv)
     files = {}
-    for key, api in collect(args.kafka_repo, args.ref).items():
+    newest = f"Kafka {args.kafka_jar.stem.removeprefix('kafka-clients-')}" if args.kafka_jar else None
+    for key, api in collect(args.kafka_repo, args.ref, args.kafka_jar).items():
         path = args.out / f"{snake(api.name)}.py"
         text = path.read_text() if path.exists() else ""
         if (args.only and key not in args.only) or (text and GENERATED not in text and key not in args.adopt):
             continue     # not asked for, or hand-written (tests/schemas/test_protocol_definitions.py checks it)
         # the versions the broker serves are the handlers' decision: kept as the module has them
         served = re.search(r"served=\((\d+), (\d+)\)", text)
-        files[path] = render(api, (int(served[1]), int(served[2])) if served else None)
+        files[path] = render(api, (int(served[1]), int(served[2])) if served else None,
+                             *([newest] if newest else []))
     return write_or_check(files, args.check)
 
 

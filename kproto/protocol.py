@@ -45,13 +45,13 @@ from kproto.fastpath.protocol import Irregular, fast_builder, fast_parser
 from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec, codec, present_only
 from kproto.schemas.message import exact as _exact
 from kproto.schemas.protocol import (
-    _MODULE_NAMES, API_KEYS, api, highest_common_version, request_header_for, request_header_version,
-    response_header_for, response_header_version, served_versions,
+    _MODULE_NAMES, API_KEYS, TOPIC_IDS_SINCE, api, highest_common_version, request_header_for,
+    request_header_version, response_header_for, response_header_version, served_versions,
 )
 from kproto.schemas.protocol.header import request_header, response_header
 
 __all__ = [
-    "API_KEYS", "ApiSpec", "MalformedMessageError", "api", "request_header_version",
+    "API_KEYS", "ApiSpec", "MalformedMessageError", "TOPIC_IDS_SINCE", "api", "request_header_version",
     "response_header_version", "decode_request_header", "decode_request", "decode_request_body", "encode_request",
     "decode_response", "encode_response", "highest_common_version", "served_versions",
 ]

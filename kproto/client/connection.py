@@ -125,9 +125,12 @@ class ClientConnection:
         if api_key not in self.broker_versions:
             raise UnsupportedVersionError(
                 f"the broker does not support {protocol.api(api_key).name} (key {api_key})")
-        # The admin layer builds and reads bodies as kproto's handlers do (topic
-        # names, not the ids of OffsetCommit/OffsetFetch v10): it speaks the
-        # versions kproto serves, not every version it can decode.
+        # The admin layer builds and reads bodies as kproto's handlers do, by topic
+        # name: it speaks the versions kproto serves, below those naming topics by
+        # id only (Produce/Fetch v13, OffsetCommit/OffsetFetch v10), not every
+        # version it can decode.
         served = protocol.api(api_key).served
-        return protocol.highest_common_version(api_key, *self.broker_versions[api_key],
-                                               upto=served[1] if served else None)
+        upto = served[1] if served else None
+        if api_key in protocol.TOPIC_IDS_SINCE:
+            upto = min(upto, protocol.TOPIC_IDS_SINCE[api_key] - 1)
+        return protocol.highest_common_version(api_key, *self.broker_versions[api_key], upto=upto)

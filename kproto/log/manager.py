@@ -223,6 +223,12 @@ class LogManager:
         with self._lock:
             return self._topic_ids.setdefault(topic, uuid.uuid4())
 
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The existing topic whose id is ``topic_id`` (Kafka's MetadataCache.getTopicName), else None."""
+        with self._lock:
+            return next((t for t, i in self._topic_ids.items() if i == topic_id and t in self._partition_counts),
+                        None)
+
     def get_or_create_log(self, topic: str, partition: int) -> UnifiedLog:
         with self._lock:
             log = self._logs.get((topic, partition))

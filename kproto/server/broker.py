@@ -33,7 +33,9 @@ from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
 from kproto import protocol
 from kproto.schemas.message import RECORDS, carries
-from kproto.server import access, emulation, fault_hook, group_service, handlers, share_service, txn_service
+from kproto.server import (
+    access, emulation, fault_hook, group_service, handlers, share_service, topic_ids, txn_service,
+)
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.faults import FaultPlan
@@ -79,9 +81,12 @@ class Broker:
         # coordinator appends under it too) and the producer-state checks around them.
         self.append_lock = threading.Lock()
         self.apis: dict[int, Api] = handlers.table()
-        # --kafka-version: the (oldest, newest) advertised per API, as that release and kproto both answer
-        self.emulated = None if kafka_version is None else emulation.advertised(
-            emulation.release(kafka_version), {k: api.versions for k, api in self.apis.items()})
+        # the (oldest, newest) advertised per API: --kafka-version's, as that release and kproto both
+        # answer, else Kafka 4.4's oldest (KIP-896) to kproto's newest
+        served = {k: api.versions for k, api in self.apis.items()}
+        self.kafka_version = kafka_version
+        self.advertised = emulation.current(served) if kafka_version is None else emulation.advertised(
+            emulation.release(kafka_version), served)
         self.groups: group_service.GroupService | None = None   # set by start(), before any request
         self.transactions: txn_service.TxnService | None = None  # likewise
         self.shares: share_service.ShareService | None = None    # likewise
@@ -193,11 +198,11 @@ class Broker:
                 body = self.api_versions_body(error_code=ErrorCode.UNSUPPORTED_VERSION)
                 return [protocol.encode_response(key, version, header.correlation_id, body)]
             raise CloseConnection(f"{protocol.api(key).name} v{version} is not supported (v{lo}-{hi})")
-        if self.emulated is not None and not self._emulates(key, version):     # --kafka-version
+        if not self._advertises(key, version):     # KIP-896's removals, or --kafka-version's range
             if key == API_VERSIONS:
                 body = self.api_versions_body(error_code=ErrorCode.UNSUPPORTED_VERSION)
                 return [protocol.encode_response(key, version, header.correlation_id, body)]
-            if key not in self.emulated:
+            if key not in self.advertised:
                 raise CloseConnection(f"{protocol.api(key).name} is not an API of the emulated Kafka release")
         try:
             body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
@@ -208,13 +213,17 @@ class Broker:
         def run(b: Container) -> Awaitable[Any]:
             return self.dispatch(api, ctx, b)
 
-        if self.emulated is not None and not self._emulates(key, version):
+        if not self._advertises(key, version):
             response = await fault_hook.error_response(key, version, body, None, ErrorCode.UNSUPPORTED_VERSION, run)
             return None if response is None else self.encode(key, version, header.correlation_id, response)
+        # topics named by id (KIP-516): named for the fault plane, authorization and the handler,
+        # given their ids back after (server/topic_ids.py)
+        unknown = topic_ids.to_names(self.logs, key, version, body)
         if self.faults:     # the fault plane (server/faults.py): only while rules are set
             response = await fault_hook.handle(self.faults, header, body, conn, run)
         else:
             response = await self.dispatch(api, ctx, body)
+        topic_ids.to_ids(self.logs, key, version, response, unknown)
         if sec is not None and sec.extra.get("close"):     # a failed SASL handshake or authentication
             conn.closing = conn.failed_authentication = True
         if response is None:
@@ -250,16 +259,16 @@ class Broker:
         parts.append(frame[pos:])
         return parts
 
-    def _emulates(self, key: int, version: int) -> bool:
-        lo, hi = self.emulated.get(key, (0, -1))
+    def _advertises(self, key: int, version: int) -> bool:
+        lo, hi = self.advertised.get(key, (0, -1))
         return lo <= version <= hi
 
     def api_versions_body(self, error_code: int = 0) -> dict:
-        ranges = self.emulated if self.emulated is not None else {k: api.versions for k, api in self.apis.items()}
+        ranges = self.advertised
         body = {"error_code": error_code, "throttle_time_ms": 0,
                 "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
                              for k, (lo, hi) in sorted(ranges.items())]}
-        if self.emulated is None:       # v3+ tagged fields, as Kafka 4.4 answers (ApiVersionsResponse.createApiVersionsResponse)
+        if self.kafka_version is None:  # v3+ tagged fields, as Kafka 4.4 answers (ApiVersionsResponse.createApiVersionsResponse)
             body.update(
                 supported_features=[{"name": n, "min_version": lo, "max_version": hi}
                                     for n, (lo, hi) in sorted(SUPPORTED_FEATURES.items())],

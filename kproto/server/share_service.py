@@ -36,10 +36,7 @@ class LogCatalog:
         return self.logs.topic_id(topic) if self.logs.has_topic(topic) else None
 
     def topic_name(self, topic_id: uuid.UUID) -> str | None:
-        for topic in self.logs.topics():
-            if self.logs.topic_id(topic) == topic_id:
-                return topic
-        return None
+        return self.logs.topic_name(topic_id)
 
     def partition_count(self, topic: str) -> int:
         return self.logs.partition_count(topic) if self.logs.has_topic(topic) else 0

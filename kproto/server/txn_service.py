@@ -133,9 +133,10 @@ class TxnService(CoordinatorShell):
             return ErrorCode.INVALID_TXN_STATE
         return error
 
-    def verify_produce(self, transactional_id: str, batches) -> dict[tuple[str, int], tuple[ErrorCode, str]]:
-        """The transactional batches of a Produce (Produce v0-10: no TRANSACTION_ABORTABLE), each
-        verified (``verify``) and refused with ReplicaManager's errors: INVALID_TXN_STATE when
+    def verify_produce(self, transactional_id: str, batches, *,
+                       abortable: bool = False) -> dict[tuple[str, int], tuple[ErrorCode, str]]:
+        """The transactional batches of a Produce, each verified (``verify``; ``abortable``: Produce
+        v11+ knows TRANSACTION_ABORTABLE) and refused with ReplicaManager's errors: INVALID_TXN_STATE when
         the partition is not in the transaction, NOT_ENOUGH_REPLICAS (retriable for every
         client) when the coordinator cannot say yet, the error itself otherwise.
         ``batches``: (topic, partition, first batch or None). Returns (error, message) of the refused."""
@@ -143,7 +144,8 @@ class TxnService(CoordinatorShell):
         for topic, partition, batch in batches:
             if batch is None or not batch.is_transactional or self.logs.get_log(topic, partition) is None:
                 continue
-            error = self.verify(transactional_id, topic, partition, batch.producer_id, batch.producer_epoch)
+            error = self.verify(transactional_id, topic, partition, batch.producer_id, batch.producer_epoch,
+                                abortable=abortable)
             if error is ErrorCode.NONE:
                 continue
             log.info("refusing a transactional batch of %r for %s-%d: %s", transactional_id, topic,

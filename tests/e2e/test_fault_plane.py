@@ -516,7 +516,8 @@ def test_emulated_2_8_advertises_that_release_within_what_kproto_serves():
     assert advertised("2.8", served) == {0: (0, 9), 1: (0, 12), 18: (0, 3)}
     assert 75 not in RELEASES["3.7"] and RELEASES["3.8"][75] == (0, 0)     # DescribeTopicPartitions from 3.8
     assert 68 not in RELEASES["3.9"] and 68 in RELEASES["4.4"]             # KIP-848 groups from 4.0
-    assert RELEASES["3.9"][0][0] == 0 and RELEASES["4.4"][0][0] == 3        # KIP-896: Produce v3+ from 4.0
+    assert RELEASES["3.9"][1][0] == 0 and RELEASES["4.4"][1][0] == 4        # KIP-896: Fetch v4+ from 4.0
+    assert RELEASES["4.4"][0] == (0, 13)    # Produce still advertised from v0 (KAFKA-18659, measured)
 
 
 def test_clients_negotiate_only_kafka_2_8_versions(tmp_path):

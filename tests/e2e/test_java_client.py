@@ -119,3 +119,41 @@ def test_share_consumer(kafka_ref, broker):
     got = run(kafka_ref, "share", bootstrap, topic="java-share", group="g-share", count=3)
     assert got.error is None, got.error
     assert consumed(got) == [(0, i, f"k{i}", f"v{i}", [["h", f"k{i}"]]) for i in range(3)]
+
+
+# The APIs the Java client's produce, consume and admin scenarios send, each at its newest
+# version: kafka-clients 4.4's newest is Kafka 4.4's broker's newest (RELEASES). Offsets go
+# by topic id (OffsetCommit/OffsetFetch v10) from a KIP-848 consumer; a classic group's by
+# name, at v9 (ConsumerCoordinator), so both are counted for those two.
+NEWEST = ["Produce", "Fetch", "ListOffsets", "Metadata", "OffsetCommit", "OffsetFetch", "FindCoordinator",
+          "JoinGroup", "SyncGroup", "LeaveGroup", "DescribeCluster", "CreateTopics", "DeleteTopics",
+          "DeleteRecords", "DescribeGroups", "ListGroups", "DescribeTopicPartitions", "ConsumerGroupHeartbeat"]
+BY_NAME = {"OffsetCommit": 9, "OffsetFetch": 9}
+
+
+def test_the_java_client_negotiates_kafka_4_4s_newest_versions_with_kproto(kafka_ref, tmp_path):
+    """kproto advertises each API the Java client uses up to Kafka 4.4's newest, and the client
+    sends it there (by name, v9, for a classic group's offsets) and never below: one fault rule
+    per (API, version range), acting by a 1 ms delay, counts the requests in its range."""
+    from kproto.schemas import protocol as P
+    from kproto.server.kafka_versions import RELEASES
+    keys = {P.API_KEYS[k].name: k for k in RELEASES["4.4"] if k in P.API_KEYS}
+    with kproto.testing.broker(data_dir=tmp_path / "data") as b:
+        rules = {}
+        for name in NEWEST:
+            newest = RELEASES["4.4"][keys[name]][1]
+            assert P.served_versions()[keys[name]][1] == newest, name
+            floor = BY_NAME.get(name, newest)
+            rules[name] = [b.faults.inject(api=name, versions=[v, v], delay_ms=1) for v in range(floor, newest + 1)]
+            rules[name].append(b.faults.inject(api=name, versions=[0, floor - 1], delay_ms=1))
+        bs = b.bootstrap_servers
+        assert run(kafka_ref, "produce", bs, topic="java-newest", count=2, partition=0).error is None
+        for protocol in ("classic", "consumer"):
+            got = run(kafka_ref, "consume", bs, topic="java-newest", group=f"g-{protocol}", count=2, protocol=protocol)
+            assert got.error is None, got.error
+            assert committed(got) == [(0, 2)]
+        out = run(kafka_ref, "admin", bs, topic="java-newest-admin", group="g-classic")
+        assert out.error is None, out.error
+        used = {name: [r.describe()["matches"] for r in rs] for name, rs in rules.items()}
+    assert {name: n[-1] for name, n in used.items() if n[-1]} == {}, used       # nothing below
+    assert {name for name, n in used.items() if not all(n[:-1])} == set(), used  # each version named

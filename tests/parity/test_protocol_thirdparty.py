@@ -56,6 +56,15 @@ UNWRITTEN = {
     **{(56, v): "broker-to-controller v0-1 dropped by Kafka 4.0; kio starts at v2" for v in (0, 1)},
     **{(k, 0): "KIP-932 early-access v0 (Kafka 4.0) replaced by v1 in 4.1; kio has v1 only"
        for k in (76, 77, 78, 79)},
+    **{kv: "Kafka 4.4 only (its kafka-clients jar); no Python codec here writes it yet"
+       for kv in ((42, 3), (88, 1), (89, 1))},
+}
+
+# Frames kio 0.6.5 wrote from a definition Kafka 4.4 has since changed (its jar, which
+# tests/schemas/test_protocol_definitions.py checks kproto against): a strict xfail each.
+SUPERSEDED = {
+    ("kio-0.6.5", "BrokerHeartbeat", 2, "request"): "Kafka 4.4 made cordoned_log_dirs nullable, default null",
+    ("kio-0.6.5", "StreamsGroupHeartbeat", 0, "response"): "Kafka 4.4 added acceptable_recovery_lag_legacy, ...",
 }
 
 
@@ -82,7 +91,9 @@ def decode(row: dict):
     return header, body, lambda value: P.encode_response(key, version, header.correlation_id, value)
 
 
-@pytest.mark.parametrize("row", ROWS, ids=_id)
+@pytest.mark.parametrize("row", [
+    pytest.param(r, marks=[pytest.mark.xfail(strict=True, reason=SUPERSEDED[k])] if k in SUPERSEDED else [])
+    for r in ROWS for k in [(r["written_by"], r["api"], r["api_version"], r["direction"])]], ids=_id)
 def test_third_party_frame(row):
     header, body, encode = decode(row)
     spec, version = P.api(row["api_key"]), row["api_version"]

@@ -20,7 +20,7 @@ from kproto.schemas.message import ArrayOf, Field, MalformedMessageError, Struct
 
 # Every API key and version Kafka has defined: (min, max, first flexible).
 # Old versions from apache/kafka trunk of 2024-10 (before KIP-896 dropped them),
-# new ones from Kafka 4.x as bundled by kafka-python 3.0.12 and kio 0.6.5.
+# new ones from Kafka 4.4.0's kafka-clients jar, kafka-python 3.0.12 and kio 0.6.5.
 RANGES = {
     0: ("Produce", 0, 13, 9), 1: ("Fetch", 0, 18, 12), 2: ("ListOffsets", 0, 11, 6),
     3: ("Metadata", 0, 13, 9), 4: ("LeaderAndIsr", 0, 7, 4), 5: ("StopReplica", 0, 4, 2),
@@ -38,7 +38,7 @@ RANGES = {
     36: ("SaslAuthenticate", 0, 2, 2), 37: ("CreatePartitions", 0, 3, 2),
     38: ("CreateDelegationToken", 0, 3, 2), 39: ("RenewDelegationToken", 0, 2, 2),
     40: ("ExpireDelegationToken", 0, 2, 2), 41: ("DescribeDelegationToken", 0, 3, 2),
-    42: ("DeleteGroups", 0, 2, 2), 43: ("ElectLeaders", 0, 2, 2),
+    42: ("DeleteGroups", 0, 3, 2), 43: ("ElectLeaders", 0, 2, 2),
     44: ("IncrementalAlterConfigs", 0, 1, 1), 45: ("AlterPartitionReassignments", 0, 1, 0),
     46: ("ListPartitionReassignments", 0, 0, 0), 47: ("OffsetDelete", 0, 0, None),
     48: ("DescribeClientQuotas", 0, 1, 1), 49: ("AlterClientQuotas", 0, 1, 1),
@@ -59,14 +59,18 @@ RANGES = {
     81: ("RemoveRaftVoter", 0, 0, 0), 82: ("UpdateRaftVoter", 0, 0, 0),
     83: ("InitializeShareGroupState", 0, 0, 0), 84: ("ReadShareGroupState", 0, 0, 0),
     85: ("WriteShareGroupState", 0, 1, 0), 86: ("DeleteShareGroupState", 0, 0, 0),
-    87: ("ReadShareGroupStateSummary", 0, 1, 0), 88: ("StreamsGroupHeartbeat", 0, 0, 0),
-    89: ("StreamsGroupDescribe", 0, 0, 0), 90: ("DescribeShareGroupOffsets", 0, 1, 0),
+    87: ("ReadShareGroupStateSummary", 0, 1, 0), 88: ("StreamsGroupHeartbeat", 0, 1, 0),
+    89: ("StreamsGroupDescribe", 0, 1, 0), 90: ("DescribeShareGroupOffsets", 0, 1, 0),
     91: ("AlterShareGroupOffsets", 0, 0, 0), 92: ("DeleteShareGroupOffsets", 0, 0, 0),
 }
 
 # What kproto's broker has answered, per the ledgers: a floor, not a copy. The schema's
-# ``served`` is the one statement of the versions; serving more (a new API, a higher
-# version) needs no edit here, serving less is a regression this table catches.
+# ``served`` is the one statement of the versions its handlers answer; serving more (a new
+# API, a higher version) needs no edit here, serving less is a regression this table catches.
+# KIP-896: by default the broker advertises what Kafka 4.4 does, from 4.4's oldest version
+# (test_default_advertises_kafka_4_4s_ranges); the older versions below stay served, and a
+# client reaches them by asking for an older Kafka (--kafka-version, emulation.advertised):
+# test_versions_below_kafka_4_4_stay_reachable_by_emulation.
 SERVED = {
     0: (0, 10), 1: (0, 12), 2: (0, 8), 3: (0, 12), 8: (0, 9), 9: (0, 9), 10: (0, 6), 11: (0, 7),
     12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 4), 19: (0, 7), 20: (0, 6),
@@ -95,6 +99,43 @@ def test_served_ranges_are_what_the_handlers_declare():
              if k not in served or not served[k][0] <= lo <= hi <= served[k][1]}
     assert not below, below
 
+
+
+# The APIs whose newest Kafka 4.4 version belongs to other work (the ApiVersions and
+# transaction APIs): kproto advertises less than 4.4 there until it lands.
+NOT_YET_44 = {18: "ApiVersions v5", 22: "InitProducerId v5", 26: "EndTxn v5", 28: "TxnOffsetCommit v5-6"}
+
+
+def test_default_advertises_kafka_4_4s_ranges():
+    """Without --kafka-version each API kproto serves is advertised as Kafka 4.4's broker
+    advertises it (measured: Produce from v0, KAFKA-18659; Fetch from v4, ...), the
+    versions KIP-896 removed left out; a newer version of kproto's own is kept."""
+    from kproto.server.emulation import current
+    from kproto.server.kafka_versions import RELEASES
+    kafka = RELEASES["4.4"]
+    ours = current(P.served_versions())
+    assert set(ours) == set(P.served_versions()) and set(ours) <= set(kafka)
+    short = {k: (ours[k], kafka[k]) for k in ours if ours[k] != kafka[k]}
+    assert short.keys() == NOT_YET_44.keys(), short
+    assert all(ours[k][0] == kafka[k][0] and ours[k][1] < kafka[k][1] for k in NOT_YET_44)
+    assert ours[1] == (4, 18) and ours[2] == (1, 11) and ours[8] == (2, 10) and ours[0] == (0, 13)
+
+
+def test_versions_below_kafka_4_4_stay_reachable_by_emulation():
+    """Each version the broker answered before KIP-896 (SERVED) is still advertised, by
+    default or as some older Kafka release (``--kafka-version``), and decodable (RANGES)."""
+    from kproto.server.emulation import advertised, current
+    from kproto.server.kafka_versions import RELEASES
+    served = P.served_versions()
+    reach: dict[int, set] = {k: set(range(lo, hi + 1)) for k, (lo, hi) in current(served).items()}
+    for release in RELEASES:
+        for k, (lo, hi) in advertised(release, served).items():
+            reach[k].update(range(lo, hi + 1))
+    for k, (lo, hi) in SERVED.items():
+        assert set(range(lo, hi + 1)) <= reach[k], (k, sorted(set(range(lo, hi + 1)) - reach[k]))
+        assert RANGES[k][1] <= lo
+    assert advertised("2.8", served)[1] == (0, 12) and advertised("2.8", served)[0] == (0, 9)
+    assert advertised("3.9", served)[2] == (0, 9) and advertised("3.9", served)[8] == (0, 9)
 
 def test_every_module_is_registered_once():
     names = {m.name for m in pkgutil.iter_modules(schema_protocol.__path__)} - {"header"}

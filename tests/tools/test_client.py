@@ -37,9 +37,8 @@ def test_responses_come_back_whole_and_in_order():
     response = conn.next_response()
     assert (response.api_key, response.api_version, response.correlation_id) == (18, 3, cid)
     conn.negotiate(response.body)
-    # Metadata: the broker says v0-20, kproto decodes up to 13 but builds and
-    # reads bodies up to the version it serves, 12: 12 it is.
-    assert conn.version_for(METADATA) == protocol.api(METADATA).served[1] == 12
+    # Metadata: the broker says v0-20, kproto decodes and serves up to 13: 13 it is
+    assert conn.version_for(METADATA) == protocol.api(METADATA).served[1] == 13
     assert conn.supports(METADATA) and not conn.supports(19)
     with pytest.raises(UnsupportedVersionError, match="does not support CreateTopics"):
         conn.version_for(19)
@@ -53,6 +52,14 @@ def test_a_response_out_of_order_is_an_error():
     with pytest.raises(MalformedMessageError, match=f"correlation id {first + 1}, expected {first}"):
         conn.next_response()
 
+
+
+def test_the_client_names_topics_so_stops_below_the_versions_naming_them_by_id():
+    """Kafka 4.4 (and kproto) serve Produce/Fetch v13+ and OffsetCommit/OffsetFetch v10+ by
+    topic id only; kproto's client builds those bodies by name, so it speaks the version below."""
+    conn = ClientConnection()
+    conn.broker_versions = {0: (0, 13), 1: (4, 18), 8: (2, 10), 9: (1, 10), 2: (1, 11)}
+    assert [conn.version_for(k) for k in (0, 1, 8, 9, 2)] == [12, 12, 9, 9, 11]
 
 def test_versions_before_negotiation_and_the_kip511_retry():
     conn = ClientConnection()

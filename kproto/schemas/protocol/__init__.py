@@ -18,7 +18,7 @@ from kproto.schemas.message import ApiSpec, MalformedMessageError, StructCodec
 from kproto.schemas.protocol.header import request_header, response_header
 
 __all__ = [
-    "API_KEYS", "ApiSpec", "MalformedMessageError", "api", "request_header_version",
+    "API_KEYS", "ApiSpec", "MalformedMessageError", "TOPIC_IDS_SINCE", "api", "request_header_version",
     "response_header_version", "highest_common_version", "served_versions", "request_header_for",
     "response_header_for",
 ]
@@ -56,6 +56,11 @@ _MODULE_NAMES: dict[int, str] = {
     87: "read_share_group_state_summary", 88: "streams_group_heartbeat", 89: "streams_group_describe",
     90: "describe_share_group_offsets", 91: "alter_share_group_offsets", 92: "delete_share_group_offsets",
 }
+
+# The first version of each API that names topics by id only (KIP-516): the broker names
+# them for its handlers (kproto.server.topic_ids); kproto's client, which builds bodies by
+# name, speaks the versions below.
+TOPIC_IDS_SINCE: dict[int, int] = {0: 13, 1: 13, 8: 10, 9: 10}
 
 
 class _Registry(Mapping):

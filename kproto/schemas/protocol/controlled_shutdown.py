@@ -8,7 +8,7 @@ Kafka has defined; its broker answers none of them (ApiVersions does not list it
     v1   same as v0
     v2   request + broker_epoch
     v3   flexible
-    not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).
+    not supported: nothing else in Kafka's definitions (up to Kafka 4.4.0).
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::

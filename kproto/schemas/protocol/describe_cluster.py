@@ -7,8 +7,9 @@ Ledger: v0-2 supported; flexible in every version.
     v2   request include_fenced_brokers; brokers + is_fenced (KIP-1073)
     not supported: nothing newer exists in Kafka 4.x's definitions.
 
-The broker answers v0-1: v2 asks about fenced brokers (KIP-1073), a KRaft
-controller's notion this single node does not have.
+The broker answers v0-2: v2's fenced brokers (KIP-1073) are a KRaft controller's
+notion; the one node answering is registered and unfenced, so ``is_fenced`` is false
+whatever include_fenced_brokers says.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
@@ -75,6 +76,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DescribeCluster", key=60, min_version=0, max_version=2, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 1))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 2))
 request = API.request
 response = API.response

@@ -1,6 +1,6 @@
 """Fetch (key 1): read record batches from partitions.
 
-Ledger: v0-18 supported; v12+ flexible; the broker answers v0-12.
+Ledger: v0-18 supported; v12+ flexible; the broker answers v0-18.
 
     v0   replica_id, max_wait_ms, min_bytes, topics
     v1   response + throttle_time_ms (v2: magic 1 allowed)
@@ -25,8 +25,11 @@ Ledger: v0-18 supported; v12+ flexible; the broker answers v0-12.
     v18  request tag high_watermark (KIP-1166; followers only)
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
-The broker answers v0-12: its fetch handler finds topics by name, and v13+
-name them by id only.
+The broker answers v4-18 (v0-3 only as an older Kafka, ``--kafka-version``): v13+'s
+topic ids are named and given back by kproto.server.topic_ids (an unknown one
+UNKNOWN_TOPIC_ID); v15's replica_state and v17-18's tags are a follower's, which this
+single node never has (consumers send replica id -1); v16's node_endpoints go with a
+current_leader it never moves.
 
 Kafka 4.0 removed v0-3. librdkafka 2.16 fetches by topic id (v13+) when
 Metadata gave it ids, else stays at v12. records is raw bytes; decode it
@@ -243,6 +246,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("Fetch", key=1, min_version=0, max_version=18, flexible_from=12,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 12))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 18))
 request = API.request
 response = API.response

@@ -1,6 +1,6 @@
 """JoinGroup (key 11): enter a classic consumer group and learn the leader.
 
-Ledger: v0-9 supported; v6+ flexible; the broker answers v0-7.
+Ledger: v0-9 supported; v6+ flexible; the broker answers v0-9.
 
     v0   group_id, session_timeout_ms, member_id, protocol_type, protocols
     v1   + rebalance_timeout_ms (v0 members: use the session timeout)
@@ -14,7 +14,8 @@ Ledger: v0-9 supported; v6+ flexible; the broker answers v0-7.
     v9   response + skip_assignment (KIP-814)
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
-The broker stops at v7: none of the clients tested here (librdkafka 2.16, kafka-python 3.0, aiokafka 0.14) sends v8-9.
+The broker answers v0-9: v8's reason is only logged by Kafka (GroupMetadataManager), and
+v9's skip_assignment is the coordinator's (static leader rejoining, KIP-814).
 
 Member metadata and assignments are raw bytes here; for the "consumer"
 protocol they are ConsumerProtocolSubscription/Assignment
@@ -105,6 +106,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("JoinGroup", key=11, min_version=0, max_version=9, flexible_from=6,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 7))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 9))
 request = API.request
 response = API.response

@@ -26,7 +26,7 @@ Kafka has defined; its broker answers none of them (ApiVersions does not list it
          partition_errors.partition_index, partition_errors.error_code
     v6   request + topic_states.partition_states.leader_recovery_state
     v7   request + is_k_raft_controller
-    not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).
+    not supported: nothing else in Kafka's definitions (up to Kafka 4.4.0).
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::

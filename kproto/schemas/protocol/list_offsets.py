@@ -19,9 +19,10 @@ Ledger: v0-11 supported; v6+ flexible.
 Timestamps: -1 latest, -2 earliest, then the KIP-specific negatives above.
 Kafka 4.0 removed v0; aiokafka uses 0-3, librdkafka 2.0.2 <= 2.
 
-The broker answers v0-8 (-3 max timestamp, -4 earliest local = earliest
-here): v9's -5 (latest tiered offset, KIP-1005) and v10's timeout need
-tiered storage and remote replicas, which kproto has not got.
+The broker answers v1-11 (v0 only as an older Kafka, ``--kafka-version``). Without
+tiered storage (UnifiedLog.fetchOffsetByTimestamp, remote log disabled): -4 is the log
+start, -5 (latest tiered, v9) and -6 (earliest pending upload, v11) find no offset (-1);
+v10's timeout_ms bounds a remote lookup, which never happens here.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
@@ -109,6 +110,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("ListOffsets", key=2, min_version=0, max_version=11, flexible_from=6,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 8))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 11))
 request = API.request
 response = API.response

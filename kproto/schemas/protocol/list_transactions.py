@@ -1,14 +1,15 @@
 """ListTransactions (key 66): list transactions, optionally filtered.
 
-Ledger: v0-2 supported; v0+ flexible; the broker answers v0-1.
+Ledger: v0-2 supported; v0+ flexible; the broker answers v0-2.
 
     v0   first version
     v1   request + duration_filter
     v2   request + transactional_id_pattern
     not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).
 
-The broker answers v0-1 (kproto.server.handlers.txn): v2's
-transactional_id_pattern (KIP-1152) is not applied, so v2 is not advertised.
+The broker answers v0-2 (kproto.server.handlers.txn): v2's transactional_id_pattern
+(KIP-1152) keeps the ids it matches whole; one that does not compile is
+INVALID_REGULAR_EXPRESSION.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
@@ -78,6 +79,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("ListTransactions", key=66, min_version=0, max_version=2, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 1))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 2))
 request = API.request
 response = API.response

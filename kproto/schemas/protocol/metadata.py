@@ -21,8 +21,8 @@ Ledger: v0-13 supported; v9+ flexible.
 librdkafka 2.0.2 sends <= 4, librdkafka 2.16 <= 13 (<= 10 when it asks for
 cluster authorized operations), kafka-python <= 13, aiokafka 0-5.
 
-The broker answers v0-12: v13 adds the top-level error_code of KIP-1102
-(client rebootstrap), which its handler does not write yet.
+The broker answers v0-13: v13's top-level error_code (KIP-1102) is Kafka's for
+REBOOTSTRAP_REQUIRED, which a single node never asks for: 0.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
@@ -137,6 +137,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("Metadata", key=3, min_version=0, max_version=13, flexible_from=9,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 12))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 13))
 request = API.request
 response = API.response

@@ -1,6 +1,7 @@
 """OffsetCommit (key 8): store a group's consumed positions.
 
-Ledger: v0-10 supported; v8+ flexible; the broker answers v0-9.
+Ledger: v0-10 supported; v8+ flexible; the broker answers v0-10 (v2+ unless emulating
+an older Kafka: KIP-896).
 
     v0   group_id, topics (offsets were stored in ZooKeeper)
     v1   + generation_id_or_member_epoch, member_id; per-partition commit_timestamp
@@ -12,8 +13,8 @@ Ledger: v0-10 supported; v8+ flexible; the broker answers v0-9.
     v7   + group_instance_id (static membership, KIP-345)
     v8   flexible
     v9   same as v8; usable with the KIP-848 consumer protocol (member epoch)
-    v10  topic_id replaces name (KIP-848); none of the clients tested here
-         (librdkafka 2.16, kafka-python 3.0, aiokafka 0.14) sends it, so the broker stops at v9
+    v10  topic_id replaces name (KIP-848): named and given back by
+         kproto.server.topic_ids, an unknown id UNKNOWN_TOPIC_ID (nothing committed for it)
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
 Kafka 4.0 removed v0-1; librdkafka's group consumer probes 1..2, aiokafka uses 2-3.
@@ -107,6 +108,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("OffsetCommit", key=8, min_version=0, max_version=10, flexible_from=8,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 9))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 10))
 request = API.request
 response = API.response

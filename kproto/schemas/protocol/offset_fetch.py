@@ -1,6 +1,7 @@
 """OffsetFetch (key 9): read a group's committed positions.
 
-Ledger: v0-10 supported; v6+ flexible; the broker answers v0-9.
+Ledger: v0-10 supported; v6+ flexible; the broker answers v0-10 (v1+ unless emulating
+an older Kafka: KIP-896).
 
     v0   group_id, topics (offsets read from ZooKeeper)
     v1   same layout, offsets read from __consumer_offsets
@@ -12,8 +13,8 @@ Ledger: v0-10 supported; v6+ flexible; the broker answers v0-9.
     v7   request + require_stable (UNSTABLE_OFFSET_COMMIT while a txn is open)
     v8   several groups per request: groups replaces group_id/topics (KIP-709)
     v9   groups + member_id, member_epoch (KIP-848)
-    v10  topic_id replaces name (KIP-848); none of the clients tested here
-         (librdkafka 2.16, kafka-python 3.0, aiokafka 0.14) sends it, so the broker stops at v9
+    v10  topic_id replaces name (KIP-848): named and given back by
+         kproto.server.topic_ids, an unknown id UNKNOWN_TOPIC_ID (nothing committed for it)
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
 Kafka 4.0 removed v0; librdkafka's group consumer needs v1.
@@ -139,6 +140,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("OffsetFetch", key=9, min_version=0, max_version=10, flexible_from=6,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 9))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 10))
 request = API.request
 response = API.response

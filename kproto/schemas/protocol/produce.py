@@ -1,6 +1,6 @@
 """Produce (key 0): append record batches to partitions.
 
-Ledger: v0-13 supported; v9+ flexible; the broker answers v0-10.
+Ledger: v0-13 supported; v9+ flexible; the broker answers v0-13.
 
     v0   acks, timeout_ms, topic_data (message sets, magic 0)
     v1   response + throttle_time_ms (magic 0/1 accepted from v2)
@@ -18,8 +18,11 @@ Ledger: v0-13 supported; v9+ flexible; the broker answers v0-10.
     v13  topic_id replaces name (KIP-516)
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
-The broker stops at v10: v11+ need transaction V2 and topic-id produce,
-and none of the clients tested here (librdkafka 2.16, kafka-python 3.0, aiokafka 0.14) sends them.
+The broker answers v3-13 (v0-2 only as an older Kafka, ``--kafka-version``): v11's
+TRANSACTION_ABORTABLE is handed on from transaction verification, v13's topic ids are
+named and given back by kproto.server.topic_ids (an unknown one UNKNOWN_TOPIC_ID); v12's
+implicit AddPartitionsToTxn needs transaction V2, which kproto does not finalize, so a
+transactional v12+ batch for a partition not added is refused INVALID_TXN_STATE.
 
 Kafka 4.0 rejects v0-2 but still advertises them, because librdkafka <= 2.11.0
 drops compression unless Produce's minimum is 0 (KAFKA-18659, librdkafka #4956).
@@ -156,6 +159,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("Produce", key=0, min_version=0, max_version=13, flexible_from=9,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 10))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 13))
 request = API.request
 response = API.response

@@ -15,7 +15,7 @@ Kafka has defined; its broker answers none of them (ApiVersions does not list it
          topic_states.partition_states.delete_partition; - delete_partitions, topics,
          topics.name, topics.partition_indexes
     v4   request + is_k_raft_controller
-    not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).
+    not supported: nothing else in Kafka's definitions (up to Kafka 4.4.0).
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::

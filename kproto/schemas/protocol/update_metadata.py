@@ -24,7 +24,7 @@ Kafka has defined; its broker answers none of them (ApiVersions does not list it
     v6   flexible
     v7   request + topic_states.topic_id
     v8   request + is_k_raft_controller, type
-    not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).
+    not supported: nothing else in Kafka's definitions (up to Kafka 4.4.0).
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::

@@ -21,4 +21,5 @@ async def describe_cluster(broker, ctx, body) -> dict:
     host, port = broker.endpoint(ctx)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "cluster_id": broker.cluster_id,
             "controller_id": broker.node_id,
-            "brokers": [{"broker_id": broker.node_id, "host": host, "port": port, "rack": None}]}
+            "brokers": [{"broker_id": broker.node_id, "host": host, "port": port, "rack": None,
+                         "is_fenced": False}]}

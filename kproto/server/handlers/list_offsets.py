@@ -1,4 +1,5 @@
-"""ListOffsets: earliest (-2), latest (-1), max timestamp (-3) or by time, via the timeindex."""
+"""ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4) or by time,
+via the timeindex; -5 and -6 (tiered storage's) find nothing here."""
 
 from __future__ import annotations
 
@@ -12,14 +13,14 @@ from kproto.server.handlers import handles
 
 def _partition(broker, topic: str, p, version: int) -> dict:
     out = {"partition_index": p.partition_index, "error_code": 0, "timestamp": -1, "offset": -1,
-           "leader_epoch": -1 if version < 4 else LEADER_EPOCH}
+           "leader_epoch": -1}
     plog = broker.logs.get_log(topic, p.partition_index)
     if plog is None:
         out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return out
     found = plog.offset_for_timestamp(p.timestamp)
-    if found is not None:
-        out.update(timestamp=found.timestamp, offset=found.offset)
+    if found is not None:       # none found: offset and leader epoch -1 (measured on Kafka 4.4)
+        out.update(timestamp=found.timestamp, offset=found.offset, leader_epoch=-1 if version < 4 else LEADER_EPOCH)
     if version == 0:
         out["old_style_offsets"] = [] if found is None else [found.offset]
     return out

@@ -16,6 +16,8 @@ The versions each answers are its schema's ``served``, whose ledger says why.
 
 from __future__ import annotations
 
+import re
+
 from kproto.common import GROUP_METADATA_TOPIC_NAME
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
@@ -254,7 +256,18 @@ async def describe_transactions(broker, ctx, body) -> dict:
 
 @handles(P.list_transactions, authorize=_list_transactions)
 async def list_transactions(broker, ctx, body) -> dict:
+    # v2 (KIP-1152): TransactionStateManager.listTransactionStates keeps the ids the pattern
+    # matches whole (Matcher.matches); a pattern that does not compile is INVALID_REGULAR_EXPRESSION
+    pattern = body.get("transactional_id_pattern")
+    try:
+        matcher = re.compile(pattern).fullmatch if pattern else None
+    except re.error:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REGULAR_EXPRESSION,
+                "unknown_state_filters": [], "transaction_states": []}
     r = await broker.transactions.ask(ListTransactionsRequest(
         state_filters=tuple(body.state_filters), producer_id_filters=tuple(body.producer_id_filters),
         duration_filter=body.duration_filter))
-    return {"throttle_time_ms": 0, **wire(r)}
+    out = {"throttle_time_ms": 0, **wire(r)}
+    if matcher is not None:
+        out["transaction_states"] = [t for t in out["transaction_states"] if matcher(t["transactional_id"])]
+    return out
