@@ -350,6 +350,30 @@ def test_parse_assignment():
         parse_replica_assignment("5:4:3,2:1")
 
 
+
+def test_is_not_under_replicated_when_adding():
+    """TCT.java testIsNotUnderReplicatedWhenAdding: replicas [1, 2], ISR [1], while a
+    reassignment adds replica 2 (replicas [1, 2], adding [2]): the replication factor
+    is the target's, 1, so the partition is not under-replicated. Without the
+    reassignment it is. Its row shows the reassignment as PartitionDescription
+    .printDescription does."""
+    from types import SimpleNamespace
+    from kproto.tools.topics.command import describe_topic
+    from kproto.tools.topics.text import topics_describe_lines
+    meta = SimpleNamespace(topic_id=uuid.UUID(int=0), partitions=[
+        SimpleNamespace(partition=0, leader=1, replicas=[1, 2], isr=[1])])
+    adding = {("test-topic", 0): ([1, 2], [2], [])}
+    under = {"under_replicated_partitions": True}
+    assert describe_topic("test-topic", meta, [], {1, 2}, under, reassignments=adding)["partitions"] == []
+    assert len(describe_topic("test-topic", meta, [], {1, 2}, under)["partitions"]) == 1
+    described = describe_topic("test-topic", meta, [], {1, 2}, {}, reassignments=adding)
+    assert described["replication_factor"] == 1
+    assert topics_describe_lines([described]) == [
+        "Topic: test-topic\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: ",
+        "\tTopic: test-topic\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1\tAdding Replicas: 2"
+        "\tRemoving Replicas: \tElr: N/A\tLastKnownElr: N/A"]
+
+
 # --- against the brokers: the single-node cases --------------------------------------------
 
 NODE = {"kproto": 1, "tansu": 111}        # the one broker's id
@@ -580,3 +604,34 @@ def test_create_partitions_does_not_retry_throttling_quota_exceeded_exception(fa
     with faulty.faults.inject(api="CreatePartitions", error="THROTTLING_QUOTA_EXCEEDED") as rule:
         assert kt(bs, "--alter", "--topic", TOPIC, "--partitions", "3") == (1, "", THROTTLED)
         assert rule.hits == 1
+
+
+
+def test_describe_does_not_fail_when_listing_reassignment_is_unauthorized(broker, monkeypatch):
+    """TCT.java testDescribeDoesNotFailWhenListingReassignmentIsUnauthorized: Kafka's
+    test spies on the Admin so that listPartitionReassignments fails with
+    ClusterAuthorizationException; describe still prints the topic and its partition
+    (TopicService.listAllReassignments takes that as no reassignments). Neither broker
+    here serves ListPartitionReassignments, so the spy is on kproto's client: the broker
+    seems to serve it and answers CLUSTER_AUTHORIZATION_FAILED, once."""
+    from types import SimpleNamespace
+    from kproto.client.transport import BrokerClient
+    from kproto.errors import ErrorCode
+    from kproto.tools.topics.command import LIST_PARTITION_REASSIGNMENTS as LPR
+    _, bs = broker
+    topic = name()
+    ok(bs, "--create", "--topic", topic, "--partitions", "1")
+    asked = []
+    supports, request = BrokerClient.supports, BrokerClient.request
+
+    def spy_request(self, api_key, body, version=None):
+        if api_key != LPR:
+            return request(self, api_key, body, version)
+        asked.append(body)
+        return SimpleNamespace(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message="Unauthorized",
+                               topics=[])
+    monkeypatch.setattr(BrokerClient, "supports", lambda self, key: key == LPR or supports(self, key))
+    monkeypatch.setattr(BrokerClient, "request", spy_request)
+    rows = ok(bs, "--describe", "--topic", topic).splitlines()
+    assert len(rows) == 2 and rows[0].startswith(f"Topic: {topic}"), rows
+    assert asked == [{"topics": [{"name": topic, "partition_indexes": [0]}]}]
