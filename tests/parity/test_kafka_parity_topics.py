@@ -511,6 +511,22 @@ def test_alter_with_invalid_partition_count(broker):
                                          "be an increase.\n")
 
 
+@pytest.mark.brokers("kproto")
+def test_create_with_replica_assignment_on_one_node(broker):
+    """Not TCT.java testCreateWithReplicaAssignment (brokers 0-5, see the docstring's
+    ledger), its input on one node: Kafka 4.4's controller names the lowest
+    unregistered broker id of the first partition (validateManualPartitionAssignment,
+    measured on a one-node Kafka); so is a replication factor above the broker count.
+    kproto's broker (tansu 0.6 creates the topic, ignoring the assignment)."""
+    _, bs = broker
+    assert kt(bs, "--create", "--topic", name(), "--replica-assignment", "5:4,3:2,1:0") == (1, "", (
+        f"{ERROR}The manual partition assignment includes broker 4, but no such broker is registered.\n"))
+    assert kt(bs, "--create", "--topic", name(), "--replication-factor", "3") == (1, "", (
+        f"{ERROR}Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be "
+        "reached because only 1 broker(s) are registered or some brokers have all their log directories "
+        "cordoned.\n"))
+
+
 def test_topic_deletion(broker):
     """TCT.java testTopicDeletion: deleted with the tool, no longer listed."""
     _, bs = broker
