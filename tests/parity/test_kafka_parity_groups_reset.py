@@ -229,3 +229,18 @@ def test_reset_with_unrecognized_new_consumer_option(broker):
                           "--to-offset", "2", "--export")
     assert (status, out, err) == (2, "", "No such option '--new-consumer'.\n")
     assert committed(bs, group) == {}
+
+
+@pytest.mark.brokers("kproto")
+def test_reset_without_action_prints_kafkas_warning(broker, kafka_ref):
+    """resetAndAssertOffsets' first run (neither --dry-run nor --execute), by Kafka 4.4's
+    own ConsumerGroupCommand and by kproto's on the same broker and input: the same
+    plan on stdout and the same WARN line on stderr, and nothing committed."""
+    from tests.parity.test_kafka_ref_tools import kafka_tool
+    _, bs = broker
+    topic = topic_with_records(bs)
+    args = ["--reset-offsets", "--group", "new.group-warn", "--topic", topic, "--to-offset", "50"]
+    kafka = kafka_tool(kafka_ref, "groups", bs, args)
+    assert kafka == (0, reset_text([("new.group-warn", topic, 0, 50)]), DRY_RUN_WARNING + "\n")
+    assert kg(bs, *args) == kafka
+    assert committed(bs, "new.group-warn") == {}

@@ -401,7 +401,25 @@ def test_is_not_under_replicated_when_adding():
 
 # --- against the brokers: the single-node cases --------------------------------------------
 
-NODE = {"kproto": 1, "tansu": 111}        # the one broker's id
+NODE = {"kproto": 1, "tansu": 111, "kafka": 1}        # the one broker's id
+WITH_KAFKA = pytest.mark.brokers("kproto", "tansu", "kafka")   # the same assertions on Kafka 4.4's broker
+
+
+def created(bs: str, topic: str, *args: str) -> str:
+    """``--create --topic topic args``, then TCT.java's waitForTopic: Kafka's broker
+    serves a new topic once its metadata log got there (kproto's at once)."""
+    from tests.helpers import until_served
+    out = ok(bs, "--create", "--topic", topic, *args)
+    until_served(bs, topic)
+    return out
+
+
+def deleted(bs: str, topic: str) -> str:
+    """``--delete --topic topic``, then waitForTopic(topic, 0) / waitTopicDeletion."""
+    from tests.helpers import until_served
+    out = ok(bs, "--delete", "--topic", topic)
+    until_served(bs, topic, present=False)
+    return out
 
 
 def partition_rows(bs: str, topic: str) -> list[list[str]]:
@@ -409,38 +427,40 @@ def partition_rows(bs: str, topic: str) -> list[list[str]]:
     return [row.split("\t")[1:] for row in ok(bs, "--describe", "--topic", topic).splitlines()[1:]]
 
 
+@WITH_KAFKA
 def test_create_with_defaults(broker):
     """TCT.java testCreateWithDefaults: created with the test's defaults
     (defaultNumPartitions 1, defaultReplicationFactor 1), listed, described with one
     partition of one replica, deleted, gone."""
     kind, bs = broker
     topic = name()
-    assert ok(bs, "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1") == \
-        f"Created topic {topic}.\n"
+    assert created(bs, topic, "--partitions", "1", "--replication-factor", "1") == f"Created topic {topic}.\n"
     assert topic in ok(bs, "--list").splitlines()
     head = ok(bs, "--describe", "--topic", topic).splitlines()[0].split("\t")
     assert head[2:4] == ["PartitionCount: 1", "ReplicationFactor: 1"]
     assert [r[:4] for r in partition_rows(bs, topic)] == [
         [f"Topic: {topic}", "Partition: 0", f"Leader: {NODE[kind]}", f"Replicas: {NODE[kind]}"]]
-    assert ok(bs, "--delete", "--topic", topic) == ""
+    assert deleted(bs, topic) == ""
     assert topic not in ok(bs, "--list").splitlines()
 
 
+@WITH_KAFKA
 def test_create_with_default_replication(broker):
     """TCT.java testCreateWithDefaultReplication: --partitions 2, the default
     replication factor: two partitions of one replica each."""
     kind, bs = broker
     topic = name()
-    ok(bs, "--create", "--topic", topic, "--partitions", "2")
+    created(bs, topic, "--partitions", "2")
     assert [r[1] for r in partition_rows(bs, topic)] == ["Partition: 0", "Partition: 1"]
     assert {r[3] for r in partition_rows(bs, topic)} == {f"Replicas: {NODE[kind]}"}
 
 
+@WITH_KAFKA
 def test_create_with_configs(broker):
     """TCT.java testCreateWithConfigs: delete.retention.ms=1000 is the topic's config."""
     kind, bs = broker
     topic = name()
-    ok(bs, "--create", "--topic", topic, "--partitions", "2", "--config", "delete.retention.ms=1000")
+    created(bs, topic, "--partitions", "2", "--config", "delete.retention.ms=1000")
     assert topic_configs(kind, bs, topic)["delete.retention.ms"] == "1000"
 
 
@@ -461,10 +481,11 @@ def test_create_with_topic_name_collision(broker):
 
 def two_partitions(bs: str) -> str:
     topic = name()
-    ok(bs, "--create", "--topic", topic, "--partitions", "2")
+    created(bs, topic, "--partitions", "2")
     return topic
 
 
+@WITH_KAFKA
 def test_alter_assignment_with_more_assignment_than_partitions(broker):
     """TCT.java testAlterAssignmentWithMoreAssignmentThanPartitions: 2 partitions,
     --partitions 3 with four partitions' replicas: the broker refuses (ExecutionException).
@@ -482,6 +503,7 @@ def test_alter_assignment_with_more_assignment_than_partitions(broker):
                                          "assignment(s) were specified.\n")
 
 
+@WITH_KAFKA
 def test_alter_assignment_with_more_partitions_than_assignment(broker):
     """TCT.java testAlterAssignmentWithMorePartitionsThanAssignment: 2 partitions,
     --partitions 6 with three partitions' replicas: refused. Message: Kafka 4.4's, measured."""
@@ -497,12 +519,13 @@ def test_alter_assignment_with_more_partitions_than_assignment(broker):
                                          "assignment(s) were specified.\n")
 
 
+@WITH_KAFKA
 def test_alter_with_invalid_partition_count(broker):
     """TCT.java testAlterWithInvalidPartitionCount: --partitions -1 on a 1-partition
     topic is the broker's InvalidPartitionsException. Message: Kafka 4.4's, measured."""
     kind, bs = broker
     topic = name()
-    ok(bs, "--create", "--topic", topic, "--partitions", "1")
+    created(bs, topic, "--partitions", "1")
     status, out, err = kt(bs, "--alter", "--partitions", "-1", "--topic", topic)
     if kind == "tansu":
         assert (status, out) == (1, "") and err.startswith(ERROR)
@@ -511,13 +534,13 @@ def test_alter_with_invalid_partition_count(broker):
                                          "be an increase.\n")
 
 
-@pytest.mark.brokers("kproto")
+@pytest.mark.brokers("kproto", "kafka")
 def test_create_with_replica_assignment_on_one_node(broker):
     """Not TCT.java testCreateWithReplicaAssignment (brokers 0-5, see the docstring's
     ledger), its input on one node: Kafka 4.4's controller names the lowest
     unregistered broker id of the first partition (validateManualPartitionAssignment,
-    measured on a one-node Kafka); so is a replication factor above the broker count.
-    kproto's broker (tansu 0.6 creates the topic, ignoring the assignment)."""
+    on the one-node Kafka here); so is a replication factor above the broker count.
+    (tansu 0.6 creates the topic, ignoring the assignment.)"""
     _, bs = broker
     assert kt(bs, "--create", "--topic", name(), "--replica-assignment", "5:4,3:2,1:0") == (1, "", (
         f"{ERROR}The manual partition assignment includes broker 4, but no such broker is registered.\n"))
@@ -527,12 +550,13 @@ def test_create_with_replica_assignment_on_one_node(broker):
         "cordoned.\n"))
 
 
+@WITH_KAFKA
 def test_topic_deletion(broker):
     """TCT.java testTopicDeletion: deleted with the tool, no longer listed."""
     _, bs = broker
     topic = name()
-    ok(bs, "--create", "--topic", topic, "--partitions", "1")
-    assert ok(bs, "--delete", "--topic", topic) == ""
+    created(bs, topic, "--partitions", "1")
+    assert deleted(bs, topic) == ""
     assert topic not in ok(bs, "--list").splitlines()
 
 
