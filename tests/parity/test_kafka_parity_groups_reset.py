@@ -14,7 +14,8 @@ resetAndAssertOffsets runs each case three times, as RCGOT.java does: without --
 --execute; the first two leave the prior offsets committed.
 
 RCGOT.java builds on a fresh cluster per test; the two --all-groups cases assert on every
-group the broker has, so they get a broker of their own (``fresh``).
+group the broker has, so they get a broker of their own (``fresh``: kproto's and tansu's).
+The others also run against Kafka 4.4's broker, with the same assertions.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from tests import components
 from tests.helpers import admin, commit, committed
 from tests.parity.test_kafka_parity_groups import group_id, produce, two_partition_topic
 from tests.tools.helpers import kg, reset_text
+
+
+pytestmark = pytest.mark.brokers("kproto", "tansu", "kafka")
 
 
 def topic_name() -> str:
@@ -107,6 +111,7 @@ def test_reset_offsets_existing_topic_selected_groups(broker):
     reset_and_assert(bs, args, {g: {(topic, 0): 50} for g in groups}, [topic])
 
 
+@pytest.mark.brokers("kproto", "tansu")
 def test_reset_offsets_existing_topic_all_groups(broker, fresh):
     """RCGOT.java testResetOffsetsExistingTopicAllGroups: three groups that consumed
     all 100 records, reset with --all-groups."""
@@ -119,6 +124,7 @@ def test_reset_offsets_existing_topic_all_groups(broker, fresh):
                      {g: {(topic, 0): 50} for g in groups}, [topic])
 
 
+@pytest.mark.brokers("kproto", "tansu")
 def test_reset_offsets_all_topics_all_groups(broker, fresh):
     """RCGOT.java testResetOffsetsAllTopicsAllGroups: two topics (named after a
     group id, as Kafka's test names them) of 100 records, two groups (named after a
@@ -143,13 +149,13 @@ def produce_at(bs: str, topic: str, n: int, stamp_ms: int) -> None:
         assert producer.flush(20) == 0
 
 
-@pytest.mark.brokers("kproto")
+@pytest.mark.brokers("kproto", "kafka")
 def test_reset_offsets_to_zoned_date_time(broker):
     """RCGOT.java testResetOffsetsToZonedDateTime: 50 records, a checkpoint, 50 more;
     --to-datetime <checkpoint with its zone offset> (format yyyy-MM-dd'T'HH:mm:ss.SSSXXX)
     resets to 50. Kafka takes the checkpoint between two sends; here the records carry
     timestamps 5 s either side of it, so no clock tick decides the answer. The zone is
-    +05:30, not the machine's, so the offset is applied. (kproto's broker: tansu 0.6's
+    +05:30, not the machine's, so the offset is applied. (Not tansu: tansu 0.6's
     ListOffsets by timestamp varies between runs, see test_kafka_parity_groups.)"""
     _, bs = broker
     topic, group = topic_name(), group_id()
