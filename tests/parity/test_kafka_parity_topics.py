@@ -650,6 +650,7 @@ def test_create_topic_does_not_retry_throttling_quota_exceeded_exception(faulty)
     with faulty.faults.inject(api="CreateTopics", error="THROTTLING_QUOTA_EXCEEDED") as rule:
         assert kt(faulty.bootstrap_servers, "--create", "--topic", TOPIC) == (1, "", THROTTLED)
         assert rule.hits == 1
+    assert TOPIC not in ok(faulty.bootstrap_servers, "--list").splitlines()
 
 
 def test_delete_topic_does_not_retry_throttling_quota_exceeded_exception(faulty):
@@ -659,6 +660,7 @@ def test_delete_topic_does_not_retry_throttling_quota_exceeded_exception(faulty)
     with faulty.faults.inject(api="DeleteTopics", error="THROTTLING_QUOTA_EXCEEDED") as rule:
         assert kt(bs, "--delete", "--topic", TOPIC) == (1, "", THROTTLED)
         assert rule.hits == 1
+    assert TOPIC in ok(bs, "--list").splitlines()         # answered instead of the work
 
 
 def test_create_partitions_does_not_retry_throttling_quota_exceeded_exception(faulty):
@@ -669,6 +671,7 @@ def test_create_partitions_does_not_retry_throttling_quota_exceeded_exception(fa
     with faulty.faults.inject(api="CreatePartitions", error="THROTTLING_QUOTA_EXCEEDED") as rule:
         assert kt(bs, "--alter", "--topic", TOPIC, "--partitions", "3") == (1, "", THROTTLED)
         assert rule.hits == 1
+    assert "\tPartitionCount: 1\t" in ok(bs, "--describe", "--topic", TOPIC).splitlines()[0]
 
 
 

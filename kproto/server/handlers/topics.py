@@ -100,12 +100,15 @@ DELETE_TOPICS_V0 = PerEntry("topic_names", lambda e: e, R.TOPIC, O.DELETE, "resp
                             lambda e, err: {"name": e, "error_code": err})
 
 
+def delete_topics_entries(version: int) -> PerEntry:
+    """Where DeleteTopics ``version`` lists its topics and how one answers an error."""
+    return DELETE_TOPICS_V0 if version < 6 else DELETE_TOPICS
+
+
 async def _delete_topics(a: Access, broker, ctx, body, handler):
     """v6 names topics by id too: the id's topic is what DELETE is checked on."""
-    if ctx.request_api_version < 6:
-        rule = DELETE_TOPICS_V0
-    else:
-        rule = DELETE_TOPICS
+    rule = delete_topics_entries(ctx.request_api_version)
+    if ctx.request_api_version >= 6:
         by_id = {broker.logs.topic_id(t): t for t in broker.logs.topics()}
         for e in body.topics:
             if e.name is None:
