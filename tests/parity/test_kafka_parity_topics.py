@@ -2,7 +2,8 @@
 
 Each test mirrors one test of tools/src/test/java/org/apache/kafka/tools/TopicCommandTest.java
 (apache/kafka trunk 1eb76443, /work/.mirror/apache+kafka/repo; TCT.java below), run
-against the kproto broker and tansu. Kafka's tests run a 3-4 broker cluster; these
+against the kproto broker and tansu, and those marked WITH_KAFKA against Kafka 4.4's
+broker too. Kafka's tests run a 3-4 broker cluster; these
 brokers have one node, so replication factors are 1. Strings the tests do not pin are
 cited from tools/src/main/java/org/apache/kafka/tools/TopicCommand.java (TC.java:N).
 
