@@ -213,6 +213,7 @@ _DESCRIPTIONS = {
     ErrorCode.INVALID_TOPIC_EXCEPTION: "The request attempted to perform an operation on an invalid topic.",
     ErrorCode.POLICY_VIOLATION: "Request parameters do not satisfy the configured policy.",
     ErrorCode.KAFKA_STORAGE_ERROR: "Disk error when trying to access log file on the disk.",
+    ErrorCode.THROTTLING_QUOTA_EXCEEDED: "The throttling quota has been exceeded.",
 }
 
 #: The Java exception Kafka's clients raise for an error code, where the

@@ -27,6 +27,8 @@ API_VERSIONS, DESCRIBE_QUORUM, UPDATE_FEATURES = 18, 55, 57
 
 TIMEOUT_MS = 30_000
 RETRY_BACKOFF_S = 0.1             # CommonClientConfigs retry.backoff.ms default
+COORDINATOR_RETRIABLE = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                                   ErrorCode.NOT_COORDINATOR})
 #: ListOffsets special timestamps.
 LATEST, EARLIEST = -1, -2
 #: ConfigEntry.ConfigSource values (DescribeConfigs v1+).
@@ -455,25 +457,34 @@ class Admin:
                      ) -> dict[TopicPartition, OffsetAndMetadata]:
         """Committed offsets of ``group`` (all of them when ``partitions`` is None).
         A group-level error raises; -1 offsets (nothing committed) are left out."""
-        client = self._coordinator(group)
         if partitions is None:
             topics = None
         else:
             topics = [{"name": t, "partition_indexes": [p for p, _ in parts]}
                       for t, parts in _group_by_topic((tp, None) for tp in partitions).items()]
-        if topics is None and client.version(OFFSET_FETCH) < 2:
-            raise KafkaError("the broker's OffsetFetch cannot list all of a group's offsets (v2+ needed)",
-                             error_code=ErrorCode.UNSUPPORTED_VERSION)
-        body = client.request(OFFSET_FETCH, {
-            "group_id": group, "topics": topics, "require_stable": False,
-            "groups": [{"group_id": group, "topics": topics}]})
-        if client.version(OFFSET_FETCH) >= 8:
-            group_body = body.groups[0]
-            error, answer = group_body.error_code, group_body.topics
-        else:
-            error, answer = body.error_code, body.topics
-        if error != ErrorCode.NONE:
-            raise error_for(error)
+        deadline = time.monotonic() + self.client.timeout_s
+        while True:
+            client = self._coordinator(group)
+            if topics is None and client.version(OFFSET_FETCH) < 2:
+                raise KafkaError("the broker's OffsetFetch cannot list all of a group's offsets (v2+ needed)",
+                                 error_code=ErrorCode.UNSUPPORTED_VERSION)
+            body = client.request(OFFSET_FETCH, {
+                "group_id": group, "topics": topics, "require_stable": False,
+                "groups": [{"group_id": group, "topics": topics}]})
+            if client.version(OFFSET_FETCH) >= 8:
+                group_body = body.groups[0]
+                error, answer = group_body.error_code, group_body.topics
+            else:
+                error, answer = body.error_code, body.topics
+            if error == ErrorCode.NONE:
+                break
+            # ListConsumerGroupOffsetsHandler.handleGroupError: a loading coordinator is
+            # asked again, a moved or unavailable one looked up again, until the timeout.
+            if error not in COORDINATOR_RETRIABLE or time.monotonic() >= deadline:
+                raise error_for(error)
+            if error != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                self.forget_coordinator(group)
+            time.sleep(RETRY_BACKOFF_S)
         out = {}
         for t in answer:
             for p in t.partitions:

@@ -19,13 +19,14 @@ from typing import Any, Awaitable, Callable
 from construct import Container
 
 from kproto import protocol
-from kproto.server import access
+from kproto.server import access, handlers
 from kproto.server.faults import Decision, Facts, FaultPlan
 from kproto.server.handlers.delete_records import DELETE_RECORDS
 from kproto.server.handlers.fetch import FETCH
 from kproto.server.handlers.groups import OFFSET_COMMIT_TOPICS
 from kproto.server.handlers.list_offsets import LIST_OFFSETS
 from kproto.server.handlers.produce import PRODUCE
+from kproto.server.handlers.topics import delete_topics_entries
 from kproto.server.network import CloseConnection, ConnectionInfo
 
 P = protocol
@@ -50,6 +51,16 @@ LAYOUTS = {
     P.delete_records.API.key: Layout(DELETE_RECORDS, "partitions", "partition_index", "name", "partitions",
                                      "partition_index"),
 }
+
+
+def _entries(key: int, version: int) -> access.PerEntry | None:
+    """How the API answers a refused entry, from its authorization rule: an error
+    instead of the work must not do the work (a topic created, then called failed)."""
+    if key == P.delete_topics.API.key:
+        return delete_topics_entries(version)
+    api = handlers.table().get(key)
+    rule = api.authorize if api is not None else None
+    return rule if isinstance(rule, access.PerEntry) else None
 
 
 def _topic(e: Any) -> str | None:
@@ -173,6 +184,9 @@ async def error_response(key: int, version: int, body: Any, pairs: frozenset[tup
         return response
     if _has(key, version, "error_code"):
         return {"error_code": error}
+    entries = _entries(key, version)
+    if entries is not None:         # each entry answered as a refused one (CreateTopics, DeleteTopics...)
+        return {entries.response: [entries.denied(e, error) for e in getattr(body, entries.request) or []]}
     response = await run(body)      # no top-level error: its entries carry it (Metadata's topics)
     if response is not None:
         _set_every_error(response, error)

@@ -28,7 +28,8 @@ def test_assignment_spreads_leaders_and_never_repeats_a_broker():
 @pytest.mark.parametrize("rf,text", [
     (0, "Replication factor must be larger than 0."),
     (4, "Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be "
-        "reached because only 3 broker(s) are registered."),
+        "reached because only 3 broker(s) are registered or some brokers have all their log directories "
+        "cordoned."),   # Kafka 4.4's StripedReplicaPlacer, measured
 ])
 def test_impossible_replication_factor(rf, text):
     with pytest.raises(KafkaError) as e:

@@ -152,3 +152,21 @@ def test_create_partitions_and_coordinator_on_kproto(tmp_path):
         shrink = admin.create_partitions({"grow-me": 2})["grow-me"]
         assert shrink.error == ErrorCode.INVALID_PARTITIONS
         assert admin.find_coordinator("any-group").node_id == 1
+
+
+@pytest.mark.parametrize("error", ["COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR"])
+def test_offset_fetch_waits_out_a_loading_or_moved_coordinator(kafka_broker, error):
+    """Kafka's Admin (ListConsumerGroupOffsetsHandler) asks a loading coordinator again
+    and looks a moved one up again, within its timeout; Kafka 4.4's broker answers
+    COORDINATOR_LOAD_IN_PROGRESS to the first group request while __consumer_offsets
+    loads. Twice the error, then the answer."""
+    bs = kafka_broker.bootstrap_servers
+    with BrokerClient(bs) as client:
+        admin = Admin(client)
+        admin.create_topics([NewTopic("fetch-retry", 1, 1)])
+        assert admin.offset_commit("fetch-retry-group", {("fetch-retry", 0): OffsetAndMetadata(7)}) == {
+            ("fetch-retry", 0): ErrorCode.NONE}
+        with kafka_broker.faults.inject(api="OffsetFetch", error=error, count=2) as rule:
+            assert {tp: o.offset for tp, o in admin.offset_fetch("fetch-retry-group").items()} == {
+                ("fetch-retry", 0): 7}
+            assert rule.hits == 2

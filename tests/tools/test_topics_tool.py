@@ -42,15 +42,20 @@ def masked(text: str) -> str:
 # Elr/LastKnownElr (TC.java:374-387): the lists DescribeTopicPartitions gave (both advertise
 # it and answer empty lists); "N/A" only when Admin falls back to Metadata.
 ELR = {"kproto": "", "tansu": ""}
+# Adding/Removing Replicas (TC.java:365-371) print for a partition ListPartitionReassignments
+# lists: tansu 0.6 lists every partition, with empty lists (Kafka 4.4's tool prints them
+# then, measured); kproto's broker does not serve it (one node: no reassignment).
+REASSIGNMENT = {"kproto": "", "tansu": "\tAdding Replicas: \tRemoving Replicas: "}
 
 
-def kafka_describe(topic: str, partitions: int, node: str, configs: str = "", elr: str = "N/A") -> str:
+def kafka_describe(topic: str, partitions: int, node: str, configs: str = "", elr: str = "N/A",
+                   reassignment: str = "") -> str:
     """kafka-topics.sh --describe of a one-replica topic on a one-node cluster:
     TC.java:301-309 (topic line), then per partition TC.java:356-389."""
     head = (f"Topic: {topic}\tTopicId: <TOPIC_ID>\tPartitionCount: {partitions}\tReplicationFactor: 1"
             f"\tConfigs: {configs}\n")
     return head + "".join(f"\tTopic: {topic}\tPartition: {p}\tLeader: {node}\tReplicas: {node}\tIsr: {node}"
-                          f"\tElr: {elr}\tLastKnownElr: {elr}\n" for p in range(partitions))
+                          f"{reassignment}\tElr: {elr}\tLastKnownElr: {elr}\n" for p in range(partitions))
 
 
 NODE = {"kproto": "1", "tansu": "111"}
@@ -67,7 +72,7 @@ def test_create_with_configs_and_describe(broker):
     assert TOPIC_ID.search(text), text
     # tansu 0.6 reports every topic config with source DEFAULT_CONFIG: none is printed.
     configs = "cleanup.policy=compact,retention.ms=123456" if kind == "kproto" else ""
-    assert masked(text) == kafka_describe("golden-a", 3, NODE[kind], configs, ELR[kind])
+    assert masked(text) == kafka_describe("golden-a", 3, NODE[kind], configs, ELR[kind], REASSIGNMENT[kind])
 
 
 def test_create_warns_about_collision_chars(broker):
@@ -87,7 +92,8 @@ def test_describe_by_regex_and_all_in_kafka_order(broker):
     text = ok(bs, "--describe", "--topic", r"rx\.orders-.*")
     # Admin's result is a Java HashMap: Java 17 iterates these two names us, eu
     # (see test_java_hashmap_order_matches_java_17).
-    assert masked(text) == "".join(kafka_describe(t, 2, NODE[kind], elr=ELR[kind]) for t in ("rx.orders-us", "rx.orders-eu"))
+    assert masked(text) == "".join(kafka_describe(t, 2, NODE[kind], elr=ELR[kind], reassignment=REASSIGNMENT[kind])
+                                   for t in ("rx.orders-us", "rx.orders-eu"))
     # A comma list is an alternation, as TopicFilter reads it.
     both = ok(bs, "--describe", "--topic", "rx.payments, rx.orders-eu")
     topics = [l.split("\t")[0] for l in both.splitlines() if l.startswith("Topic: ")]
@@ -209,8 +215,10 @@ def test_describe_json_and_filters(broker):
     assert t["topic"] == "js" and t["partition_count"] == 2 and t["replication_factor"] == 1
     assert re.fullmatch(r"[A-Za-z0-9_-]{22}", t["topic_id"])
     elr = []     # DescribeTopicPartitions' lists (null only when the broker does not serve it)
+    moving = {"adding_replicas": [], "removing_replicas": []} if kind == "tansu" else {}   # REASSIGNMENT
     assert t["partitions"] == [
-        {"partition": p, "leader": node, "replicas": [node], "isr": [node], "elr": elr, "last_known_elr": elr}
+        {"partition": p, "leader": node, "replicas": [node], "isr": [node], **moving, "elr": elr,
+         "last_known_elr": elr}
         for p in (0, 1)]
     # One healthy replica, min.insync.replicas 1: at-min-isr lists every partition, the others none.
     assert ok(bs, "--describe", "--topic", "js", "--under-replicated-partitions") == ""

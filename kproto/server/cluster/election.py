@@ -37,6 +37,10 @@ __all__ = ["NO_LEADER", "PartitionRegistration", "assign_replicas", "elect_leade
 NO_LEADER = -1
 
 
+#: Kafka 4.4's StripedReplicaPlacer (measured; before log directory cordoning: "... are registered.").
+TOO_FEW_BROKERS = "only {} broker(s) are registered or some brokers have all their log directories cordoned."
+
+
 def assign_replicas(partitions: int, replication_factor: int, brokers: list[int], *, start: int = 0,
                     shift: int = 0, first_partition: int = 0) -> dict[int, list[int]]:
     """partition -> replicas (first = preferred leader) over ``brokers`` (sorted ids)."""
@@ -46,9 +50,8 @@ def assign_replicas(partitions: int, replication_factor: int, brokers: list[int]
     if replication_factor > len(brokers):
         # KRaft's text (StripedReplicaPlacer.throwInvalidReplicationFactorIfTooFewBrokers)
         raise KafkaError(f"Unable to replicate the partition {replication_factor} time(s): The target "
-                         f"replication factor of {replication_factor} cannot be reached because only "
-                         f"{len(brokers)} broker(s) are registered.",
-                         error_code=ErrorCode.INVALID_REPLICATION_FACTOR)
+                         f"replication factor of {replication_factor} cannot be reached because "
+                         f"{TOO_FEW_BROKERS.format(len(brokers))}", error_code=ErrorCode.INVALID_REPLICATION_FACTOR)
     n = len(brokers)
     out: dict[int, list[int]] = {}
     for p in range(first_partition, first_partition + partitions):

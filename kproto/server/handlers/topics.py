@@ -18,6 +18,7 @@ from kproto.schemas import protocol as P
 from kproto.server.handlers.configs import topic_config_entries
 from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import Access, PerEntry, topic_name
+from kproto.server.cluster.election import TOO_FEW_BROKERS
 from kproto.server.handlers import handles
 
 
@@ -27,15 +28,27 @@ ZERO_UUID = uuid.UUID(int=0)
 def _check_replicas(broker, rf: int) -> None:
     if rf < 1 or rf > 1:
         raise KafkaError(f"Unable to replicate the partition {rf} time(s): The target replication factor of "
-                         f"{rf} cannot be reached because only 1 broker(s) are registered."
+                         f"{rf} cannot be reached because {TOO_FEW_BROKERS.format(1)}"
                          if rf > 1 else "Replication factor must be larger than 0, or -1 to use the default value.",
                          error_code=ErrorCode.INVALID_REPLICATION_FACTOR)
 
 
 def _check_assignment(broker, broker_ids) -> None:
-    if list(broker_ids) != [broker.node_id]:
-        raise KafkaError(f"Replica assignment {list(broker_ids)} is invalid: this node ({broker.node_id}) "
-                         "is the only broker", error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
+    """ReplicationControlManager.validateManualPartitionAssignment, in its order and
+    words (measured on Kafka 4.4): the ids sorted, the first unregistered one named.
+    On one node every id but its own is unregistered, so a partition that passes has
+    one replica, as every other has."""
+    ids = sorted(broker_ids)
+    if not ids:
+        raise KafkaError("The manual partition assignment includes an empty replica list.",
+                         error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
+    for previous, b in zip([None] + ids, ids):
+        if b != broker.node_id:
+            raise KafkaError(f"The manual partition assignment includes broker {b}, but no such broker is "
+                             "registered.", error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
+        if b == previous:
+            raise KafkaError(f"The manual partition assignment includes the broker {b} more than once.",
+                             error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
 
 
 def _create(broker, t, validate_only: bool, version: int) -> dict:
@@ -87,12 +100,15 @@ DELETE_TOPICS_V0 = PerEntry("topic_names", lambda e: e, R.TOPIC, O.DELETE, "resp
                             lambda e, err: {"name": e, "error_code": err})
 
 
+def delete_topics_entries(version: int) -> PerEntry:
+    """Where DeleteTopics ``version`` lists its topics and how one answers an error."""
+    return DELETE_TOPICS_V0 if version < 6 else DELETE_TOPICS
+
+
 async def _delete_topics(a: Access, broker, ctx, body, handler):
     """v6 names topics by id too: the id's topic is what DELETE is checked on."""
-    if ctx.request_api_version < 6:
-        rule = DELETE_TOPICS_V0
-    else:
-        rule = DELETE_TOPICS
+    rule = delete_topics_entries(ctx.request_api_version)
+    if ctx.request_api_version >= 6:
         by_id = {broker.logs.topic_id(t): t for t in broker.logs.topics()}
         for e in body.topics:
             if e.name is None:

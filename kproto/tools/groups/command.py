@@ -48,11 +48,11 @@ SCENARIOS = ("to-offset", "to-datetime", "by-duration", "to-earliest", "to-lates
 REBALANCING = frozenset({"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"})
 INACTIVE = frozenset({"Empty", "Dead"})
 CONSUMER_PROTOCOL = "consumer"
+#: Kafka 4.4's text (measured; 3.x said "missing.In a future major release, the default behavior ...").
 DRY_RUN_WARNING = (
-    "WARN: No action will be performed as the --execute option is missing.In a future major release, the "
-    "default behavior of this command will be to prompt the user before executing the reset rather than "
-    "doing a dry run. You should add the --dry-run option explicitly if you are scripting this command and "
-    "want to keep the current default behavior without prompting.")
+    "WARN: No action will be performed as the --execute option is missing. In version 5.0, this command will "
+    "require either --dry-run or --execute to be specified. You should add the --dry-run option explicitly if "
+    "you are scripting this command and want to keep the current default behavior without prompting.")
 
 class ResetAborted(Exception):
     """A reset Kafka abandons with its usage message (printUsageAndExit): the

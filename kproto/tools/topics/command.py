@@ -150,6 +150,36 @@ def describe_order(names: list[str]) -> list[str]:
 
 
 DESCRIBE_TOPIC_PARTITIONS = 75
+LIST_PARTITION_REASSIGNMENTS = 46
+
+
+def list_reassignments(admin, partitions: dict[str, list[int]]) -> dict[tuple[str, int], tuple]:
+    """(topic, partition) -> (replicas, adding, removing) of the reassignments under way
+    (TopicService.listAllReassignments): none when the broker does not serve
+    ListPartitionReassignments or refuses it for want of Describe on the cluster
+    (UnsupportedVersionException / ClusterAuthorizationException); any other error fails."""
+    from kproto.errors import ErrorCode, error_for
+    if not partitions or not admin.client.supports(LIST_PARTITION_REASSIGNMENTS):
+        return {}
+    r = admin.client.request(LIST_PARTITION_REASSIGNMENTS, {
+        "topics": [{"name": n, "partition_indexes": ps} for n, ps in partitions.items()]})
+    if r.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED:
+        return {}
+    if r.error_code != ErrorCode.NONE:
+        raise error_for(r.error_code, r.error_message)
+    return {(t.name, p.partition_index): (list(p.replicas), list(p.adding_replicas), list(p.removing_replicas))
+            for t in r.topics for p in t.partitions}
+
+
+def replication_factor(replicas: list[int], reassignment: tuple | None) -> int:
+    """TopicCommand.getReplicationFactor: while a reassignment is in progress (one of
+    its adding or removing replicas still among the partition's replicas; it may have
+    finished between the two requests), its target size, not the replica count."""
+    if reassignment is not None:
+        target, adding, removing = reassignment
+        if set(replicas) & (set(adding) | set(removing)):
+            return len(target) - len(adding)
+    return len(replicas)
 
 
 def eligible_leaders(admin, names: list[str], limit: int | None) -> dict[tuple[str, int], tuple]:
@@ -171,9 +201,10 @@ def eligible_leaders(admin, names: list[str], limit: int | None) -> dict[tuple[s
 
 
 def describe_topic(name: str, metadata, entries, live: set[int], opts: dict,
-                   elr: dict | None = None) -> dict:
+                   elr: dict | None = None, reassignments: dict | None = None) -> dict:
     """One topic as topics_describe_lines reads it, with Kafka's filters
-    applied (DescribeOptions in TopicCommand)."""
+    applied (DescribeOptions in TopicCommand); ``reassignments`` as list_reassignments
+    gives them."""
     from kproto.tools.render import kafka_uuid
     by_name = {e.name: e for e in entries}
     ordered = java_hashmap_order([e.name for e in entries], _string_hash)   # Admin's Config is a HashMap
@@ -192,8 +223,10 @@ def describe_topic(name: str, metadata, entries, live: set[int], opts: dict,
             # Admin resolves the leader among the brokers Metadata lists: unknown -> none.
             leader = p.leader if p.leader >= 0 and p.leader in live else None
             isr = len(p.isr)
+            reassignment = (reassignments or {}).get((name, p.partition))
             if reports and not any((
-                    opts.get("under_replicated_partitions") and len(p.replicas) - isr > 0,
+                    opts.get("under_replicated_partitions")
+                    and replication_factor(list(p.replicas), reassignment) - isr > 0,
                     opts.get("unavailable_partitions") and (leader is None or leader not in live),
                     opts.get("under_min_isr_partitions") and (leader is None or isr < min_isr),
                     opts.get("at_min_isr_partitions") and isr == min_isr)):
@@ -201,12 +234,15 @@ def describe_topic(name: str, metadata, entries, live: set[int], opts: dict,
             eligible, last_known = (elr or {}).get((name, p.partition), (None, None))
             shown.append({"topic": name, "partition": p.partition, "leader": leader,
                           "replicas": list(p.replicas), "isr": list(p.isr),
+                          "adding_replicas": reassignment and reassignment[1],
+                          "removing_replicas": reassignment and reassignment[2],
                           "elr": None if eligible is None else list(eligible),
                           "last_known_elr": None if last_known is None else list(last_known)})
     return {
         "topic": name, "topic_id": kafka_uuid(metadata.topic_id),
         "partition_count": len(partitions),
-        "replication_factor": len(partitions[0].replicas) if partitions else 0,
+        "replication_factor": replication_factor(list(partitions[0].replicas), (reassignments or {}).get(
+            (name, partitions[0].partition))) if partitions else 0,
         "configs": configs, "partitions": shown,
         "show_topic": not reports and (not overrides or bool(configs)),
     }
@@ -424,11 +460,12 @@ def describe(admin, o: dict) -> None:
         answers = admin.describe_configs(list(resources.values()))
         live = {b.node_id for b in md.brokers}
         elr = eligible_leaders(admin, order, o.get("partition_size_limit_per_response"))
+        moving = list_reassignments(admin, {n: sorted(p.partition for p in md.topics[n].partitions) for n in order})
         for n in order:
             answer = answers[resources[n]]
             if answer.error != ErrorCode.NONE:
                 raise error_for(answer.error, answer.message)
-            described.append(describe_topic(n, md.topics[n], answer.entries, live, o, elr))
+            described.append(describe_topic(n, md.topics[n], answer.entries, live, o, elr, moving))
     described = [t for t in described if t["show_topic"] or t["partitions"]]
     emit("describe", described, o["output"])
 

@@ -7,7 +7,9 @@ title, Kafka's text label) drives the text lines, the table and the JSON/YAML
 shape, so they cannot drift apart. "configs" is already in Kafka's print
 order (the HashMap order of Admin's Config) and "leader" is None when there
 is none; "elr"/"last_known_elr" are None when the broker was asked with
-Metadata (Kafka prints N/A then).
+Metadata (Kafka prints N/A then); "adding_replicas"/"removing_replicas" are
+None unless a reassignment of the partition is under way (``REASSIGNMENT``:
+Kafka prints them only then).
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ TOPIC_COLUMNS = (("topic", "TOPIC", "Topic"), ("topic_id", "TOPIC ID", "TopicId"
                  ("replication_factor", "RF", "ReplicationFactor"), ("configs", "CONFIGS", "Configs"))
 PARTITION_COLUMNS = (("topic", "TOPIC", "Topic"), ("partition", "PARTITION", "Partition"),
                      ("leader", "LEADER", "Leader"), ("replicas", "REPLICAS", "Replicas"), ("isr", "ISR", "Isr"),
+                     ("adding_replicas", "ADDING", "Adding Replicas"),
+                     ("removing_replicas", "REMOVING", "Removing Replicas"),
                      ("elr", "ELR", "Elr"), ("last_known_elr", "LAST KNOWN ELR", "LastKnownElr"))
+REASSIGNMENT = ("adding_replicas", "removing_replicas")
 TOPIC_FIELDS = tuple(key for key, _, _ in TOPIC_COLUMNS)
 PARTITION_FIELDS = tuple(key for key, _, _ in PARTITION_COLUMNS)
 
@@ -46,8 +51,13 @@ def topic_line(t: dict) -> str:
                      if key != "topic_id" or t[key])
 
 
+def _shown(p: dict, key: str) -> bool:
+    return key not in REASSIGNMENT or p.get(key) is not None
+
+
 def partition_line(p: dict) -> str:
-    return "".join(f"\t{label}: {_cell(key, p[key])}" for key, _, label in PARTITION_COLUMNS)
+    return "".join(f"\t{label}: {_cell(key, p.get(key))}" for key, _, label in PARTITION_COLUMNS
+                   if _shown(p, key))
 
 
 def topics_describe_lines(described: Iterable[dict]) -> list[str]:
@@ -66,7 +76,8 @@ def topics_structured(described: Iterable[dict]) -> list[dict]:
     out = []
     for t in described:
         row = {k: t[k] for k in TOPIC_FIELDS}
-        row["partitions"] = [{k: p[k] for k in PARTITION_FIELDS if k != "topic"} for p in t["partitions"]]
+        row["partitions"] = [{k: p.get(k) for k in PARTITION_FIELDS if k != "topic" and _shown(p, k)}
+                             for p in t["partitions"]]
         out.append(row)
     return out
 
@@ -88,6 +99,8 @@ def topics_table(kind: str, data) -> None:
     rich_table([title for _, title, _ in TOPIC_COLUMNS],
                [[_cell(key, t[key], config_sep="\n") for key, _, _ in TOPIC_COLUMNS]
                 for t in data if t.get("show_topic", True)], title="Topics", console=console)
-    rich_table([title for _, title, _ in PARTITION_COLUMNS],
-               [[_cell(key, p[key]) for key, _, _ in PARTITION_COLUMNS] for t in data for p in t["partitions"]],
+    partitions = [p for t in data for p in t["partitions"]]
+    columns = [c for c in PARTITION_COLUMNS if any(_shown(p, c[0]) for p in partitions) or c[0] not in REASSIGNMENT]
+    rich_table([title for _, title, _ in columns],
+               [[_cell(key, p.get(key)) for key, _, _ in columns] for p in partitions],
                title="Partitions", console=console)
