@@ -36,9 +36,8 @@ from kproto import schemas
 from kproto.common import SHARE_GROUP_STATE_TOPIC_NAME
 from kproto.errors import KprotoError
 from kproto.log.manager import format_topic_id
-from kproto.schemas import group_records as G
 from kproto.schemas.internal_records import key_version
-from kproto.schemas.message import versioned
+from kproto.schemas.share_group_state import SNAPSHOT, UPDATE, RecordKey, SnapshotValue, UpdateValue
 from kproto.server.runtime.state_topic import LogRecord, TxnMarker, key_value, partition_for, where_read
 from kproto.server.share.partition import StateBatch
 
@@ -47,10 +46,6 @@ __all__ = ["ShareKey", "ShareState", "coordinator_key", "partition_for_key", "sn
 
 log = logging.getLogger("kproto.server.share")
 
-SNAPSHOT, UPDATE = 0, 1          # key versions: the record type
-RecordKey = versioned((G.SHARE_SNAPSHOT_KEY, (SNAPSHOT,)), (G.SHARE_UPDATE_KEY, (UPDATE,)))
-SnapshotValue = versioned((G.SHARE_SNAPSHOT_VALUE, None))
-UpdateValue = versioned((G.SHARE_UPDATE_VALUE, None))
 
 ShareKey = tuple[str, uuid.UUID, int]      # (group id, topic id, partition)
 
