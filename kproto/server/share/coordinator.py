@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from kproto.errors import ErrorCode
+from kproto.log.manager import LEADER_EPOCH
 from kproto.server.runtime.core import CoordinatorRuntime, Pending
 from kproto.server.runtime.state_topic import LogRecord
 from kproto.server.share.config import ShareConfig
@@ -335,7 +336,8 @@ class ShareCoordinator(CoordinatorRuntime):
 
     def _persist(self, group_id: str, topic: str, partition: int, sp: SharePartition, now_ms: int) -> int:
         key = (group_id, self.catalog.topic_id(topic), partition)
-        return self.write_state(key, sp.state_epoch, -1, sp.start_offset, sp.state_batches(), now_ms,
+        # the leader epoch of kproto's partitions (its one broker leads each, always at this epoch)
+        return self.write_state(key, sp.state_epoch, LEADER_EPOCH, sp.start_offset, sp.state_batches(), now_ms,
                                 delivery_complete_count=sp.delivery_complete_count())
 
     # -- the share coordinator's store (the state APIs) -------------------------------------
