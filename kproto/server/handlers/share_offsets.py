@@ -59,11 +59,11 @@ def _described(index: int, error: int = 0, message: str | None = None, start: in
 
 
 async def _describe_group(broker, a, group) -> dict:
-    service = _service(broker)
-    catalog, coordinator = service.catalog, service.coordinator
     out = {"group_id": group.group_id, "topics": [], "error_code": 0, "error_message": None}
     if not a.ok(O.DESCRIBE, R.GROUP, group.group_id):
         return {**out, "error_code": G_DENIED, "error_message": G_DENIED.description}
+    service = _service(broker)
+    catalog, coordinator = service.catalog, service.coordinator
     if group.topics is None:        # all: what the group has state for, describable topics only
         held: dict[uuid.UUID, list[int]] = {}
         for g, topic_id, p in coordinator.states:
