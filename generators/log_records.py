@@ -50,6 +50,15 @@ def load(repo: str, ref: str, folder: str) -> dict[str, dict]:
     return out
 
 
+def key_as_record_type(data: dict) -> dict:
+    """A ``coordinator-key`` (Kafka 4.x) as it is on disk: its version is its apiKey, the
+    record type (CoordinatorRecordSerde writes the apiKey where older trees had validVersions)."""
+    if data.get("type") != "coordinator-key" or data["validVersions"] == str(data["apiKey"]):
+        return data
+    v = str(data["apiKey"])
+    return {**data, "validVersions": v, "fields": [{**f, "versions": v} for f in data["fields"]]}
+
+
 def message_block(data: dict, used: set) -> tuple[str, list[str]]:
     """(constant name, blocks): ``NAME = Message(Struct(...), valid, flexible)``."""
     versions = versions_of(data["validVersions"])
@@ -93,8 +102,10 @@ in consumer_offsets from a later tree) and newer Kafka the KIP-1071
 streams-group records, whose definitions were still changing upstream
 ("subject to non-backwards-compatible changes"); they are not here.
 
-doc-ref: group-coordinator/src/main/resources/common/message/*.json and
-share-coordinator/src/main/resources/common/message/*.json (apache/kafka trunk 2024-10-25)."""
+doc-ref: group-coordinator/src/main/resources/common/message/*.json
+(apache/kafka trunk 2024-10-25), share-coordinator/src/main/resources/common/message/*.json
+(Apache Kafka 4.4.0, from its jars: ShareSnapshotValue's int32 snapshot epoch, timestamps
+and KIP-1226 delivery-complete count)."""
 
 GROUP_TAIL = '''#: record type (key version) -> (name, key message, value message)
 RECORD_TYPES = {{
@@ -133,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     keys = sorted((int(d["validVersions"]), name[:-3]) for name, d in groups.items()
                   if name.endswith("Key") and int(versions_of(d["validVersions"])[0]) >= 3)
     group_msgs = [groups[f"{n}{kv}"] for _, n in keys for kv in ("Key", "Value")] + \
-        [shares[n] for n in ("ShareSnapshotKey", "ShareSnapshotValue", "ShareUpdateKey", "ShareUpdateValue")]
+        [key_as_record_type(shares[n])
+         for n in ("ShareSnapshotKey", "ShareSnapshotValue", "ShareUpdateKey", "ShareUpdateValue")]
     rows = "\n".join(f'    {t}: ("{n}",\n        {{{n}Key}},\n        {{{n}Value}}),' for t, n in keys)
     files = {SCHEMAS / "group_records.py": render(GROUP_DOC, group_msgs, GROUP_TAIL.replace("{rows}", rows))}
 

@@ -66,7 +66,7 @@ class Outcome:
 
 
 def run(ref: KafkaReference, scenario: str, *, timeout: float = 300.0, **args: object) -> Outcome:
-    """Run one scenario (``produce``, ``consume``, ``txn``, ``admin``, ``share``) with
+    """Run one scenario (``produce``, ``consume``, ``txn``, ``admin``, ``share``, ``shareadmin``) with
     ``key=value`` arguments."""
     proc = subprocess.run(_command(ref, scenario, *(f"{k}={v}" for k, v in args.items())),
                           capture_output=True, text=True, timeout=timeout, check=False)

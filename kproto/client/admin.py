@@ -24,6 +24,7 @@ DESCRIBE_GROUPS, LIST_GROUPS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 15,
 DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS = 32, 33, 35, 37, 42
 INCREMENTAL_ALTER_CONFIGS, OFFSET_DELETE = 44, 47
 API_VERSIONS, DESCRIBE_QUORUM, UPDATE_FEATURES = 18, 55, 57
+SHARE_GROUP_DESCRIBE, DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS = 77, 90, 91, 92
 
 TIMEOUT_MS = 30_000
 RETRY_BACKOFF_S = 0.1             # CommonClientConfigs retry.backoff.ms default
@@ -511,9 +512,10 @@ class Admin:
 
     # -- groups -----------------------------------------------------------------
 
-    def list_groups(self) -> list[ListedGroup]:
+    def list_groups(self, types: Iterable[str] = ()) -> list[ListedGroup]:
+        """``types``: ListGroups v5's filter (``Share``, ``Consumer``, ``Classic``)."""
         has_state = self.client.version(LIST_GROUPS) >= 4
-        body = self.client.request(LIST_GROUPS, {"states_filter": [], "types_filter": []})
+        body = self.client.request(LIST_GROUPS, {"states_filter": [], "types_filter": list(types)})
         if body.error_code != ErrorCode.NONE:
             raise error_for(body.error_code)
         return sorted((ListedGroup(g.group_id, g.protocol_type, g.group_state if has_state else None) for g in body.groups),
@@ -532,6 +534,29 @@ class Admin:
                                                    g.protocol_type, g.protocol_data, members,
                                                    g.get("error_message"))
         return out
+
+    # -- share groups (KIP-932): raw bodies, the tool reads what it prints --------------
+
+    def describe_share_group(self, group: str):
+        """ShareGroupDescribe of one group: its DescribedGroup."""
+        body = self._coordinator(group).request(SHARE_GROUP_DESCRIBE, {
+            "group_ids": [group], "include_authorized_operations": False})
+        return body.groups[0]
+
+    def list_share_group_offsets(self, group: str):
+        """DescribeShareGroupOffsets of all the group's partitions: its response group."""
+        body = self._coordinator(group).request(DESCRIBE_SHARE_GROUP_OFFSETS, {
+            "groups": [{"group_id": group, "topics": None}]})
+        return body.groups[0]
+
+    def alter_share_group_offsets(self, group: str, offsets: Mapping[TopicPartition, int]):
+        topics = [{"topic_name": t, "partitions": [{"partition_index": p, "start_offset": o} for p, o in parts]}
+                  for t, parts in _group_by_topic(offsets.items()).items()]
+        return self._coordinator(group).request(ALTER_SHARE_GROUP_OFFSETS, {"group_id": group, "topics": topics})
+
+    def delete_share_group_offsets(self, group: str, topics: Iterable[str]):
+        return self._coordinator(group).request(DELETE_SHARE_GROUP_OFFSETS, {
+            "group_id": group, "topics": [{"topic_name": t} for t in topics]})
 
     def delete_groups(self, groups: Iterable[str]) -> dict[str, ErrorCode]:
         out = {}

@@ -157,3 +157,31 @@ def test_the_java_client_negotiates_kafka_4_4s_newest_versions_with_kproto(kafka
         used = {name: [r.describe()["matches"] for r in rs] for name, rs in rules.items()}
     assert {name: n[-1] for name, n in used.items() if n[-1]} == {}, used       # nothing below
     assert {name for name, n in used.items() if not all(n[:-1])} == set(), used  # each version named
+
+
+def test_share_group_admin(kafka_ref, broker):
+    """Kafka's Admin on an empty share group: describeShareGroups, listShareGroupOffsets,
+    alterShareGroupOffsets, deleteShareGroupOffsets, each as Kafka's broker answers."""
+    kind, bootstrap = broker
+    assert run(kafka_ref, "produce", bootstrap, topic="java-share-admin", count=3, partition=0).error is None
+    assert run(kafka_ref, "share", bootstrap, topic="java-share-admin", group="g-share-admin", count=3).error is None
+    got = run(kafka_ref, "shareadmin", bootstrap, topic="java-share-admin", group="g-share-admin")
+    assert got.error is None, got.error
+    unknown = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException"
+    not_hosted = "This server does not host this topic-partition."
+    before, altered, deleted = got.of("offsets")
+    assert got.of("described") == [{"event": "described", "state": "Empty", "members": 0}]
+    # all 3 accepted: no lag. Kafka keeps the acknowledged batch in the state and its start
+    # offset at 0 (delivery-complete count 3) until a later write; kproto moves it past them.
+    assert [{k: p[k] for k in ("partition", "leaderEpoch", "lag")} for p in before["partitions"]] == [
+        {"partition": "java-share-admin-0", "leaderEpoch": 0, "lag": 0}]
+    assert before["partitions"][0]["start"] == {"kafka": 0, "kproto": 3}[kind]
+    assert altered["partitions"] == [{"partition": "java-share-admin-0", "start": 1, "leaderEpoch": 0, "lag": 2}]
+    assert got.of("alter-unknown") == [{"event": "alter-unknown", "error": unknown, "message": (
+        f"{not_hosted} Failed altering group offsets for the following partitions: [no-such-0]")}]
+    assert got.of("delete") == [{"event": "delete", "topic": "java-share-admin", "error": "none"},
+                                {"event": "delete", "topic": "no-such", "error": unknown, "message": not_hosted}]
+    assert deleted["partitions"] == []
+    assert got.of("delete-unknown-group") == [{
+        "event": "delete-unknown-group", "error": "org.apache.kafka.common.errors.GroupIdNotFoundException",
+        "message": "Group no-such-group not found."}]

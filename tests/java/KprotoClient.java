@@ -8,6 +8,7 @@
 //   KprotoClient txn bootstrap=H:P topic=T group=G txn=ID
 //   KprotoClient admin bootstrap=H:P topic=T [group=G]
 //   KprotoClient share bootstrap=H:P topic=T group=G count=N
+//   KprotoClient shareadmin bootstrap=H:P topic=T group=G   (an empty share group with state on T-0)
 //   KprotoClient decode            (stdin: "request|response API_KEY API_VERSION FILE" lines)
 //
 // A scenario that fails prints {"event":"error","type":...,"message":...} and exits 1.
@@ -38,13 +39,17 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.DeleteShareGroupOffsetsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -88,9 +93,10 @@ public final class KprotoClient {
                 case "txn": txn(a); break;
                 case "admin": admin(a); break;
                 case "share": share(a); break;
+                case "shareadmin": shareAdmin(a); break;
                 case "decode": decode(); break;
                 default:
-                    System.err.println("usage: KprotoClient produce|consume|txn|admin|share|decode key=value...");
+                    System.err.println("usage: KprotoClient produce|consume|txn|admin|share|shareadmin|decode key=value...");
                     System.exit(2);
             }
         } catch (Throwable t) {
@@ -334,6 +340,62 @@ public final class KprotoClient {
             c.commitSync();
         }
         emit(obj("event", "done"));
+    }
+
+    /** The share-group admin calls on an empty share group: describe, list offsets, alter, delete. */
+    static void shareAdmin(Map<String, String> a) throws Exception {
+        String group = a.get("group");
+        String topic = a.get("topic");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = Admin.create(common(a))) {
+            ShareGroupDescription d = admin.describeShareGroups(List.of(group)).all().get().get(group);
+            emit(obj("event", "described").put("state", d.groupState().toString()).put("members", d.members().size()));
+            shareOffsets(admin, group, "before");
+            admin.alterShareGroupOffsets(group, Map.of(tp, 1L)).all().get();
+            shareOffsets(admin, group, "altered");
+            try {
+                admin.alterShareGroupOffsets(group, Map.of(new TopicPartition("no-such", 0), 0L)).all().get();
+                emit(obj("event", "alter-unknown").put("error", "none"));
+            } catch (ExecutionException e) {
+                emit(obj("event", "alter-unknown").put("error", e.getCause().getClass().getName())
+                        .put("message", e.getCause().getMessage()));
+            }
+            DeleteShareGroupOffsetsResult deleted = admin.deleteShareGroupOffsets(group, Set.of(topic, "no-such"));
+            for (String t : List.of(topic, "no-such")) {
+                ObjectNode e = obj("event", "delete").put("topic", t);
+                try {
+                    deleted.topicResult(t).get();
+                    e.put("error", "none");
+                } catch (ExecutionException x) {
+                    e.put("error", x.getCause().getClass().getName()).put("message", x.getCause().getMessage());
+                }
+                emit(e);
+            }
+            shareOffsets(admin, group, "deleted");
+            try {
+                admin.deleteShareGroupOffsets("no-such-group", Set.of(topic)).all().get();
+                emit(obj("event", "delete-unknown-group").put("error", "none"));
+            } catch (ExecutionException e) {
+                emit(obj("event", "delete-unknown-group").put("error", e.getCause().getClass().getName())
+                        .put("message", e.getCause().getMessage()));
+            }
+        }
+        emit(obj("event", "done"));
+    }
+
+    static void shareOffsets(Admin admin, String group, String when) throws Exception {
+        Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin.listShareGroupOffsets(
+                Map.of(group, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(group).get();
+        ArrayNode rows = JSON.createArrayNode();
+        for (Map.Entry<TopicPartition, SharePartitionOffsetInfo> e : offsets.entrySet()) {
+            SharePartitionOffsetInfo o = e.getValue();
+            rows.add(obj("partition", e.getKey().toString()).put("start", o == null ? -1 : o.startOffset())
+                    .put("leaderEpoch", o == null ? -1 : o.leaderEpoch().orElse(-1))
+                    .put("lag", o == null ? -1 : o.lag().orElse(-1L)));
+        }
+        ObjectNode out = obj("event", "offsets").put("when", when);
+        out.set("partitions", rows);
+        emit(out);
     }
 
     /**

@@ -32,6 +32,7 @@ TOOLS = {
     "users": "org.apache.kafka.tools.ConfigCommand",
     "delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "log-dirs": "org.apache.kafka.tools.LogDirsCommand",
+    "share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
 }
 
 # Kafka's Uuid.toString (22 URL-safe base64 characters), epoch milliseconds, the
@@ -98,7 +99,8 @@ def known(result: tuple[int, str, str], tool: str = "") -> tuple[int, str, str]:
     is not printed (kproto: one line), kafka-topics.sh's "Error while executing
     topic command" line goes to stderr as kproto's errors do, and so does
     kafka-consumer-groups.sh's "Error: ..." line (printError), after which kproto
-    exits 1 where Kafka exits 0; kafka-acls.sh's resources and entries are sorted."""
+    exits 1 where Kafka exits 0 (kafka-share-groups.sh's likewise); kafka-acls.sh's resources
+    and entries are sorted."""
     code, out, err = result
     if tool == "acls":
         out = sorted_acls(out)
@@ -109,7 +111,7 @@ def known(result: tuple[int, str, str], tool: str = "") -> tuple[int, str, str]:
         out = "".join(line + "\n" for line in out.splitlines()
                       if not line.startswith("Error while executing topic command"))
         err = "".join(moved) + err
-    if tool == "groups" and "\nError: " in out:
+    if tool in ("groups", "share-groups") and "\nError: " in out:
         moved = [line + "\n" for line in out.splitlines() if line.startswith("Error: ")]
         for line in moved:                 # printError: println("\nError: " + message)
             out = out.replace("\n" + line, "", 1)
@@ -376,3 +378,63 @@ def test_mask():
     assert mask("Topic: a\tTopicId: 7HiY3gD1S5WnKfmjZ4w_9A\tPartitionCount: 1") == \
         "Topic: a\tTopicId: <uuid>\tPartitionCount: 1"
     assert mask("at 1795674364346 by k-x", "k-x") == "at <ms> by {t}"
+
+
+# --- kafka-share-groups.sh ----------------------------------------------------------------
+
+SHARED_TOPIC = "shared-t"
+
+
+def share_group(kafka_ref, bs: str, *groups: str) -> None:
+    """Each group a share group that Kafka's KafkaShareConsumer made: it read and accepted
+    the 3 records of ``shared-t`` (created and filled once per broker), then left."""
+    from tests import java_client
+    admin = AdminClient({"bootstrap.servers": bs})
+    if SHARED_TOPIC not in admin.list_topics(timeout=30).topics:
+        admin.create_topics([NewTopic(SHARED_TOPIC, 1, 1)])[SHARED_TOPIC].result(timeout=60)
+        assert java_client.run(kafka_ref, "produce", bootstrap=bs, topic=SHARED_TOPIC, count=3,
+                               partition=0).error is None
+    for group in groups:
+        got = java_client.run(kafka_ref, "share", bootstrap=bs, topic=SHARED_TOPIC, group=group, count=3)
+        assert got.error is None, got.error
+
+
+def test_share_groups_list_and_describe(kafka_ref, bs):
+    share_group(kafka_ref, bs, "k-sgd", "p-sgd")
+    for args in (["--describe", "--group", "{t}"],
+                 ["--describe", "--group", "{t}", "--offsets", "--verbose"],
+                 ["--describe", "--group", "{t}", "--members"],
+                 ["--describe", "--group", "{t}", "--members", "--verbose"],
+                 ["--describe", "--group", "{t}", "--state"],
+                 ["--describe", "--group", "{t}", "--state", "--verbose"],
+                 ["--describe", "--group", "{t}-none"]):
+        assert_same(kafka_ref, bs, "share-groups", args, name="sgd")
+    for args in (["--list"], ["--list", "--state"], ["--list", "--state", "Empty"], ["--list", "--state", "stable"]):
+        assert_same(kafka_ref, bs, "share-groups", args, unordered=True)
+
+
+def test_share_groups_reset_offsets(kafka_ref, bs):
+    share_group(kafka_ref, bs, "k-sgr", "p-sgr")
+    for args in (["--reset-offsets", "--group", "{t}", "--all-topics", "--to-earliest", "--dry-run"],
+                 ["--reset-offsets", "--group", "{t}", "--all-topics", "--to-latest", "--execute"],
+                 ["--describe", "--group", "{t}", "--verbose"],
+                 ["--reset-offsets", "--group", "{t}", "--topic", f"{SHARED_TOPIC}:0", "--to-offset", "1",
+                  "--execute"],
+                 ["--reset-offsets", "--group", "{t}", "--topic", SHARED_TOPIC, "--to-current", "--dry-run"],
+                 ["--reset-offsets", "--group", "{t}", "--topic", SHARED_TOPIC, "--to-datetime",
+                  "2020-01-01T00:00:00.000", "--execute"],
+                 ["--describe", "--group", "{t}"],
+                 ["--reset-offsets", "--group", "{t}-new", "--topic", SHARED_TOPIC, "--to-latest", "--execute"],
+                 ["--describe", "--group", "{t}-new", "--verbose"]):
+        assert_same(kafka_ref, bs, "share-groups", args, name="sgr")
+
+
+def test_share_groups_delete_offsets_and_delete(kafka_ref, bs):
+    share_group(kafka_ref, bs, "k-sgx", "p-sgx")
+    for args in (["--delete-offsets", "--group", "{t}", "--topic", SHARED_TOPIC, "--topic", "no-such"],
+                 ["--delete-offsets", "--group", "{t}", "--topic", SHARED_TOPIC],
+                 ["--describe", "--group", "{t}"],
+                 ["--delete-offsets", "--group", "{t}-none", "--topic", SHARED_TOPIC],
+                 ["--delete", "--group", "{t}", "--group", "{t}-none"],
+                 ["--delete", "--group", "{t}"]):
+        assert_same(kafka_ref, bs, "share-groups", args, name="sgx")

@@ -1,7 +1,8 @@
 """DescribeShareGroupOffsets (key 90): describe share groups' offsets (KIP-932).
 
 Ledger: v0-1 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers
+v0-1 (ApiSpec.served; its handler declares the same).
 
     v0   first version
     v1   response + groups.topics.partitions.lag
@@ -108,6 +109,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DescribeShareGroupOffsets", key=90, min_version=0, max_version=1, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 1))
 request = API.request
 response = API.response

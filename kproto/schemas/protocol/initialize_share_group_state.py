@@ -2,7 +2,8 @@
 (KIP-932).
 
 Ledger: v0 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers
+v0-0 (ApiSpec.served; its handler declares the same).
 
     v0   first version
     not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).
@@ -83,6 +84,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("InitializeShareGroupState", key=83, min_version=0, max_version=0, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 0))
 request = API.request
 response = API.response

@@ -1,7 +1,8 @@
 """WriteShareGroupState (key 85): share-group state: write a share partition's state (KIP-932).
 
 Ledger: v0-1 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers
+v0-1 (ApiSpec.served; its handler declares the same).
 
     v0   first version
     v1   request + topics.partitions.delivery_complete_count
@@ -103,6 +104,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("WriteShareGroupState", key=85, min_version=0, max_version=1, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 1))
 request = API.request
 response = API.response

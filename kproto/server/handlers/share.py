@@ -51,7 +51,7 @@ def _sessions(broker) -> dict:
     return broker.shares.sessions
 
 
-def _other_group(broker, group_id: str) -> bool:
+def other_group(broker, group_id: str) -> bool:
     """A classic or KIP-848 consumer group has this id (a group id is one type)."""
     coordinator = broker.groups.coordinator
     return coordinator.group(group_id) is not None or coordinator.consumer_group(group_id) is not None
@@ -80,7 +80,7 @@ SHARE_GROUP_DESCRIBE = PerEntry("group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "
 @handles(P.share_group_heartbeat, authorize=_SHARE_GROUP_HEARTBEAT)
 async def share_group_heartbeat(broker, ctx, body) -> dict:
     service = _shares(broker)
-    if _other_group(broker, body.group_id):
+    if other_group(broker, body.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
                 "error_message": f"Group {body.group_id} is not a share group.", "member_id": None,
                 "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
@@ -98,7 +98,7 @@ async def share_group_describe(broker, ctx, body) -> dict:
     groups = []
     for group_id in body.group_ids:
         d = coordinator.describe(group_id)
-        if d["error_code"] and _other_group(broker, group_id):
+        if d["error_code"] and other_group(broker, group_id):
             d.update(error_message=f"Group {group_id} is not a share group.")
         groups.append(d)
     return {"throttle_time_ms": 0, "groups": groups}

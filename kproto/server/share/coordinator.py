@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from kproto.errors import ErrorCode
+from kproto.log.manager import LEADER_EPOCH
 from kproto.server.runtime.core import CoordinatorRuntime, Pending
 from kproto.server.runtime.state_topic import LogRecord
 from kproto.server.share.config import ShareConfig
@@ -32,7 +33,7 @@ from kproto.server.share.persistence import (
     ShareKey, ShareState, merge, partition_for_key, replay, snapshot_record, tombstone, update_record,
 )
 
-__all__ = ["Catalog", "ShareCoordinator", "Acknowledge", "AckBatch"]
+__all__ = ["Catalog", "ShareCoordinator", "Acknowledge", "AckBatch", "StateOp", "StateRequest"]
 
 LEAVE_EPOCH = -1
 
@@ -66,6 +67,29 @@ class Acknowledge:
     batches: tuple[AckBatch, ...]
 
 
+@dataclass(frozen=True)
+class StateOp:
+    """One share partition's part of a share-group state API (InitializeShareGroupState,
+    ReadShareGroupState, WriteShareGroupState, DeleteShareGroupState,
+    ReadShareGroupStateSummary: ``kind`` initialize / read / write / delete / summary)."""
+
+    kind: str
+    key: ShareKey
+    state_epoch: int = 0
+    leader_epoch: int = -1
+    start_offset: int = -1
+    delivery_complete_count: int = -1
+    batches: tuple[StateBatch, ...] = ()
+
+
+@dataclass(frozen=True)
+class StateRequest:
+    """Answered, once what it changed is written, with one dict per op: ``error_code``,
+    ``error_message`` and, for read and summary, the state."""
+
+    ops: tuple[StateOp, ...]
+
+
 class ShareCoordinator(CoordinatorRuntime):
     def __init__(self, config: ShareConfig, catalog: Catalog) -> None:
         super().__init__(config)
@@ -83,12 +107,16 @@ class ShareCoordinator(CoordinatorRuntime):
     def load_partition(self, partition: int, records: Iterable[LogRecord], now_ms: int) -> list[ShareKey]:
         loaded = replay(records, partition=partition)
         self.states.update(loaded.states)
+        for group_id, _, _ in loaded.states:
+            self.share_group(group_id)      # its offsets outlive its members (Kafka keeps the group too)
         return list(loaded.states)
 
     def handle(self, request, now_ms: int):
         now_ms = self._observe(now_ms)
         if isinstance(request, Acknowledge):
             return self._acknowledge(request, now_ms)
+        if isinstance(request, StateRequest):
+            return self._state_request(request, now_ms)
         raise TypeError(f"not a share-coordinator request: {request!r}")
 
     def take_released(self) -> bool:
@@ -184,6 +212,13 @@ class ShareCoordinator(CoordinatorRuntime):
         if group is not None and member_id in group.members:
             self._remove_member(group, member_id, now_ms)
 
+    def share_group(self, group_id: str) -> ShareGroup:
+        """The group, created empty when absent (GroupMetadataManager.getOrMaybeCreateShareGroup)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = ShareGroup(group_id)
+        return group
+
     def is_member(self, group_id: str, member_id: str) -> bool:
         group = self.groups.get(group_id)
         return group is not None and member_id in group.members
@@ -223,7 +258,8 @@ class ShareCoordinator(CoordinatorRuntime):
             log_start, log_end = self.catalog.log_offsets(topic, partition)
             reset = self.catalog.group_config(group_id).get("share.auto.offset.reset", cfg.auto_offset_reset)
             start = log_start if reset == "earliest" else log_end       # by_duration: not yet, read as latest
-            self.initialize_state(key, 0, start, now_ms)
+            group = self.groups.get(group_id)
+            self.initialize_state(key, 0 if group is None else group.group_epoch, start, now_ms)
             state = self.states[key]
         sp = self.partitions[key] = SharePartition(
             state.start_offset, list(state.state_batches), delivery_count_limit=cfg.delivery_count_limit,
@@ -287,56 +323,56 @@ class ShareCoordinator(CoordinatorRuntime):
                 changed[tp] = sp
                 if any(t == 2 for t in b.acknowledge_types):
                     self._released = True
-        handle = self._new_handle("ShareAcknowledge")
-        waiting = []
-        for (topic_id, p), sp in changed.items():
-            topic = self.catalog.topic_name(topic_id)
-            self._schedule_lock(req.group_id, topic, p, sp)
-            waiting.append(self._persist(req.group_id, topic, p, sp, now_ms))
-        if not waiting:
-            return results
-        outstanding = set(waiting)
+        waiting = {}
+        for tp, sp in changed.items():
+            topic = self.catalog.topic_name(tp[0])
+            self._schedule_lock(req.group_id, topic, tp[1], sp)
+            waiting[self._persist(req.group_id, topic, tp[1], sp, now_ms)] = tp
 
-        def done(append_id: int, error: ErrorCode, t: int) -> None:
-            outstanding.discard(append_id)
-            if error != ErrorCode.NONE:
-                for tp in changed:
-                    results[tp] = error
-            if not outstanding:
-                self._reply(handle, results)
-
-        for append_id in waiting:
-            self._append_callbacks[append_id] = lambda e, t, a=append_id: done(a, e, t)
-        return handle
+        def fail(out: dict, tp, error: ErrorCode) -> None:
+            for t in changed:
+                out[t] = error
+        return self._answer_after(waiting, results, fail, "ShareAcknowledge")
 
     def _persist(self, group_id: str, topic: str, partition: int, sp: SharePartition, now_ms: int) -> int:
         key = (group_id, self.catalog.topic_id(topic), partition)
-        return self.write_state(key, sp.state_epoch, -1, sp.start_offset, sp.state_batches(), now_ms)
+        # the leader epoch of kproto's partitions (its one broker leads each, always at this epoch)
+        return self.write_state(key, sp.state_epoch, LEADER_EPOCH, sp.start_offset, sp.state_batches(), now_ms,
+                                delivery_complete_count=sp.delivery_complete_count())
 
     # -- the share coordinator's store (the state APIs) -------------------------------------
+    # ``states`` is the one copy of what __share_group_state holds; a live SharePartition is
+    # a cache over it, dropped whenever the state APIs change its key from outside.
 
     def initialize_state(self, key: ShareKey, state_epoch: int, start_offset: int, now_ms: int) -> int:
+        """A ShareSnapshot of a fresh state (ShareCoordinatorShard.initializeState)."""
         old = self.states.get(key)
         state = ShareState(snapshot_epoch=0 if old is None else old.snapshot_epoch + 1, state_epoch=state_epoch,
-                           start_offset=start_offset)
+                           leader_epoch=0, start_offset=start_offset, delivery_complete_count=0,
+                           create_timestamp=now_ms, write_timestamp=now_ms)
         self.states[key] = state
+        self.partitions.pop(key, None)
         return self._append(partition_for_key(key, self.config.state_topic_num_partitions),
                             [snapshot_record(key, state)], now_ms)
 
     def write_state(self, key: ShareKey, state_epoch: int, leader_epoch: int, start_offset: int,
-                    batches: list[StateBatch], now_ms: int) -> int:
+                    batches: list[StateBatch], now_ms: int, *, delivery_complete_count: int = -1) -> int:
         """A write as ShareCoordinatorShard.writeState: a ShareUpdate, or a ShareSnapshot of
-        the merged state every ``snapshot_update_records_per_snapshot`` updates."""
-        old = self.states.get(key) or ShareState(state_epoch=state_epoch)
+        the merged state every ``snapshot_update_records_per_snapshot`` updates (keeping the
+        first snapshot's create timestamp)."""
+        old = self.states.get(key) or ShareState(state_epoch=state_epoch, create_timestamp=now_ms)
         start, merged = merge(old, start_offset, batches)
         partition = partition_for_key(key, self.config.state_topic_num_partitions)
         if key not in self.states or old.updates_since_snapshot >= self.config.snapshot_update_records_per_snapshot:
-            new = ShareState(old.snapshot_epoch + (key in self.states), state_epoch, leader_epoch, start, merged)
+            new = ShareState(old.snapshot_epoch + (key in self.states), state_epoch, leader_epoch, start, merged,
+                             0, delivery_complete_count, old.create_timestamp, now_ms)
             record = snapshot_record(key, new)
         else:
             new = replace(old, leader_epoch=leader_epoch, start_offset=start, state_batches=merged,
-                          updates_since_snapshot=old.updates_since_snapshot + 1)
-            record = update_record(key, old.snapshot_epoch, leader_epoch, start_offset, batches)
+                          updates_since_snapshot=old.updates_since_snapshot + 1,
+                          delivery_complete_count=delivery_complete_count)
+            record = update_record(key, old.snapshot_epoch, leader_epoch, start_offset, batches,
+                                   delivery_complete_count)
         self.states[key] = new
         return self._append(partition, [record], now_ms)
 
@@ -345,6 +381,89 @@ class ShareCoordinator(CoordinatorRuntime):
         if self.states.pop(key, None) is None:
             return None
         return self._append(partition_for_key(key, self.config.state_topic_num_partitions), [tombstone(key)], now_ms)
+
+    def _state_error(self, op: StateOp) -> tuple[ErrorCode, str] | None:
+        """ShareCoordinatorShard.maybeGet*StateError: the request's own fields, an
+        uninitialized partition, the recorded epochs, then the topic in the metadata image
+        (messages as Kafka 4.4 answers them, measured)."""
+        group_id, topic_id, partition = op.key
+        invalid = ErrorCode.INVALID_REQUEST
+        if partition < 0:
+            return invalid, "The partition id cannot be a negative number."
+        if op.kind in ("read", "write") and op.leader_epoch < 0:
+            return invalid, "The leader epoch cannot be a negative number."
+        if op.kind in ("write", "initialize") and op.state_epoch < 0:
+            return invalid, "The state epoch cannot be a negative number."
+        old = self.states.get(op.key)
+        if old is None and op.kind in ("read", "write"):
+            return invalid, f"{op.kind.capitalize()} operation on uninitialized share partition not allowed."
+        if op.kind in ("read", "write") and op.leader_epoch < old.leader_epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.FENCED_LEADER_EPOCH.description
+        if op.kind in ("write", "initialize") and old is not None and op.state_epoch < old.state_epoch:
+            return ErrorCode.FENCED_STATE_EPOCH, ErrorCode.FENCED_STATE_EPOCH.description
+        topic = self.catalog.topic_name(topic_id)
+        if topic is None or partition >= self.catalog.partition_count(topic):
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.description
+        return None
+
+    def _state_op(self, op: StateOp, now_ms: int) -> tuple[dict, int | None]:
+        """-> (the op's answer, the append it waits for)."""
+        error = self._state_error(op)
+        if error is not None:
+            return {"error_code": error[0], "error_message": error[1]}, None
+        ok = {"error_code": ErrorCode.NONE, "error_message": None}
+        state = self.states.get(op.key)
+        if op.kind == "initialize":
+            return ok, self.initialize_state(op.key, op.state_epoch, op.start_offset, now_ms)
+        if op.kind == "delete":
+            return ok, self.delete_state(op.key, now_ms)
+        if op.kind == "write":
+            self.partitions.pop(op.key, None)       # the live copy yields to the written state
+            return ok, self.write_state(op.key, op.state_epoch, op.leader_epoch, op.start_offset, list(op.batches),
+                                        now_ms, delivery_complete_count=op.delivery_complete_count)
+        if state is None:
+            # never initialized: start offset -1 (ShareCoordinatorShard.readStateSummary)
+            return {**ok, "state_epoch": 0, "leader_epoch": 0, "start_offset": -1, "delivery_complete_count": -1,
+                    "state_batches": []}, None
+        out = {**ok, "state_epoch": state.state_epoch, "leader_epoch": state.leader_epoch,
+               "start_offset": state.start_offset, "delivery_complete_count": state.delivery_complete_count,
+               "state_batches": [{"first_offset": b.first_offset, "last_offset": b.last_offset,
+                                  "delivery_state": b.delivery_state, "delivery_count": b.delivery_count}
+                                 for b in state.state_batches]}
+        if op.kind == "read" and op.leader_epoch > state.leader_epoch:
+            # readStateAndMaybeUpdateLeaderEpoch: the new leader's epoch is recorded
+            return out, self.write_state(op.key, state.state_epoch, op.leader_epoch, -1, [], now_ms,
+                                         delivery_complete_count=state.delivery_complete_count)
+        return out, None
+
+    def _state_request(self, req: StateRequest, now_ms: int) -> Pending | list[dict]:
+        answers, waiting = [], {}
+        for i, op in enumerate(req.ops):
+            answer, append_id = self._state_op(op, now_ms)
+            answers.append(answer)
+            if append_id is not None:
+                waiting[append_id] = i
+        return self._answer_after(waiting, answers, lambda out, i, error: out[i].update(
+            error_code=error, error_message=error.description), "ShareGroupState")
+
+    def _answer_after(self, waiting: dict[int, object], out, fail, api: str) -> Pending | object:
+        """``out`` once every append in ``waiting`` (append id -> what it was for) is written;
+        ``fail(out, what, error)`` for each that failed."""
+        if not waiting:
+            return out
+        handle = self._new_handle(api)
+        outstanding = set(waiting)
+
+        def done(append_id: int, error: ErrorCode, t: int) -> None:
+            outstanding.discard(append_id)
+            if error != ErrorCode.NONE:
+                fail(out, waiting[append_id], error)
+            if not outstanding:
+                self._reply(handle, out)
+
+        for append_id in waiting:
+            self._append_callbacks[append_id] = lambda e, t, a=append_id: done(a, e, t)
+        return handle
 
     def check_state_epoch(self, key: ShareKey, state_epoch: int) -> ErrorCode:
         old = self.states.get(key)

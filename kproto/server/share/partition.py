@@ -189,6 +189,11 @@ class SharePartition:
 
     # -- persistence -------------------------------------------------------------------------
 
+    def delivery_complete_count(self) -> int:
+        """Offsets from the SPSO on whose delivery is complete, acknowledged or archived
+        (KIP-1226: WriteShareGroupState v1's ``delivery_complete_count``, the lag's input)."""
+        return sum(1 for r in self.in_flight.values() if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
+
     def state_batches(self) -> list[StateBatch]:
         """What WriteShareGroupState carries: the in-flight records as runs; an ACQUIRED
         record is written AVAILABLE with its delivery count (a restart releases it)."""

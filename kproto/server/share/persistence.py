@@ -8,10 +8,15 @@ What is written:
 
     key   ShareSnapshotKey v0 (group, topic id, partition)
     value ShareSnapshotValue v0: snapshot epoch, state epoch, leader epoch,
-          start offset, all state batches -- the whole state
+          start offset, delivery-complete count (tagged, KIP-1226), create and
+          write timestamps, all state batches -- the whole state
     key   ShareUpdateKey v1 (the same)
     value ShareUpdateValue v0: snapshot epoch, leader epoch, start offset
-          (-1: unchanged), the state batches that changed -- a delta
+          (-1: unchanged), delivery-complete count, the state batches that
+          changed -- a delta
+
+(Kafka 4.4's layout: 4.0's early-access ShareSnapshotValue had a uint16 snapshot
+epoch and no timestamps, under the same version 0.)
     tombstone (ShareSnapshotKey, null): DeleteShareGroupState
 
 A write is a ShareUpdate until ``share.coordinator.snapshot.update.records.per.snapshot``
@@ -31,9 +36,8 @@ from kproto import schemas
 from kproto.common import SHARE_GROUP_STATE_TOPIC_NAME
 from kproto.errors import KprotoError
 from kproto.log.manager import format_topic_id
-from kproto.schemas import group_records as G
 from kproto.schemas.internal_records import key_version
-from kproto.schemas.message import versioned
+from kproto.schemas.share_group_state import SNAPSHOT, UPDATE, RecordKey, SnapshotValue, UpdateValue
 from kproto.server.runtime.state_topic import LogRecord, TxnMarker, key_value, partition_for, where_read
 from kproto.server.share.partition import StateBatch
 
@@ -42,10 +46,6 @@ __all__ = ["ShareKey", "ShareState", "coordinator_key", "partition_for_key", "sn
 
 log = logging.getLogger("kproto.server.share")
 
-SNAPSHOT, UPDATE = 0, 1          # key versions: the record type
-RecordKey = versioned((G.SHARE_SNAPSHOT_KEY, (SNAPSHOT,)), (G.SHARE_UPDATE_KEY, (UPDATE,)))
-SnapshotValue = versioned((G.SHARE_SNAPSHOT_VALUE, None))
-UpdateValue = versioned((G.SHARE_UPDATE_VALUE, None))
 
 ShareKey = tuple[str, uuid.UUID, int]      # (group id, topic id, partition)
 
@@ -60,6 +60,9 @@ class ShareState:
     start_offset: int = -1
     state_batches: tuple[StateBatch, ...] = ()
     updates_since_snapshot: int = 0
+    delivery_complete_count: int = -1       # -1: not known (KIP-1226)
+    create_timestamp: int = -1
+    write_timestamp: int = -1
 
 
 def coordinator_key(key: ShareKey) -> str:
@@ -105,14 +108,16 @@ def _batches(batches: Iterable[StateBatch]) -> list[dict]:
 def snapshot_record(key: ShareKey, s: ShareState) -> tuple[bytes, bytes]:
     return _key(SNAPSHOT, key), SnapshotValue.build({"version": 0, "data": {
         "snapshot_epoch": s.snapshot_epoch, "state_epoch": s.state_epoch, "leader_epoch": s.leader_epoch,
-        "start_offset": s.start_offset, "state_batches": _batches(s.state_batches)}})
+        "start_offset": s.start_offset, "delivery_complete_count": s.delivery_complete_count,
+        "create_timestamp": s.create_timestamp, "write_timestamp": s.write_timestamp,
+        "state_batches": _batches(s.state_batches)}})
 
 
 def update_record(key: ShareKey, snapshot_epoch: int, leader_epoch: int, start_offset: int,
-                  batches: Iterable[StateBatch]) -> tuple[bytes, bytes]:
+                  batches: Iterable[StateBatch], delivery_complete_count: int = -1) -> tuple[bytes, bytes]:
     return _key(UPDATE, key), UpdateValue.build({"version": 0, "data": {
         "snapshot_epoch": snapshot_epoch, "leader_epoch": leader_epoch, "start_offset": start_offset,
-        "state_batches": _batches(batches)}})
+        "delivery_complete_count": delivery_complete_count, "state_batches": _batches(batches)}})
 
 
 def tombstone(key: ShareKey) -> tuple[bytes, None]:
@@ -143,13 +148,15 @@ def apply(states: dict[ShareKey, ShareState], key: bytes, value: bytes | None) -
     elif version == SNAPSHOT:
         d = schemas.parse(SnapshotValue, value).data
         states[share_key] = ShareState(d.snapshot_epoch, d.state_epoch, d.leader_epoch, d.start_offset,
-                                       _state_batches(d.state_batches))
+                                       _state_batches(d.state_batches), 0, d.delivery_complete_count,
+                                       d.create_timestamp, d.write_timestamp)
     else:
         d = schemas.parse(UpdateValue, value).data
         old = states.get(share_key, ShareState())
         start, batches = merge(old, d.start_offset, _state_batches(d.state_batches))
         states[share_key] = replace(old, leader_epoch=d.leader_epoch, start_offset=start, state_batches=batches,
-                                    updates_since_snapshot=old.updates_since_snapshot + 1)
+                                    updates_since_snapshot=old.updates_since_snapshot + 1,
+                                    delivery_complete_count=d.delivery_complete_count)
     return share_key
 
 

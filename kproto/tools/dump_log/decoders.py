@@ -5,12 +5,13 @@ None where it prints nothing.
 
 - ``consumer_offsets_record``: ``--offsets-decoder`` (OffsetsMessageParser)
 - ``transaction_log_record``: ``--transaction-log-decoder`` (TransactionLogMessageParser)
+- ``share_group_state_record``: ``--share-group-state-decoder`` (ShareGroupStateMessageParser)
 - ``cluster_metadata_record``: ``--cluster-metadata-decoder`` (ClusterMetadataLogMessageParser):
   payload ``{"type":"TOPIC_RECORD","version":0,"data":{...}}``, no key, and
   ``Error at <offset>, skipping. <reason>`` for a bad frame
 - ``kraft_control_json``: a KRaft control record's JSON (printControlRecord)
 
-The first two are CoordinatorRecordMessageParser over CoordinatorRecordSerde.
+The first three are CoordinatorRecordMessageParser over CoordinatorRecordSerde.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from kproto import schemas
 from kproto.errors import DecodeError
 from kproto.schemas import consumer_offsets as CO
+from kproto.schemas import share_group_state as SGS
 from kproto.schemas import transaction_log as TL
 from kproto.schemas.cluster_metadata import TYPE_NAMES, parse_metadata_record
 from kproto.schemas.internal_records import kafka_json, key_version
@@ -25,7 +27,7 @@ from kproto.schemas.message import exact
 from kproto.schemas.metadata_records import CONTROL_RECORDS, METADATA_RECORDS
 from kproto.tools.render import JsonValue
 
-__all__ = ["consumer_offsets_record", "transaction_log_record", "cluster_metadata_record",
+__all__ = ["consumer_offsets_record", "transaction_log_record", "share_group_state_record", "cluster_metadata_record",
            "kraft_control_json"]
 
 
@@ -104,6 +106,11 @@ def transaction_log_record(record):
     return _coordinator_record(record, TL.KEY_TYPES, lambda kind: TL.TransactionLogValue,
                                lambda kind: TL.TRANSACTION_LOG_VALUE, TL.TransactionLogKey,
                                _transaction_state_name)
+
+
+def share_group_state_record(record):
+    """``--share-group-state-decoder``: DumpLogSegments.ShareGroupStateMessageParser (Kafka 4.x)."""
+    return _coordinator_record(record, SGS.KEY_TYPES, SGS.value_schema, SGS.value_message, SGS.RecordKey)
 
 
 def cluster_metadata_record(record):
