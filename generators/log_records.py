@@ -8,18 +8,25 @@ the ``data``/``metadata`` messages that are not requests or responses:
   and ``__share_group_state`` records (share-coordinator/...);
 * kproto/schemas/metadata_records.py: KRaft's ``__cluster_metadata`` record
   types (metadata/src/main/resources/common/metadata/*.json) and the KRaft
-  control records (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters).
+  control records (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters);
+* kproto/schemas/remote_log_metadata_records.py: the ``__remote_log_metadata``
+  records of TopicBasedRemoteLogMetadataManager (storage/src/main/resources/message).
 
 Record types 0-2 (classic offsets and groups) stay hand-written in
 kproto/schemas/consumer_offsets.py, which registers these. Run::
 
-    python -m generators.log_records --kafka-repo /path/to/apache/kafka.git [--check]
+    python -m generators.log_records --kafka-repo /path/to/apache/kafka.git [--check] \
+        [--storage-jar .kafka/4.4.0/lib/kafka-storage-4.4.0.jar]
+
+``--storage-jar`` reads the __remote_log_metadata definitions from a release's jar
+(its ``message/*.json``) instead of the repository's ``STORAGE`` folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import subprocess
+import zipfile
 from pathlib import Path
 
 from generators.definitions import from_json, snake, strip_comments, versions_of
@@ -33,6 +40,7 @@ GROUPS = "group-coordinator/src/main/resources/common/message"
 SHARES = "share-coordinator/src/main/resources/common/message"
 METADATA = "metadata/src/main/resources/common/metadata"
 CLIENT = "clients/src/main/resources/common/message"
+STORAGE = "storage/src/main/resources/message"
 # KRaft control records: ControlRecordType ids (clients/.../record/ControlRecordType.java).
 CONTROL = {"LeaderChangeMessage": 2, "SnapshotHeaderRecord": 3, "SnapshotFooterRecord": 4,
            "KRaftVersionRecord": 5, "VotersRecord": 6}
@@ -122,11 +130,26 @@ clients/src/main/resources/common/message/{LeaderChangeMessage,SnapshotHeaderRec
 SnapshotFooterRecord,KRaftVersionRecord,VotersRecord}.json (Apache Kafka 4.4.0, from its jars: see tests/kafka/pom.xml)."""
 
 
+REMOTE_DOC = """__remote_log_metadata records (TopicBasedRemoteLogMetadataManager), as Kafka defines them.
+
+A record's value (RemoteLogMetadataSerde over BytesApiMessageSerde, key always null),
+framed as a KRaft metadata record is (kproto.schemas.cluster_metadata)::
+
+    frame_version UNSIGNED_VARINT (1)  api_key UNSIGNED_VARINT  version UNSIGNED_VARINT  body
+
+    0 RemoteLogSegmentMetadataRecord        1 RemoteLogSegmentMetadataUpdateRecord
+    2 RemotePartitionDeleteMetadataRecord   3 RemoteLogSegmentMetadataSnapshotRecord
+
+doc-ref: storage/src/main/resources/message/Remote*.json (Apache Kafka 4.4.0, from
+kafka-storage-4.4.0.jar: its TxnIndexEmpty tagged fields are newer than trunk 1eb76443)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kafka-repo", required=True)
     ap.add_argument("--ref", default="HEAD")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--storage-jar", help="read the Remote*.json definitions from this jar")
     args = ap.parse_args(argv)
     groups = load(args.kafka_repo, args.ref, GROUPS)
     shares = load(args.kafka_repo, args.ref, SHARES)
@@ -145,6 +168,17 @@ def main(argv: list[str] | None = None) -> int:
             + "#: KRaft control record type -> message\nCONTROL_RECORDS = {{\n"
             + "\n".join(f"    {t}: {{{n}}}," for n, t in CONTROL.items()) + "\n}}")
     files[SCHEMAS / "metadata_records.py"] = render(METADATA_DOC, records + control, tail)
+
+    if args.storage_jar:
+        with zipfile.ZipFile(args.storage_jar) as jar:
+            storage = {Path(n).stem: strip_comments(jar.read(n).decode()) for n in jar.namelist()
+                       if n.startswith("message/") and n.endswith(".json")}
+    else:
+        storage = load(args.kafka_repo, args.ref, STORAGE)
+    remote = sorted((d for n, d in storage.items() if n.startswith("Remote")), key=lambda d: d["apiKey"])
+    tail = ("#: api key -> message\nREMOTE_LOG_METADATA_RECORDS = {{\n"
+            + "\n".join(f"    {d['apiKey']}: {{{d['name']}}}," for d in remote) + "\n}}")
+    files[SCHEMAS / "remote_log_metadata_records.py"] = render(REMOTE_DOC, remote, tail)
     return write_or_check(files, args.check)
 
 

@@ -12,7 +12,13 @@ core/src/main/scala/kafka/tools/DumpLogSegments.scala is cited instead
 
 from __future__ import annotations
 
+import base64
+import json
+import os
 import re
+import shutil
+import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -330,3 +336,177 @@ def test_offsets_message_parser_missing_key(tmp_path):
     assert (code, err) == (0, "")
     assert _key_payload(out) == ("key: Failed to decode message at offset 0 using the specified decoder "
                                  "(message had a missing key)")
+
+
+# --- DumpLogSegmentsTest.testDumpRemoteLogMetadata* -------------------------------------------
+# RemoteLogMetadataSerde's records (framed as KRaft metadata records) appended to a log
+# without keys, dumped with --remote-log-metadata-decoder: each record line's payload is
+# the RemoteLogMetadata's toString (DLS RemoteMetadataLogMessageParser). The tests count
+# batches ("baseOffset:") and records ("payload:") as Kafka's batchCount/recordCount do.
+
+TOPIC_ID = uuid.UUID(bytes=base64.urlsafe_b64decode("Uj5wn_FqTXirEASvVZRY1w=="))
+SEGMENT_ID = uuid.UUID(bytes=base64.urlsafe_b64decode("_ty6CYdlQyH-3LoJh2VDIQ=="))
+TOPIC_ID_PARTITION = {"name": "foo", "id": TOPIC_ID, "partition": 0}
+
+
+def remote_metadata(api_key: int, data: dict) -> bytes:
+    from kproto.schemas.cluster_metadata import build_metadata_record
+    from kproto.schemas.remote_log_metadata_records import REMOTE_LOG_METADATA_RECORDS
+    return build_metadata_record(api_key, 0, data, REMOTE_LOG_METADATA_RECORDS)
+
+
+# new RemotePartitionDeleteMetadata(topicIdPartition, DELETE_PARTITION_MARKED, time.milliseconds (0), 0)
+DELETE_MARKED = remote_metadata(2, {"topic_id_partition": TOPIC_ID_PARTITION, "broker_id": 0,
+                                    "event_timestamp_ms": 0, "remote_partition_delete_state": 0})
+# new RemoteLogSegmentMetadataUpdate(segmentId, 0, Optional.of(CustomMetadata([0, 1, 2, 3])),
+#                                    COPY_SEGMENT_FINISHED, 0)
+UPDATE_FINISHED = remote_metadata(1, {
+    "remote_log_segment_id": {"topic_id_partition": TOPIC_ID_PARTITION, "id": SEGMENT_ID}, "broker_id": 0,
+    "event_timestamp_ms": 0, "custom_metadata": b"\x00\x01\x02\x03", "remote_log_segment_state": 1})
+EXPECTED_DELETE = ("RemotePartitionDeleteMetadata{topicPartition=Uj5wn_FqTXirEASvVZRY1w:foo-0, "
+                   "state=DELETE_PARTITION_MARKED, eventTimestampMs=0, brokerId=0}")
+EXPECTED_UPDATE = ("RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition="
+                   "Uj5wn_FqTXirEASvVZRY1w:foo-0, id=_ty6CYdlQyH-3LoJh2VDIQ}, customMetadata=Optional["
+                   "CustomMetadata{4 bytes}], state=COPY_SEGMENT_FINISHED, eventTimestampMs=0, brokerId=0}")
+
+
+def remote_log(tmp_path: Path, *batches: list[bytes]) -> UnifiedLog:
+    """LogTestUtils.createLog, then one appendAsLeader (epoch 0) per batch of values."""
+    log = create_test_log(tmp_path)
+    for values in batches:
+        log.append(batch([(NOW, None, v) for v in values]), leader_epoch=0)
+    log.flush()
+    return log
+
+
+def payloads(out: str) -> list[str]:
+    return [line.split(" payload: ", 1)[1] for line in out.splitlines() if " payload: " in line]
+
+
+def test_dump_remote_log_metadata_empty(tmp_path):
+    """testDumpRemoteLogMetadataEmpty: an empty log: no batch, no record, its start offset."""
+    log = remote_log(tmp_path)
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, out, err) == (0, f"Dumping {log_file(log)}\nLog starting offset: 0\n", "")
+
+
+def test_dump_remote_log_metadata_one_record_one_batch(tmp_path):
+    """testDumpRemoteLogMetadataOneRecordOneBatch."""
+    log = remote_log(tmp_path, [DELETE_MARKED])
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 1 and out.count("payload:") == 1
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == [EXPECTED_DELETE]
+
+
+def test_dump_remote_log_metadata_multiple_records_one_batch(tmp_path):
+    """testDumpRemoteLogMetadataMultipleRecordsOneBatch."""
+    log = remote_log(tmp_path, [UPDATE_FINISHED, DELETE_MARKED])
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 1 and out.count("payload:") == 2
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == [EXPECTED_UPDATE, EXPECTED_DELETE]
+
+
+def test_dump_remote_log_metadata_multiple_records_multiple_batches(tmp_path):
+    """testDumpRemoteLogMetadataMultipleRecordsMultipleBatches."""
+    log = remote_log(tmp_path, [UPDATE_FINISHED, DELETE_MARKED], [UPDATE_FINISHED, DELETE_MARKED])
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 2 and out.count("payload:") == 4
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == [EXPECTED_UPDATE, EXPECTED_DELETE] * 2
+
+
+def test_dump_remote_log_metadata_non_zero_starting_offset(tmp_path):
+    """testDumpRemoteLogMetadataNonZeroStartingOffset: the record at offset 0, a roll,
+    the same record at offset 1 in the second segment, which is dumped."""
+    log = remote_log(tmp_path, [DELETE_MARKED])
+    log.roll()
+    log.append(batch([(NOW, None, DELETE_MARKED)]), leader_epoch=0)
+    log.flush()
+    second = str(log.dir / "00000000000000000001.log")
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", second)
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 1 and out.count("payload:") == 1
+    assert out.splitlines()[1] == "Log starting offset: 1"
+    assert payloads(out) == [EXPECTED_DELETE]
+
+
+def test_dump_remote_log_metadata_with_corruption(tmp_path):
+    """testDumpRemoteLogMetadataWithCorruption: a value that is not a framed record
+    ("corrupted": frame version 99). Kafka 4.4's line, measured."""
+    log = remote_log(tmp_path, [b"corrupted"])
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 1 and out.count("payload:") == 1
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == ["Error at offset 0, skipping. Could not deserialize metadata record due to unknown "
+                             "frame version 99(only frame version 1 is supported)"]
+
+
+def _dump_unprivileged(*args: str) -> tuple[int, str, str]:
+    """``dump`` by a user the file's mode denies: this process if it is not root;
+    else a forked child that drops to uid/gid 65534 (nobody) first (root reads
+    any file), the modules it needs imported before the fork."""
+    if os.geteuid() != 0:
+        return dump(*args)
+    dump("--help")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:       # the child: drop root, dump, report, leave without running pytest's exit handlers
+        try:
+            os.close(read)
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write, json.dumps(dump(*args)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        answer = f.read()
+    os.waitpid(pid, 0)
+    code, out, err = json.loads(answer)
+    return code, out, err
+
+
+def test_dump_remote_log_metadata_io_exception():
+    """testDumpRemoteLogMetadataIoException: the segment's mode is -w------- (Kafka:
+    AccessDeniedException). kproto: the lines up to the read, then the error as one
+    line, exit 1, as for a missing file."""
+    folder = Path(tempfile.mkdtemp())       # not under pytest's 0700 base: others may pass through
+    try:
+        folder.chmod(0o711)
+        log = remote_log(folder, [DELETE_MARKED])
+        log.close()
+        path = Path(log_file(log))
+        log.dir.chmod(0o711)
+        path.chmod(0o200)
+        code, out, err = _dump_unprivileged("--remote-log-metadata-decoder", "--files", str(path))
+    finally:
+        shutil.rmtree(folder)
+    assert (code, out) == (1, f"Dumping {path}\nLog starting offset: 0\n")
+    assert err == f"kproto: error: [Errno 13] Permission denied: '{path}'\n"
+
+
+def test_dump_remote_log_metadata_no_files_flag():
+    """testDumpRemoteLogMetadataNoFilesFlag: Kafka's message; kproto exits 2 with it alone
+    (Kafka exits 1 and prints its usage after it)."""
+    assert dump("--remote-log-metadata-decoder") == (2, "", 'Missing required argument "[files]"\n')
+
+
+def test_dump_remote_log_metadata_no_such_file_exception():
+    """testDumpRemoteLogMetadataNoSuchFileException (Kafka: NoSuchFileException after the
+    same two lines, measured)."""
+    path = "/tmp/nosuchfile/00000000000000000000.log"
+    assert dump("--remote-log-metadata-decoder", "--files", path) == (
+        1, f"Dumping {path}\nLog starting offset: 0\n",
+        f"kproto: error: [Errno 2] No such file or directory: '{path}'\n")

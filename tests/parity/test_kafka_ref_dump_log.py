@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import uuid
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,39 @@ def test_offsets_decoder_odd_records(kafka_ref, tmp_path):
     ]
     path = write_segment(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in records]))
     assert_same(kafka_ref, [str(path)], "--offsets-decoder")
+
+
+def test_remote_log_metadata_decoder_records(kafka_ref, tmp_path):
+    """--remote-log-metadata-decoder over each record type (TxnIndexEmpty set and not) and
+    every way one fails to deserialize: Kafka 4.4's lines (its toStrings, its
+    "Error at offset N, skipping." reasons), both tools on the same file."""
+    from kproto.schemas.cluster_metadata import build_metadata_record
+    from kproto.schemas.remote_log_metadata_records import REMOTE_LOG_METADATA_RECORDS as RR
+    tip = {"name": "foo", "id": uuid.UUID(int=0x1234567890ABCDEF1234567890ABCDEF), "partition": 0}
+    segment = {"topic_id_partition": tip, "id": uuid.UUID(int=0xFEDCBA0987654321FEDCBA0987654321)}
+    full = {"remote_log_segment_id": segment, "start_offset": 0, "end_offset": 100, "broker_id": 1,
+            "max_timestamp_ms": 5, "event_timestamp_ms": 6, "segment_size_in_bytes": 1000,
+            "segment_leader_epochs": [{"leader_epoch": 3, "offset": 50}, {"leader_epoch": 1, "offset": 0}],
+            "custom_metadata": None, "remote_log_segment_state": 0}
+    update = {"remote_log_segment_id": segment, "broker_id": 0, "event_timestamp_ms": 0,
+              "custom_metadata": b"\0\1\2\3", "remote_log_segment_state": 1}
+    delete = {"topic_id_partition": tip, "broker_id": 0, "event_timestamp_ms": 0, "remote_partition_delete_state": 0}
+    snapshot = {"segment_id": segment["id"], "start_offset": 1, "end_offset": 2, "broker_id": 3, "max_timestamp_ms": 4,
+                "event_timestamp_ms": 5, "segment_leader_epochs": [{"leader_epoch": 0, "offset": 1}],
+                "segment_size_in_bytes": 9, "custom_metadata": b"x", "remote_log_segment_state": 2}
+
+    def rec(key: int, data: dict) -> bytes:
+        return build_metadata_record(key, 0, data, RR)
+    values = [
+        rec(0, full), rec(0, {**full, "custom_metadata": b"abc", "remote_log_segment_state": 3,
+                              "txn_index_empty": True}),
+        rec(0, {**full, "segment_leader_epochs": []}), rec(0, {**full, "start_offset": -1}),
+        rec(0, {**full, "end_offset": -5}), rec(0, {**full, "remote_log_segment_state": 9}),
+        rec(1, update), rec(1, {**update, "custom_metadata": None, "remote_log_segment_state": 7}),
+        rec(2, delete), rec(2, {**delete, "remote_partition_delete_state": 5}),
+        rec(3, snapshot), rec(3, {**snapshot, "txn_index_empty": True}),
+        b"corrupted", b"", b"\x01\x09\x00", b"\x01\x02\x01", b"\x00", rec(2, delete) + b"zz", rec(2, delete)[:-3],
+        None,
+    ]
+    path = write_segment(tmp_path, v2_batch(0, [(1, None, v, []) for v in values]))
+    assert_same(kafka_ref, [str(path)], "--remote-log-metadata-decoder")
