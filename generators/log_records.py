@@ -18,8 +18,10 @@ kproto/schemas/consumer_offsets.py, which registers these. Run::
     python -m generators.log_records --kafka-repo /path/to/apache/kafka.git [--check] \
         [--storage-jar .kafka/4.4.0/lib/kafka-storage-4.4.0.jar]
 
-``--storage-jar`` reads the __remote_log_metadata definitions from a release's jar
-(its ``message/*.json``) instead of the repository's ``STORAGE`` folder.
+``--storage-jar`` and ``--share-jar`` read the __remote_log_metadata and
+__share_group_state definitions from a release's jars (kafka-storage-*.jar's
+``message/*.json``, kafka-share-coordinator-*.jar's ``common/message/*.json``)
+instead of the repository's ``STORAGE`` and ``SHARES`` folders.
 """
 
 from __future__ import annotations
@@ -56,6 +58,13 @@ def load(repo: str, ref: str, folder: str) -> dict[str, dict]:
         if path.endswith(".json"):
             out[path[:-5]] = strip_comments(_git(repo, "show", f"{ref}:{folder}/{path}"))
     return out
+
+
+def load_jar(jar: str, folder: str) -> dict[str, dict]:
+    """``load`` from a release jar: its ``folder/*.json``."""
+    with zipfile.ZipFile(jar) as z:
+        return {Path(n).stem: strip_comments(z.read(n).decode()) for n in z.namelist()
+                if n.startswith(folder + "/") and n.count("/") == folder.count("/") + 1 and n.endswith(".json")}
 
 
 def message_block(data: dict, used: set) -> tuple[str, list[str]]:
@@ -101,8 +110,10 @@ in consumer_offsets from a later tree) and newer Kafka the KIP-1071
 streams-group records, whose definitions were still changing upstream
 ("subject to non-backwards-compatible changes"); they are not here.
 
-doc-ref: group-coordinator/src/main/resources/common/message/*.json and
-share-coordinator/src/main/resources/common/message/*.json (apache/kafka trunk 2024-10-25)."""
+doc-ref: group-coordinator/src/main/resources/common/message/*.json (apache/kafka trunk
+2024-10-25) and share-coordinator/src/main/resources/common/message/*.json (Apache Kafka
+4.4.0, from kafka-share-coordinator-4.4.0.jar: int32 snapshot epochs, the create and write
+timestamps, KIP-1226's DeliveryCompleteCount)."""
 
 GROUP_TAIL = '''#: record type (key version) -> (name, key message, value message)
 RECORD_TYPES = {{
@@ -150,9 +161,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ref", default="HEAD")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--storage-jar", help="read the Remote*.json definitions from this jar")
+    ap.add_argument("--share-jar", help="read the Share*.json definitions from this jar")
     args = ap.parse_args(argv)
     groups = load(args.kafka_repo, args.ref, GROUPS)
-    shares = load(args.kafka_repo, args.ref, SHARES)
+    shares = load_jar(args.share_jar, "common/message") if args.share_jar else load(args.kafka_repo, args.ref, SHARES)
     keys = sorted((int(d["validVersions"]), name[:-3]) for name, d in groups.items()
                   if name.endswith("Key") and int(versions_of(d["validVersions"])[0]) >= 3)
     group_msgs = [groups[f"{n}{kv}"] for _, n in keys for kv in ("Key", "Value")] + \
@@ -169,12 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             + "\n".join(f"    {t}: {{{n}}}," for n, t in CONTROL.items()) + "\n}}")
     files[SCHEMAS / "metadata_records.py"] = render(METADATA_DOC, records + control, tail)
 
-    if args.storage_jar:
-        with zipfile.ZipFile(args.storage_jar) as jar:
-            storage = {Path(n).stem: strip_comments(jar.read(n).decode()) for n in jar.namelist()
-                       if n.startswith("message/") and n.endswith(".json")}
-    else:
-        storage = load(args.kafka_repo, args.ref, STORAGE)
+    storage = load_jar(args.storage_jar, "message") if args.storage_jar else load(args.kafka_repo, args.ref, STORAGE)
     remote = sorted((d for n, d in storage.items() if n.startswith("Remote")), key=lambda d: d["apiKey"])
     tail = ("#: api key -> message\nREMOTE_LOG_METADATA_RECORDS = {{\n"
             + "\n".join(f"    {d['apiKey']}: {{{d['name']}}}," for d in remote) + "\n}}")

@@ -216,6 +216,7 @@ def test_transaction_log_decoder_odd_records(kafka_ref, tmp_path):
         (key, None),
         (b"\x00\x01\x00\x01x", b""),
         (key, _txn_value(9, None)),
+        (key, _txn_value(0, None)[:-3]),                   # cut short: Kafka's reason is "null"
         (key, b"\x00\x09\x00"),
         (b"\x00", b"\x00\x00"),
     ]
@@ -224,11 +225,14 @@ def test_transaction_log_decoder_odd_records(kafka_ref, tmp_path):
 
 
 def test_offsets_decoder_odd_records(kafka_ref, tmp_path):
-    """The same for --offsets-decoder: unknown type, tombstone, unreadable key and value."""
+    """The same for --offsets-decoder: unknown type, tombstone, unreadable key and value,
+    a value cut short."""
     key = CO.RecordKey.build({"version": 1, "data": {"group": "g", "topic": "t", "partition": 0}})
+    commit = CO.OffsetCommitValue.build({"version": 3, "data": {
+        "offset": 42, "leader_epoch": 5, "metadata": "", "commit_timestamp": 1700000000000}})
     records = [
-        (key, CO.OffsetCommitValue.build({"version": 3, "data": {
-            "offset": 42, "leader_epoch": 5, "metadata": "", "commit_timestamp": 1700000000000}})),
+        (key, commit),
+        (key, commit[:-3]),                                # cut short: Kafka's reason is "null"
         (key, None),
         (b"\x00\x63\x00\x01g", b"\x00\x00"),
         (key, b"\x00\x09\x00"),
@@ -273,3 +277,23 @@ def test_remote_log_metadata_decoder_records(kafka_ref, tmp_path):
     ]
     path = write_segment(tmp_path, v2_batch(0, [(1, None, v, []) for v in values]))
     assert_same(kafka_ref, [str(path)], "--remote-log-metadata-decoder")
+
+
+def test_share_group_state_decoder_records(kafka_ref, tmp_path):
+    """--share-group-state-decoder over the records kproto's share coordinator writes (a
+    snapshot, an update, a tombstone) and odd ones: Kafka 4.4 reads kproto's records, both
+    tools print the same lines (a missing key is left out: Kafka's tool stops on it)."""
+    from kproto.server.share.partition import StateBatch
+    from kproto.server.share.persistence import ShareState, snapshot_record, tombstone, update_record
+    key = ("gs1", uuid.UUID(int=7), 3)
+    batches = (StateBatch(0, 4, 2, 1), StateBatch(5, 9, 0, 3))
+    snapshot = snapshot_record(key, ShareState(2, 1, 5, 0, batches, create_timestamp=1700000000000), 1700000000500)
+    records = [
+        snapshot, update_record(key, 2, 5, -1, batches[1:]), tombstone(key),
+        (b"\x00\x07\x00\x01g", b"\x00\x00"),                 # an unknown record type
+        (snapshot[0], b"\x00\x09\x00"),                       # a value version no schema has
+        (snapshot[0], snapshot[1][:-5]),                      # a value cut short
+        (b"\x00", b"\x00\x00"),                               # a key too short for its type
+    ]
+    path = write_segment(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in records]))
+    assert_same(kafka_ref, [str(path)], "--share-group-state-decoder")

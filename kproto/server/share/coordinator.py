@@ -318,10 +318,10 @@ class ShareCoordinator(CoordinatorRuntime):
     def initialize_state(self, key: ShareKey, state_epoch: int, start_offset: int, now_ms: int) -> int:
         old = self.states.get(key)
         state = ShareState(snapshot_epoch=0 if old is None else old.snapshot_epoch + 1, state_epoch=state_epoch,
-                           start_offset=start_offset)
+                           start_offset=start_offset, create_timestamp=now_ms)
         self.states[key] = state
         return self._append(partition_for_key(key, self.config.state_topic_num_partitions),
-                            [snapshot_record(key, state)], now_ms)
+                            [snapshot_record(key, state, now_ms)], now_ms)
 
     def write_state(self, key: ShareKey, state_epoch: int, leader_epoch: int, start_offset: int,
                     batches: list[StateBatch], now_ms: int) -> int:
@@ -331,8 +331,10 @@ class ShareCoordinator(CoordinatorRuntime):
         start, merged = merge(old, start_offset, batches)
         partition = partition_for_key(key, self.config.state_topic_num_partitions)
         if key not in self.states or old.updates_since_snapshot >= self.config.snapshot_update_records_per_snapshot:
-            new = ShareState(old.snapshot_epoch + (key in self.states), state_epoch, leader_epoch, start, merged)
-            record = snapshot_record(key, new)
+            created = old.create_timestamp if key in self.states else now_ms     # kept across snapshots
+            new = ShareState(old.snapshot_epoch + (key in self.states), state_epoch, leader_epoch, start, merged,
+                             create_timestamp=created)
+            record = snapshot_record(key, new, now_ms)
         else:
             new = replace(old, leader_epoch=leader_epoch, start_offset=start, state_batches=merged,
                           updates_since_snapshot=old.updates_since_snapshot + 1)

@@ -8,8 +8,8 @@ What is written:
 
     key   ShareSnapshotKey v0 (group, topic id, partition)
     value ShareSnapshotValue v0: snapshot epoch, state epoch, leader epoch,
-          start offset, all state batches -- the whole state
-    key   ShareUpdateKey v1 (the same)
+          start offset, create and write timestamps, all state batches -- the whole state
+    key   ShareUpdateKey (type 1; the same)
     value ShareUpdateValue v0: snapshot epoch, leader epoch, start offset
           (-1: unchanged), the state batches that changed -- a delta
     tombstone (ShareSnapshotKey, null): DeleteShareGroupState
@@ -60,6 +60,7 @@ class ShareState:
     start_offset: int = -1
     state_batches: tuple[StateBatch, ...] = ()
     updates_since_snapshot: int = 0
+    create_timestamp: int = -1       # when the state was first written (ShareSnapshotValue.CreateTimestamp)
 
 
 def coordinator_key(key: ShareKey) -> str:
@@ -102,10 +103,14 @@ def _batches(batches: Iterable[StateBatch]) -> list[dict]:
              "delivery_count": b.delivery_count} for b in batches]
 
 
-def snapshot_record(key: ShareKey, s: ShareState) -> tuple[bytes, bytes]:
+def snapshot_record(key: ShareKey, s: ShareState, write_timestamp: int) -> tuple[bytes, bytes]:
+    """ShareCoordinatorRecordHelpers.newShareSnapshotRecord (Kafka 4.4): the state's create
+    timestamp, this write's time. DeliveryCompleteCount (tagged, KIP-1226) stays at its
+    default, -1: not counted."""
     return _key(SNAPSHOT, key), SnapshotValue.build({"version": 0, "data": {
         "snapshot_epoch": s.snapshot_epoch, "state_epoch": s.state_epoch, "leader_epoch": s.leader_epoch,
-        "start_offset": s.start_offset, "state_batches": _batches(s.state_batches)}})
+        "start_offset": s.start_offset, "create_timestamp": s.create_timestamp,
+        "write_timestamp": write_timestamp, "state_batches": _batches(s.state_batches)}})
 
 
 def update_record(key: ShareKey, snapshot_epoch: int, leader_epoch: int, start_offset: int,
@@ -143,7 +148,7 @@ def apply(states: dict[ShareKey, ShareState], key: bytes, value: bytes | None) -
     elif version == SNAPSHOT:
         d = schemas.parse(SnapshotValue, value).data
         states[share_key] = ShareState(d.snapshot_epoch, d.state_epoch, d.leader_epoch, d.start_offset,
-                                       _state_batches(d.state_batches))
+                                       _state_batches(d.state_batches), create_timestamp=d.create_timestamp)
     else:
         d = schemas.parse(UpdateValue, value).data
         old = states.get(share_key, ShareState())

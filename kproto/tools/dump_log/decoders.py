@@ -40,6 +40,12 @@ __all__ = ["consumer_offsets_record", "transaction_log_record", "cluster_metadat
            "remote_log_metadata_record", "share_group_state_record", "kraft_control_json"]
 
 
+def _java_reason(e: DecodeError) -> str:
+    """The message of the exception Kafka's generated reader throws: a read past the
+    end is a BufferUnderflowException, whose message is null (Kafka 4.4, measured)."""
+    return "null" if e.reason.startswith("stream read less than specified amount") else e.reason
+
+
 def _coordinator_record(record, key_types: dict, value_schema, value_message, key_schema, value_data=None):
     """DumpLogSegments.CoordinatorRecordMessageParser.parse (Kafka 4.x) over
     CoordinatorRecordSerde.deserialize: (key, payload) as JsonValue or text.
@@ -62,7 +68,7 @@ def _coordinator_record(record, key_types: dict, value_schema, value_message, ke
         k = schemas.parse(key_schema, key)
     except DecodeError as e:
         return (f"Error at offset {o}, skipping. Could not read record with version {kind} "
-                f"from key's buffer due to: {e.reason}.", None)
+                f"from key's buffer due to: {_java_reason(e)}.", None)
     shown_key = JsonValue({"type": str(kind), "data": kafka_json(k.data)})
     if value is None:
         return shown_key, "<DELETE>"
@@ -77,7 +83,7 @@ def _coordinator_record(record, key_types: dict, value_schema, value_message, ke
         v = schemas.parse(schema, value)
     except DecodeError as e:
         return (f"Error at offset {o}, skipping. Could not read record with version "
-                f"{value_version} from value's buffer due to: {e.reason}.", None)
+                f"{value_version} from value's buffer due to: {_java_reason(e)}.", None)
     data = kafka_json(v.data, value_message(kind).spec, value_version)
     if value_data is not None:
         value_data(kind, data)
