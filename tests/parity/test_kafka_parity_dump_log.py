@@ -8,6 +8,19 @@ as ``createTestLog`` does), then asserts what Kafka's test asserts about the
 output. Where the test does not pin a string, the format line of
 core/src/main/scala/kafka/tools/DumpLogSegments.scala is cited instead
 (``DLS.scala:N`` below).
+
+Ledger (19 methods, all ported): testBatchAndRecordMetadataOutput, testPrintDataLog,
+testDumpIndexMismatches, testDumpTimeIndexErrors, testDumpEmptyIndex,
+testPrintDataLogPartialBatches, testOffsetsMessageParser, the nine
+testDumpRemoteLogMetadata* (Empty, OneRecordOneBatch, MultipleRecordsOneBatch,
+MultipleRecordsMultipleBatches, NonZeroStartingOffset, WithCorruption, IoException,
+NoFilesFlag, NoSuchFileException), testDumpMetadataRecords, testDumpMetadataSnapshot,
+testShareGroupStateMessageParser. Where Kafka 4.4's tool prints otherwise than trunk
+1eb76443's test expects (the share-state JSON's "version", the missing-key message, the
+remote decoder's "Error at offset N, skipping."), the test pins 4.4's measured text and
+test_kafka_ref_dump_log diffs both tools on the same inputs. Deliberate differences: a
+usage error is one line and exit 2 (Kafka: exit 1 and its usage); an unreadable or missing
+file is one line on stderr, exit 1 (Kafka: a stack trace).
 """
 
 from __future__ import annotations
@@ -578,3 +591,105 @@ def test_share_group_state_message_parser_unknown_record_type(tmp_path):
     code, out, _ = _share_dump(tmp_path, b"\x7f\xff\x00\x03gs1", b"\x00\x00")
     assert code == 0
     assert _key_payload(out) == "key: Unknown record type 32767 at offset 0, skipping."
+
+
+# --- DumpLogSegmentsTest.testDumpMetadataRecords / testDumpMetadataSnapshot ------------------
+
+def metadata_records() -> list[bytes]:
+    """The four records both tests write: RegisterBrokerRecord (0, epoch 10) and (1, 20),
+    TopicRecord test-topic, PartitionChangeRecord (leader 1, partition 0, isr 0,1,2), v0."""
+    from kproto.schemas.cluster_metadata import build_metadata_record
+    return [build_metadata_record(0, 0, {"broker_id": 0, "broker_epoch": 10, "rack": None}),   # Java's default
+            build_metadata_record(0, 0, {"broker_id": 1, "broker_epoch": 20, "rack": None}),
+            build_metadata_record(2, 0, {"name": "test-topic", "topic_id": TOPIC_ID}),
+            build_metadata_record(5, 0, {"topic_id": SEGMENT_ID, "leader": 1, "partition_id": 0, "isr": [0, 1, 2]})]
+
+
+METADATA_PAYLOADS = [
+    '{"type":"REGISTER_BROKER_RECORD","version":0,"data":{"brokerId":0,"incarnationId":"AAAAAAAAAAAAAAAAAAAAAA",'
+    '"brokerEpoch":10,"endPoints":[],"features":[],"rack":null,"fenced":true}}',
+    '{"type":"REGISTER_BROKER_RECORD","version":0,"data":{"brokerId":1,"incarnationId":"AAAAAAAAAAAAAAAAAAAAAA",'
+    '"brokerEpoch":20,"endPoints":[],"features":[],"rack":null,"fenced":true}}',
+    '{"type":"TOPIC_RECORD","version":0,"data":{"name":"test-topic","topicId":"Uj5wn_FqTXirEASvVZRY1w"}}',
+    '{"type":"PARTITION_CHANGE_RECORD","version":0,"data":{"partitionId":0,"topicId":"_ty6CYdlQyH-3LoJh2VDIQ",'
+    '"isr":[0,1,2],"leader":1}}',
+]
+BOGUS_METADATA = b"\x90\x4e\x90\x4e"       # writeUnsignedVarint(10000) twice: frame version 10000
+
+
+def test_dump_metadata_records(tmp_path):
+    """testDumpMetadataRecords: the records at leader epoch 1, dumped with
+    --cluster-metadata-decoder (with and without --skip-record-metadata); then a bogus
+    record and the four again at epoch 2: the bogus one is skipped, the rest decode."""
+    log = create_test_log(tmp_path)
+    log.append(batch([(NOW, None, v) for v in metadata_records()]), leader_epoch=1)
+    log.flush()
+    code, out, err = dump("--cluster-metadata-decoder", "--files", log_file(log))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == METADATA_PAYLOADS            # TOPIC_RECORD, REGISTER_BROKER_RECORD
+    code, out, err = dump("--cluster-metadata-decoder", "--skip-record-metadata", "--files", log_file(log))
+    assert (code, err) == (0, "")
+    # --skip-record-metadata: "| payload: ..." (no key; Kafka 4.4, measured: trunk's DLS.scala:338-341
+    # printed " payload: ...")
+    assert [line for line in out.splitlines() if "payload: " in line] == ["| payload: " + p for p in METADATA_PAYLOADS]
+    log.append(batch([(NOW, None, BOGUS_METADATA)]), leader_epoch=2)
+    log.append(batch([(NOW, None, v) for v in metadata_records()]), leader_epoch=2)
+    log.flush()
+    code, out, err = dump("--cluster-metadata-decoder", "--skip-record-metadata", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    # ClusterMetadataLogMessageParser: "Error at <offset>, skipping. <reason>" (no "offset" word)
+    assert [line for line in out.splitlines() if "payload: " in line] == ["| payload: " + p for p in METADATA_PAYLOADS] + [
+        "| payload: Error at 4, skipping. Could not deserialize metadata record due to unknown frame version "
+        "10000(only frame version 1 is supported)"] + ["| payload: " + p for p in METADATA_PAYLOADS]
+
+
+def kraft_control(control_type: int, data: dict) -> tuple[bytes, bytes]:
+    """A KRaft control record (ControlRecordType 3-6): its key and value."""
+    from kproto import schemas
+    from kproto.schemas import records as S
+    from kproto.schemas.metadata_records import CONTROL_RECORDS
+    return (S.ControlRecordKey.build({"version": 0, "type": control_type}),
+            schemas.build(CONTROL_RECORDS[control_type].struct(0), {"version": 0, **data}))
+
+
+def metadata_snapshot(log_dir: Path) -> Path:
+    """What RecordsSnapshotWriter (KRaft version 1, voters 1-3) writes for snapshot
+    (0, 0): a control batch with the SnapshotHeader (lastContainedLogTimestamp 10000),
+    KRaftVersion and KRaftVoters records, the four records, a control batch with the
+    SnapshotFooter."""
+    voters = [{"voter_id": i, "voter_directory_id": uuid.UUID(int=i), "k_raft_version_feature": {
+        "min_supported_version": 0, "max_supported_version": 1},
+        "endpoints": [{"name": "LISTENER", "host": "localhost", "port": 9990 + i}]} for i in (1, 2, 3)]
+    header = [kraft_control(3, {"last_contained_log_timestamp": 10000}), kraft_control(5, {"k_raft_version": 1}),
+              kraft_control(6, {"voters": voters})]
+    data = build_record_batch([NewRecord(k, v, (), NOW) for k, v in header], is_control=True,
+                              partition_leader_epoch=0)
+    data += build_record_batch([NewRecord(None, v, (), NOW) for v in metadata_records()], base_offset=3,
+                               partition_leader_epoch=0)
+    key, value = kraft_control(4, {})
+    data += build_record_batch([NewRecord(key, value, (), NOW)], is_control=True, base_offset=7,
+                               partition_leader_epoch=0)
+    path = log_dir / "00000000000000000000-0000000000.checkpoint"
+    path.write_bytes(data)
+    return path
+
+
+def test_dump_metadata_snapshot(tmp_path):
+    """testDumpMetadataSnapshot: the snapshot's end offset and epoch, its records, its
+    control records with their JSON; --skip-record-metadata leaves the control records out."""
+    path = metadata_snapshot(tmp_path)
+    code, out, err = dump("--cluster-metadata-decoder", "--files", str(path))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[:2] == [f"Dumping {path}", "Snapshot end offset: 0, epoch: 0"]
+    assert payloads(out) == METADATA_PAYLOADS
+    for label in ("SnapshotHeader", "SnapshotFooter", "KRaftVersion", "KRaftVoters"):
+        assert f" {label} {{" in out, label               # DumpLogSegments.printControlRecord
+    assert '"lastContainedLogTimestamp":10000' in out
+    code, out, err = dump("--cluster-metadata-decoder", "--skip-record-metadata", "--files", str(path))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1] == "Snapshot end offset: 0, epoch: 0"
+    assert [line for line in out.splitlines() if "payload: " in line] == ["| payload: " + p for p in METADATA_PAYLOADS]
+    for absent in ("SnapshotHeader", "SnapshotFooter", "KRaftVersion", "KRaftVoters", "lastContainedLogTimestamp"):
+        assert absent not in out, absent

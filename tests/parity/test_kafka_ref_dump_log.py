@@ -297,3 +297,15 @@ def test_share_group_state_decoder_records(kafka_ref, tmp_path):
     ]
     path = write_segment(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in records]))
     assert_same(kafka_ref, [str(path)], "--share-group-state-decoder")
+
+
+@pytest.mark.parametrize("flags", [("--cluster-metadata-decoder",),
+                                   ("--cluster-metadata-decoder", "--skip-record-metadata")])
+def test_metadata_records_and_snapshot(kafka_ref, tmp_path, flags):
+    """The inputs of test_kafka_parity_dump_log's testDumpMetadataRecords and
+    testDumpMetadataSnapshot ports (a log with a bogus record between the records, a
+    KRaft snapshot with its control records) through both tools."""
+    from tests.parity.test_kafka_parity_dump_log import BOGUS_METADATA, metadata_records, metadata_snapshot
+    values = metadata_records() + [BOGUS_METADATA] + metadata_records()
+    log = write_segment(tmp_path, v2_batch(0, [(1, None, v, []) for v in values]))
+    assert_same(kafka_ref, [str(log), str(metadata_snapshot(tmp_path))], *flags)
