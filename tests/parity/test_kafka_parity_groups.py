@@ -437,6 +437,7 @@ class ConsumerGroup:
         if protocol == "classic":
             conf.setdefault("partition.assignment.strategy", "range")     # composeConfigs: RangeAssignor
         self.consumers = [Consumer(conf) for _ in range(n)]
+        self.subscribed = partitions is None
         for c in self.consumers:
             if partitions is None:
                 c.subscribe([topic])
@@ -461,6 +462,18 @@ class ConsumerGroup:
         return self
 
     def __exit__(self, *exc) -> None:
+        """Leave, then close. librdkafka's close() can wait for good in rd_kafka_assign when a
+        rebalance reaches a consumer nobody polls (confluentinc/librdkafka#4884, seen here with
+        two members): every consumer unsubscribes (or unassigns) first and is polled until none
+        holds a partition."""
+        for c in self.consumers:
+            if self.subscribed:
+                c.unsubscribe()
+            else:
+                c.unassign()
+        deadline = time.monotonic() + DEADLINE_S
+        while any(c.assignment() for c in self.consumers) and time.monotonic() < deadline:
+            self.poll()
         for c in self.consumers:
             c.close()
 
