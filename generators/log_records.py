@@ -8,18 +8,27 @@ the ``data``/``metadata`` messages that are not requests or responses:
   and ``__share_group_state`` records (share-coordinator/...);
 * kproto/schemas/metadata_records.py: KRaft's ``__cluster_metadata`` record
   types (metadata/src/main/resources/common/metadata/*.json) and the KRaft
-  control records (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters).
+  control records (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters);
+* kproto/schemas/remote_log_metadata_records.py: the ``__remote_log_metadata``
+  records of TopicBasedRemoteLogMetadataManager (storage/src/main/resources/message).
 
 Record types 0-2 (classic offsets and groups) stay hand-written in
 kproto/schemas/consumer_offsets.py, which registers these. Run::
 
-    python -m generators.log_records --kafka-repo /path/to/apache/kafka.git [--check]
+    python -m generators.log_records --kafka-repo /path/to/apache/kafka.git [--check] \
+        [--storage-jar .kafka/4.4.0/lib/kafka-storage-4.4.0.jar]
+
+``--storage-jar`` and ``--share-jar`` read the __remote_log_metadata and
+__share_group_state definitions from a release's jars (kafka-storage-*.jar's
+``message/*.json``, kafka-share-coordinator-*.jar's ``common/message/*.json``)
+instead of the repository's ``STORAGE`` and ``SHARES`` folders.
 """
 
 from __future__ import annotations
 
 import argparse
 import subprocess
+import zipfile
 from pathlib import Path
 
 from generators.definitions import from_json, snake, strip_comments, versions_of
@@ -33,6 +42,7 @@ GROUPS = "group-coordinator/src/main/resources/common/message"
 SHARES = "share-coordinator/src/main/resources/common/message"
 METADATA = "metadata/src/main/resources/common/metadata"
 CLIENT = "clients/src/main/resources/common/message"
+STORAGE = "storage/src/main/resources/message"
 # KRaft control records: ControlRecordType ids (clients/.../record/ControlRecordType.java).
 CONTROL = {"LeaderChangeMessage": 2, "SnapshotHeaderRecord": 3, "SnapshotFooterRecord": 4,
            "KRaftVersionRecord": 5, "VotersRecord": 6}
@@ -57,6 +67,13 @@ def key_as_record_type(data: dict) -> dict:
         return data
     v = str(data["apiKey"])
     return {**data, "validVersions": v, "fields": [{**f, "versions": v} for f in data["fields"]]}
+
+
+def load_jar(jar: str, folder: str) -> dict[str, dict]:
+    """``load`` from a release jar: its ``folder/*.json``."""
+    with zipfile.ZipFile(jar) as z:
+        return {Path(n).stem: strip_comments(z.read(n).decode()) for n in z.namelist()
+                if n.startswith(folder + "/") and n.count("/") == folder.count("/") + 1 and n.endswith(".json")}
 
 
 def message_block(data: dict, used: set) -> tuple[str, list[str]]:
@@ -102,10 +119,10 @@ in consumer_offsets from a later tree) and newer Kafka the KIP-1071
 streams-group records, whose definitions were still changing upstream
 ("subject to non-backwards-compatible changes"); they are not here.
 
-doc-ref: group-coordinator/src/main/resources/common/message/*.json
-(apache/kafka trunk 2024-10-25), share-coordinator/src/main/resources/common/message/*.json
-(Apache Kafka 4.4.0, from its jars: ShareSnapshotValue's int32 snapshot epoch, timestamps
-and KIP-1226 delivery-complete count)."""
+doc-ref: group-coordinator/src/main/resources/common/message/*.json (apache/kafka trunk
+2024-10-25) and share-coordinator/src/main/resources/common/message/*.json (Apache Kafka
+4.4.0, from kafka-share-coordinator-4.4.0.jar: int32 snapshot epochs, the create and write
+timestamps, KIP-1226's DeliveryCompleteCount)."""
 
 GROUP_TAIL = '''#: record type (key version) -> (name, key message, value message)
 RECORD_TYPES = {{
@@ -133,14 +150,30 @@ clients/src/main/resources/common/message/{LeaderChangeMessage,SnapshotHeaderRec
 SnapshotFooterRecord,KRaftVersionRecord,VotersRecord}.json (Apache Kafka 4.4.0, from its jars: see tests/kafka/pom.xml)."""
 
 
+REMOTE_DOC = """__remote_log_metadata records (TopicBasedRemoteLogMetadataManager), as Kafka defines them.
+
+A record's value (RemoteLogMetadataSerde over BytesApiMessageSerde, key always null),
+framed as a KRaft metadata record is (kproto.schemas.cluster_metadata)::
+
+    frame_version UNSIGNED_VARINT (1)  api_key UNSIGNED_VARINT  version UNSIGNED_VARINT  body
+
+    0 RemoteLogSegmentMetadataRecord        1 RemoteLogSegmentMetadataUpdateRecord
+    2 RemotePartitionDeleteMetadataRecord   3 RemoteLogSegmentMetadataSnapshotRecord
+
+doc-ref: storage/src/main/resources/message/Remote*.json (Apache Kafka 4.4.0, from
+kafka-storage-4.4.0.jar: its TxnIndexEmpty tagged fields are newer than trunk 1eb76443)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kafka-repo", required=True)
     ap.add_argument("--ref", default="HEAD")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--storage-jar", help="read the Remote*.json definitions from this jar")
+    ap.add_argument("--share-jar", help="read the Share*.json definitions from this jar")
     args = ap.parse_args(argv)
     groups = load(args.kafka_repo, args.ref, GROUPS)
-    shares = load(args.kafka_repo, args.ref, SHARES)
+    shares = load_jar(args.share_jar, "common/message") if args.share_jar else load(args.kafka_repo, args.ref, SHARES)
     keys = sorted((int(d["validVersions"]), name[:-3]) for name, d in groups.items()
                   if name.endswith("Key") and int(versions_of(d["validVersions"])[0]) >= 3)
     group_msgs = [groups[f"{n}{kv}"] for _, n in keys for kv in ("Key", "Value")] + \
@@ -157,6 +190,12 @@ def main(argv: list[str] | None = None) -> int:
             + "#: KRaft control record type -> message\nCONTROL_RECORDS = {{\n"
             + "\n".join(f"    {t}: {{{n}}}," for n, t in CONTROL.items()) + "\n}}")
     files[SCHEMAS / "metadata_records.py"] = render(METADATA_DOC, records + control, tail)
+
+    storage = load_jar(args.storage_jar, "message") if args.storage_jar else load(args.kafka_repo, args.ref, STORAGE)
+    remote = sorted((d for n, d in storage.items() if n.startswith("Remote")), key=lambda d: d["apiKey"])
+    tail = ("#: api key -> message\nREMOTE_LOG_METADATA_RECORDS = {{\n"
+            + "\n".join(f"    {d['apiKey']}: {{{d['name']}}}," for d in remote) + "\n}}")
+    files[SCHEMAS / "remote_log_metadata_records.py"] = render(REMOTE_DOC, remote, tail)
     return write_or_check(files, args.check)
 
 

@@ -21,6 +21,7 @@ from kproto.errors import ErrorCode, KafkaError, error_for
 
 METADATA, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 3, 2, 8, 9, 10
 DESCRIBE_GROUPS, LIST_GROUPS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 15, 16, 19, 20, 21
+CONSUMER_GROUP_DESCRIBE = 69
 DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS = 32, 33, 35, 37, 42
 INCREMENTAL_ALTER_CONFIGS, OFFSET_DELETE = 44, 47
 API_VERSIONS, DESCRIBE_QUORUM, UPDATE_FEATURES = 18, 55, 57
@@ -159,7 +160,11 @@ class MemberDescription(NamedTuple):
     client_id: str
     client_host: str
     metadata: bytes
-    assignment: bytes
+    assignment: bytes                        # the consumer protocol's bytes (DescribeGroups)
+    # A KIP-848 member (ConsumerGroupDescribe): its epoch and its partitions, current and target.
+    member_epoch: int | None = None
+    assigned: tuple[TopicPartition, ...] | None = None
+    target: tuple[TopicPartition, ...] | None = None
 
 
 class GroupDescription(NamedTuple):
@@ -170,6 +175,9 @@ class GroupDescription(NamedTuple):
     protocol: str
     members: tuple[MemberDescription, ...]
     error_message: str | None = None
+    group_type: str = "classic"              # "consumer": described by ConsumerGroupDescribe
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
 
 
 class ReplicaInfo(NamedTuple):
@@ -557,6 +565,32 @@ class Admin:
     def delete_share_group_offsets(self, group: str, topics: Iterable[str]):
         return self._coordinator(group).request(DELETE_SHARE_GROUP_OFFSETS, {
             "group_id": group, "topics": [{"topic_name": t} for t in topics]})
+
+
+    def describe_consumer_groups(self, groups: Iterable[str]) -> dict[str, GroupDescription]:
+        """Admin.describeConsumerGroups (DescribeConsumerGroupsHandler): ConsumerGroupDescribe
+        first; a group it does not know (GROUP_ID_NOT_FOUND: none, or a classic group) or a
+        broker without the API is asked again with DescribeGroups."""
+        out, classic = {}, []
+        for group in groups:
+            if not self.supports(CONSUMER_GROUP_DESCRIBE):
+                classic.append(group)
+                continue
+            body = self._coordinator(group).request(CONSUMER_GROUP_DESCRIBE, {
+                "group_ids": [group], "include_authorized_operations": False})
+            for g in body.groups:
+                if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
+                    classic.append(g.group_id)
+                    continue
+                members = tuple(MemberDescription(
+                    m.member_id, m.instance_id, m.client_id, m.client_host, b"", b"", m.member_epoch,
+                    *(tuple((t.topic_name, p) for t in a.topic_partitions for p in t.partitions)
+                      for a in (m.assignment, m.target_assignment))) for m in g.members)
+                out[g.group_id] = GroupDescription(g.group_id, code(g.error_code), g.group_state, "consumer",
+                                                   g.assignor_name, members, g.error_message, "consumer",
+                                                   g.group_epoch, g.assignment_epoch)
+        out.update(self.describe_groups(classic) if classic else {})
+        return out
 
     def delete_groups(self, groups: Iterable[str]) -> dict[str, ErrorCode]:
         out = {}

@@ -25,7 +25,8 @@ from kproto.schemas.message import exact, snake
 from kproto.schemas.metadata_records import METADATA_RECORDS
 from kproto.schemas.primitives import encode_uvarint
 
-__all__ = ["FRAME_VERSION", "TYPE_NAMES", "parse_metadata_record", "build_metadata_record", "kafka_uuid"]
+__all__ = ["FRAME_VERSION", "TYPE_NAMES", "read_frame", "parse_metadata_record", "build_metadata_record",
+           "kafka_uuid"]
 
 FRAME_VERSION = 1
 #: record type -> Kafka's MetadataRecordType name (TOPIC_RECORD, ...)
@@ -48,9 +49,10 @@ def _uvarint_short(data: bytes, pos: int, entity: str) -> tuple[int, int]:
     raise CorruptRecordError(f"Error while reading {entity}", position=pos, path=entity)
 
 
-def parse_metadata_record(value: bytes) -> tuple[int, int, Container]:
-    """(record type, version, the record's fields) of one framed metadata record.
-    ``CorruptRecordError`` (a DecodeError) names the byte position."""
+def read_frame(value: bytes) -> tuple[int, int, int]:
+    """AbstractApiMessageSerde.read's frame: (record type, version, where the body
+    starts); ``CorruptRecordError`` with Kafka's reason for a bad frame. The same
+    framing carries __remote_log_metadata's records (kproto.schemas.remote_log_metadata_records)."""
     frame, pos = _uvarint_short(value, 0, "frame version")
     if frame == 0:
         raise CorruptRecordError(
@@ -62,6 +64,13 @@ def parse_metadata_record(value: bytes) -> tuple[int, int, Container]:
             f"(only frame version {FRAME_VERSION} is supported)", position=0)
     record_type, pos = _uvarint_short(value, pos, "type")
     version, pos = _uvarint_short(value, pos, "version")
+    return record_type, version, pos
+
+
+def parse_metadata_record(value: bytes) -> tuple[int, int, Container]:
+    """(record type, version, the record's fields) of one framed metadata record.
+    ``CorruptRecordError`` (a DecodeError) names the byte position."""
+    record_type, version, pos = read_frame(value)
     message = METADATA_RECORDS.get(record_type)
     if message is None:
         raise CorruptRecordError(f"Unknown metadata id {record_type}", position=pos, path="type")
@@ -73,8 +82,8 @@ def parse_metadata_record(value: bytes) -> tuple[int, int, Container]:
     return record_type, version, data
 
 
-def build_metadata_record(record_type: int, version: int, data) -> bytes:
+def build_metadata_record(record_type: int, version: int, data, records: dict = METADATA_RECORDS) -> bytes:
     """The framed value of one metadata record (what a controller appends)."""
-    message = METADATA_RECORDS[record_type]
+    message = records[record_type]
     return (encode_uvarint(FRAME_VERSION) + encode_uvarint(record_type) + encode_uvarint(version)
             + schemas.build(message.struct(version), data))

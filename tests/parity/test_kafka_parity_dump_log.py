@@ -8,11 +8,30 @@ as ``createTestLog`` does), then asserts what Kafka's test asserts about the
 output. Where the test does not pin a string, the format line of
 core/src/main/scala/kafka/tools/DumpLogSegments.scala is cited instead
 (``DLS.scala:N`` below).
+
+Ledger (19 methods, all ported): testBatchAndRecordMetadataOutput, testPrintDataLog,
+testDumpIndexMismatches, testDumpTimeIndexErrors, testDumpEmptyIndex,
+testPrintDataLogPartialBatches, testOffsetsMessageParser, the nine
+testDumpRemoteLogMetadata* (Empty, OneRecordOneBatch, MultipleRecordsOneBatch,
+MultipleRecordsMultipleBatches, NonZeroStartingOffset, WithCorruption, IoException,
+NoFilesFlag, NoSuchFileException), testDumpMetadataRecords, testDumpMetadataSnapshot,
+testShareGroupStateMessageParser. Where Kafka 4.4's tool prints otherwise than trunk
+1eb76443's test expects (the share-state JSON's "version", the missing-key message, the
+remote decoder's "Error at offset N, skipping."), the test pins 4.4's measured text and
+test_kafka_ref_dump_log diffs both tools on the same inputs. Deliberate differences: a
+usage error is one line and exit 2 (Kafka: exit 1 and its usage); an unreadable or missing
+file is one line on stderr, exit 1 (Kafka: a stack trace).
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import os
 import re
+import shutil
+import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -330,3 +349,347 @@ def test_offsets_message_parser_missing_key(tmp_path):
     assert (code, err) == (0, "")
     assert _key_payload(out) == ("key: Failed to decode message at offset 0 using the specified decoder "
                                  "(message had a missing key)")
+
+
+# --- DumpLogSegmentsTest.testDumpRemoteLogMetadata* -------------------------------------------
+# RemoteLogMetadataSerde's records (framed as KRaft metadata records) appended to a log
+# without keys, dumped with --remote-log-metadata-decoder: each record line's payload is
+# the RemoteLogMetadata's toString (DLS RemoteMetadataLogMessageParser). The tests count
+# batches ("baseOffset:") and records ("payload:") as Kafka's batchCount/recordCount do.
+
+TOPIC_ID = uuid.UUID(bytes=base64.urlsafe_b64decode("Uj5wn_FqTXirEASvVZRY1w=="))
+SEGMENT_ID = uuid.UUID(bytes=base64.urlsafe_b64decode("_ty6CYdlQyH-3LoJh2VDIQ=="))
+TOPIC_ID_PARTITION = {"name": "foo", "id": TOPIC_ID, "partition": 0}
+
+
+def remote_metadata(api_key: int, data: dict) -> bytes:
+    from kproto.schemas.cluster_metadata import build_metadata_record
+    from kproto.schemas.remote_log_metadata_records import REMOTE_LOG_METADATA_RECORDS
+    return build_metadata_record(api_key, 0, data, REMOTE_LOG_METADATA_RECORDS)
+
+
+# new RemotePartitionDeleteMetadata(topicIdPartition, DELETE_PARTITION_MARKED, time.milliseconds (0), 0)
+DELETE_MARKED = remote_metadata(2, {"topic_id_partition": TOPIC_ID_PARTITION, "broker_id": 0,
+                                    "event_timestamp_ms": 0, "remote_partition_delete_state": 0})
+# new RemoteLogSegmentMetadataUpdate(segmentId, 0, Optional.of(CustomMetadata([0, 1, 2, 3])),
+#                                    COPY_SEGMENT_FINISHED, 0)
+UPDATE_FINISHED = remote_metadata(1, {
+    "remote_log_segment_id": {"topic_id_partition": TOPIC_ID_PARTITION, "id": SEGMENT_ID}, "broker_id": 0,
+    "event_timestamp_ms": 0, "custom_metadata": b"\x00\x01\x02\x03", "remote_log_segment_state": 1})
+EXPECTED_DELETE = ("RemotePartitionDeleteMetadata{topicPartition=Uj5wn_FqTXirEASvVZRY1w:foo-0, "
+                   "state=DELETE_PARTITION_MARKED, eventTimestampMs=0, brokerId=0}")
+EXPECTED_UPDATE = ("RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition="
+                   "Uj5wn_FqTXirEASvVZRY1w:foo-0, id=_ty6CYdlQyH-3LoJh2VDIQ}, customMetadata=Optional["
+                   "CustomMetadata{4 bytes}], state=COPY_SEGMENT_FINISHED, eventTimestampMs=0, brokerId=0}")
+
+
+def remote_log(tmp_path: Path, *batches: list[bytes]) -> UnifiedLog:
+    """LogTestUtils.createLog, then one appendAsLeader (epoch 0) per batch of values."""
+    log = create_test_log(tmp_path)
+    for values in batches:
+        log.append(batch([(NOW, None, v) for v in values]), leader_epoch=0)
+    log.flush()
+    return log
+
+
+def payloads(out: str) -> list[str]:
+    return [line.split(" payload: ", 1)[1] for line in out.splitlines() if " payload: " in line]
+
+
+def test_dump_remote_log_metadata_empty(tmp_path):
+    """testDumpRemoteLogMetadataEmpty: an empty log: no batch, no record, its start offset."""
+    log = remote_log(tmp_path)
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, out, err) == (0, f"Dumping {log_file(log)}\nLog starting offset: 0\n", "")
+
+
+def test_dump_remote_log_metadata_one_record_one_batch(tmp_path):
+    """testDumpRemoteLogMetadataOneRecordOneBatch."""
+    log = remote_log(tmp_path, [DELETE_MARKED])
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 1 and out.count("payload:") == 1
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == [EXPECTED_DELETE]
+
+
+def test_dump_remote_log_metadata_multiple_records_one_batch(tmp_path):
+    """testDumpRemoteLogMetadataMultipleRecordsOneBatch."""
+    log = remote_log(tmp_path, [UPDATE_FINISHED, DELETE_MARKED])
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 1 and out.count("payload:") == 2
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == [EXPECTED_UPDATE, EXPECTED_DELETE]
+
+
+def test_dump_remote_log_metadata_multiple_records_multiple_batches(tmp_path):
+    """testDumpRemoteLogMetadataMultipleRecordsMultipleBatches."""
+    log = remote_log(tmp_path, [UPDATE_FINISHED, DELETE_MARKED], [UPDATE_FINISHED, DELETE_MARKED])
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 2 and out.count("payload:") == 4
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == [EXPECTED_UPDATE, EXPECTED_DELETE] * 2
+
+
+def test_dump_remote_log_metadata_non_zero_starting_offset(tmp_path):
+    """testDumpRemoteLogMetadataNonZeroStartingOffset: the record at offset 0, a roll,
+    the same record at offset 1 in the second segment, which is dumped."""
+    log = remote_log(tmp_path, [DELETE_MARKED])
+    log.roll()
+    log.append(batch([(NOW, None, DELETE_MARKED)]), leader_epoch=0)
+    log.flush()
+    second = str(log.dir / "00000000000000000001.log")
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", second)
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 1 and out.count("payload:") == 1
+    assert out.splitlines()[1] == "Log starting offset: 1"
+    assert payloads(out) == [EXPECTED_DELETE]
+
+
+def test_dump_remote_log_metadata_with_corruption(tmp_path):
+    """testDumpRemoteLogMetadataWithCorruption: a value that is not a framed record
+    ("corrupted": frame version 99). Kafka 4.4's line, measured."""
+    log = remote_log(tmp_path, [b"corrupted"])
+    code, out, err = dump("--remote-log-metadata-decoder", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    assert out.count("baseOffset:") == 1 and out.count("payload:") == 1
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == ["Error at offset 0, skipping. Could not deserialize metadata record due to unknown "
+                             "frame version 99(only frame version 1 is supported)"]
+
+
+def _dump_unprivileged(*args: str) -> tuple[int, str, str]:
+    """``dump`` by a user the file's mode denies: this process if it is not root;
+    else a forked child that drops to uid/gid 65534 (nobody) first (root reads
+    any file), the modules it needs imported before the fork."""
+    if os.geteuid() != 0:
+        return dump(*args)
+    dump("--help")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:       # the child: drop root, dump, report, leave without running pytest's exit handlers
+        try:
+            os.close(read)
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write, json.dumps(dump(*args)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        answer = f.read()
+    os.waitpid(pid, 0)
+    code, out, err = json.loads(answer)
+    return code, out, err
+
+
+def test_dump_remote_log_metadata_io_exception():
+    """testDumpRemoteLogMetadataIoException: the segment's mode is -w------- (Kafka:
+    AccessDeniedException). kproto: the lines up to the read, then the error as one
+    line, exit 1, as for a missing file."""
+    folder = Path(tempfile.mkdtemp())       # not under pytest's 0700 base: others may pass through
+    try:
+        folder.chmod(0o711)
+        log = remote_log(folder, [DELETE_MARKED])
+        log.close()
+        path = Path(log_file(log))
+        log.dir.chmod(0o711)
+        path.chmod(0o200)
+        code, out, err = _dump_unprivileged("--remote-log-metadata-decoder", "--files", str(path))
+    finally:
+        shutil.rmtree(folder)
+    assert (code, out) == (1, f"Dumping {path}\nLog starting offset: 0\n")
+    assert err == f"kproto: error: [Errno 13] Permission denied: '{path}'\n"
+
+
+def test_dump_remote_log_metadata_no_files_flag():
+    """testDumpRemoteLogMetadataNoFilesFlag: Kafka's message; kproto exits 2 with it alone
+    (Kafka exits 1 and prints its usage after it)."""
+    assert dump("--remote-log-metadata-decoder") == (2, "", 'Missing required argument "[files]"\n')
+
+
+def test_dump_remote_log_metadata_no_such_file_exception():
+    """testDumpRemoteLogMetadataNoSuchFileException (Kafka: NoSuchFileException after the
+    same two lines, measured)."""
+    path = "/tmp/nosuchfile/00000000000000000000.log"
+    assert dump("--remote-log-metadata-decoder", "--files", path) == (
+        1, f"Dumping {path}\nLog starting offset: 0\n",
+        f"kproto: error: [Errno 2] No such file or directory: '{path}'\n")
+
+
+# --- DumpLogSegmentsTest.testShareGroupStateMessageParser ----------------------------------
+# Kafka feeds single records to ShareGroupStateMessageParser.parse; here each is appended
+# to a log at offset 0 and dumped with --share-group-state-decoder (as _offsets_dump does).
+
+def _share_dump(tmp_path: Path, key: bytes | None, value: bytes | None) -> tuple[int, str, str]:
+    log = create_test_log(tmp_path)
+    log.append(batch([(NOW, key, value)]), leader_epoch=0)
+    log.close()
+    return dump("--share-group-state-decoder", "--files", log_file(log))
+
+
+def _share_records():
+    from kproto.server.share.partition import StateBatch
+    from kproto.server.share.persistence import ShareState, snapshot_record, tombstone, update_record
+    key = ("gs1", TOPIC_ID, 0)
+    return (snapshot_record(key, ShareState(0, 0, 0, 0, (StateBatch(0, 4, 2, 1),), create_timestamp=0, write_timestamp=0)),
+            update_record(key, 0, 0, 0, [StateBatch(0, 4, 2, 1)]), tombstone(key))
+
+
+SHARE_KEY_JSON = '{"type":"%d","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}}'
+
+
+def test_share_group_state_message_parser_missing_key(tmp_path):
+    """The key is mandatory: Kafka 4.4's message (CoordinatorRecordMessageParser; trunk 1eb76443 said
+    "using share group state topic decoder"), which kproto prints in the key slot and goes on."""
+    code, out, err = _share_dump(tmp_path, None, None)
+    assert (code, err) == (0, "")
+    assert _key_payload(out) == ("key: Failed to decode message at offset 0 using the specified decoder "
+                                 "(message had a missing key)")
+
+
+def test_share_group_state_message_parser_snapshot(tmp_path):
+    """ShareSnapshot: key type 0, the value as Kafka 4.4's JSON prints it ("version", where
+    trunk 1eb76443 printed "type"; 4.4's create and write timestamps, here 0)."""
+    (key, value), _, _ = _share_records()
+    code, out, _ = _share_dump(tmp_path, key, value)
+    assert code == 0
+    assert _key_payload(out) == (
+        "key: " + SHARE_KEY_JSON % 0 + ' payload: {"version":"0","data":{"snapshotEpoch":0,"stateEpoch":0,'
+        '"leaderEpoch":0,"startOffset":0,"createTimestamp":0,"writeTimestamp":0,"stateBatches":'
+        '[{"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}')
+
+
+def test_share_group_state_message_parser_update(tmp_path):
+    """ShareUpdate: key type 1."""
+    _, (key, value), _ = _share_records()
+    code, out, _ = _share_dump(tmp_path, key, value)
+    assert code == 0
+    assert _key_payload(out) == (
+        "key: " + SHARE_KEY_JSON % 1 + ' payload: {"version":"0","data":{"snapshotEpoch":0,"leaderEpoch":0,'
+        '"startOffset":0,"stateBatches":[{"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}')
+
+
+def test_share_group_state_message_parser_tombstone(tmp_path):
+    """A valid key with a tombstone: "<DELETE>"."""
+    _, _, (key, value) = _share_records()
+    code, out, _ = _share_dump(tmp_path, key, value)
+    assert code == 0
+    assert _key_payload(out) == "key: " + SHARE_KEY_JSON % 0 + " payload: <DELETE>"
+
+
+def test_share_group_state_message_parser_unknown_record_type(tmp_path):
+    """An unknown record type (key version 32767): skipped, as --offsets-decoder does."""
+    code, out, _ = _share_dump(tmp_path, b"\x7f\xff\x00\x03gs1", b"\x00\x00")
+    assert code == 0
+    assert _key_payload(out) == "key: Unknown record type 32767 at offset 0, skipping."
+
+
+# --- DumpLogSegmentsTest.testDumpMetadataRecords / testDumpMetadataSnapshot ------------------
+
+def metadata_records() -> list[bytes]:
+    """The four records both tests write: RegisterBrokerRecord (0, epoch 10) and (1, 20),
+    TopicRecord test-topic, PartitionChangeRecord (leader 1, partition 0, isr 0,1,2), v0."""
+    from kproto.schemas.cluster_metadata import build_metadata_record
+    return [build_metadata_record(0, 0, {"broker_id": 0, "broker_epoch": 10, "rack": None}),   # Java's default
+            build_metadata_record(0, 0, {"broker_id": 1, "broker_epoch": 20, "rack": None}),
+            build_metadata_record(2, 0, {"name": "test-topic", "topic_id": TOPIC_ID}),
+            build_metadata_record(5, 0, {"topic_id": SEGMENT_ID, "leader": 1, "partition_id": 0, "isr": [0, 1, 2]})]
+
+
+METADATA_PAYLOADS = [
+    '{"type":"REGISTER_BROKER_RECORD","version":0,"data":{"brokerId":0,"incarnationId":"AAAAAAAAAAAAAAAAAAAAAA",'
+    '"brokerEpoch":10,"endPoints":[],"features":[],"rack":null,"fenced":true}}',
+    '{"type":"REGISTER_BROKER_RECORD","version":0,"data":{"brokerId":1,"incarnationId":"AAAAAAAAAAAAAAAAAAAAAA",'
+    '"brokerEpoch":20,"endPoints":[],"features":[],"rack":null,"fenced":true}}',
+    '{"type":"TOPIC_RECORD","version":0,"data":{"name":"test-topic","topicId":"Uj5wn_FqTXirEASvVZRY1w"}}',
+    '{"type":"PARTITION_CHANGE_RECORD","version":0,"data":{"partitionId":0,"topicId":"_ty6CYdlQyH-3LoJh2VDIQ",'
+    '"isr":[0,1,2],"leader":1}}',
+]
+BOGUS_METADATA = b"\x90\x4e\x90\x4e"       # writeUnsignedVarint(10000) twice: frame version 10000
+
+
+def test_dump_metadata_records(tmp_path):
+    """testDumpMetadataRecords: the records at leader epoch 1, dumped with
+    --cluster-metadata-decoder (with and without --skip-record-metadata); then a bogus
+    record and the four again at epoch 2: the bogus one is skipped, the rest decode."""
+    log = create_test_log(tmp_path)
+    log.append(batch([(NOW, None, v) for v in metadata_records()]), leader_epoch=1)
+    log.flush()
+    code, out, err = dump("--cluster-metadata-decoder", "--files", log_file(log))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1] == "Log starting offset: 0"
+    assert payloads(out) == METADATA_PAYLOADS            # TOPIC_RECORD, REGISTER_BROKER_RECORD
+    code, out, err = dump("--cluster-metadata-decoder", "--skip-record-metadata", "--files", log_file(log))
+    assert (code, err) == (0, "")
+    # --skip-record-metadata: "| payload: ..." (no key; Kafka 4.4, measured: trunk's DLS.scala:338-341
+    # printed " payload: ...")
+    assert [line for line in out.splitlines() if "payload: " in line] == ["| payload: " + p for p in METADATA_PAYLOADS]
+    log.append(batch([(NOW, None, BOGUS_METADATA)]), leader_epoch=2)
+    log.append(batch([(NOW, None, v) for v in metadata_records()]), leader_epoch=2)
+    log.flush()
+    code, out, err = dump("--cluster-metadata-decoder", "--skip-record-metadata", "--files", log_file(log))
+    log.close()
+    assert (code, err) == (0, "")
+    # ClusterMetadataLogMessageParser: "Error at <offset>, skipping. <reason>" (no "offset" word)
+    assert [line for line in out.splitlines() if "payload: " in line] == ["| payload: " + p for p in METADATA_PAYLOADS] + [
+        "| payload: Error at 4, skipping. Could not deserialize metadata record due to unknown frame version "
+        "10000(only frame version 1 is supported)"] + ["| payload: " + p for p in METADATA_PAYLOADS]
+
+
+def kraft_control(control_type: int, data: dict) -> tuple[bytes, bytes]:
+    """A KRaft control record (ControlRecordType 3-6): its key and value."""
+    from kproto import schemas
+    from kproto.schemas import records as S
+    from kproto.schemas.metadata_records import CONTROL_RECORDS
+    return (S.ControlRecordKey.build({"version": 0, "type": control_type}),
+            schemas.build(CONTROL_RECORDS[control_type].struct(0), {"version": 0, **data}))
+
+
+def metadata_snapshot(log_dir: Path) -> Path:
+    """What RecordsSnapshotWriter (KRaft version 1, voters 1-3) writes for snapshot
+    (0, 0): a control batch with the SnapshotHeader (lastContainedLogTimestamp 10000),
+    KRaftVersion and KRaftVoters records, the four records, a control batch with the
+    SnapshotFooter."""
+    voters = [{"voter_id": i, "voter_directory_id": uuid.UUID(int=i), "k_raft_version_feature": {
+        "min_supported_version": 0, "max_supported_version": 1},
+        "endpoints": [{"name": "LISTENER", "host": "localhost", "port": 9990 + i}]} for i in (1, 2, 3)]
+    header = [kraft_control(3, {"last_contained_log_timestamp": 10000}), kraft_control(5, {"k_raft_version": 1}),
+              kraft_control(6, {"voters": voters})]
+    data = build_record_batch([NewRecord(k, v, (), NOW) for k, v in header], is_control=True,
+                              partition_leader_epoch=0)
+    data += build_record_batch([NewRecord(None, v, (), NOW) for v in metadata_records()], base_offset=3,
+                               partition_leader_epoch=0)
+    key, value = kraft_control(4, {})
+    data += build_record_batch([NewRecord(key, value, (), NOW)], is_control=True, base_offset=7,
+                               partition_leader_epoch=0)
+    path = log_dir / "00000000000000000000-0000000000.checkpoint"
+    path.write_bytes(data)
+    return path
+
+
+def test_dump_metadata_snapshot(tmp_path):
+    """testDumpMetadataSnapshot: the snapshot's end offset and epoch, its records, its
+    control records with their JSON; --skip-record-metadata leaves the control records out."""
+    path = metadata_snapshot(tmp_path)
+    code, out, err = dump("--cluster-metadata-decoder", "--files", str(path))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[:2] == [f"Dumping {path}", "Snapshot end offset: 0, epoch: 0"]
+    assert payloads(out) == METADATA_PAYLOADS
+    for label in ("SnapshotHeader", "SnapshotFooter", "KRaftVersion", "KRaftVoters"):
+        assert f" {label} {{" in out, label               # DumpLogSegments.printControlRecord
+    assert '"lastContainedLogTimestamp":10000' in out
+    code, out, err = dump("--cluster-metadata-decoder", "--skip-record-metadata", "--files", str(path))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1] == "Snapshot end offset: 0, epoch: 0"
+    assert [line for line in out.splitlines() if "payload: " in line] == ["| payload: " + p for p in METADATA_PAYLOADS]
+    for absent in ("SnapshotHeader", "SnapshotFooter", "KRaftVersion", "KRaftVoters", "lastContainedLogTimestamp"):
+        assert absent not in out, absent

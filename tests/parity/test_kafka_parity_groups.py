@@ -12,6 +12,17 @@ records, commit and leave; here the group commits offset 100 through kproto's Ad
 Empty group with offset 100 committed. Known, deliberate output difference: Kafka's
 printError writes "\\nError: ..." to stdout (CGC.java:153); kproto writes "Error: ..."
 as one line on stderr and exits 1.
+
+Ledger, DescribeConsumerGroupTest (DCGT.java, 33 methods): all 33 ported. The
+live-member ones run for both group protocols (classic and KIP-848 consumer)
+against kproto's broker and Apache Kafka 4.4's (``cluster``); the
+ShortInitializationTimeout four against a listener that never answers (their
+docstring says why); the four option tests without a broker. Porting them
+found that kproto's tool described every group with DescribeGroups, which a
+consumer-protocol group refuses ("is not a classic group"): it now asks
+ConsumerGroupDescribe first, as Kafka's Admin does, and prints the member and
+group epochs and target assignments Kafka 4.4 prints (measured: byte for byte
+the same output as Kafka's tool on the same broker).
 """
 
 from __future__ import annotations
@@ -382,3 +393,425 @@ def test_describe_state_of_existing_group(live_group):
     header, row = out.strip().split("\n")
     fields = row.split()
     assert fields[0] == group and fields[2] == "(1)" and fields[-2:] == ["Stable", "1"]
+
+
+# --- DescribeConsumerGroupTest for both group protocols, against kproto's broker and Kafka's ----
+# DCGT.java runs each of these for every GroupProtocol the cluster supports: "classic"
+# (JoinGroup/SyncGroup) and "consumer" (KIP-848, ConsumerGroupHeartbeat). Its consumers
+# are Java KafkaConsumers; here confluent-kafka's, whose group.protocol is the same switch.
+
+PROTOCOLS = ["classic", "consumer"]
+DEADLINE_S = 120.0      # a safety net only: every wait below ends on the state it waits for
+
+
+@pytest.fixture(scope="module", params=["kproto", "kafka"])
+def cluster(request, tmp_path_factory):
+    """One broker per module: kproto's (group.initial.rebalance.delay.ms=0, as
+    ClusterTestExtensions sets it) or the session's Apache Kafka 4.4."""
+    from tests import components
+    if request.param == "kafka":
+        yield request.getfixturevalue("kafka_server").bootstrap
+        return
+    with components.kproto_broker(tmp_path_factory.mktemp("dcgt"), "group.initial.rebalance.delay.ms=0") as bs:
+        yield bs
+
+
+def create_topic(bs: str, partitions: int = 1) -> str:
+    """DCGT.java createTopic: "test.topic." and a unique suffix (one broker serves the module)."""
+    topic = "test.topic." + uuid.uuid4().hex[:8]
+    with admin(bs) as a:
+        assert a.create_topics([NewTopic(topic, partitions, 1)])[topic].error == 0
+    return topic
+
+
+class ConsumerGroup:
+    """DCGT.java consumerGroupClosable (ConsumerGroupCommandTestUtils.buildConsumers):
+    ``n`` consumers in ``group`` subscribed to ``topic``, or one consumer assigned
+    ``partitions`` (no group management). Kafka's run in threads that poll; these
+    are polled by ``until`` between two looks at the group."""
+
+    def __init__(self, bs: str, protocol: str, group: str, topic: str | None = None, n: int = 1,
+                 partitions: list[tuple[str, int]] | None = None, **config: str) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+        conf = {"bootstrap.servers": bs, "group.id": group, "group.protocol": protocol, **config}
+        if protocol == "classic":
+            conf.setdefault("partition.assignment.strategy", "range")     # composeConfigs: RangeAssignor
+        self.consumers = [Consumer(conf) for _ in range(n)]
+        self.subscribed = partitions is None
+        for c in self.consumers:
+            if partitions is None:
+                c.subscribe([topic])
+            else:
+                c.assign([TopicPartition(t, p) for t, p in partitions])
+
+    def poll(self) -> None:
+        for c in self.consumers:
+            c.poll(0.05)
+
+    def until(self, look, what: str):
+        """Poll the consumers, then ``look`` (a describe); its first true answer."""
+        deadline = time.monotonic() + DEADLINE_S
+        while True:
+            self.poll()
+            answer = look()
+            if answer:
+                return answer
+            assert time.monotonic() < deadline, f"{what}: not within {DEADLINE_S} s"
+
+    def __enter__(self) -> ConsumerGroup:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Leave, then close. librdkafka's close() can wait for good in rd_kafka_assign when a
+        rebalance reaches a consumer nobody polls (confluentinc/librdkafka#4884, seen here with
+        two members): every consumer unsubscribes (or unassigns) first and is polled until none
+        holds a partition."""
+        for c in self.consumers:
+            if self.subscribed:
+                c.unsubscribe()
+            else:
+                c.unassign()
+        deadline = time.monotonic() + DEADLINE_S
+        while any(c.assignment() for c in self.consumers) and time.monotonic() < deadline:
+            self.poll()
+        for c in self.consumers:
+            c.close()
+
+
+def describe(bs: str, *args: str) -> tuple[str, list[list[str]]]:
+    """``--describe``: (stderr, the non-empty stdout lines split in words), exit 0."""
+    status, out, err = kg(bs, "--describe", *args)
+    assert status == 0, (status, out, err)
+    return err, [line.split() for line in out.strip().split("\n") if line]
+
+
+def state_row(bs: str, group: str) -> dict[str, str]:
+    """collectGroupState as ``--state`` prints it: GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS;
+    {} while the group is not there yet (its first member has not joined)."""
+    status, out, _ = kg(bs, "--describe", "--group", group, "--state")
+    lines = [line.split() for line in out.strip().split("\n") if line]
+    if status != 0 or len(lines) != 2:
+        return {}
+    group_, _host, node, *strategy, state, members = lines[1]
+    return {"group": group_, "coordinator": node, "strategy": " ".join(strategy), "state": state,
+            "members": members}
+
+
+def stable_with(bs: str, group: str, members: int):
+    """A look that is true once ``group`` is Stable with ``members`` members."""
+    def look():
+        row = state_row(bs, group)
+        return row if row.get("state") == "Stable" and row["members"] == str(members) else None
+    return look
+
+
+def has_header_words(describe_type: list[str], header: list[str]) -> bool:
+    """DCGT.java checkArgsOutput (checkMembersArgsOutput, checkStateArgsOutput)."""
+    line = " ".join(header)
+    if "--members" in describe_type:
+        words = ["CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"] + (["ASSIGNMENT"] if "--verbose" in describe_type else [])
+    elif "--state" in describe_type:
+        words = ["COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]
+    else:
+        words = ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"]
+    return "GROUP" in line and all(w in line for w in words)
+
+
+def group_name(protocol: str, *suffix: str) -> str:
+    return f"test.group.{protocol.upper()}{''.join(suffix)}." + uuid.uuid4().hex[:6]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("test, describe_type", [
+    ("testDescribeOffsetsOfNonExistingGroup", ["--offsets"]),
+    ("testDescribeMembersOfNonExistingGroup", ["--members"]),
+    ("testDescribeMembersOfNonExistingGroup", ["--members", "--verbose"]),
+    ("testDescribeStateOfNonExistingGroup", ["--state"]),
+], ids=lambda v: v if isinstance(v, str) else " ".join(v))
+def test_describe_of_non_existing_group(cluster, protocol, test, describe_type):
+    """DCGT.java <test>: with one consumer in a group, describing another, missing
+    group reports nothing about it. Kafka 4.4's tool fails on the broker's
+    GroupIdNotFoundException (3.x reported the group Dead with no rows), as
+    testDescribeNonExistingGroup above measures."""
+    topic, group = create_topic(cluster), group_name(protocol)
+    with ConsumerGroup(cluster, protocol, group, topic) as g:
+        g.until(stable_with(cluster, group, 1), "the live group Stable")
+        status, out, err = kg(cluster, "--describe", "--group", "missing.group", *describe_type)
+    assert (status, out) == (1, "")
+    assert err == ("Error: Executing consumer group command failed due to "
+                   "org.apache.kafka.common.errors.GroupIdNotFoundException: Group missing.group not found.\n")
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_existing_groups(cluster, protocol):
+    """DCGT.java testDescribeExistingGroups: one single-consumer group per describe
+    type, all named with --group: every describe type prints a header and a data
+    row per group (10 non-empty lines), nothing on stderr."""
+    topic = create_topic(cluster)
+    names = [group_name(protocol, ".", "".join(t)) for t in DESCRIBE_TYPES]
+    groups = [ConsumerGroup(cluster, protocol, name, topic) for name in names]
+    try:
+        for g, name in zip(groups, names):
+            g.until(stable_with(cluster, name, 1), f"{name} Stable")
+        args = [a for name in names for a in ("--group", name)]
+        for describe_type in DESCRIBE_TYPES:
+            err, lines = describe(cluster, *args, *describe_type)
+            assert err == ""
+            assert len(lines) == 2 * len(DESCRIBE_TYPES)
+            assert has_header_words(describe_type, lines[0])
+            assert sorted(line[0] for line in lines[1::2]) == sorted(names)
+    finally:
+        for g in groups:
+            g.__exit__()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_all_existing_groups(tmp_path, protocol):
+    """DCGT.java testDescribeAllExistingGroups: the same with --all-groups. Kafka's
+    test deletes its groups after each protocol so the cluster holds only these;
+    here a fresh kproto broker holds only these."""
+    from tests import components
+    with components.kproto_broker(tmp_path, "group.initial.rebalance.delay.ms=0") as bs:
+        topic = create_topic(bs)
+        names = [group_name(protocol, ".", "".join(t)) for t in DESCRIBE_TYPES]
+        groups = [ConsumerGroup(bs, protocol, name, topic) for name in names]
+        try:
+            for g, name in zip(groups, names):
+                g.until(stable_with(bs, name, 1), f"{name} Stable")
+            for describe_type in DESCRIBE_TYPES:
+                err, lines = describe(bs, "--all-groups", *describe_type)
+                assert err == ""
+                assert len(lines) == 2 * len(DESCRIBE_TYPES)
+                assert has_header_words(describe_type, lines[0])
+                assert sorted(line[0] for line in lines[1::2]) == sorted(names)
+        finally:
+            for g in groups:
+                g.__exit__()
+
+
+@pytest.mark.parametrize("protocol, config, strategy", [
+    ("classic", {"partition.assignment.strategy": "roundrobin"}, "roundrobin"),   # RoundRobinAssignor
+    ("consumer", {"group.remote.assignor": "range"}, "range"),                    # the broker's range assignor
+])
+def test_describe_state_of_existing_group_with_non_default_assignor(cluster, protocol, config, strategy):
+    """DCGT.java testDescribeStateOfExistingGroupWithNonDefaultAssignor: Stable, one
+    member, ASSIGNMENT-STRATEGY the assignor's name, coordinator node 1."""
+    topic, group = create_topic(cluster), group_name(protocol)
+    with ConsumerGroup(cluster, protocol, group, topic, **config) as g:
+        row = g.until(stable_with(cluster, group, 1), "Stable")
+    assert row == {"group": group, "coordinator": "(1)", "strategy": strategy, "state": "Stable", "members": "1"}
+
+
+def member_rows(bs: str, group: str, *verbose: str) -> list[list[str]]:
+    """collectGroupMembers as ``--members`` prints it: the data rows; [] while the
+    group is not there yet or not Stable (a notice on stderr)."""
+    status, out, err = kg(bs, "--describe", "--group", group, "--members", *verbose)
+    return [line.split() for line in out.strip().split("\n")[1:] if line] if (status, err) == (0, "") else []
+
+
+def offset_rows(bs: str, group: str) -> list[list[str]]:
+    """collectGroupOffsets as the default describe prints it: the data rows."""
+    _, lines = describe(bs, "--group", group)
+    return lines[1:]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("describe_type", DESCRIBE_TYPES, ids=" ".join)
+def test_describe_with_consumers_without_assigned_partitions(cluster, protocol, describe_type):
+    """DCGT.java testDescribeWithConsumersWithoutAssignedPartitions: two consumers on
+    a single-partition topic: --members prints a row for each (3 lines), the others
+    one data row (2 lines), nothing on stderr."""
+    topic, group = create_topic(cluster), group_name(protocol, "".join(describe_type))
+    with ConsumerGroup(cluster, protocol, group, topic, n=2) as g:
+        g.until(stable_with(cluster, group, 2), "Stable with two members")
+        err, lines = g.until(lambda: describe(cluster, "--group", group, *describe_type), "described")
+    assert err == ""
+    assert len(lines) == (3 if "--members" in describe_type else 2)
+    assert has_header_words(describe_type, lines[0])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_offsets_with_consumers_without_assigned_partitions(cluster, protocol):
+    """DCGT.java testDescribeOffsetsWithConsumersWithoutAssignedPartitions: Stable,
+    one row, the partition's (the member without one has no row)."""
+    topic, group = create_topic(cluster), group_name(protocol)
+    with ConsumerGroup(cluster, protocol, group, topic, n=2) as g:
+        g.until(stable_with(cluster, group, 2), "Stable with two members")
+        rows = offset_rows(cluster, group)
+    assert [(r[0], r[1], r[2]) for r in rows] == [(group, topic, "0")]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_members_with_consumers_without_assigned_partitions(cluster, protocol):
+    """DCGT.java testDescribeMembersWithConsumersWithoutAssignedPartitions: two member
+    rows, #PARTITIONS 1 and 0; --verbose shows the assigned one's assignment."""
+    topic, group = create_topic(cluster), group_name(protocol)
+    with ConsumerGroup(cluster, protocol, group, topic, n=2) as g:
+        g.until(stable_with(cluster, group, 2), "Stable with two members")
+        rows = g.until(lambda: member_rows(cluster, group), "members described")
+        verbose = member_rows(cluster, group, "--verbose")
+    assert sorted(r[4] for r in rows) == ["0", "1"]
+    assert all(r[0] == group for r in rows)
+    # CURRENT-ASSIGNMENT (the 7th column): "topic:0" for one member, "-" for the other.
+    assert sorted(r[6] for r in verbose) == sorted(["-", f"{topic}:0"])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_state_with_consumers_without_assigned_partitions(cluster, protocol):
+    """DCGT.java testDescribeStateWithConsumersWithoutAssignedPartitions: Stable, 2 members."""
+    topic, group = create_topic(cluster), group_name(protocol)
+    with ConsumerGroup(cluster, protocol, group, topic, n=2) as g:
+        row = g.until(stable_with(cluster, group, 2), "Stable with two members")
+    assert (row["state"], row["members"]) == ("Stable", "2")
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("describe_type", DESCRIBE_TYPES, ids=" ".join)
+def test_describe_with_multi_partition_topic_and_multiple_consumers(cluster, protocol, describe_type):
+    """DCGT.java testDescribeWithMultiPartitionTopicAndMultipleConsumers: two consumers
+    on a two-partition topic: --state prints one data row (2 lines), the others a row
+    per partition or member (3 lines), nothing on stderr."""
+    topic, group = create_topic(cluster, 2), group_name(protocol, "".join(describe_type))
+    with ConsumerGroup(cluster, protocol, group, topic, n=2) as g:
+        g.until(lambda: len(member_rows(cluster, group)) == 2 and
+                all(r[4] == "1" for r in member_rows(cluster, group)), "a partition each")
+        err, lines = describe(cluster, "--group", group, *describe_type)
+    assert err == ""
+    assert len(lines) == (2 if describe_type == ["--state"] else 3)
+    assert has_header_words(describe_type, lines[0])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_offsets_with_multi_partition_topic_and_multiple_consumers(cluster, protocol):
+    """DCGT.java testDescribeOffsetsWithMultiPartitionTopicAndMultipleConsumers: Stable,
+    two rows, one per partition, each with a different member."""
+    topic, group = create_topic(cluster, 2), group_name(protocol)
+    with ConsumerGroup(cluster, protocol, group, topic, n=2) as g:
+        g.until(lambda: len(member_rows(cluster, group)) == 2 and
+                all(r[4] == "1" for r in member_rows(cluster, group)), "a partition each")
+        rows = offset_rows(cluster, group)
+        assert state_row(cluster, group)["state"] == "Stable"
+    assert sorted((r[0], r[1], r[2]) for r in rows) == [(group, topic, "0"), (group, topic, "1")]
+    assert len({r[6] for r in rows}) == 2            # CONSUMER-ID: one member each
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_members_with_multi_partition_topic_and_multiple_consumers(cluster, protocol):
+    """DCGT.java testDescribeMembersWithMultiPartitionTopicAndMultipleConsumers: two
+    member rows with one partition each; --verbose: no member without an assignment."""
+    topic, group = create_topic(cluster, 2), group_name(protocol)
+    with ConsumerGroup(cluster, protocol, group, topic, n=2) as g:
+        rows = g.until(lambda: [r for r in member_rows(cluster, group) if r[4] == "1"] == member_rows(cluster, group)
+                       and len(member_rows(cluster, group)) == 2 and member_rows(cluster, group), "a partition each")
+        verbose = member_rows(cluster, group, "--verbose")
+    assert [r[4] for r in rows] == ["1", "1"]
+    assert sorted(r[6] for r in verbose) == [f"{topic}:0", f"{topic}:1"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_state_with_multi_partition_topic_and_multiple_consumers(cluster, protocol):
+    """DCGT.java testDescribeStateWithMultiPartitionTopicAndMultipleConsumers: the
+    group, Stable, two members."""
+    topic, group = create_topic(cluster, 2), group_name(protocol)
+    with ConsumerGroup(cluster, protocol, group, topic, n=2) as g:
+        row = g.until(stable_with(cluster, group, 2), "Stable with two members")
+    assert (row["group"], row["state"], row["members"]) == (group, "Stable", "2")
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_simple_consumer_group(cluster, protocol):
+    """DCGT.java testDescribeSimpleConsumerGroup: a consumer that assigns itself both
+    partitions (no group management, CLASSIC whatever the cluster's protocol) and
+    commits: the group is Empty and its offsets are shown, two rows. Kafka's consumer
+    commits by auto-commit; this one commits its positions itself (an event to wait on)."""
+    from confluent_kafka import TopicPartition
+    topic, group = create_topic(cluster, 2), group_name(protocol)
+    with ConsumerGroup(cluster, "classic", group, partitions=[(topic, 0), (topic, 1)]) as g:
+        g.poll()
+        [c] = g.consumers
+        c.commit(offsets=[TopicPartition(topic, p, 0) for p in (0, 1)], asynchronous=False)
+        err, lines = describe(cluster, "--group", group)
+    assert err == f"\nConsumer group '{group}' has no active members.\n"      # Empty (CGC.java:298)
+    assert [r[:7] for r in lines[1:]] == [[group, topic, "0", "0", "0", "0", "-"],
+                                          [group, topic, "1", "0", "0", "0", "-"]]
+
+
+@pytest.fixture
+def silent_broker():
+    """A listener that accepts connections and never answers: the describe call's
+    first step can never get a node, whatever the machine's speed."""
+    import socket
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield "127.0.0.1:%d" % server.getsockname()[1]
+
+
+@pytest.mark.parametrize("test, describe_type", [
+    ("testDescribeGroupWithShortInitializationTimeout", []),      # Kafka picks one describe type at random
+    ("testDescribeGroupWithShortInitializationTimeout", ["--offsets"]),
+    ("testDescribeGroupWithShortInitializationTimeout", ["--members", "--verbose"]),
+    ("testDescribeGroupOffsetsWithShortInitializationTimeout", ["--offsets"]),
+    ("testDescribeGroupMembersWithShortInitializationTimeout", ["--members"]),
+    ("testDescribeGroupMembersWithShortInitializationTimeout", ["--members", "--verbose"]),
+    ("testDescribeGroupStateWithShortInitializationTimeout", ["--state"]),
+], ids=lambda v: v if isinstance(v, str) else " ".join(v) or "default")
+def test_describe_with_short_initialization_timeout(silent_broker, test, describe_type):
+    """DCGT.java <test>: --timeout 1 is too short for the describe call: Kafka's Admin
+    fails it with a TimeoutException, whose text (measured on Kafka 4.4) says the call
+    never got a node for its FindCoordinator step. Kafka's test runs against a live
+    group and counts on its Admin taking more than 1 ms to get there; kproto's tool can
+    connect, negotiate and find the coordinator within 1 ms on loopback, so that would
+    be a race. A broker that never answers makes the deadline pass first every time."""
+    status, out, err = kg(silent_broker, "--describe", "--timeout", "1", "--group", "test.group.timeout",
+                          *describe_type)
+    assert (status, out) == (1, "")
+    assert err == ("Error: Executing consumer group command failed due to org.apache.kafka.common.errors."
+                   "TimeoutException: Timed out waiting for a node assignment. "
+                   "Call: describeConsumerGroups(api=FIND_COORDINATOR)\n")
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_describe_non_offset_commit_group(cluster, protocol):
+    """DCGT.java testDescribeNonOffsetCommitGroup: enable.auto.commit=false: Stable,
+    one row, its CONSUMER-ID, HOST and CLIENT-ID not MISSING_COLUMN_VALUE ("-"),
+    CURRENT-OFFSET "-" (nothing committed)."""
+    topic, group = create_topic(cluster), group_name(protocol)
+    with ConsumerGroup(cluster, protocol, group, topic, **{"enable.auto.commit": "false"}) as g:
+        g.until(stable_with(cluster, group, 1), "Stable")
+        rows = g.until(lambda: [r for r in offset_rows(cluster, group) if r[6] != "-"], "the member's row")
+    assert len(rows) == 1
+    group_, topic_, partition, current, end, lag, consumer_id, host, client_id = rows[0]
+    assert (group_, topic_, partition, current, end, lag) == (group, topic, "0", "-", "0", "-")
+    assert "-" not in (consumer_id, host, client_id)
+
+
+# --- DescribeConsumerGroupTest: options (no broker) -------------------------------------------
+# Kafka's tool exits 1 on a usage error and prints its usage after the line; kproto
+# prints the line alone and exits 2 (README: "Exit status").
+
+def test_describe_with_unrecognized_new_consumer_option():
+    """DCGT.java testDescribeWithUnrecognizedNewConsumerOption: --new-consumer is no
+    option (Kafka: joptsimple.UnrecognizedOptionException)."""
+    status, out, err = kg("localhost:9092", "--new-consumer", "--describe", "--group", "test.group.unrecognized")
+    assert (status, out, err) == (2, "", "No such option '--new-consumer'.\n")
+
+
+def test_describe_with_multiple_sub_actions():
+    """DCGT.java testDescribeWithMultipleSubActions: --members with --state."""
+    status, out, err = kg("localhost:9092", "--describe", "--group", "test.group.multiple.sub.actions",
+                          "--members", "--state")
+    assert (status, out) == (2, "")
+    assert err == "Option [describe] takes at most one of these options: [members], [offsets], [state]\n"
+
+
+def test_describe_with_state_value():
+    """DCGT.java testDescribeWithStateValue: --state takes a value only with --list."""
+    status, out, err = kg("localhost:9092", "--describe", "--all-groups", "--state", "Stable")
+    assert (status, out) == (2, "")
+    assert err == "Option [describe] does not take a value for [state]\n"
+
+
+def test_print_version():
+    """DCGT.java testPrintVersion: --version prints the tool's version (Kafka's
+    AppInfoParser.getVersion, kproto's own) and exits 0."""
+    from kproto import __version__
+    assert kg(None, "--version") == (0, f"{__version__}\n", "")

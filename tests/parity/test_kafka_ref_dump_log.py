@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import uuid
 from pathlib import Path
 
 import pytest
@@ -215,6 +216,7 @@ def test_transaction_log_decoder_odd_records(kafka_ref, tmp_path):
         (key, None),
         (b"\x00\x01\x00\x01x", b""),
         (key, _txn_value(9, None)),
+        (key, _txn_value(0, None)[:-3]),                   # cut short: Kafka's reason is "null"
         (key, b"\x00\x09\x00"),
         (b"\x00", b"\x00\x00"),
     ]
@@ -223,11 +225,14 @@ def test_transaction_log_decoder_odd_records(kafka_ref, tmp_path):
 
 
 def test_offsets_decoder_odd_records(kafka_ref, tmp_path):
-    """The same for --offsets-decoder: unknown type, tombstone, unreadable key and value."""
+    """The same for --offsets-decoder: unknown type, tombstone, unreadable key and value,
+    a value cut short."""
     key = CO.RecordKey.build({"version": 1, "data": {"group": "g", "topic": "t", "partition": 0}})
+    commit = CO.OffsetCommitValue.build({"version": 3, "data": {
+        "offset": 42, "leader_epoch": 5, "metadata": "", "commit_timestamp": 1700000000000}})
     records = [
-        (key, CO.OffsetCommitValue.build({"version": 3, "data": {
-            "offset": 42, "leader_epoch": 5, "metadata": "", "commit_timestamp": 1700000000000}})),
+        (key, commit),
+        (key, commit[:-3]),                                # cut short: Kafka's reason is "null"
         (key, None),
         (b"\x00\x63\x00\x01g", b"\x00\x00"),
         (key, b"\x00\x09\x00"),
@@ -236,3 +241,72 @@ def test_offsets_decoder_odd_records(kafka_ref, tmp_path):
     ]
     path = write_segment(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in records]))
     assert_same(kafka_ref, [str(path)], "--offsets-decoder")
+
+
+def test_remote_log_metadata_decoder_records(kafka_ref, tmp_path):
+    """--remote-log-metadata-decoder over each record type (TxnIndexEmpty set and not) and
+    every way one fails to deserialize: Kafka 4.4's lines (its toStrings, its
+    "Error at offset N, skipping." reasons), both tools on the same file."""
+    from kproto.schemas.cluster_metadata import build_metadata_record
+    from kproto.schemas.remote_log_metadata_records import REMOTE_LOG_METADATA_RECORDS as RR
+    tip = {"name": "foo", "id": uuid.UUID(int=0x1234567890ABCDEF1234567890ABCDEF), "partition": 0}
+    segment = {"topic_id_partition": tip, "id": uuid.UUID(int=0xFEDCBA0987654321FEDCBA0987654321)}
+    full = {"remote_log_segment_id": segment, "start_offset": 0, "end_offset": 100, "broker_id": 1,
+            "max_timestamp_ms": 5, "event_timestamp_ms": 6, "segment_size_in_bytes": 1000,
+            "segment_leader_epochs": [{"leader_epoch": 3, "offset": 50}, {"leader_epoch": 1, "offset": 0}],
+            "custom_metadata": None, "remote_log_segment_state": 0}
+    update = {"remote_log_segment_id": segment, "broker_id": 0, "event_timestamp_ms": 0,
+              "custom_metadata": b"\0\1\2\3", "remote_log_segment_state": 1}
+    delete = {"topic_id_partition": tip, "broker_id": 0, "event_timestamp_ms": 0, "remote_partition_delete_state": 0}
+    snapshot = {"segment_id": segment["id"], "start_offset": 1, "end_offset": 2, "broker_id": 3, "max_timestamp_ms": 4,
+                "event_timestamp_ms": 5, "segment_leader_epochs": [{"leader_epoch": 0, "offset": 1}],
+                "segment_size_in_bytes": 9, "custom_metadata": b"x", "remote_log_segment_state": 2}
+
+    def rec(key: int, data: dict) -> bytes:
+        return build_metadata_record(key, 0, data, RR)
+    values = [
+        rec(0, full), rec(0, {**full, "custom_metadata": b"abc", "remote_log_segment_state": 3,
+                              "txn_index_empty": True}),
+        rec(0, {**full, "segment_leader_epochs": []}), rec(0, {**full, "start_offset": -1}),
+        rec(0, {**full, "end_offset": -5}), rec(0, {**full, "remote_log_segment_state": 9}),
+        rec(1, update), rec(1, {**update, "custom_metadata": None, "remote_log_segment_state": 7}),
+        rec(2, delete), rec(2, {**delete, "remote_partition_delete_state": 5}),
+        rec(3, snapshot), rec(3, {**snapshot, "txn_index_empty": True}),
+        b"corrupted", b"", b"\x01\x09\x00", b"\x01\x02\x01", b"\x00", rec(2, delete) + b"zz", rec(2, delete)[:-3],
+        None,
+    ]
+    path = write_segment(tmp_path, v2_batch(0, [(1, None, v, []) for v in values]))
+    assert_same(kafka_ref, [str(path)], "--remote-log-metadata-decoder")
+
+
+def test_share_group_state_decoder_records(kafka_ref, tmp_path):
+    """--share-group-state-decoder over the records kproto's share coordinator writes (a
+    snapshot, an update, a tombstone) and odd ones: Kafka 4.4 reads kproto's records, both
+    tools print the same lines (a missing key is left out: Kafka's tool stops on it)."""
+    from kproto.server.share.partition import StateBatch
+    from kproto.server.share.persistence import ShareState, snapshot_record, tombstone, update_record
+    key = ("gs1", uuid.UUID(int=7), 3)
+    batches = (StateBatch(0, 4, 2, 1), StateBatch(5, 9, 0, 3))
+    snapshot = snapshot_record(key, ShareState(2, 1, 5, 0, batches, create_timestamp=1700000000000,
+                                                write_timestamp=1700000000500))
+    records = [
+        snapshot, update_record(key, 2, 5, -1, batches[1:]), tombstone(key),
+        (b"\x00\x07\x00\x01g", b"\x00\x00"),                 # an unknown record type
+        (snapshot[0], b"\x00\x09\x00"),                       # a value version no schema has
+        (snapshot[0], snapshot[1][:-5]),                      # a value cut short
+        (b"\x00", b"\x00\x00"),                               # a key too short for its type
+    ]
+    path = write_segment(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in records]))
+    assert_same(kafka_ref, [str(path)], "--share-group-state-decoder")
+
+
+@pytest.mark.parametrize("flags", [("--cluster-metadata-decoder",),
+                                   ("--cluster-metadata-decoder", "--skip-record-metadata")])
+def test_metadata_records_and_snapshot(kafka_ref, tmp_path, flags):
+    """The inputs of test_kafka_parity_dump_log's testDumpMetadataRecords and
+    testDumpMetadataSnapshot ports (a log with a bogus record between the records, a
+    KRaft snapshot with its control records) through both tools."""
+    from tests.parity.test_kafka_parity_dump_log import BOGUS_METADATA, metadata_records, metadata_snapshot
+    values = metadata_records() + [BOGUS_METADATA] + metadata_records()
+    log = write_segment(tmp_path, v2_batch(0, [(1, None, v, []) for v in values]))
+    assert_same(kafka_ref, [str(log), str(metadata_snapshot(tmp_path))], *flags)

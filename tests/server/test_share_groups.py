@@ -109,11 +109,13 @@ def test_state_batches_write_acquired_as_available_and_reload():
 
 def test_share_group_state_records_round_trip():
     key = ("g", uuid.UUID(int=7), 3)
-    snap = persistence.snapshot_record(key, persistence.ShareState(0, 1, -1, 5, (StateBatch(5, 9, 0, 1),)))
+    snap = persistence.snapshot_record(key, persistence.ShareState(0, 1, -1, 5, (StateBatch(5, 9, 0, 1),),
+                                                                   create_timestamp=1700000000000, write_timestamp=1700000000500))
     upd = persistence.update_record(key, 0, -1, 7, [StateBatch(7, 7, 2, 1), StateBatch(10, 11, 4, 2)])
     assert snap[0][:2] == b"\x00\x00" and upd[0][:2] == b"\x00\x01"       # key version = record type
     state = persistence.replay([snap, upd]).states[key]
     assert (state.state_epoch, state.start_offset, state.updates_since_snapshot) == (1, 7, 1)
+    assert state.create_timestamp == 1700000000000          # kept from the snapshot
     assert state.state_batches == (StateBatch(7, 7, 2, 1), StateBatch(8, 9, 0, 1), StateBatch(10, 11, 4, 2))
     assert persistence.replay([snap, persistence.tombstone(key)]).states == {}
     bad = persistence.replay([(b"\x00\x09junk", b"")])

@@ -104,11 +104,11 @@ def test_skip_record_metadata(tmp_path):
     path = write(tmp_path, v2_segment())
     code, out, _ = run("--files", str(path), "--print-data-log", "--skip-record-metadata")
     records = [l for l in out.splitlines()[2:] if not l.startswith("baseOffset:")]
-    # Scala 3.x: "| key: k" then " payload: v" (leading space even without a
-    # key), and an empty line for a control record.
+    # Kafka 4.4 (measured): "| key: k payload: v", "| payload: v" without a key
+    # (3.x: " payload: v"), and an empty line for a control record.
     assert records == [
         "| key: k payload: hello",
-        " payload: world",
+        "| payload: world",
         "| key: k2",
         "",
         "| key: g1 payload: zip-" + "a" * 40,

@@ -32,10 +32,11 @@ from kproto.schemas.index import (
 from kproto.tools.dump_log import lines as L
 from kproto.tools import render as R
 from kproto.tools.dump_log.decoders import (
-    cluster_metadata_record, consumer_offsets_record, share_group_state_record, transaction_log_record,
+    cluster_metadata_record, consumer_offsets_record, remote_log_metadata_record, share_group_state_record,
+    transaction_log_record,
 )
 from kproto.tools.dump_log.txn import dump_producer_snapshot, dump_txn_index
-from kproto.tools.main import ExitStatus, exit_status_help
+from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
 __all__ = ["dump_log"]
 
@@ -259,6 +260,8 @@ class _Run:
             parser = transaction_log_record
         elif opts["cluster_metadata_decoder"]:
             parser = cluster_metadata_record
+        elif opts["remote_log_metadata_decoder"]:
+            parser = remote_log_metadata_record
         elif opts["share_group_state_decoder"]:
             parser = share_group_state_record
         if parser is not None:
@@ -535,8 +538,9 @@ EPILOG = exit_status_help(
             "one line per problem on stderr: kproto: error: <file> @ byte N: <field path>: <reason>")
 
 
-@click.command("dump-log", help=HELP, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--files", "files", required=True, multiple=True, metavar="FILE1,FILE2,...",
+@click.command("dump-log", cls=OneLineCommand, help=HELP, epilog=EPILOG,
+               context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--files", "files", multiple=True, metavar="FILE1,FILE2,...",
               help="REQUIRED: comma-separated data and index files to dump (repeatable).")
 @click.option("--print-data-log", is_flag=True,
               help="Print record keys and payloads (implies --deep-iteration).")
@@ -555,8 +559,10 @@ EPILOG = exit_status_help(
               help="Decode __transaction_state records (Kafka 4.x JSON).")
 @click.option("--cluster-metadata-decoder", is_flag=True,
               help="Decode KRaft __cluster_metadata records.")
+@click.option("--remote-log-metadata-decoder", is_flag=True,
+              help="Decode __remote_log_metadata records (TopicBasedRemoteLogMetadataManager).")
 @click.option("--share-group-state-decoder", is_flag=True,
-              help="Decode __share_group_state records (Kafka 4.4 JSON).")
+              help="Decode __share_group_state records (Kafka 4.x JSON).")
 @click.option("--skip-record-metadata", is_flag=True,
               help="Print only keys and payloads on record lines.")
 @click.option("--key-decoder", type=_DECODERS, is_flag=False, flag_value="utf8", default=None,
@@ -569,17 +575,23 @@ EPILOG = exit_status_help(
               help="After each batch line, an annotated hex view of the batch, field by field.")
 def dump_log(files, print_data_log, deep_iteration, verify_index_only, index_sanity_check,
              max_message_size, max_bytes, offsets_decoder, transaction_log_decoder,
-             cluster_metadata_decoder, share_group_state_decoder, skip_record_metadata, key_decoder, value_decoder, as_json, explain) -> None:
+             cluster_metadata_decoder, remote_log_metadata_decoder, share_group_state_decoder,
+             skip_record_metadata, key_decoder, value_decoder, as_json, explain) -> None:
+    if not files:                                           # CommandLineUtils.checkRequiredArgs
+        raise UsageProblem('Missing required argument "[files]"')
     if as_json and explain:
-        raise click.UsageError("--json and --explain cannot be combined")
+        raise UsageProblem("--json and --explain cannot be combined")
     paths = [p for arg in files for p in arg.split(",") if p]
     print_data = (print_data_log or offsets_decoder or transaction_log_decoder or cluster_metadata_decoder
-                  or share_group_state_decoder or key_decoder is not None or value_decoder is not None)
+                  or remote_log_metadata_decoder or share_group_state_decoder
+                  or key_decoder is not None or value_decoder is not None)
     opts = dict(print_data=print_data, deep=deep_iteration or print_data,
                 verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                 max_message_size=max_message_size, max_bytes=max_bytes,
                 offsets_decoder=offsets_decoder, transaction_log_decoder=transaction_log_decoder,
-                cluster_metadata_decoder=cluster_metadata_decoder, share_group_state_decoder=share_group_state_decoder,
+                cluster_metadata_decoder=cluster_metadata_decoder,
+                remote_log_metadata_decoder=remote_log_metadata_decoder,
+                share_group_state_decoder=share_group_state_decoder,
                 skip_record_metadata=skip_record_metadata, key_decoder=key_decoder,
                 value_decoder=value_decoder, json=as_json, explain=explain)
     try:

@@ -159,14 +159,14 @@ class RecordPrinter:
         control = batch.magic == 2 and batch.is_control
         show = self.data and not control
         if self.skip:
-            # Scala 3.x with --skip-record-metadata: "| key: k" then " payload: v"
-            # (the payload keeps its leading space even with no key before it).
+            # Kafka 4.4 with --skip-record-metadata: "| key: k payload: v", "| payload: v"
+            # without a key (measured; 3.x printed " payload: v"), an empty line for a control record.
             for r, _ in self._values(batch, recs, valid):
                 line = ""
                 if show:
                     ks, vs = self._key_payload(r)
                     line = "" if ks is None else f"| key: {ks}"
-                    line = line if vs is None else f"{line} payload: {vs}"
+                    line = line if vs is None else f"{line or '|'} payload: {vs}"
                 append(line)
             return
         v2 = batch.magic == 2

@@ -31,6 +31,7 @@ from typing import Iterable
 
 import click
 
+from kproto import __version__
 from kproto.errors import java_exception
 from kproto.jvm import java_hashmap_order, java_string_hash, topic_partition_hash
 from kproto.tools.groups import text as groups_text
@@ -40,6 +41,10 @@ from kproto.tools.groups.args import (
 )
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
+#: KafkaAdminClient's TimeoutException when describeConsumerGroups' deadline (--timeout) passes
+#: before its FindCoordinator step has a node (measured on Kafka 4.4 with --timeout 1).
+DESCRIBE_TIMED_OUT = ("org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment. "
+                      "Call: describeConsumerGroups(api=FIND_COORDINATOR)")
 ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets")
 #: allResetOffsetScenarioOpts, by flag name, in the order checkArgs checks them.
 SCENARIOS = ("to-offset", "to-datetime", "by-duration", "to-earliest", "to-latest", "to-current", "shift-by",
@@ -126,6 +131,8 @@ KPROTO_BOOTSTRAP_SERVER."""
               "timestamp. Format: 'PnDTnHnMnS'")
 @click.option("--from-file", type=click.Path(dir_okay=False), help="Reset offsets to values defined in CSV file.")
 @click.option("--timeout", type=int, metavar="MS", help="Request timeout in milliseconds.")
+@click.version_option(__version__, "--version", message="%(version)s",     # Kafka: AppInfoParser.getVersion
+                      help="Display the version and exit.")
 @click.option("--output", "output", type=click.Choice(["text", "table", "json", "yaml"]), default="text",
               show_default=True, help="text is kafka-consumer-groups.sh's output.")
 def groups(**opts) -> None:
@@ -253,8 +260,7 @@ def check_args(o: dict) -> None:
 
 def run(o: dict) -> bool:
     """Carry out the action; True when some group could not be acted on."""
-    from kproto.client.admin import Admin
-    from kproto.client.transport import BrokerClient, load_client_properties
+    from kproto.client.transport import BrokerConnectionError, load_client_properties
     config = load_client_properties(o["command_config"]) if o["command_config"] else None
     plan_file = None
     if o["reset_offsets"] and o["from_file"]:
@@ -265,10 +271,23 @@ def run(o: dict) -> bool:
             raise GroupCommandFailed(f"java.nio.file.NoSuchFileException: {o['from_file']}"
                                      if isinstance(e, FileNotFoundError) else f"{o['from_file']}: {e.strerror}")
     timeout = o["timeout"] / 1000 if o["timeout"] else None
+    # Kafka's Admin call fails once --timeout has passed since it began, connecting included.
+    deadline = time.monotonic() + timeout if timeout else None
+    try:
+        return _run(o, config, plan_file, timeout, deadline)
+    except BrokerConnectionError:
+        if o["describe"] and deadline is not None and time.monotonic() > deadline:
+            raise GroupCommandFailed(DESCRIBE_TIMED_OUT) from None
+        raise
+
+
+def _run(o: dict, config, plan_file: str | None, timeout: float | None, deadline: float | None) -> bool:
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient
     with BrokerClient(o["bootstrap_server"], config=config, timeout_s=timeout) as client:
         admin = Admin(client)
         try:
-            service = ConsumerGroupService(admin, o, plan_file)
+            service = ConsumerGroupService(admin, o, plan_file, deadline)
             if o["list"]:
                 service.list_groups()
             elif o["describe"]:
@@ -288,8 +307,9 @@ class ConsumerGroupService:
     """ConsumerConsumerGroupService: one action over an ``Admin``. Per-group problems
     print an ``Error:`` line and set ``failed``; others raise."""
 
-    def __init__(self, admin, opts: dict, plan_file: str | None = None) -> None:
+    def __init__(self, admin, opts: dict, plan_file: str | None = None, deadline: float | None = None) -> None:
         self.admin = admin
+        self.deadline = deadline
         self.o = opts
         self.plan_file = plan_file
         self.failed = False
@@ -327,14 +347,17 @@ class ConsumerGroupService:
     # -- describe -------------------------------------------------------------------
 
     def describe(self, ids: list[str], *, missing_is_dead: bool = False) -> dict:
-        """describeConsumerGroups: group id -> GroupDescription. A group the
-        coordinator does not know (GROUP_ID_NOT_FOUND, DescribeGroups v6+) fails
+        """describeConsumerGroups: group id -> GroupDescription (ConsumerGroupDescribe, then
+        DescribeGroups for a classic group). A group the coordinator does not know
+        (GROUP_ID_NOT_FOUND, DescribeGroups v6+) fails
         the command as Kafka 4.4's Admin does, or with ``missing_is_dead`` is
         reported Dead (resetOffsets resets such a group)."""
         from kproto.client.admin import GroupDescription
         from kproto.errors import ErrorCode
+        if self.deadline is not None:
+            self.find_coordinators_within_deadline(ids)
         out = {}
-        for gid, d in self.admin.describe_groups(ids).items():
+        for gid, d in self.admin.describe_consumer_groups(ids).items():
             if d.error == ErrorCode.GROUP_ID_NOT_FOUND and missing_is_dead:
                 d = d._replace(state="Dead", error=ErrorCode.NONE)
             if d.error != ErrorCode.NONE:
@@ -346,6 +369,19 @@ class ConsumerGroupService:
         for gid in ids:     # a group the broker did not answer for is one it does not know
             out.setdefault(gid, GroupDescription(gid, ErrorCode.NONE, "Dead", "", "", ()))
         return out
+
+    def find_coordinators_within_deadline(self, ids: list[str]) -> None:
+        """describeConsumerGroups' first step, FindCoordinator for each group, done
+        before --timeout has passed, or Kafka's TimeoutException."""
+        from kproto.errors import KafkaError
+        try:
+            for gid in ids:
+                self.admin.coordinator(gid)
+        except KafkaError:
+            if time.monotonic() <= self.deadline:
+                raise
+        if time.monotonic() > self.deadline:
+            raise GroupCommandFailed(DESCRIBE_TIMED_OUT)
 
     def should_print(self, group: str, state: str, rows: int) -> bool:
         """shouldPrintMemberState: the state's notice; whether there is a table."""
@@ -373,7 +409,7 @@ class ConsumerGroupService:
                     text.append(groups_text.groups_offsets_text(rows, verbose=self.o["verbose"]))
                     rows_all += rows
             elif kind == "members":
-                rows = [member_row(gid, m) for m in d.members]
+                rows = [member_row(gid, m, d.assignment_epoch) for m in d.members]
                 if not self.should_print(gid, d.state, len(rows)):
                     rows = []
                 text.append(groups_text.groups_members_text(rows, verbose=self.o["verbose"]))   # Kafka prints the header regardless
@@ -382,7 +418,7 @@ class ConsumerGroupService:
                 c = self.admin.find_coordinator(gid)
                 row = {"group": gid, "coordinator": {"id": c.node_id, "host": c.host, "port": c.port},
                        "assignment_strategy": d.protocol, "state": d.state,
-                       "group_epoch": None, "target_assignment_epoch": None,    # classic groups have none
+                       "group_epoch": d.group_epoch, "target_assignment_epoch": d.assignment_epoch,
                        "members": len(d.members)}
                 text.append(groups_text.groups_state_text(row, verbose=self.o["verbose"]))
                 rows_all.append(row)
@@ -395,7 +431,7 @@ class ConsumerGroupService:
         from kproto.client.admin import LATEST
         from kproto.errors import ErrorCode
         committed = self.committed(group)
-        members = [(m, decode_assignment(m.assignment)) for m in d.members]
+        members = [(m, member_partitions(m)) for m in d.members]
         members = sorted([x for x in members if x[1]], key=lambda x: -len(x[1]))
         assigned = {tp for _, tps in members for tp in tps}
         unassigned = [tp for tp in committed if tp not in assigned]
@@ -622,17 +658,29 @@ def _hash_order(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
     return java_hashmap_order(list(tps), topic_partition_hash)
 
 
-def member_row(group: str, m) -> dict:
-    """One member for --members: its partitions as topic -> sorted partitions.
-    A classic group's member has no epoch and no target assignment ("-")."""
-    assignment: dict[str, list[int]] = {}
-    for t, p in decode_assignment(m.assignment):
-        assignment.setdefault(t, []).append(p)
+def member_partitions(m) -> list[TopicPartition]:
+    """A member's assigned partitions: a KIP-848 member's as described, a classic
+    member's from its consumer protocol assignment bytes."""
+    return list(m.assigned) if m.assigned is not None else decode_assignment(m.assignment)
+
+
+def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for t, p in tps:
+        out.setdefault(t, []).append(p)
+    return {t: sorted(v) for t, v in sorted(out.items())}
+
+
+def member_row(group: str, m, target_epoch: int | None = None) -> dict:
+    """One member for --members: its partitions as topic -> sorted partitions. A
+    classic group's member has no epoch and no target assignment ("-"); a KIP-848
+    member has its epoch, the group's target assignment epoch and its target."""
+    assignment = _by_topic(member_partitions(m))
     return {"group": group, "consumer_id": m.member_id, "group_instance_id": m.group_instance_id,
             "host": m.client_host, "client_id": m.client_id,
-            "partitions": sum(len(v) for v in assignment.values()), "current_epoch": None,
-            "assignment": {t: sorted(v) for t, v in sorted(assignment.items())},
-            "target_epoch": None, "target_assignment": {}}
+            "partitions": sum(len(v) for v in assignment.values()), "current_epoch": m.member_epoch,
+            "assignment": assignment, "target_epoch": target_epoch,
+            "target_assignment": _by_topic(m.target or ())}
 
 
 def emit(kind: str, rows: list, o: dict, text: str) -> None:
