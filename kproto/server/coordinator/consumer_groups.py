@@ -760,6 +760,9 @@ class ConsumerGroups:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
+        if member.classic is not None:
+            # a classic member commits with its generation, the member epoch (validateMemberEpoch)
+            return None if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         if not transactional and api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION
         if member_epoch == member.member_epoch:
@@ -783,7 +786,7 @@ class ConsumerGroups:
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
+            return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
         return None
 
 
