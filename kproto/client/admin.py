@@ -21,7 +21,7 @@ from kproto.errors import ErrorCode, KafkaError, error_for
 METADATA, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 3, 2, 8, 9, 10
 DESCRIBE_GROUPS, LIST_GROUPS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 15, 16, 19, 20, 21
 DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS = 32, 33, 35, 37, 42
-INCREMENTAL_ALTER_CONFIGS, OFFSET_DELETE = 44, 47
+INCREMENTAL_ALTER_CONFIGS, OFFSET_DELETE, CONSUMER_GROUP_DESCRIBE = 44, 47, 69
 
 TIMEOUT_MS = 30_000
 RETRY_BACKOFF_S = 0.1             # CommonClientConfigs retry.backoff.ms default
@@ -146,6 +146,7 @@ class ListedGroup(NamedTuple):
     group_id: str
     protocol_type: str
     state: str | None                        # None before ListGroups v4
+    group_type: str | None = None            # classic, consumer, share ...; None before ListGroups v5
 
 
 class MemberDescription(NamedTuple):
@@ -155,6 +156,11 @@ class MemberDescription(NamedTuple):
     client_host: str
     metadata: bytes
     assignment: bytes
+    # a consumer group's member (ConsumerGroupDescribe): its epoch, its current and target
+    # partitions by topic name; None for a classic group's
+    member_epoch: int | None = None
+    partitions: tuple[tuple[str, int], ...] | None = None
+    target_partitions: tuple[tuple[str, int], ...] | None = None
 
 
 class GroupDescription(NamedTuple):
@@ -162,9 +168,11 @@ class GroupDescription(NamedTuple):
     error: ErrorCode
     state: str
     protocol_type: str
-    protocol: str
+    protocol: str                            # a consumer group's: its assignor
     members: tuple[MemberDescription, ...]
     error_message: str | None = None
+    group_epoch: int | None = None           # consumer groups only
+    target_assignment_epoch: int | None = None
 
 
 class ReplicaInfo(NamedTuple):
@@ -461,12 +469,24 @@ class Admin:
         body = self.client.request(LIST_GROUPS, {"states_filter": [], "types_filter": []})
         if body.error_code != ErrorCode.NONE:
             raise error_for(body.error_code)
-        return sorted((ListedGroup(g.group_id, g.protocol_type, g.group_state if has_state else None) for g in body.groups),
+        return sorted((ListedGroup(g.group_id, g.protocol_type, g.group_state if has_state else None,
+                                   g.get("group_type")) for g in body.groups),
                       key=lambda g: g.group_id)
 
-    def describe_groups(self, groups: Iterable[str]) -> dict[str, GroupDescription]:
+    def describe_groups(self, groups: Iterable[str], *, consumer_groups: bool = False) -> dict[str, GroupDescription]:
+        """DescribeGroups; with ``consumer_groups``, as Kafka's Admin.describeConsumerGroups
+        (DescribeConsumerGroupsHandler): ConsumerGroupDescribe first where the broker has it,
+        DescribeGroups for the groups it does not know as consumer groups (GROUP_ID_NOT_FOUND)."""
         out = {}
+        classic = []
         for group in groups:
+            if consumer_groups:
+                described = self._consumer_group_describe(group)
+                if described is not None and described.error != ErrorCode.GROUP_ID_NOT_FOUND:
+                    out[group] = described
+                    continue
+            classic.append(group)
+        for group in classic:
             body = self._coordinator(group).request(DESCRIBE_GROUPS, {
                 "groups": [group], "include_authorized_operations": False})
             for g in body.groups:
@@ -477,6 +497,22 @@ class Admin:
                                                    g.protocol_type, g.protocol_data, members,
                                                    g.get("error_message"))
         return out
+
+    def _consumer_group_describe(self, group: str) -> GroupDescription | None:
+        client = self._coordinator(group)
+        if not client.supports(CONSUMER_GROUP_DESCRIBE):
+            return None
+        body = client.request(CONSUMER_GROUP_DESCRIBE, {
+            "group_ids": [group], "include_authorized_operations": False})
+        for g in body.groups:
+            def parts(a) -> tuple[tuple[str, int], ...]:
+                return tuple((t.topic_name, p) for t in a.topic_partitions for p in t.partitions)
+            members = tuple(MemberDescription(
+                m.member_id, m.get("instance_id"), m.client_id, m.client_host, b"", b"", m.member_epoch,
+                parts(m.assignment), parts(m.target_assignment)) for m in g.members)
+            return GroupDescription(g.group_id, code(g.error_code), g.group_state, "consumer", g.assignor_name,
+                                    members, g.get("error_message"), g.group_epoch, g.assignment_epoch)
+        return None
 
     def delete_groups(self, groups: Iterable[str]) -> dict[str, ErrorCode]:
         out = {}

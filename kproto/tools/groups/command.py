@@ -16,7 +16,6 @@ Differences, all on purpose:
   ``topic:partitions``) are checked before connecting.
 - Log end offsets the broker cannot give print ``-`` (Kafka aborts).
 - ``--delete-offsets`` exits 1 when the group or a partition failed (Kafka: 0).
-- ``--list --type`` is not implemented.
 - ``--output table|json|yaml`` and ``KPROTO_BOOTSTRAP_SERVER`` are kproto's.
 
 The consumer protocol's assignment bytes are read with
@@ -36,7 +35,7 @@ from kproto.jvm import java_hashmap_order, java_string_hash, topic_partition_has
 from kproto.tools.groups import text as groups_text
 from kproto.tools.groups.args import (
     GroupCommandFailed, Plan, TopicPartition, decode_assignment, parse_datetime, parse_duration_ns,
-    parse_reset_plan, parse_states, parse_topic_arg, topic_partition,
+    parse_reset_plan, parse_states, parse_topic_arg, parse_types, topic_partition,
 )
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
@@ -112,6 +111,8 @@ KPROTO_BOOTSTRAP_SERVER."""
 @click.option("--state", is_flag=False, flag_value="", default=None, metavar="[STATES]",
               help="With --describe: the group's state. With --list: the states of all groups, "
                    "or only those in STATES (e.g. stable,empty).")
+@click.option("--type", "type_", is_flag=False, flag_value="", default=None, metavar="[TYPES]",
+              help="With --list: the type of every group, or only groups of TYPES (consumer, classic).")
 @click.option("--dry-run", is_flag=True, help="Only show results without executing changes (the default).")
 @click.option("--execute", is_flag=True, help="Execute operation. Supported operations: reset-offsets.")
 @click.option("--export", is_flag=True, help="Export operation execution to a CSV format.")
@@ -131,6 +132,7 @@ KPROTO_BOOTSTRAP_SERVER."""
 def groups(**opts) -> None:
     """List, describe, delete consumer groups and reset their offsets (kafka-consumer-groups.sh)."""
     opts["list"] = opts.pop("list_")
+    opts["type"] = opts.pop("type_")
     given = opts.pop("groups_")
     if opts["delete_offsets"] and len(given) > 1:   # OptionSet.valueOf on a repeated --group
         raise UsageProblem("Error: Executing consumer group command failed due to Found multiple arguments for "
@@ -197,7 +199,7 @@ def check_args(o: dict) -> None:
     if not o["bootstrap_server"]:
         raise UsageProblem('Missing required argument "[bootstrap-server]"')
     for flag, allowed in (("members", ("describe",)), ("verbose", ("describe",)), ("offsets", ("describe",)),
-                          ("state", ("describe", "list"))):
+                          ("state", ("describe", "list")), ("type", ("list",))):
         if _given(o, flag) and not any(o[a] for a in allowed):   # joptsimple availableIf
             raise UsageProblem(f"Option(s) {_option(flag)} are unavailable given other options on the command line")
     selection = ("group", "all-groups")
@@ -314,15 +316,22 @@ class ConsumerGroupService:
         return [g.group_id for g in self.consumer_groups()] if self.o["all_groups"] else list(self.o["group"])
 
     def list_groups(self) -> None:
+        """--list; with --state and/or --type the table of listConsumerGroupsWithFilters
+        (printGroupInfo: GROUP, then TYPE, then STATE)."""
         listed = self.consumer_groups()
-        if self.o["state"] is None:
+        with_type, with_state = self.o["type"] is not None, self.o["state"] is not None
+        if not with_type and not with_state:
             names = [g.group_id for g in listed]
             emit("list", names, self.o, groups_text.groups_list_text(names))
             return
-        wanted = parse_states(self.o["state"]) if self.o["state"] else None
-        rows = [{"group": g.group_id, "state": g.state or "Unknown"} for g in listed]
-        rows = [r for r in rows if wanted is None or r["state"] in wanted]
-        emit("list_state", rows, self.o, groups_text.groups_list_text(rows, with_state=True))
+        states = parse_states(self.o["state"]) if self.o["state"] else None
+        types = parse_types(self.o["type"]) if self.o["type"] else None
+        kind = "list_type_state" if with_type and with_state else "list_type" if with_type else "list_state"
+        rows = [{"group": g.group_id, "type": (g.group_type or "unknown").capitalize(), "state": g.state or "Unknown"}
+                for g in listed]
+        rows = [{k: r[k] for k, _ in groups_text.GROUPS_COLUMNS[kind]} for r in rows
+                if (states is None or r["state"] in states) and (types is None or r["type"] in types)]
+        emit(kind, rows, self.o, groups_text.groups_list_text(rows, kind=kind))
 
     # -- describe -------------------------------------------------------------------
 
@@ -334,7 +343,7 @@ class ConsumerGroupService:
         from kproto.client.admin import GroupDescription
         from kproto.errors import ErrorCode
         out = {}
-        for gid, d in self.admin.describe_groups(ids).items():
+        for gid, d in self.admin.describe_groups(ids, consumer_groups=True).items():
             if d.error == ErrorCode.GROUP_ID_NOT_FOUND and missing_is_dead:
                 d = d._replace(state="Dead", error=ErrorCode.NONE)
             if d.error != ErrorCode.NONE:
@@ -373,7 +382,7 @@ class ConsumerGroupService:
                     text.append(groups_text.groups_offsets_text(rows, verbose=self.o["verbose"]))
                     rows_all += rows
             elif kind == "members":
-                rows = [member_row(gid, m) for m in d.members]
+                rows = [member_row(gid, m, d.target_assignment_epoch) for m in d.members]
                 if not self.should_print(gid, d.state, len(rows)):
                     rows = []
                 text.append(groups_text.groups_members_text(rows, verbose=self.o["verbose"]))   # Kafka prints the header regardless
@@ -382,7 +391,7 @@ class ConsumerGroupService:
                 c = self.admin.find_coordinator(gid)
                 row = {"group": gid, "coordinator": {"id": c.node_id, "host": c.host, "port": c.port},
                        "assignment_strategy": d.protocol, "state": d.state,
-                       "group_epoch": None, "target_assignment_epoch": None,    # classic groups have none
+                       "group_epoch": d.group_epoch, "target_assignment_epoch": d.target_assignment_epoch,
                        "members": len(d.members)}
                 text.append(groups_text.groups_state_text(row, verbose=self.o["verbose"]))
                 rows_all.append(row)
@@ -395,7 +404,7 @@ class ConsumerGroupService:
         from kproto.client.admin import LATEST
         from kproto.errors import ErrorCode
         committed = self.committed(group)
-        members = [(m, decode_assignment(m.assignment)) for m in d.members]
+        members = [(m, member_partitions(m)) for m in d.members]
         members = sorted([x for x in members if x[1]], key=lambda x: -len(x[1]))
         assigned = {tp for _, tps in members for tp in tps}
         unassigned = [tp for tp in committed if tp not in assigned]
@@ -622,17 +631,28 @@ def _hash_order(tps: Iterable[TopicPartition]) -> list[TopicPartition]:
     return java_hashmap_order(list(tps), topic_partition_hash)
 
 
-def member_row(group: str, m) -> dict:
-    """One member for --members: its partitions as topic -> sorted partitions.
-    A classic group's member has no epoch and no target assignment ("-")."""
-    assignment: dict[str, list[int]] = {}
-    for t, p in decode_assignment(m.assignment):
-        assignment.setdefault(t, []).append(p)
+def member_partitions(m) -> list[TopicPartition]:
+    """A member's partitions: a consumer group member's as described, a classic one's decoded."""
+    return list(m.partitions) if m.partitions is not None else decode_assignment(m.assignment)
+
+
+def _by_topic(partitions) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for t, p in partitions:
+        out.setdefault(t, []).append(p)
+    return {t: sorted(v) for t, v in sorted(out.items())}
+
+
+def member_row(group: str, m, target_epoch: int | None = None) -> dict:
+    """One member for --members: its partitions as topic -> sorted partitions. A consumer
+    group's member has its epoch, the group's target assignment epoch and its target
+    assignment; a classic group's member none of them ("-")."""
+    assignment = _by_topic(member_partitions(m))
     return {"group": group, "consumer_id": m.member_id, "group_instance_id": m.group_instance_id,
             "host": m.client_host, "client_id": m.client_id,
-            "partitions": sum(len(v) for v in assignment.values()), "current_epoch": None,
-            "assignment": {t: sorted(v) for t, v in sorted(assignment.items())},
-            "target_epoch": None, "target_assignment": {}}
+            "partitions": sum(len(v) for v in assignment.values()), "current_epoch": m.member_epoch,
+            "assignment": assignment, "target_epoch": target_epoch if m.member_epoch is not None else None,
+            "target_assignment": _by_topic(m.target_partitions or ())}
 
 
 def emit(kind: str, rows: list, o: dict, text: str) -> None:
