@@ -107,6 +107,8 @@ class ConsumerGroup:
     pending_offset_commits: Counter = field(default_factory=Counter)
     pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]] = field(default_factory=dict)
     current_state_timestamp: int | None = None
+    # the topics the member that last refreshed the regexes may DESCRIBE (None: all)
+    regex_describable: frozenset[str] | None = None
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -147,8 +149,13 @@ class ConsumerGroup:
         for m in self.members.values():
             out.update(m.subscribed_topic_names)
             if m.subscribed_topic_regex is not None:
-                out.update(t for t in image if regex_matches(m.subscribed_topic_regex, t))
+                out.update(self.regex_topics(m.subscribed_topic_regex, image))
         return out
+
+    def regex_topics(self, pattern: str, topics) -> list[str]:
+        """The topics a subscription regex resolves to, those the refreshing member may DESCRIBE."""
+        allowed = self.regex_describable
+        return [t for t in topics if regex_matches(pattern, t) and (allowed is None or t in allowed)]
 
     def all_classic_except(self, member_id: str) -> bool:
         """ConsumerGroup.allMembersUseClassicProtocolExcept."""
@@ -520,6 +527,7 @@ class ConsumerGroups:
             member.subscribed_topic_names = tuple(sorted(req.subscribed_topic_names))
         if req.subscribed_topic_regex is not None:
             member.subscribed_topic_regex = req.subscribed_topic_regex or None
+            group.regex_describable = req.describable
         member.client_id, member.client_host = req.client_id, req.client_host
 
         member, assignment_changed = self.update_member(group, before, member, static_replaced is not None, owned,
@@ -603,7 +611,7 @@ class ConsumerGroups:
         for m in group.members.values():
             names = set(m.subscribed_topic_names)
             if m.subscribed_topic_regex is not None:
-                names.update(t for t in by_name if regex_matches(m.subscribed_topic_regex, t))
+                names.update(group.regex_topics(m.subscribed_topic_regex, by_name))
             spec[m.member_id] = (frozenset(by_name[n][0] for n in names if n in by_name),
                                  group.target.get(m.member_id, {}))
         result = ASSIGNORS[assignor](spec, topics)
