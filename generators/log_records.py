@@ -13,13 +13,20 @@ the ``data``/``metadata`` messages that are not requests or responses:
 Record types 0-2 (classic offsets and groups) stay hand-written in
 kproto/schemas/consumer_offsets.py, which registers these. Run::
 
-    python -m generators.log_records --kafka-repo /path/to/apache/kafka.git [--check]
+    python -m generators.log_records --kafka-repo /path/to/apache/kafka.git \
+        --kafka44-jar .kafka/4.4.0/lib/kafka-group-coordinator-4.4.0.jar [--check]
+
+``--kafka44-jar``: the consumer-group record values (ConsumerGroup*Value, types 3-8, whose
+versions and keys are unchanged) are taken from Kafka 4.4.0's own definitions in its
+group-coordinator jar, for the fields 4.x added as tagged fields (KIP-1101's MetadataHash,
+KIP-1263's AssignmentTimestamp) that kproto writes as Kafka 4.4 does.
 """
 
 from __future__ import annotations
 
 import argparse
 import subprocess
+import zipfile
 from pathlib import Path
 
 from generators.definitions import from_json, snake, strip_comments, versions_of
@@ -47,6 +54,17 @@ def load(repo: str, ref: str, folder: str) -> dict[str, dict]:
     for path in _git(repo, "ls-tree", "--name-only", f"{ref}:{folder}").split():
         if path.endswith(".json"):
             out[path[:-5]] = strip_comments(_git(repo, "show", f"{ref}:{folder}/{path}"))
+    return out
+
+
+def load_jar_values(jar: str) -> dict[str, dict]:
+    """ConsumerGroup*Value definitions from a Kafka group-coordinator jar (common/message/)."""
+    out = {}
+    with zipfile.ZipFile(jar) as z:
+        for name in z.namelist():
+            stem = name.removeprefix("common/message/").removesuffix(".json")
+            if name.startswith("common/message/ConsumerGroup") and stem.endswith("Value"):
+                out[stem] = strip_comments(z.read(name).decode())
     return out
 
 
@@ -94,7 +112,8 @@ streams-group records, whose definitions were still changing upstream
 ("subject to non-backwards-compatible changes"); they are not here.
 
 doc-ref: group-coordinator/src/main/resources/common/message/*.json and
-share-coordinator/src/main/resources/common/message/*.json (apache/kafka trunk 2024-10-25)."""
+share-coordinator/src/main/resources/common/message/*.json (apache/kafka trunk 2024-10-25);
+ConsumerGroup*Value (types 3-8) from Apache Kafka 4.4.0's group-coordinator jar."""
 
 GROUP_TAIL = '''#: record type (key version) -> (name, key message, value message)
 RECORD_TYPES = {{
@@ -126,9 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kafka-repo", required=True)
     ap.add_argument("--ref", default="HEAD")
+    ap.add_argument("--kafka44-jar", help="Kafka 4.4.0's group-coordinator jar (consumer-group values)")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
     groups = load(args.kafka_repo, args.ref, GROUPS)
+    if args.kafka44_jar:
+        groups.update({n: d for n, d in load_jar_values(args.kafka44_jar).items() if n in groups})
     shares = load(args.kafka_repo, args.ref, SHARES)
     keys = sorted((int(d["validVersions"]), name[:-3]) for name, d in groups.items()
                   if name.endswith("Key") and int(versions_of(d["validVersions"])[0]) >= 3)

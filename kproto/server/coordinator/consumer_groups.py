@@ -40,6 +40,7 @@ from kproto.server.coordinator.consumer_state import (
 )
 from kproto.server.coordinator.context import GroupContext, Handler
 from kproto.server.coordinator.group import GroupMetadata
+from kproto.server.coordinator.metadata_hash import group_hash, topic_hash
 from kproto.server.coordinator.events import (
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse, DescribedConsumerGroup, DescribedConsumerGroupMember, DescribedTopicPartitions,
@@ -102,6 +103,7 @@ class ConsumerGroup:
     target: dict[str, Parts] = field(default_factory=dict)            # member id -> target assignment
     partition_epochs: dict[tuple[Hashable, int], int] = field(default_factory=dict)
     subscription_metadata: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)
+    metadata_hash: int = 0          # KIP-1101: of the subscribed topics, as last written
     # the offsets part's view (as GroupMetadata's)
     offsets: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
     pending_offset_commits: Counter = field(default_factory=Counter)
@@ -151,6 +153,14 @@ class ConsumerGroup:
             if m.subscribed_topic_regex is not None:
                 out.update(self.regex_topics(m.subscribed_topic_regex, image))
         return out
+
+    def refresh_metadata(self, image: TopicImage) -> bool:
+        """The subscribed topics' metadata and its hash (ModernGroup.computeMetadataHash: the
+        subscribed topics the cluster has); True when the hash changed."""
+        self.subscription_metadata = {t: image[t] for t in sorted(self.subscribed_topics(image)) if t in image}
+        new = group_hash({t: topic_hash(tid, t, n) for t, (tid, n) in self.subscription_metadata.items()})
+        changed, self.metadata_hash = new != self.metadata_hash, new
+        return changed
 
     def regex_topics(self, pattern: str, topics) -> list[str]:
         """The topics a subscription regex resolves to, those the refreshing member may DESCRIBE."""
@@ -232,7 +242,8 @@ def member_metadata_record(group_id: str, m: ConsumerGroupMember) -> tuple[bytes
 
 
 def group_epoch_record(group: ConsumerGroup) -> tuple[bytes, bytes]:
-    return _key(GROUP_METADATA, group_id=group.group_id), _value(GROUP_METADATA, epoch=group.group_epoch)
+    return _key(GROUP_METADATA, group_id=group.group_id), _value(GROUP_METADATA, epoch=group.group_epoch,
+                                                                 metadata_hash=group.metadata_hash)
 
 
 def target_member_record(group_id: str, member_id: str, parts: Parts) -> tuple[bytes, bytes]:
@@ -283,7 +294,7 @@ def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, k
         if v is None:
             groups.pop(k.group_id, None)
         else:
-            group.group_epoch = v.epoch
+            group.group_epoch, group.metadata_hash = v.epoch, v.metadata_hash
     elif record_type == PARTITION_METADATA:
         pass        # recomputed from the topics on the next heartbeat (Kafka 4.1+ writes none)
     elif record_type == MEMBER_METADATA:
@@ -568,10 +579,9 @@ class ConsumerGroups:
         group.put_member(member)
 
         # the group epoch: a new subscription, or changed metadata of the subscribed topics
-        subscribed = group.subscribed_topics(self.image)
-        metadata = {t: self.image[t] for t in sorted(subscribed) if t in self.image}
-        if subscription_changed and not replaced or metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
+        # (Kafka 4.1+ compares the metadata hash, KIP-1101)
+        hash_changed = group.refresh_metadata(self.image)
+        if subscription_changed and not replaced or hash_changed:
             group.group_epoch += 1
             records.append(group_epoch_record(group))
 
@@ -668,8 +678,7 @@ class ConsumerGroups:
         group.remove_member(member_id)
         group.target.pop(member_id, None)
         group.group_epoch += 1
-        group.subscription_metadata = {t: self.image[t] for t in sorted(group.subscribed_topics(self.image))
-                                       if t in self.image}
+        group.refresh_metadata(self.image)
         return [*member_tombstones(group.group_id, member_id), group_epoch_record(group)]
 
     def _fence(self, group_id: str, member_id: str, now_ms: int) -> None:

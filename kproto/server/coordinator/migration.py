@@ -146,6 +146,7 @@ class GroupMigration:
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, (
                 f"Cannot upgrade classic group {group_id} to consumer group because the embedded consumer "
                 "protocol is malformed.")) from None
+        group.refresh_metadata(image)       # fromClassicGroup computes the metadata hash too
         self._membership.release_group(classic)
         group.offsets, group.pending_txn_offsets = classic.offsets, classic.pending_txn_offsets
         group.pending_offset_commits = classic.pending_offset_commits
@@ -361,8 +362,7 @@ class GroupMigration:
         response = LeaveGroupResponse(error_code=ErrorCode.NONE, members=tuple(results))
         if not records:
             return self._ctx.reply(handle, response)
-        image = self._consumer.image
-        group.subscription_metadata = {t: image[t] for t in sorted(group.subscribed_topics(image)) if t in image}
+        group.refresh_metadata(self._consumer.image)
         group.group_epoch += 1
         records.append(group_epoch_record(group))
         self._ctx.append(self._ctx.partition_for(req.group_id), records, now_ms,
