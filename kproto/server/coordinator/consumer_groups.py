@@ -5,11 +5,12 @@ coordinator beside ``membership`` (classic groups) and ``offset_commits``.
 A heartbeat (GroupMetadataManager.consumerGroupHeartbeat):
 
 1. validates the request (throwIfConsumerGroupHeartbeatRequestIsInvalid) and finds or creates
-   the group; a group id held by a classic group is converted when it is empty
-   (``group.consumer.migration.policy`` permitting), else answered GROUP_ID_NOT_FOUND;
+   the group; a group id held by a classic group is converted (``group.consumer.migration.policy``
+   permitting; a non-empty one by ``migration.GroupMigration``), else answered GROUP_ID_NOT_FOUND;
 2. finds or creates the member (static members by instance id), checks its member epoch
    (``consumer_state.check_member_epoch``), applies the changed fields;
-3. bumps the group epoch when a subscription or the subscribed topics' metadata changed;
+3. bumps the group epoch when a subscription or the subscribed topics' metadata hash
+   (KIP-1101, ``metadata_hash``) changed;
 4. computes a new target assignment when the group epoch is ahead of the assignment epoch
    (the assignor the members prefer most, else the first of ``group.consumer.assignors``);
 5. moves the member one reconciliation step towards its target (``consumer_state.reconcile``);
