@@ -97,6 +97,8 @@ def test_classic_members_rejoin_through_the_consumer_group():
     assert d.join(b).generation_id == 2
     described = d.send(ConsumerGroupDescribeRequest(group_ids=("g",))).groups[0]
     assert (described.group_state, described.group_epoch) == ("Stable", 2)
+    # KIP-1099's member type: 0 classic, 1 consumer protocol
+    assert {m.member_id: m.member_type for m in described.members} == {a: 0, b: 0, "c": 1}
 
 
 def test_a_new_classic_member_joins_the_consumer_group():

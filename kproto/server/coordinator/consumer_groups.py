@@ -749,7 +749,8 @@ class ConsumerGroups:
                         member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
                         subscribed_topic_names=m.subscribed_topic_names,
                         subscribed_topic_regex=m.subscribed_topic_regex,
-                        assignment=parts(m.assigned), target_assignment=parts(group.target.get(m.member_id, {})))
+                        assignment=parts(m.assigned), target_assignment=parts(group.target.get(m.member_id, {})),
+                        member_type=0 if m.uses_classic_protocol else 1)
                         for m in group.members.values())))
         self._ctx.reply(handle, ConsumerGroupDescribeResponse(groups=tuple(out)))
 
