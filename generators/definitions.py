@@ -131,7 +131,9 @@ def from_json(data: dict, version: int) -> MessageV:
             if elem not in _SCALARS:
                 sub = walk(jf["fields"] if "fields" in jf else common[elem]["fields"])
             out.append(FieldV(snake(jf["name"]), jf["type"], nullable, int(jf["tag"]) if tagged else None,
-                              json_default(jf["type"], jf.get("default"), nullable),
+                              # an explicit "default": null (JSON null) is the text "null"
+                              json_default(jf["type"], "null" if "default" in jf and jf["default"] is None
+                                           else jf.get("default"), nullable),
                               jf.get("about", ""), sub))
         return out
 

@@ -16,12 +16,16 @@ Record types 0-2 (classic offsets and groups) stay hand-written in
 kproto/schemas/consumer_offsets.py, which registers these. Run::
 
     python -m generators.log_records --kafka-repo /path/to/apache/kafka.git [--check] \
+        [--group-jar .kafka/4.4.0/lib/kafka-group-coordinator-4.4.0.jar] \
+        [--share-jar .kafka/4.4.0/lib/kafka-share-coordinator-4.4.0.jar] \
         [--storage-jar .kafka/4.4.0/lib/kafka-storage-4.4.0.jar]
 
-``--storage-jar`` and ``--share-jar`` read the __remote_log_metadata and
-__share_group_state definitions from a release's jars (kafka-storage-*.jar's
-``message/*.json``, kafka-share-coordinator-*.jar's ``common/message/*.json``)
-instead of the repository's ``STORAGE`` and ``SHARES`` folders.
+The jars are a release's own definitions, read instead of the repository's:
+``--group-jar`` the consumer-group record values (ConsumerGroup*Value, types 3-8, whose
+versions and keys are unchanged; 4.x added tagged fields, KIP-1101's MetadataHash and
+KIP-1263's AssignmentTimestamp, that kproto writes as Kafka 4.4 does), ``--share-jar`` the
+__share_group_state records (kafka-share-coordinator-*.jar's ``common/message/*.json``),
+``--storage-jar`` the __remote_log_metadata records (kafka-storage-*.jar's ``message/*.json``).
 """
 
 from __future__ import annotations
@@ -120,9 +124,10 @@ streams-group records, whose definitions were still changing upstream
 ("subject to non-backwards-compatible changes"); they are not here.
 
 doc-ref: group-coordinator/src/main/resources/common/message/*.json (apache/kafka trunk
-2024-10-25) and share-coordinator/src/main/resources/common/message/*.json (Apache Kafka
-4.4.0, from kafka-share-coordinator-4.4.0.jar: int32 snapshot epochs, the create and write
-timestamps, KIP-1226's DeliveryCompleteCount)."""
+2024-10-25; ConsumerGroup*Value, types 3-8, from Apache Kafka 4.4.0's group-coordinator jar)
+and share-coordinator/src/main/resources/common/message/*.json (Apache Kafka 4.4.0, from
+kafka-share-coordinator-4.4.0.jar: int32 snapshot epochs, the create and write timestamps,
+KIP-1226's DeliveryCompleteCount)."""
 
 GROUP_TAIL = '''#: record type (key version) -> (name, key message, value message)
 RECORD_TYPES = {{
@@ -168,11 +173,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kafka-repo", required=True)
     ap.add_argument("--ref", default="HEAD")
+    ap.add_argument("--group-jar", help="read the ConsumerGroup*Value definitions from this jar")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--storage-jar", help="read the Remote*.json definitions from this jar")
     ap.add_argument("--share-jar", help="read the Share*.json definitions from this jar")
     args = ap.parse_args(argv)
     groups = load(args.kafka_repo, args.ref, GROUPS)
+    if args.group_jar:
+        groups.update({n: d for n, d in load_jar(args.group_jar, "common/message").items()
+                       if n in groups and n.startswith("ConsumerGroup") and n.endswith("Value")})
     shares = load_jar(args.share_jar, "common/message") if args.share_jar else load(args.kafka_repo, args.ref, SHARES)
     keys = sorted((int(d["validVersions"]), name[:-3]) for name, d in groups.items()
                   if name.endswith("Key") and int(versions_of(d["validVersions"])[0]) >= 3)

@@ -152,6 +152,7 @@ class ListedGroup(NamedTuple):
     group_id: str
     protocol_type: str
     state: str | None                        # None before ListGroups v4
+    group_type: str | None = None            # classic, consumer, share ...; None before ListGroups v5
 
 
 class MemberDescription(NamedTuple):
@@ -172,7 +173,7 @@ class GroupDescription(NamedTuple):
     error: ErrorCode
     state: str
     protocol_type: str
-    protocol: str
+    protocol: str                            # a consumer group's: its assignor
     members: tuple[MemberDescription, ...]
     error_message: str | None = None
     group_type: str = "classic"              # "consumer": described by ConsumerGroupDescribe
@@ -526,7 +527,8 @@ class Admin:
         body = self.client.request(LIST_GROUPS, {"states_filter": [], "types_filter": list(types)})
         if body.error_code != ErrorCode.NONE:
             raise error_for(body.error_code)
-        return sorted((ListedGroup(g.group_id, g.protocol_type, g.group_state if has_state else None) for g in body.groups),
+        return sorted((ListedGroup(g.group_id, g.protocol_type, g.group_state if has_state else None,
+                                   g.get("group_type")) for g in body.groups),
                       key=lambda g: g.group_id)
 
     def describe_groups(self, groups: Iterable[str]) -> dict[str, GroupDescription]:

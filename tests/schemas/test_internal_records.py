@@ -108,7 +108,12 @@ def test_consumer_group_record_bytes_by_hand():
     key = bytes.fromhex("0003" "0001") + b"g"
     value = bytes.fromhex("0000" "00000005" "00")
     assert schemas.parse(CO.RecordKey, key).data == {"group_id": "g"}
-    assert schemas.parse(CO.value_schema(3), value).data == {"epoch": 5}
+    assert schemas.parse(CO.value_schema(3), value).data == {"epoch": 5, "metadata_hash": 0}
+    # Kafka 4.1+ (KIP-1101): MetadataHash, tagged field 0 (int64), omitted when 0
+    tagged = bytes.fromhex("0000" "00000005" "01" "00" "08" "fffffffffffffffe")
+    assert schemas.parse(CO.value_schema(3), tagged).data == {"epoch": 5, "metadata_hash": -2}
+    assert CO.value_schema(3).build({"version": 0, "data": {"epoch": 5, "metadata_hash": -2}}) == tagged
+    assert CO.value_schema(3).build({"version": 0, "data": {"epoch": 5, "metadata_hash": 0}}) == value
     assert CO.KEY_TYPES[15] == "ShareGroupStatePartitionMetadata"
 
 

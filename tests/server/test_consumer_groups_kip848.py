@@ -209,6 +209,10 @@ def test_a_group_id_is_one_type():
     d.hb("a", 0)
     join = d.send(JoinGroupRequest(group_id="g", session_timeout_ms=10_000, protocol_type="consumer",
                                   protocols=(JoinGroupRequestProtocol(name="range", metadata=b""),)))
+    # a classic member may join a non-empty consumer group (classicGroupJoinToConsumerGroup): first its id
+    assert join.error_code is ErrorCode.MEMBER_ID_REQUIRED
+    join = d.send(JoinGroupRequest(group_id="g", session_timeout_ms=10_000, protocol_type="connect",
+                                  protocols=(JoinGroupRequestProtocol(name="range", metadata=b""),)))
     assert join.error_code is ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     # an empty classic group (offsets only) converts, offsets kept
     d.send(OffsetCommitRequest(group_id="old", topics=(OffsetCommitRequestTopic(name="t", partitions=(

@@ -5,11 +5,12 @@ coordinator beside ``membership`` (classic groups) and ``offset_commits``.
 A heartbeat (GroupMetadataManager.consumerGroupHeartbeat):
 
 1. validates the request (throwIfConsumerGroupHeartbeatRequestIsInvalid) and finds or creates
-   the group; a group id held by a classic group is converted when it is empty
-   (``group.consumer.migration.policy`` permitting), else answered GROUP_ID_NOT_FOUND;
+   the group; a group id held by a classic group is converted (``group.consumer.migration.policy``
+   permitting; a non-empty one by ``migration.GroupMigration``), else answered GROUP_ID_NOT_FOUND;
 2. finds or creates the member (static members by instance id), checks its member epoch
    (``consumer_state.check_member_epoch``), applies the changed fields;
-3. bumps the group epoch when a subscription or the subscribed topics' metadata changed;
+3. bumps the group epoch when a subscription or the subscribed topics' metadata hash
+   (KIP-1101, ``metadata_hash``) changed;
 4. computes a new target assignment when the group epoch is ahead of the assignment epoch
    (the assignor the members prefer most, else the first of ``group.consumer.assignors``);
 5. moves the member one reconciliation step towards its target (``consumer_state.reconcile``);
@@ -39,6 +40,8 @@ from kproto.server.coordinator.consumer_state import (
     derive_state, reconcile,
 )
 from kproto.server.coordinator.context import GroupContext, Handler
+from kproto.server.coordinator.group import GroupMetadata
+from kproto.server.coordinator.metadata_hash import group_hash, topic_hash
 from kproto.server.coordinator.events import (
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse, DescribedConsumerGroup, DescribedConsumerGroupMember, DescribedTopicPartitions,
@@ -48,7 +51,7 @@ from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
 from kproto.server.coordinator.persistence import group_metadata_key
 from kproto.server.coordinator.state import GroupState
 
-__all__ = ["ConsumerGroup", "ConsumerGroupMember", "ConsumerGroups", "TopicImage", "CONSUMER_RECORD_TYPES"]
+__all__ = ["ClassicMemberMetadata", "ConsumerGroup", "ConsumerGroupMember", "ConsumerGroups", "TopicImage", "CONSUMER_RECORD_TYPES"]
 
 #: topic name -> (topic id, partition count): what the coordinator knows of the cluster
 TopicImage = Mapping[str, tuple[uuid.UUID, int]]
@@ -57,6 +60,15 @@ Parts = dict[Hashable, frozenset[int]]
 GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
 TARGET_METADATA, TARGET_MEMBER, CURRENT_ASSIGNMENT = 6, 7, 8
 CONSUMER_RECORD_TYPES = frozenset({3, 4, 5, 6, 7, 8})
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """ConsumerGroupMemberMetadataValue.ClassicMemberMetadata: a member that joined with the
+    classic protocol (JoinGroup) into a consumer group, or came with an upgraded classic group."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[tuple[str, bytes], ...]      # (name, metadata), in preference order
 
 
 @dataclass(eq=False, slots=True)
@@ -75,6 +87,11 @@ class ConsumerGroupMember:
     previous_member_epoch: int = 0
     assigned: Parts = field(default_factory=dict)
     pending_revocation: Parts = field(default_factory=dict)
+    classic: ClassicMemberMetadata | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
 
 @dataclass(eq=False, slots=True)
@@ -87,11 +104,14 @@ class ConsumerGroup:
     target: dict[str, Parts] = field(default_factory=dict)            # member id -> target assignment
     partition_epochs: dict[tuple[Hashable, int], int] = field(default_factory=dict)
     subscription_metadata: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)
+    metadata_hash: int = 0          # KIP-1101: of the subscribed topics, as last written
     # the offsets part's view (as GroupMetadata's)
     offsets: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
     pending_offset_commits: Counter = field(default_factory=Counter)
     pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]] = field(default_factory=dict)
     current_state_timestamp: int | None = None
+    # the topics the member that last refreshed the regexes may DESCRIBE (None: all)
+    regex_describable: frozenset[str] | None = None
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -132,8 +152,41 @@ class ConsumerGroup:
         for m in self.members.values():
             out.update(m.subscribed_topic_names)
             if m.subscribed_topic_regex is not None:
-                out.update(t for t in image if regex_matches(m.subscribed_topic_regex, t))
+                out.update(self.regex_topics(m.subscribed_topic_regex, image))
         return out
+
+    def refresh_metadata(self, image: TopicImage) -> bool:
+        """The subscribed topics' metadata and its hash (ModernGroup.computeMetadataHash: the
+        subscribed topics the cluster has); True when the hash changed."""
+        self.subscription_metadata = {t: image[t] for t in sorted(self.subscribed_topics(image)) if t in image}
+        new = group_hash({t: topic_hash(tid, t, n) for t, (tid, n) in self.subscription_metadata.items()})
+        changed, self.metadata_hash = new != self.metadata_hash, new
+        return changed
+
+    def regex_topics(self, pattern: str, topics) -> list[str]:
+        """The topics a subscription regex resolves to, those the refreshing member may DESCRIBE."""
+        allowed = self.regex_describable
+        return [t for t in topics if regex_matches(pattern, t) and (allowed is None or t in allowed)]
+
+    def all_classic_except(self, member_id: str) -> bool:
+        """ConsumerGroup.allMembersUseClassicProtocolExcept."""
+        return all(m.uses_classic_protocol for m in self.members.values() if m.member_id != member_id)
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """ConsumerGroup.supportsClassicProtocols: a name every classic member supports."""
+        if protocol_type != "consumer":
+            return False
+        if not self.members:
+            return bool(names)
+        classic = [{p for p, _ in m.classic.supported_protocols} for m in self.members.values() if m.classic]
+        return any(all(n in supported for supported in classic) for n in names)
+
+    def waiting_on_unreleased_partition(self, m: ConsumerGroupMember) -> bool:
+        """ConsumerGroup.waitingOnUnreleasedPartition: a target partition another member still owns."""
+        if m.state is not MemberState.UNRELEASED_PARTITIONS:
+            return False
+        return any(p not in m.assigned.get(t, ()) and self.partition_epoch(t, p) != -1
+                   for t, ps in self.target.get(m.member_id, {}).items() for p in ps)
 
     def preferred_assignor(self, default: str) -> str:
         """ConsumerGroup.computePreferredServerAssignor: the one most members name."""
@@ -184,11 +237,14 @@ def member_metadata_record(group_id: str, m: ConsumerGroupMember) -> tuple[bytes
         MEMBER_METADATA, instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id,
         client_host=m.client_host, subscribed_topic_names=list(m.subscribed_topic_names),
         subscribed_topic_regex=m.subscribed_topic_regex, rebalance_timeout_ms=m.rebalance_timeout_ms,
-        server_assignor=m.server_assignor, classic_member_metadata=None))
+        server_assignor=m.server_assignor, classic_member_metadata=None if m.classic is None else {
+            "session_timeout_ms": m.classic.session_timeout_ms,
+            "supported_protocols": [{"name": n, "metadata": d} for n, d in m.classic.supported_protocols]}))
 
 
 def group_epoch_record(group: ConsumerGroup) -> tuple[bytes, bytes]:
-    return _key(GROUP_METADATA, group_id=group.group_id), _value(GROUP_METADATA, epoch=group.group_epoch)
+    return _key(GROUP_METADATA, group_id=group.group_id), _value(GROUP_METADATA, epoch=group.group_epoch,
+                                                                 metadata_hash=group.metadata_hash)
 
 
 def target_member_record(group_id: str, member_id: str, parts: Parts) -> tuple[bytes, bytes]:
@@ -239,7 +295,7 @@ def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, k
         if v is None:
             groups.pop(k.group_id, None)
         else:
-            group.group_epoch = v.epoch
+            group.group_epoch, group.metadata_hash = v.epoch, v.metadata_hash
     elif record_type == PARTITION_METADATA:
         pass        # recomputed from the topics on the next heartbeat (Kafka 4.1+ writes none)
     elif record_type == MEMBER_METADATA:
@@ -251,6 +307,9 @@ def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, k
         m.subscribed_topic_names = tuple(v.subscribed_topic_names)
         m.subscribed_topic_regex, m.rebalance_timeout_ms = v.subscribed_topic_regex, v.rebalance_timeout_ms
         m.server_assignor = v.server_assignor
+        c = v.classic_member_metadata
+        m.classic = None if c is None else ClassicMemberMetadata(
+            c.session_timeout_ms, tuple((p.name, bytes(p.metadata)) for p in c.supported_protocols))
         group.put_member(m)
     elif record_type == TARGET_METADATA:
         if v is not None:
@@ -293,6 +352,14 @@ class ConsumerGroups:
         self._ctx = ctx
         self._uuid = uuid_factory or (lambda: str(uuid.uuid4()))
         self.image: TopicImage = {}
+        # the online migration (``migration.GroupMigration`` installs them): a non-empty classic
+        # group becomes a consumer group -> (the group, its records); a member leaving a group
+        # of classic members -> the downgrade's records, or None when the group stays
+        self.upgrade: Callable[[GroupMetadata, int], tuple[ConsumerGroup, list]] | None = None
+        self.downgrade: Callable[[ConsumerGroup, str, int], list | None] | None = None
+
+    def new_member_id(self) -> str:
+        return self._uuid()
 
     def handlers(self) -> dict[type, Handler]:
         return {ConsumerGroupHeartbeatRequest: self._heartbeat, ConsumerGroupDescribeRequest: self._describe}
@@ -374,6 +441,8 @@ class ConsumerGroups:
         if classic is not None and classic.state is not GroupState.DEAD:
             policy = self._ctx.config.consumer_group_migration_policy.lower()
             if classic.state is not GroupState.EMPTY:
+                if create and self.upgrade is not None:
+                    return self.upgrade(classic, now_ms)
                 raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
             if policy not in ("upgrade", "bidirectional") and classic.protocol_type is not None:
                 raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
@@ -470,50 +539,11 @@ class ConsumerGroups:
             member.subscribed_topic_names = tuple(sorted(req.subscribed_topic_names))
         if req.subscribed_topic_regex is not None:
             member.subscribed_topic_regex = req.subscribed_topic_regex or None
+            group.regex_describable = req.describable
         member.client_id, member.client_host = req.client_id, req.client_host
 
-        metadata_changed = before is None or static_replaced is not None or any(
-            getattr(before, f) != getattr(member, f) for f in (
-                "instance_id", "rack_id", "client_id", "client_host", "subscribed_topic_names",
-                "subscribed_topic_regex", "rebalance_timeout_ms", "server_assignor"))
-        subscription_changed = before is None or static_replaced is not None or any(
-            getattr(before, f) != getattr(member, f) for f in (
-                "subscribed_topic_names", "subscribed_topic_regex", "server_assignor"))
-        if metadata_changed:
-            records.append(member_metadata_record(group.group_id, member))
-        group.put_member(member)
-
-        # the group epoch: a new subscription, or changed metadata of the subscribed topics
-        subscribed = group.subscribed_topics(self.image)
-        metadata = {t: self.image[t] for t in sorted(subscribed) if t in self.image}
-        if subscription_changed and static_replaced is None or metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
-            group.group_epoch += 1
-            records.append(group_epoch_record(group))
-
-        # the target assignment
-        if group.group_epoch > group.assignment_epoch:
-            records += self._assign(group)
-
-        # reconcile the member one step
-        target = group.target.get(member_id, {})
-        try:
-            step = reconcile(member.state, member.member_epoch, member.previous_member_epoch, member.assigned,
-                             member.pending_revocation, group.assignment_epoch, target, group.partition_epoch,
-                             owned)
-        except ValueError as e:
-            raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH, str(e)) from None
-        assignment_changed = False
-        if step is not None:
-            updated = _copy(member)
-            updated.state, updated.member_epoch, updated.previous_member_epoch = (
-                step.state, step.member_epoch, step.previous_member_epoch)
-            updated.assigned, updated.pending_revocation = step.assigned, step.pending_revocation
-            assignment_changed = updated.assigned != member.assigned
-            group.put_member(updated)
-            member = updated
-        if step is not None or before is None or static_replaced is not None:
-            records.append(current_assignment_record(group.group_id, member))
+        member, assignment_changed = self.update_member(group, before, member, static_replaced is not None, owned,
+                                                        records)
 
         self._schedule_session(group.group_id, member_id, now_ms)
         if member.state is MemberState.UNREVOKED_PARTITIONS:
@@ -532,6 +562,55 @@ class ConsumerGroups:
             if give else None)
         return records, response
 
+    def update_member(self, group: ConsumerGroup, before: ConsumerGroupMember | None, member: ConsumerGroupMember,
+                      replaced: bool, owned: Parts | None, records: list) -> tuple[ConsumerGroupMember, bool]:
+        """Steps 1-3 of consumerGroupHeartbeat (and of classicGroupJoinToConsumerGroup): the
+        member's records, the group epoch, the target assignment, one reconciliation step.
+        ``before``: the member as it was (None: new); ``replaced``: a static member's new id.
+        Returns the member as it is now and whether its assigned partitions changed."""
+        metadata_changed = before is None or replaced or any(
+            getattr(before, f) != getattr(member, f) for f in (
+                "instance_id", "rack_id", "client_id", "client_host", "subscribed_topic_names",
+                "subscribed_topic_regex", "rebalance_timeout_ms", "server_assignor", "classic"))
+        subscription_changed = before is None or replaced or any(
+            getattr(before, f) != getattr(member, f) for f in (
+                "subscribed_topic_names", "subscribed_topic_regex", "server_assignor"))
+        if metadata_changed:
+            records.append(member_metadata_record(group.group_id, member))
+        group.put_member(member)
+
+        # the group epoch: a new subscription, or changed metadata of the subscribed topics
+        # (Kafka 4.1+ compares the metadata hash, KIP-1101)
+        hash_changed = group.refresh_metadata(self.image)
+        if subscription_changed and not replaced or hash_changed:
+            group.group_epoch += 1
+            records.append(group_epoch_record(group))
+
+        # the target assignment
+        if group.group_epoch > group.assignment_epoch:
+            records += self._assign(group)
+
+        # reconcile the member one step
+        target = group.target.get(member.member_id, {})
+        try:
+            step = reconcile(member.state, member.member_epoch, member.previous_member_epoch, member.assigned,
+                             member.pending_revocation, group.assignment_epoch, target, group.partition_epoch,
+                             owned)
+        except ValueError as e:
+            raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH, str(e)) from None
+        assignment_changed = False
+        if step is not None:
+            updated = _copy(member)
+            updated.state, updated.member_epoch, updated.previous_member_epoch = (
+                step.state, step.member_epoch, step.previous_member_epoch)
+            updated.assigned, updated.pending_revocation = step.assigned, step.pending_revocation
+            assignment_changed = updated.assigned != member.assigned
+            group.put_member(updated)
+            member = updated
+        if step is not None or before is None or replaced:
+            records.append(current_assignment_record(group.group_id, member))
+        return member, assignment_changed
+
     def _assign(self, group: ConsumerGroup) -> list:
         """TargetAssignmentBuilder: the assignor's result, records for the members whose
         target changed, then the new assignment epoch."""
@@ -543,7 +622,7 @@ class ConsumerGroups:
         for m in group.members.values():
             names = set(m.subscribed_topic_names)
             if m.subscribed_topic_regex is not None:
-                names.update(t for t in by_name if regex_matches(m.subscribed_topic_regex, t))
+                names.update(group.regex_topics(m.subscribed_topic_regex, by_name))
             spec[m.member_id] = (frozenset(by_name[n][0] for n in names if n in by_name),
                                  group.target.get(m.member_id, {}))
         result = ASSIGNORS[assignor](spec, topics)
@@ -580,31 +659,50 @@ class ConsumerGroups:
             group.put_member(updated)
             return [current_assignment_record(group.group_id, updated)], ConsumerGroupHeartbeatResponse(
                 error_code=ErrorCode.NONE, member_id=req.member_id, member_epoch=STATIC_LEAVE_EPOCH)
-        records = self._remove(group, req.member_id)
+        records = self.remove(group, req.member_id, now_ms)
         return records, ConsumerGroupHeartbeatResponse(
             error_code=ErrorCode.NONE, member_id=req.member_id, member_epoch=LEAVE_EPOCH)
 
-    def _remove(self, group: ConsumerGroup, member_id: str) -> list:
-        """GroupMetadataManager.consumerGroupFenceMember: tombstones, a group epoch bump."""
-        self._ctx.timers.cancel(("consumer-session", group.group_id, member_id))
-        self._ctx.timers.cancel(("consumer-rebalance", group.group_id, member_id))
+    def cancel_timers(self, group_id: str, member_id: str) -> None:
+        """GroupMetadataManager.cancelTimers: the session, rebalance, join and sync timeouts."""
+        for kind in ("consumer-session", "consumer-rebalance", "consumer-join", "consumer-sync"):
+            self._ctx.timers.cancel((kind, group_id, member_id))
+
+    def remove(self, group: ConsumerGroup, member_id: str, now_ms: int) -> list:
+        """GroupMetadataManager.consumerGroupFenceMember: tombstones, a group epoch bump; or
+        the downgrade to a classic group when only classic members stay (``downgrade``)."""
+        if self.downgrade is not None:
+            records = self.downgrade(group, member_id, now_ms)
+            if records is not None:
+                return records
+        self.cancel_timers(group.group_id, member_id)
         group.remove_member(member_id)
         group.target.pop(member_id, None)
         group.group_epoch += 1
-        group.subscription_metadata = {t: self.image[t] for t in sorted(group.subscribed_topics(self.image))
-                                       if t in self.image}
+        group.refresh_metadata(self.image)
         return [*member_tombstones(group.group_id, member_id), group_epoch_record(group)]
 
     def _fence(self, group_id: str, member_id: str, now_ms: int) -> None:
         group = self._ctx.consumer_groups.get(group_id)
         if group is None or member_id not in group.members:
             return
-        self._ctx.append(self._ctx.partition_for(group_id), self._remove(group, member_id), now_ms)
+        self._ctx.append(self._ctx.partition_for(group_id), self.remove(group, member_id, now_ms), now_ms)
+
+    def schedule_timeout(self, kind: str, group_id: str, member_id: str, timeout_ms: int, now_ms: int, *,
+                         if_absent: bool = False) -> None:
+        """A timer that fences the member when it fires (``consumer-session``, and for classic
+        members ``consumer-join`` / ``consumer-sync``: scheduleConsumerGroupJoinTimeoutIfAbsent,
+        scheduleConsumerGroupSyncTimeout)."""
+        key = (kind, group_id, member_id)
+        if not if_absent or self._ctx.timers.deadline(key) is None:
+            self._ctx.timers.schedule(key, now_ms + max(timeout_ms, 0), lambda t: self._fence(group_id, member_id, t))
 
     def _schedule_session(self, group_id: str, member_id: str, now_ms: int) -> None:
-        self._ctx.timers.schedule(("consumer-session", group_id, member_id),
-                                  now_ms + self._ctx.config.consumer_group_session_timeout_ms,
-                                  lambda t: self._fence(group_id, member_id, t))
+        group = self._ctx.consumer_groups.get(group_id)
+        m = group.members.get(member_id) if group is not None else None
+        timeout = m.classic.session_timeout_ms if m is not None and m.classic is not None else \
+            self._ctx.config.consumer_group_session_timeout_ms
+        self.schedule_timeout("consumer-session", group_id, member_id, timeout, now_ms)
 
     def _schedule_rebalance_timeout(self, group_id: str, member_id: str, epoch: int, timeout_ms: int,
                                     now_ms: int) -> None:
@@ -651,7 +749,8 @@ class ConsumerGroups:
                         member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
                         subscribed_topic_names=m.subscribed_topic_names,
                         subscribed_topic_regex=m.subscribed_topic_regex,
-                        assignment=parts(m.assigned), target_assignment=parts(group.target.get(m.member_id, {})))
+                        assignment=parts(m.assigned), target_assignment=parts(group.target.get(m.member_id, {})),
+                        member_type=0 if m.uses_classic_protocol else 1)
                         for m in group.members.values())))
         self._ctx.reply(handle, ConsumerGroupDescribeResponse(groups=tuple(out)))
 
@@ -665,8 +764,7 @@ class ConsumerGroups:
         group = self._ctx.consumer_groups.pop(group_id, None)
         if group is not None:
             for member_id in group.members:
-                self._ctx.timers.cancel(("consumer-session", group_id, member_id))
-                self._ctx.timers.cancel(("consumer-rebalance", group_id, member_id))
+                self.cancel_timers(group_id, member_id)
 
     # --- offsets (ConsumerGroup.validateOffsetCommit / validateOffsetFetch) ---------------------
 
@@ -681,6 +779,9 @@ class ConsumerGroups:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
+        if member.classic is not None:
+            # a classic member commits with its generation, the member epoch (validateMemberEpoch)
+            return None if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         if not transactional and api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION
         if member_epoch == member.member_epoch:
@@ -704,7 +805,7 @@ class ConsumerGroups:
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
+            return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
         return None
 
 

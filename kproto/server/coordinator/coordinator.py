@@ -41,6 +41,7 @@ from kproto.server.coordinator.context import GroupContext, Handler, rejection
 from kproto.server.coordinator.events import (
     DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse, Pending, Request, Response,
 )
+from kproto.server.coordinator.migration import GroupMigration
 from kproto.server.coordinator.consumer_groups import (
     ConsumerGroup, ConsumerGroups, TopicImage, group_tombstones, replay_consumer_record,
 )
@@ -82,6 +83,8 @@ class GroupCoordinator(CoordinatorRuntime):
         self._membership = GroupMembership(self._ctx, uuid_factory)
         self._consumer = ConsumerGroups(self._ctx, uuid_factory)
         self._offsets = GroupOffsets(self._ctx, self._membership.heartbeat, self._consumer)
+        self._migration = GroupMigration(self._ctx, self._membership, self._consumer)
+        self._in_consumer_group = self._migration.handlers()
         self._retention_scheduled = False
         classic = self._membership.handlers()
         for request_type in (JoinGroupRequest, SyncGroupRequest, HeartbeatRequest, LeaveGroupRequest):
@@ -119,17 +122,19 @@ class GroupCoordinator(CoordinatorRuntime):
     # --- one group id, one type ---------------------------------------------------------
 
     def _classic_guard(self, handler: Handler) -> Handler:
-        """Classic requests to a KIP-848 group id: an empty consumer group becomes a classic
-        one when ``group.consumer.migration.policy`` allows a downgrade; otherwise JoinGroup is
-        answered INCONSISTENT_GROUP_PROTOCOL and SyncGroup/Heartbeat/LeaveGroup
-        UNKNOWN_MEMBER_ID (kproto does not host classic members in a consumer group, which
-        Kafka 4 does)."""
+        """Classic requests to a KIP-848 group id (GroupMetadataManager.classicGroupJoin and
+        siblings): an empty consumer group becomes a classic one on JoinGroup when
+        ``group.consumer.migration.policy`` allows a downgrade (else INCONSISTENT_GROUP_PROTOCOL;
+        SyncGroup/Heartbeat/LeaveGroup to it: UNKNOWN_MEMBER_ID); a non-empty one takes the
+        request as a classic member's (``GroupMigration``)."""
         def guarded(req, handle: Pending, now_ms: int) -> None:
             group = self._ctx.consumer_groups.get(req.group_id)
             if group is None or self._ctx.validate_group_status(req.group_id, "JoinGroup") is not None:
                 return handler(req, handle, now_ms)
+            if group.members:
+                return self._in_consumer_group[type(req)](req, handle, now_ms)
             policy = self.config.consumer_group_migration_policy.lower()
-            if isinstance(req, JoinGroupRequest) and not group.members and policy in ("downgrade", "bidirectional"):
+            if isinstance(req, JoinGroupRequest) and policy in ("downgrade", "bidirectional"):
                 self._consumer.unload(req.group_id)
                 classic = self._ctx.add_group(req.group_id, now_ms)
                 classic.offsets, classic.pending_txn_offsets = group.offsets, group.pending_txn_offsets

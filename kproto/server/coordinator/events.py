@@ -204,6 +204,9 @@ class ConsumerGroupHeartbeatRequest:
     client_id: str = ""                        # request header
     client_host: str = ""
     api_version: int = 1                       # v0: the coordinator makes the member id
+    # with a regex: the topics the member's principal may DESCRIBE (None: no authorizer); the
+    # group's regexes resolve to those only (refreshRegularExpressions, Kafka 4.x)
+    describable: frozenset[str] | None = None
 
 
 @_frozen

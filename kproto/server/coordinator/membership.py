@@ -104,6 +104,25 @@ class GroupMembership:
         # generation 0 never wrote GroupMetadata
         return [(group_metadata_key(group.group_id), None)] if group.generation_id > 0 else []
 
+    # --- the online migration (GroupMetadataManager.convertToConsumerGroup / convertToClassicGroup)
+
+    def release_group(self, group: GroupMetadata) -> None:
+        """The group becomes a consumer group: parked JoinGroup/SyncGroup requests are answered
+        REBALANCE_IN_PROGRESS (completeAllJoinFutures / completeAllSyncFutures), so their
+        members rejoin the consumer group; its timers stop and it leaves the classic groups."""
+        for member in group.members.values():
+            self._supersede(member)
+        self.forget_group_timers(group)
+        del self._ctx.groups[group.group_id]
+
+    def adopt_group(self, group: GroupMetadata, now_ms: int) -> None:
+        """A consumer group downgraded to this Stable classic group: its members' sessions
+        start now and a rebalance begins (convertToClassicGroup's prepareRebalance)."""
+        self._ctx.groups[group.group_id] = group
+        for member in group.members.values():
+            self.heartbeat(group, member, now_ms)
+        self._prepare_rebalance(group, now_ms)
+
     # --- parked responses (maybeInvokeJoinCallback / maybeInvokeSyncCallback) --------
 
     def _complete_join(self, member: MemberMetadata, response: JoinGroupResponse) -> None:

@@ -357,15 +357,60 @@ async def delete_groups(broker, ctx, body) -> dict:
     return await _ask(broker, DeleteGroupsRequest(groups_names=tuple(body.groups_names)))
 
 
-# KafkaApis.handleConsumerGroupHeartbeat: READ on the group, else the error alone;
-# handleConsumerGroupDescribe: DESCRIBE on each group, a denied one GROUP_AUTHORIZATION_FAILED.
-_CONSUMER_GROUP_HEARTBEAT = group_whole(lambda b, e: {"error_code": e, "member_epoch": -1,
-                                                       "heartbeat_interval_ms": 0})
-CONSUMER_GROUP_DESCRIBE = PerEntry("group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
-                                   lambda e, err: {"error_code": err, "error_message": None, "group_id": e,
-                                                   "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
-                                                   "assignor_name": "", "members": [],
-                                                   "authorized_operations": -2147483648}, error=G_DENIED)
+def heartbeat_topics(error_response: Callable[[Any, int], dict], topic_error: dict):
+    """KafkaApis.handleConsumerGroupHeartbeat / handleShareGroupHeartbeat (Kafka 4.4,
+    KAFKA-18813): READ on the group, else GROUP_AUTHORIZATION_FAILED alone; then a named
+    subscription with a topic the principal may not DESCRIBE: ``topic_error``, a response with
+    TOPIC_AUTHORIZATION_FAILED and nothing else set."""
+    async def check(a: Access, broker, ctx, body, handler):
+        if not a.ok(O.READ, R.GROUP, body.group_id):
+            return error_response(body, G_DENIED)
+        names = set(body.subscribed_topic_names or ())
+        if any([not a.ok(O.DESCRIBE, R.TOPIC, t) for t in sorted(names)]):
+            return {**topic_error, "error_code": T_DENIED}
+        return await handler(broker, ctx, body)
+    return check
+
+
+def describe_topics_denied(a: Access, groups: list[dict], topic_sets: Callable[[dict], list]) -> None:
+    """KafkaApis.handleConsumerGroupDescribe / handleShareGroupDescribe (Kafka 4.4): a described
+    group naming a topic (in an assignment) the principal may not DESCRIBE is answered
+    TOPIC_AUTHORIZATION_FAILED, its description dropped."""
+    names = {t["topic_name"] for g in groups for m in g["members"] for parts in topic_sets(m) for t in parts}
+    allowed = {t for t in names if a.ok(O.DESCRIBE, R.TOPIC, t)}
+    for i, g in enumerate(groups):
+        if any(t["topic_name"] not in allowed for m in g["members"] for parts in topic_sets(m) for t in parts):
+            groups[i] = {**g, "error_code": T_DENIED, "error_message": (
+                "The group has described topic(s) that the client is not authorized to describe."),
+                "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
+                "authorized_operations": -2147483648}
+
+
+_CONSUMER_GROUP_HEARTBEAT = heartbeat_topics(
+    lambda b, e: {"error_code": e, "member_epoch": -1, "heartbeat_interval_ms": 0},
+    {"error_message": None, "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None})
+# handleConsumerGroupDescribe: DESCRIBE on each group, a denied one GROUP_AUTHORIZATION_FAILED
+_CONSUMER_GROUP_DESCRIBE_GROUPS = PerEntry(
+    "group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
+    lambda e, err: {"error_code": err, "error_message": None, "group_id": e, "group_state": "", "group_epoch": 0,
+                    "assignment_epoch": 0, "assignor_name": "", "members": [],
+                    "authorized_operations": -2147483648}, error=G_DENIED)
+
+
+async def CONSUMER_GROUP_DESCRIBE(a: Access, broker, ctx, body, handler):
+    response = await a.per_entry(_CONSUMER_GROUP_DESCRIBE_GROUPS, broker, body, handler)
+    describe_topics_denied(a, response["groups"], lambda m: (m["assignment"]["topic_partitions"],
+                                                             m["target_assignment"]["topic_partitions"]))
+    return response
+
+
+def _describable(broker, ctx, body) -> frozenset[str] | None:
+    """With a subscription regex and an authorizer: the topics the principal may DESCRIBE, the
+    only ones the regex resolves to (GroupMetadataManager's regex refresh filters by them)."""
+    if not body.get("subscribed_topic_regex") or broker.security.authorizer is None:
+        return None
+    return frozenset(t for t in broker.groups.logs.topics()
+                     if broker.security.allowed(ctx, O.DESCRIBE, R.TOPIC, t, log_denied=False))
 
 
 @handles(P.consumer_group_heartbeat, authorize=_CONSUMER_GROUP_HEARTBEAT)
@@ -385,7 +430,7 @@ async def consumer_group_heartbeat(broker, ctx, body) -> dict:
         topic_partitions=None if body.topic_partitions is None else tuple(
             (t.topic_id, tuple(t.partitions)) for t in body.topic_partitions),
         client_id=ctx.client_id or "", client_host=ctx.client_host,
-        api_version=ctx.request_api_version))
+        api_version=ctx.request_api_version, describable=_describable(broker, ctx, body)))
     if out["assignment"] is not None:
         out["assignment"] = {"topic_partitions": [
             {"topic_id": t, "partitions": list(ps)} for t, ps in out["assignment"]]}

@@ -27,9 +27,9 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.records import iter_batches
 from kproto.schemas import protocol as P
 from kproto.security.acl import AclOperation as O, ResourceType as R
-from kproto.server.access import G_DENIED, PerEntry
+from kproto.server.access import G_DENIED, Access, PerEntry
 from kproto.server.handlers import handles
-from kproto.server.handlers.groups import group_whole
+from kproto.server.handlers.groups import describe_topics_denied, group_whole, heartbeat_topics
 from kproto.server.share.coordinator import AckBatch, Acknowledge
 
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
@@ -57,20 +57,22 @@ def other_group(broker, group_id: str) -> bool:
     return coordinator.group(group_id) is not None or coordinator.consumer_group(group_id) is not None
 
 
-# --- authorization (KafkaApis.handleShareGroupHeartbeatRequest, handleShareFetchRequest,
-# handleShareAcknowledgeRequest: READ on the group, else the error alone; Kafka also checks
-# the topics, not yet here. handleShareGroupDescribeRequest: DESCRIBE on each group) ---
+# --- authorization (KafkaApis.handleShareGroupHeartbeatRequest: READ on the group, then DESCRIBE
+# on the subscribed topics; handleShareFetchRequest, handleShareAcknowledgeRequest: READ on the
+# group, else the error alone; Kafka also checks their topics, not yet here.
+# handleShareGroupDescribeRequest: DESCRIBE on each group, then on the assigned topics) ---
 
 def _share_error(**extra):
     """A share API's whole-request GROUP_AUTHORIZATION_FAILED answer."""
     return lambda b, e: {"error_code": e, "error_message": None, **extra}
 
 
-_SHARE_GROUP_HEARTBEAT = group_whole(_share_error(member_id=None, member_epoch=0, heartbeat_interval_ms=0,
-                                                   assignment=None))
+_SHARE_GROUP_HEARTBEAT = heartbeat_topics(
+    _share_error(member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None),
+    {"error_message": None, "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None})
 _SHARE_FETCH = group_whole(_share_error(acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[]))
 _SHARE_ACKNOWLEDGE = group_whole(_share_error(acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[]))
-SHARE_GROUP_DESCRIBE = PerEntry("group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
+_SHARE_GROUP_DESCRIBE_GROUPS = PerEntry("group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
                                 lambda e, err: {"error_code": err, "error_message": None, "group_id": e,
                                                 "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
                                                 "assignor_name": "", "members": [],
@@ -90,6 +92,12 @@ async def share_group_heartbeat(broker, ctx, body) -> dict:
         ctx.client_id or "", ctx.client_host, now_ms())
     service.drive()
     return {"throttle_time_ms": 0, **out}
+
+
+async def SHARE_GROUP_DESCRIBE(a: Access, broker, ctx, body, handler):
+    response = await a.per_entry(_SHARE_GROUP_DESCRIBE_GROUPS, broker, body, handler)
+    describe_topics_denied(a, response["groups"], lambda m: (m["assignment"]["topic_partitions"],))
+    return response
 
 
 @handles(P.share_group_describe, authorize=SHARE_GROUP_DESCRIBE)

@@ -31,6 +31,19 @@ def parse_states(text: str) -> set[str]:
     return parsed
 
 
+#: GroupType names ConsumerGroupCommand accepts for --type (Kafka 4.4 prints "Consumer, Classic")
+TYPES = ("Consumer", "Classic")
+
+
+def parse_types(text: str) -> set[str]:
+    """consumerGroupTypesFromString: comma-separated, trimmed, case-insensitive."""
+    by_lower = {t.lower(): t for t in TYPES}
+    parsed = {by_lower.get(t.strip().lower()) for t in text.lower().split(",")}
+    if None in parsed:
+        raise UsageProblem(f"Invalid types list '{text}'. Valid types are: {', '.join(TYPES)}")
+    return parsed
+
+
 def _java_split(text: str, sep: str) -> list[str]:
     """``String.split``: trailing empty strings removed."""
     parts = text.split(sep)

@@ -16,7 +16,6 @@ Differences, all on purpose:
   ``topic:partitions``) are checked before connecting.
 - Log end offsets the broker cannot give print ``-`` (Kafka aborts).
 - ``--delete-offsets`` exits 1 when the group or a partition failed (Kafka: 0).
-- ``--list --type`` is not implemented.
 - ``--output table|json|yaml`` and ``KPROTO_BOOTSTRAP_SERVER`` are kproto's.
 
 The consumer protocol's assignment bytes are read with
@@ -37,7 +36,7 @@ from kproto.jvm import java_hashmap_order, java_string_hash, topic_partition_has
 from kproto.tools.groups import text as groups_text
 from kproto.tools.groups.args import (
     GroupCommandFailed, Plan, TopicPartition, decode_assignment, parse_datetime, parse_duration_ns,
-    parse_reset_plan, parse_states, parse_topic_arg, topic_partition,
+    parse_reset_plan, parse_states, parse_topic_arg, parse_types, topic_partition,
 )
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
@@ -117,6 +116,8 @@ KPROTO_BOOTSTRAP_SERVER."""
 @click.option("--state", is_flag=False, flag_value="", default=None, metavar="[STATES]",
               help="With --describe: the group's state. With --list: the states of all groups, "
                    "or only those in STATES (e.g. stable,empty).")
+@click.option("--type", "type_", is_flag=False, flag_value="", default=None, metavar="[TYPES]",
+              help="With --list: the type of every group, or only groups of TYPES (consumer, classic).")
 @click.option("--dry-run", is_flag=True, help="Only show results without executing changes (the default).")
 @click.option("--execute", is_flag=True, help="Execute operation. Supported operations: reset-offsets.")
 @click.option("--export", is_flag=True, help="Export operation execution to a CSV format.")
@@ -138,6 +139,7 @@ KPROTO_BOOTSTRAP_SERVER."""
 def groups(**opts) -> None:
     """List, describe, delete consumer groups and reset their offsets (kafka-consumer-groups.sh)."""
     opts["list"] = opts.pop("list_")
+    opts["type"] = opts.pop("type_")
     given = opts.pop("groups_")
     if opts["delete_offsets"] and len(given) > 1:   # OptionSet.valueOf on a repeated --group
         raise UsageProblem("Error: Executing consumer group command failed due to Found multiple arguments for "
@@ -204,7 +206,7 @@ def check_args(o: dict) -> None:
     if not o["bootstrap_server"]:
         raise UsageProblem('Missing required argument "[bootstrap-server]"')
     for flag, allowed in (("members", ("describe",)), ("verbose", ("describe",)), ("offsets", ("describe",)),
-                          ("state", ("describe", "list"))):
+                          ("state", ("describe", "list")), ("type", ("list",))):
         if _given(o, flag) and not any(o[a] for a in allowed):   # joptsimple availableIf
             raise UsageProblem(f"Option(s) {_option(flag)} are unavailable given other options on the command line")
     selection = ("group", "all-groups")
@@ -334,15 +336,22 @@ class ConsumerGroupService:
         return [g.group_id for g in self.consumer_groups()] if self.o["all_groups"] else list(self.o["group"])
 
     def list_groups(self) -> None:
+        """--list; with --state and/or --type the table of listConsumerGroupsWithFilters
+        (printGroupInfo: GROUP, then TYPE, then STATE)."""
         listed = self.consumer_groups()
-        if self.o["state"] is None:
+        with_type, with_state = self.o["type"] is not None, self.o["state"] is not None
+        if not with_type and not with_state:
             names = [g.group_id for g in listed]
             emit("list", names, self.o, groups_text.groups_list_text(names))
             return
-        wanted = parse_states(self.o["state"]) if self.o["state"] else None
-        rows = [{"group": g.group_id, "state": g.state or "Unknown"} for g in listed]
-        rows = [r for r in rows if wanted is None or r["state"] in wanted]
-        emit("list_state", rows, self.o, groups_text.groups_list_text(rows, with_state=True))
+        states = parse_states(self.o["state"]) if self.o["state"] else None
+        types = parse_types(self.o["type"]) if self.o["type"] else None
+        kind = "list_type_state" if with_type and with_state else "list_type" if with_type else "list_state"
+        rows = [{"group": g.group_id, "type": (g.group_type or "unknown").capitalize(), "state": g.state or "Unknown"}
+                for g in listed]
+        rows = [{k: r[k] for k, _ in groups_text.GROUPS_COLUMNS[kind]} for r in rows
+                if (states is None or r["state"] in states) and (types is None or r["type"] in types)]
+        emit(kind, rows, self.o, groups_text.groups_list_text(rows, kind=kind))
 
     # -- describe -------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ from kproto.tools.render import jackson_csv_field, rich_table
 GROUPS_COLUMNS = {
     "list": (("group", "GROUP"),),
     "list_state": (("group", "GROUP"), ("state", "STATE")),
+    "list_type": (("group", "GROUP"), ("type", "TYPE")),
+    "list_type_state": (("group", "GROUP"), ("type", "TYPE"), ("state", "STATE")),
     "offsets": (("group", "GROUP"), ("topic", "TOPIC"), ("partition", "PARTITION"),
                 ("leader_epoch", "LEADER-EPOCH"), ("current_offset", "CURRENT-OFFSET"), ("log_end_offset", "LOG-END-OFFSET"), ("lag", "LAG"),
                 ("consumer_id", "CONSUMER-ID"), ("host", "HOST"), ("client_id", "CLIENT-ID")),
@@ -52,14 +54,15 @@ def _widest(rows, key: str, least: int) -> int:
     return max([least] + [_jlen("-" if r[key] is None else str(r[key])) for r in rows])
 
 
-def groups_list_text(rows, *, with_state: bool = False) -> str:
-    """--list: one name a line; with --state a ``%-Ns %-20s`` table whose
-    first column is the longest name (at least 15) plus 10."""
-    if not with_state:
+def groups_list_text(rows, *, kind: str = "list") -> str:
+    """--list: one name a line; with --type and/or --state (printGroupInfo) a table of
+    ``%-Ns`` GROUP, the longest name (at least 15) plus 10, then ``%-20s`` TYPE and STATE."""
+    if kind == "list":
         return "".join(f"{name}\n" for name in rows)
     width = _widest(rows, "group", 15) + 10
-    return "".join(f"{_pad(g, width)} {_pad(s, 20)}\n"
-                   for g, s in [_titles("list_state")] + [(r["group"], r["state"]) for r in rows])
+    keys = [k for k, _ in GROUPS_COLUMNS[kind]]
+    return "".join(" ".join(_pad(v, width if i == 0 else 20) for i, v in enumerate(line)) + "\n"
+                   for line in [_titles(kind)] + [[r[k] for k in keys] for r in rows])
 
 
 def _cell(value) -> str:
