@@ -171,22 +171,20 @@ class FinalizedFeatures:
 
     FILE = "features.json"
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, fresh: Mapping[str, int] = FRESH_CLUSTER) -> None:
+        """``fresh``: the levels a new data directory starts at (an emulated release's, see
+        kproto.server.emulation.fresh_features)."""
         self.path = Path(data_dir) / self.FILE
         try:
             stored = json.loads(self.path.read_text())
             self.epoch = int(stored["epoch"])
             self.levels = {str(k): int(v) for k, v in stored["features"].items()}
         except FileNotFoundError:
-            self.epoch, self.levels = 1, dict(FRESH_CLUSTER)
+            self.epoch, self.levels = 1, dict(fresh)
             self._write()
 
     def level(self, name: str) -> int:
         return self.levels.get(name, 0)
-
-    def finalized(self) -> dict[str, int]:
-        """Features above level 0, as ApiVersions lists them."""
-        return {name: level for name, level in sorted(self.levels.items()) if level > 0}
 
     def update(self, updates: Mapping[str, int], upgrade_types: Mapping[str, UpgradeType], *,
                validate_only: bool, node_id: int) -> str | None:

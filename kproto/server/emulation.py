@@ -8,6 +8,14 @@ version outside the range is answered UNSUPPORTED_VERSION. So a client negotiate
 exactly what it would have with that release: no KIP-848 groups before 4.0, no
 DescribeTopicPartitions before 3.8, no Fetch v0-3 from 4.0 (KIP-896).
 
+Features (ApiVersions v3+, KIP-584): an emulated 4.x release advertises the SupportedFeatures
+its broker did (kafka_versions.SUPPORTED_FEATURES, from its server-common jar; no share.version
+before 4.1, no streams.version before 4.2), within kproto's own, and the finalized levels of
+those only, each at most that release's newest; a fresh data directory starts at what a freshly
+formatted cluster of the release finalized (FRESH_FEATURES). Releases before 4.0 write no
+feature fields: right for 2.1 .. 3.2 (none before KIP-584's 2.7 fields, and a 2.7 .. 3.2 broker
+had none to list), not yet for 3.3 .. 3.9, whose brokers listed metadata.version (KIP-778).
+
 Without ``--kafka-version`` the broker answers as the newest release it has a table for
 (``CURRENT``, Kafka 4.4): each API from that release's oldest version (KIP-896 removed
 the older ones; ``current``), up to the newest kproto serves. The versions below stay
@@ -19,9 +27,10 @@ from __future__ import annotations
 from typing import Mapping
 
 from kproto.errors import UsageError
-from kproto.server.kafka_versions import RELEASES
+from kproto.server.kafka_versions import FRESH_FEATURES, RELEASES, SUPPORTED_FEATURES
 
-__all__ = ["CURRENT", "RELEASES", "release", "advertised", "current"]
+__all__ = ["CURRENT", "RELEASES", "release", "advertised", "current", "supported_features",
+           "finalized_features", "fresh_features"]
 
 CURRENT = "4.4"     # the release kproto answers as unless told another
 
@@ -52,3 +61,34 @@ def current(served: Mapping[int, tuple[int, int]]) -> dict[int, tuple[int, int]]
     ``CURRENT``'s oldest version where that release has the API (KIP-896's removals)."""
     table = RELEASES[CURRENT]
     return {key: (max(lo, table[key][0]) if key in table else lo, hi) for key, (lo, hi) in served.items()}
+
+
+def supported_features(name: str | None, own: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]] | None:
+    """Feature -> (min, max) advertised: kproto's own (``own``) without emulation, else those both
+    release ``name`` and kproto support; None for a release without feature facts (no fields)."""
+    if name is None:
+        return dict(own)
+    table = SUPPORTED_FEATURES.get(name)
+    if table is None:
+        return None
+    out = {}
+    for feature, (lo, hi) in table.items():
+        if feature in own and max(lo, own[feature][0]) <= min(hi, own[feature][1]):
+            out[feature] = (max(lo, own[feature][0]), min(hi, own[feature][1]))
+    return out
+
+
+def finalized_features(supported: Mapping[str, tuple[int, int]], levels: Mapping[str, int]) -> dict[str, int]:
+    """The finalized levels above 0 of the ``supported`` features, each at most its newest."""
+    out = {}
+    for feature, level in levels.items():
+        if feature in supported and min(level, supported[feature][1]) > 0:
+            out[feature] = min(level, supported[feature][1])
+    return out
+
+
+def fresh_features(name: str, own: Mapping[str, tuple[int, int]]) -> dict[str, int] | None:
+    """What a freshly formatted cluster of release ``name`` finalized, within kproto's support
+    (``own``); None for a release without feature facts."""
+    supported = supported_features(name, own)
+    return None if supported is None else finalized_features(supported, FRESH_FEATURES[name])
