@@ -187,7 +187,7 @@ def main() -> None:
     if reduced:
         minutes = (time.perf_counter() - start) / 60
         report.add(
-            f"**Reduced settings** (the full run takes over 10 minutes here): {args.records:,} records on "
+            f"**Reduced settings** (the full run would take well over 10 minutes here): {args.records:,} records on "
             f"local{args.cores}, against the defaults' {DEFAULTS['records']:,} on local{DEFAULTS['cores']}. This "
             f"run took {minutes:.0f} min; the defaults decode {DEFAULTS['records'] / args.records:.0f}x the records "
             f"in each of {len(DEFAULTS['cores'])} sessions, one of them on a single core.")
