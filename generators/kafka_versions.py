@@ -187,8 +187,8 @@ def main(argv: list[str]) -> None:
         body = ", ".join(f"{k}: {v}" for k, v in sorted(table.items()))
         lines.append(f"    {r!r}: {{{body}}},")
     lines += ["}", "",
-              "# SupportedFeatures (ApiVersions v3+) of the releases with a table here; a release not listed",
-              "# is not emulated there (kproto writes no feature fields for it).",
+              "# SupportedFeatures (ApiVersions v4) of the releases read from jars; 3.3 .. 3.9's, measured, are",
+              "# kproto.features.KRAFT_3X_FEATURES; 2.1 .. 3.2's brokers listed none.",
               "SUPPORTED_FEATURES: dict[str, dict[str, tuple[int, int]]] = {"]
     lines += [f"    {r!r}: {dict(sorted(t.items()))!r}," for r, t in supported.items()]
     lines += ["}", "", "# What a freshly formatted cluster of the release finalizes (kraft.version 0: static voters).",

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from kproto.log.checkpoint import write_atomically
 
-__all__ = ["METADATA_VERSION", "KRAFT_VERSION", "TRANSACTION_VERSION", "SUPPORTED", "FRESH_CLUSTER",
+__all__ = ["METADATA_VERSION", "KRAFT_VERSION", "TRANSACTION_VERSION", "SUPPORTED", "FRESH_CLUSTER", "KRAFT_3X_FEATURES",
            "METADATA_VERSIONS", "UpgradeType", "FinalizedFeatures", "metadata_version_name",
            "metadata_version_level", "release_defaults", "validate_update", "UPDATE_FAILED"]
 
@@ -94,6 +94,20 @@ def release_defaults(metadata_level: int) -> dict[str, int]:
 FRESH_CLUSTER: dict[str, int] = {METADATA_VERSION: LATEST_PRODUCTION,
                                  **release_defaults(LATEST_PRODUCTION), KRAFT_VERSION: 0,
                                  TRANSACTION_VERSION: TRANSACTION_VERSION_MAX}
+
+# Kafka 3.3 .. 3.9's features, which no jar-derived table holds (kafka_versions.py has 4.0 on):
+# release -> (SupportedFeatures, what a fresh cluster finalizes), measured on a freshly formatted
+# KRaft node (static voters) of 3.3.2, 3.4.1, 3.5.2, 3.6.2, 3.7.2, 3.8.1 and 3.9.1 through
+# tests/kafka_ref.py (ApiVersions v3; 3.9 also v4, where kraft.version 0-1 appears).
+# BrokerFeatures.defaultSupportedFeatures: metadata.version from MINIMUM_KRAFT_VERSION (3.0-IV1 = 1)
+# to the latest production level (KIP-778, 3.3 on); before 3.3 createDefault() was empty, so a
+# 2.7 .. 3.2 broker listed no feature.
+KRAFT_3X_FEATURES: dict[str, tuple[dict[str, tuple[int, int]], dict[str, int]]] = {
+    release: ({METADATA_VERSION: (1, level), **extra}, {METADATA_VERSION: level})
+    for release, level, extra in (
+        ("3.3", 7, {}), ("3.4", 8, {}), ("3.5", 11, {}), ("3.6", 14, {}), ("3.7", 19, {}), ("3.8", 20, {}),
+        ("3.9", 21, {KRAFT_VERSION: (0, 1)}))
+}
 
 # UpdateFeatures v2's top-level message when one update fails (the whole request fails).
 UPDATE_FAILED = "The update failed for all features since the following feature had an error: "

@@ -54,7 +54,7 @@ def test_kafka_4_features_per_release():
     assert "streams.version" not in s["4.1"] and s["4.2"]["streams.version"] == (0, 1)
     assert [f[v]["metadata.version"] for v in ("4.0", "4.1", "4.2", "4.3", "4.4")] == [25, 27, 29, 30, 33]
     assert "share.version" not in f["4.1"] and f["4.2"]["share.version"] == 1 and f["4.4"]["share.version"] == 2
-    assert set(s) == set(f) == {"4.0", "4.1", "4.2", "4.3", "4.4"}      # none for a release before 4.0
+    assert set(s) == set(f) == {"4.0", "4.1", "4.2", "4.3", "4.4"}      # 3.x: features.KRAFT_3X_FEATURES
 
 
 def features(bootstrap: str, version: int) -> tuple:
@@ -93,13 +93,27 @@ def test_emulated_4_x_advertises_that_releases_features(tmp_path, version, suppo
         assert (v3_epoch, v3_finalized) == (epoch, finalized)
 
 
-def test_emulated_releases_before_4_0_write_no_features(tmp_path):
-    """2.8's broker had no features to list (KIP-584's fields were new in 2.7): the tagged
-    fields are absent, so a client decodes the defaults."""
+def test_emulated_releases_before_3_3_write_no_features(tmp_path):
+    """2.8's broker had no features to list (KIP-584's fields were new in 2.7, metadata.version
+    came in 3.3): the tagged fields are absent, so a client decodes the defaults."""
     with kproto.testing.broker(data_dir=tmp_path / "data", in_process=True, kafka_version="2.8") as b:
         apis, supported, epoch, finalized = features(b.bootstrap_servers, 3)
     assert (supported, epoch, finalized) == ({}, -1, {})
     assert apis[PRODUCE] == (0, 9) and CONSUMER_GROUP_HEARTBEAT not in apis
+
+
+@pytest.mark.parametrize("version, v3, v4, finalized", [
+    # measured on Kafka 3.3.2 and 3.9.1 (KRaft): metadata.version (1, 7) and (1, 21); 3.9's v4 adds
+    # kraft.version 0-1; kproto's metadata.version starts at 7
+    ("3.3", {"metadata.version": (7, 7)}, {"metadata.version": (7, 7)}, {"metadata.version": (7, 7)}),
+    ("3.9", {"metadata.version": (7, 21)}, {"metadata.version": (7, 21), "kraft.version": (0, 1)},
+     {"metadata.version": (21, 21)}),
+])
+def test_emulated_3_x_lists_metadata_version(tmp_path, version, v3, v4, finalized):
+    with kproto.testing.broker(data_dir=tmp_path / "data", in_process=True, kafka_version=version) as b:
+        _, got_v3, _, got_finalized = features(b.bootstrap_servers, 3)
+        got_v4 = features(b.bootstrap_servers, 4)[1] if version == "3.9" else got_v3   # ApiVersions v4 from 3.9
+    assert (got_v3, got_v4, got_finalized) == (v3, v4, finalized)
 
 
 def test_default_v3_leaves_out_features_from_level_0(tmp_path):
