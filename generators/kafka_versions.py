@@ -154,7 +154,7 @@ def from_jar(version: str) -> tuple[dict[int, tuple[int, int]], dict[str, tuple[
                 fresh[name] = default
     # Kafka 4's broker still advertises Produce from v0 though it rejects v0-2, since
     # librdkafka <= 2.11.0 drops compression otherwise (KAFKA-18659: ApiVersionsResponse);
-    # measured on 4.0.2 .. 4.4.0's brokers: Produce from 0.
+    # apache/kafka#18727, merged before 4.0.0, so from 4.0 on; measured on 4.0.2 .. 4.4.0's brokers.
     if 0 in apis:
         apis[0] = (0, apis[0][1])
     return apis, supported, fresh
