@@ -144,9 +144,11 @@ def metadata_version_level(version: str) -> int | None:
 
 
 def validate_update(name: str, level: int, upgrade_type: UpgradeType, current: Mapping[str, int],
-                    proposed: Mapping[str, int], node_id: int) -> str | None:
+                    proposed: Mapping[str, int], node_id: int,
+                    supported_features: Mapping[str, tuple[int, int]] = SUPPORTED) -> str | None:
     """FeatureControlManager.updateFeature's checks, first failure wins: its INVALID_UPDATE_VERSION
-    message, or None when the update may be applied."""
+    message, or None when the update may be applied. ``supported_features``: what the node
+    advertises (an emulated release's, kproto.server.emulation)."""
     def invalid(why: str) -> str:
         return f"Invalid update version {level} for feature {name}. {why}"
 
@@ -154,7 +156,7 @@ def validate_update(name: str, level: int, upgrade_type: UpgradeType, current: M
         return invalid("The controller does not support the given upgrade type.")
     if level < 0:
         return invalid("A feature version cannot be less than 0.")
-    supported = SUPPORTED.get(name)                 # QuorumFeatures.reasonNotLocallySupported
+    supported = supported_features.get(name)        # QuorumFeatures.reasonNotLocallySupported
     if supported is None and level != 0:
         return invalid(f"Local controller {node_id} does not support this feature.")
     if supported is not None and not supported[0] <= level <= supported[1]:
@@ -201,13 +203,14 @@ class FinalizedFeatures:
         return self.levels.get(name, 0)
 
     def update(self, updates: Mapping[str, int], upgrade_types: Mapping[str, UpgradeType], *,
-               validate_only: bool, node_id: int) -> str | None:
+               validate_only: bool, node_id: int,
+               supported: Mapping[str, tuple[int, int]] = SUPPORTED) -> str | None:
         """FeatureControlManager.updateFeatures: all or nothing; the first failing update's
         message (without UPDATE_FAILED's prefix), else None (applied unless ``validate_only``)."""
         proposed = {**self.levels, **updates}
         for name in sorted(updates):
             error = validate_update(name, updates[name], upgrade_types.get(name, UpgradeType.UPGRADE),
-                                    self.levels, proposed, node_id)
+                                    self.levels, proposed, node_id, supported)
             if error is not None:
                 return error
         if not validate_only and updates:

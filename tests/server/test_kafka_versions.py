@@ -154,3 +154,23 @@ def test_unadvertised_group_apis_close_the_connection(tmp_path):
     with kproto.testing.broker(data_dir=tmp_path / "d41", in_process=True, kafka_version="4.1") as b:
         assert features(b.bootstrap_servers, 4)[0][SHARE_GROUP_HEARTBEAT] == (1, 1)
         assert not closed_on(b.bootstrap_servers, SHARE_GROUP_HEARTBEAT, 1, SHARE_HEARTBEAT)
+
+
+def test_emulated_4_0_refuses_features_4_0_did_not_support(tmp_path):
+    """UpdateFeatures checks against what the emulated release supports: 4.0 had no
+    share.version and metadata.version up to 25 (4.0-IV3)."""
+    def update(bootstrap: str, feature: str, level: int):
+        r = request_raw(bootstrap, 57, 1, {"timeout_ms": 30000, "validate_only": True, "feature_updates": [
+            {"feature": feature, "max_version_level": level, "upgrade_type": 1}]})
+        return r.error_code, r.error_message
+
+    with kproto.testing.broker(data_dir=tmp_path / "data", in_process=True, kafka_version="4.0") as b:
+        share, mv, group = (update(b.bootstrap_servers, "share.version", 1),
+                            update(b.bootstrap_servers, "metadata.version", 26),
+                            update(b.bootstrap_servers, "group.version", 1))
+    assert share[0] == mv[0] == 95      # INVALID_UPDATE_VERSION
+    assert share[1].endswith("Invalid update version 1 for feature share.version. Local controller 1 does not "
+                             "support this feature."), share
+    assert mv[1].endswith("Invalid update version 26 for feature metadata.version. Local controller 1 only "
+                          "supports versions 7-25"), mv
+    assert group == (0, None)
