@@ -51,9 +51,9 @@ GIT_RELEASES = {"2.1": "2.1.0", **{f"2.{m}": f"2.{m}.0" for m in range(2, 9)},
                 **{f"3.{m}": f"3.{m}.0" for m in range(0, 9)}, "3.9": "3.9"}
 # Newest patch of each 4.x release on Maven Central (maven-metadata.xml, 2026-11-26).
 JAR_RELEASES = {"4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.2", "4.3": "4.3.1", "4.4": "4.4.0"}
-# GetTelemetrySubscriptions and PushTelemetry (KIP-714): a broker advertises them only with a
-# metrics reporter that implements ClientTelemetry (ApiVersionManager's enabled APIs); measured:
-# none of 4.0.2 .. 4.4.0's brokers advertises them by default.
+# GetTelemetrySubscriptions and PushTelemetry (KIP-714, 3.7 on): a broker advertises them only
+# with a metrics reporter that implements ClientTelemetry (ApiVersionManager's enabled APIs);
+# measured: none of 3.7.2 .. 4.4.0's KRaft brokers advertises them by default.
 TELEMETRY = (71, 72)
 # KIP-848's consumer groups: before 4.0 a broker advertised ConsumerGroupHeartbeat and
 # ConsumerGroupDescribe only with group.coordinator.rebalance.protocols naming "consumer"
@@ -169,7 +169,7 @@ def main(argv: list[str]) -> None:
             releases[release] = from_schema_versions(repo, ref)
             sources[release] = f"apache/kafka {ref} ({sha[:12]}): ApiKeys.java, requests/*Request.schemaVersions()"
         else:
-            releases[release] = {k: v for k, v in from_json(repo, ref).items() if k not in KIP_848}
+            releases[release] = {k: v for k, v in from_json(repo, ref).items() if k not in KIP_848 + TELEMETRY}
             sources[release] = f"apache/kafka {ref} ({sha[:12]}): {MESSAGES}/*Request.json"
     supported, fresh = {}, {}
     for release, version in JAR_RELEASES.items():

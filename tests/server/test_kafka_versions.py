@@ -41,8 +41,8 @@ def test_kafka_4_releases_have_tables():
     # streams groups (KIP-1071): from 4.2
     assert STREAMS_GROUP_HEARTBEAT not in r["4.1"] and r["4.2"][STREAMS_GROUP_HEARTBEAT] == (0, 0)
     assert r["4.4"][STREAMS_GROUP_HEARTBEAT] == (0, 1)
-    # telemetry: only with a ClientTelemetry metrics reporter, so never by default
-    assert not any(k in r[v] for v in ("4.0", "4.1", "4.2", "4.3", "4.4") for k in TELEMETRY)
+    # telemetry (3.7 on): only with a ClientTelemetry metrics reporter, so never by default
+    assert not any(k in r[v] for v in ("3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3", "4.4") for k in TELEMETRY)
 
 
 def test_kafka_4_features_per_release():
