@@ -3,6 +3,9 @@ source, beside a JVM-only Spark job writing the same rows from ``spark.range``.
 
     .venv/bin/python bench/bench_spark.py [--records 4000000] [--runs 5] [--cores 2 1] [--keep]
 
+Writes bench/results/bench_spark.md (the table, the command, the machine and its load);
+a run with fewer records or core counts than the defaults says so in that file.
+
 Data: one topic, 2 partitions, 4M records (21 B keys, 100 B JSON-ish values with
 ~50 random hex digits,
 one header), lz4 batches of 500 records, written through kproto.log
@@ -14,7 +17,8 @@ metadata); the JVM-only side computes them from ``spark.range(N)``
 (Spark's own codegen, no Python, no decompression) — the ceiling for a Spark
 job producing that output. Per core count: one session, one warm-up run of
 each side, then ``--runs`` runs alternating the two sides; median and
-min-max of wall time, rows/s, and the ratio of medians. Each core count runs
+min-max of wall time, rows/s, and the ratio of medians (JVM-only / kproto: the
+share of the ceiling kproto reaches). Each core count runs
 in its own process (a JVM's master cannot change).
 """
 
@@ -26,11 +30,13 @@ import os
 import random
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.common import Report, cell, check_runs, ratio, table  # noqa: E402
 
 OUT = Path(__file__).parent / "out" / "spark"
 TOPIC = "bench"
@@ -136,38 +142,56 @@ def run_child(cores: int, args) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+DEFAULTS = {"records": 4_000_000, "cores": [2, 1]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--records", type=int, default=4_000_000)
+    ap.add_argument("--records", type=int, default=DEFAULTS["records"])
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--cores", type=int, nargs="+", default=[2, 1])
+    ap.add_argument("--cores", type=int, nargs="+", default=DEFAULTS["cores"])
     ap.add_argument("--keep", action="store_true", help="keep bench/out/spark")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         return child(args)
+    check_runs(args.runs)
+    report = Report("bench_spark", "Spark: Kafka segments -> Parquet through kproto's kafka-log source, "
+                    "beside a JVM-only Spark job writing the same rows")
+    reduced = args.records < DEFAULTS["records"] or args.cores != DEFAULTS["cores"]
     OUT.mkdir(parents=True, exist_ok=True)
-    t = time.perf_counter()
+    t = start = time.perf_counter()
     build(OUT / "data", args.records)
     size = sum(f.stat().st_size for f in (OUT / "data").rglob("*.log"))
-    print(f"data: {args.records:,} records, {size / 2**20:.0f} MiB of lz4 segments "
-          f"(built or reused in {time.perf_counter() - t:.0f} s)")
-    print(f"{'cores':>5} {'side':<22} {'median s':>9} {'min-max s':>13} {'rows/s':>12}  ratio")
+    report.add(f"{args.records:,} records (21 B keys, 100 B values, one header) in 2 partitions, lz4 batches of 500, "
+               f"{size / 2**20:.0f} MiB of segments (built or reused in {time.perf_counter() - t:.0f} s). Each side "
+               "writes the same 20 columns to Parquet (snappy): kproto decodes every record of the segments, the "
+               "JVM-only side computes them from spark.range (no Python, no decompression: the ceiling). Per core "
+               f"count one Spark session, one untimed warm-up of each side, then {args.runs} runs alternating the "
+               "sides; wall time and rows/s as median (min-max); ratio = JVM-only median / kproto median.")
+    rows = []
     try:
         for cores in args.cores:
             p = run_child(cores, args)
             if p.returncode:
                 sys.exit(f"bench_spark: local[{cores}] failed:\n{p.stderr[-3000:]}")
             times = json.loads(p.stdout.strip().splitlines()[-1])
-            med = {k: statistics.median(v) for k, v in times.items()}
             for name, label in (("kproto", "kproto kafka-log"), ("jvm", "JVM-only spark.range")):
-                v = times[name]
-                ratio = f"{med['jvm'] / med['kproto']:.2f}x" if name == "kproto" else ""
-                print(f"{cores:>5} {label:<22} {med[name]:>9.2f} {min(v):>6.2f}-{max(v):<6.2f} "
-                      f"{args.records / med[name]:>12,.0f}  {ratio}")
+                rows.append([f"local[{cores}]", label, cell(times[name]),
+                             cell([args.records / s for s in times[name]], "{:,.0f}"),
+                             ratio(times["jvm"], times["kproto"]) if name == "kproto" else ""])
     finally:
         if not args.keep:
             shutil.rmtree(OUT, ignore_errors=True)
+    report.add(table(["cores", "side", "wall s", "rows/s", "ratio"], rows, right=2))
+    if reduced:
+        minutes = (time.perf_counter() - start) / 60
+        report.add(
+            f"**Reduced settings** (the full run would take well over 10 minutes here): {args.records:,} records on "
+            f"local{args.cores}, against the defaults' {DEFAULTS['records']:,} on local{DEFAULTS['cores']}. This "
+            f"run took {minutes:.0f} min; the defaults decode {DEFAULTS['records'] / args.records:.0f}x the records "
+            f"in each of {len(DEFAULTS['cores'])} sessions, one of them on a single core.")
+    report.write()
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from kproto.log.checkpoint import write_atomically
 
-__all__ = ["METADATA_VERSION", "KRAFT_VERSION", "TRANSACTION_VERSION", "SUPPORTED", "FRESH_CLUSTER",
+__all__ = ["METADATA_VERSION", "KRAFT_VERSION", "TRANSACTION_VERSION", "SUPPORTED", "FRESH_CLUSTER", "KRAFT_3X_FEATURES",
            "METADATA_VERSIONS", "UpgradeType", "FinalizedFeatures", "metadata_version_name",
            "metadata_version_level", "release_defaults", "validate_update", "UPDATE_FAILED"]
 
@@ -95,6 +95,20 @@ FRESH_CLUSTER: dict[str, int] = {METADATA_VERSION: LATEST_PRODUCTION,
                                  **release_defaults(LATEST_PRODUCTION), KRAFT_VERSION: 0,
                                  TRANSACTION_VERSION: TRANSACTION_VERSION_MAX}
 
+# Kafka 3.3 .. 3.9's features, which no jar-derived table holds (kafka_versions.py has 4.0 on):
+# release -> (SupportedFeatures, what a fresh cluster finalizes), measured on a freshly formatted
+# KRaft node (static voters) of 3.3.2, 3.4.1, 3.5.2, 3.6.2, 3.7.2, 3.8.1 and 3.9.1 through
+# tests/kafka_ref.py (ApiVersions v3; 3.9 also v4, where kraft.version 0-1 appears).
+# BrokerFeatures.defaultSupportedFeatures: metadata.version from MINIMUM_KRAFT_VERSION (3.0-IV1 = 1)
+# to the latest production level (KIP-778, 3.3 on); before 3.3 createDefault() was empty, so a
+# 2.7 .. 3.2 broker listed no feature.
+KRAFT_3X_FEATURES: dict[str, tuple[dict[str, tuple[int, int]], dict[str, int]]] = {
+    release: ({METADATA_VERSION: (1, level), **extra}, {METADATA_VERSION: level})
+    for release, level, extra in (
+        ("3.3", 7, {}), ("3.4", 8, {}), ("3.5", 11, {}), ("3.6", 14, {}), ("3.7", 19, {}), ("3.8", 20, {}),
+        ("3.9", 21, {KRAFT_VERSION: (0, 1)}))
+}
+
 # UpdateFeatures v2's top-level message when one update fails (the whole request fails).
 UPDATE_FAILED = "The update failed for all features since the following feature had an error: "
 
@@ -130,9 +144,11 @@ def metadata_version_level(version: str) -> int | None:
 
 
 def validate_update(name: str, level: int, upgrade_type: UpgradeType, current: Mapping[str, int],
-                    proposed: Mapping[str, int], node_id: int) -> str | None:
+                    proposed: Mapping[str, int], node_id: int,
+                    supported_features: Mapping[str, tuple[int, int]] = SUPPORTED) -> str | None:
     """FeatureControlManager.updateFeature's checks, first failure wins: its INVALID_UPDATE_VERSION
-    message, or None when the update may be applied."""
+    message, or None when the update may be applied. ``supported_features``: what the node
+    advertises (an emulated release's, kproto.server.emulation)."""
     def invalid(why: str) -> str:
         return f"Invalid update version {level} for feature {name}. {why}"
 
@@ -140,7 +156,7 @@ def validate_update(name: str, level: int, upgrade_type: UpgradeType, current: M
         return invalid("The controller does not support the given upgrade type.")
     if level < 0:
         return invalid("A feature version cannot be less than 0.")
-    supported = SUPPORTED.get(name)                 # QuorumFeatures.reasonNotLocallySupported
+    supported = supported_features.get(name)        # QuorumFeatures.reasonNotLocallySupported
     if supported is None and level != 0:
         return invalid(f"Local controller {node_id} does not support this feature.")
     if supported is not None and not supported[0] <= level <= supported[1]:
@@ -171,31 +187,30 @@ class FinalizedFeatures:
 
     FILE = "features.json"
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, fresh: Mapping[str, int] = FRESH_CLUSTER) -> None:
+        """``fresh``: the levels a new data directory starts at (an emulated release's, see
+        kproto.server.emulation.fresh_features)."""
         self.path = Path(data_dir) / self.FILE
         try:
             stored = json.loads(self.path.read_text())
             self.epoch = int(stored["epoch"])
             self.levels = {str(k): int(v) for k, v in stored["features"].items()}
         except FileNotFoundError:
-            self.epoch, self.levels = 1, dict(FRESH_CLUSTER)
+            self.epoch, self.levels = 1, dict(fresh)
             self._write()
 
     def level(self, name: str) -> int:
         return self.levels.get(name, 0)
 
-    def finalized(self) -> dict[str, int]:
-        """Features above level 0, as ApiVersions lists them."""
-        return {name: level for name, level in sorted(self.levels.items()) if level > 0}
-
     def update(self, updates: Mapping[str, int], upgrade_types: Mapping[str, UpgradeType], *,
-               validate_only: bool, node_id: int) -> str | None:
+               validate_only: bool, node_id: int,
+               supported: Mapping[str, tuple[int, int]] = SUPPORTED) -> str | None:
         """FeatureControlManager.updateFeatures: all or nothing; the first failing update's
         message (without UPDATE_FAILED's prefix), else None (applied unless ``validate_only``)."""
         proposed = {**self.levels, **updates}
         for name in sorted(updates):
             error = validate_update(name, updates[name], upgrade_types.get(name, UpgradeType.UPGRADE),
-                                    self.levels, proposed, node_id)
+                                    self.levels, proposed, node_id, supported)
             if error is not None:
                 return error
         if not validate_only and updates:

@@ -1,7 +1,8 @@
 """Apache Kafka itself, run from the jars tests/kafka/pom.xml fetches: the measured reference.
 
 Standard library and a JDK only, so `make kafka` can run it before any venv:
-``python3 tests/kafka_ref.py fetch`` copies Kafka and its tools into
+``python3 tests/kafka_ref.py fetch [VERSION]`` copies Kafka (the pom's version, or another
+release's: generators/kafka_versions.py reads 4.0 .. 4.4's jars) and its tools into
 ``.kafka/<version>/lib`` with Maven (skipped when already there). The tests use
 :class:`KafkaReference` through the ``kafka_ref`` fixture (tests/conftest.py) to
 run a tool class on the JVM or to start a KRaft broker (combined mode) on loopback.
@@ -70,19 +71,22 @@ def java() -> str:
     return path
 
 
-def fetch() -> Path:
+def fetch(version: str = KAFKA_VERSION) -> Path:
     """``.kafka/<version>/lib`` with Kafka's jars, fetched by Maven unless already there."""
-    if FETCHED.exists():
-        return KAFKA_LIB
+    lib = ROOT / ".kafka" / version / "lib"
+    fetched = lib / FETCHED.name
+    if fetched.exists():
+        return lib
     mvn = shutil.which("mvn")
     if mvn is None:
         raise KafkaUnavailable("no mvn on PATH: apt-get install maven (Kafka is fetched from Maven Central)")
-    proc = subprocess.run([mvn, "-q", "-B", "-f", str(POM), "package"], check=False, capture_output=True, text=True)
+    proc = subprocess.run([mvn, "-q", "-B", "-f", str(POM), f"-Dkafka.version={version}", "package"],
+                          check=False, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
-        raise KafkaUnavailable(f"mvn could not fetch Kafka {KAFKA_VERSION}: " + " / ".join(tail))
-    FETCHED.touch()
-    return KAFKA_LIB
+        raise KafkaUnavailable(f"mvn could not fetch Kafka {version}: " + " / ".join(tail))
+    fetched.touch()
+    return lib
 
 
 def free_port() -> int:
@@ -235,9 +239,9 @@ def reference(work: Path) -> KafkaReference:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["fetch"]:
-        sys.exit("usage: kafka_ref.py fetch")
+    if sys.argv[1:2] != ["fetch"] or len(sys.argv) > 3:
+        sys.exit("usage: kafka_ref.py fetch [VERSION]")
     try:
-        print(fetch())
+        print(fetch(*sys.argv[2:]))
     except KafkaUnavailable as e:
         sys.exit(f"kafka_ref: {e}")

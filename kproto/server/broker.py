@@ -28,7 +28,7 @@ from construct import Container
 
 from kproto.common import GROUP_METADATA_TOPIC_NAME, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
-from kproto.features import SUPPORTED as SUPPORTED_FEATURES, FinalizedFeatures
+from kproto.features import FRESH_CLUSTER, SUPPORTED as SUPPORTED_FEATURES, FinalizedFeatures
 from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
 from kproto import protocol
@@ -74,7 +74,11 @@ class Broker:
                                node_id=self.config["node.id"], cluster_id=self.config["cluster.id"] or None)
         self.node_id = self.logs.node_id
         self.cluster_id = self.logs.cluster_id
-        self.features = FinalizedFeatures(self.logs.data_dir)     # ApiVersions, UpdateFeatures, transactions
+        emulated = None if kafka_version is None else emulation.release(kafka_version)
+        # ApiVersions, UpdateFeatures, transactions; a new data directory as the emulated release's fresh cluster
+        self.features = FinalizedFeatures(self.logs.data_dir, (emulated and emulation.fresh_features(
+            emulated, SUPPORTED_FEATURES)) or FRESH_CLUSTER)
+        self.supported_features = emulation.supported_features(emulated, SUPPORTED_FEATURES)
         self.producer_ids = ProducerIdManager(next_id=1000 + now_ms() % 1_000_000 * 1000)
         self._appended: asyncio.Future | None = None
         # Serializes log appends (produce runs them in a worker thread; the group
@@ -85,8 +89,7 @@ class Broker:
         # answer, else Kafka 4.4's oldest (KIP-896) to kproto's newest
         served = {k: api.versions for k, api in self.apis.items()}
         self.kafka_version = kafka_version
-        self.advertised = emulation.current(served) if kafka_version is None else emulation.advertised(
-            emulation.release(kafka_version), served)
+        self.advertised = emulation.current(served) if emulated is None else emulation.advertised(emulated, served)
         self.groups: group_service.GroupService | None = None   # set by start(), before any request
         self.transactions: txn_service.TxnService | None = None  # likewise
         self.shares: share_service.ShareService | None = None    # likewise
@@ -263,18 +266,22 @@ class Broker:
         lo, hi = self.advertised.get(key, (0, -1))
         return lo <= version <= hi
 
-    def api_versions_body(self, error_code: int = 0) -> dict:
+    def api_versions_body(self, error_code: int = 0, version: int = 4) -> dict:
         ranges = self.advertised
         body = {"error_code": error_code, "throttle_time_ms": 0,
                 "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
                              for k, (lo, hi) in sorted(ranges.items())]}
-        if self.kafka_version is None:  # v3+ tagged fields, as Kafka 4.4 answers (ApiVersionsResponse.createApiVersionsResponse)
+        supported = self.supported_features
+        if supported is not None:   # v3+ tagged fields, as Kafka answers (ApiVersionsResponse.createApiVersionsResponse)
+            finalized = emulation.finalized_features(supported, self.features.levels)
             body.update(
+                # below v4 a feature whose oldest level is 0 is left out, since older clients
+                # refuse such a range (KIP-1022; measured on 4.0.2 .. 4.3.1 at v3)
                 supported_features=[{"name": n, "min_version": lo, "max_version": hi}
-                                    for n, (lo, hi) in sorted(SUPPORTED_FEATURES.items())],
+                                    for n, (lo, hi) in sorted(supported.items()) if version >= 4 or lo > 0],
                 finalized_features_epoch=self.features.epoch,
                 finalized_features=[{"name": n, "max_version_level": level, "min_version_level": level}
-                                    for n, level in self.features.finalized().items()])
+                                    for n, level in sorted(finalized.items())])
         return body
 
     def _abort_orphaned_txn_offsets(self) -> None:

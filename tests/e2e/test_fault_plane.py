@@ -561,3 +561,36 @@ def test_clients_negotiate_only_kafka_2_8_versions(tmp_path):
     # librdkafka and the Python clients take the newest Produce 2.8 had that they speak, none above v9
     assert max(ex.api_version for ex in requests if ex.api_key == 0) <= 9
 
+
+
+@pytest.mark.parametrize("release", ["4.0", "4.3"])
+def test_clients_negotiate_within_kafka_4_x(tmp_path, release):
+    """``kproto serve --kafka-version 4.0`` (4.3): confluent-kafka, kafka-python and aiokafka
+    produce within that release's Produce range, counted by one fault rule (a 1 ms delay) on
+    the range and one above it (for 4.0, v13 is 4.1's), and read back what they wrote."""
+    lo, hi = RELEASES[release][0]
+    assert (lo, hi) == {"4.0": (0, 12), "4.3": (0, 13)}[release]
+    with Broker(tmp_path / "data", {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "1"},
+                kafka_version=release) as b:
+        bs, topic = b.bootstrap_servers, "emulated-4x"
+        within = b.faults.inject(api="Produce", versions=[lo, hi], delay_ms=1)
+        above = b.faults.inject(api="Produce", versions=[hi + 1, 99], delay_ms=1)
+        p = Producer({"bootstrap.servers": bs})
+        p.produce(topic, b"c")
+        assert p.flush(30) == 0
+        from kafka import KafkaProducer
+        kp = KafkaProducer(bootstrap_servers=bs)
+        kp.send(topic, b"k").get(timeout=60)
+        kp.close()
+
+        async def aio() -> None:
+            from aiokafka import AIOKafkaProducer
+            ap = AIOKafkaProducer(bootstrap_servers=bs)
+            await ap.start()
+            try:
+                await ap.send_and_wait(topic, b"a")
+            finally:
+                await ap.stop()
+        asyncio.run(aio())
+        assert consume_values(bs, topic, 3) == [b"c", b"k", b"a"]
+        assert within.describe()["matches"] >= 3 and above.describe()["matches"] == 0

@@ -2,7 +2,7 @@
 
 Header v0 responses whatever the version (KIP-511). v3+ carry the tagged
 SupportedFeatures, FinalizedFeaturesEpoch and FinalizedFeatures as Kafka 4.4's
-broker does (kproto.features); ``--kafka-version`` emulation writes none of them.
+broker does (kproto.features), or as the ``--kafka-version`` release did (server/emulation.py).
 """
 
 from __future__ import annotations
@@ -14,4 +14,4 @@ from kproto.server.handlers import handles
 
 @handles(P.api_versions, authorize=self_checked)
 async def api_versions(broker, ctx, body) -> dict:
-    return broker.api_versions_body()
+    return broker.api_versions_body(version=ctx.request_api_version)

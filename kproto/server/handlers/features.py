@@ -35,8 +35,9 @@ async def update_features(broker, ctx, body) -> dict:
         updates[u.feature] = u.max_version_level
         # v0: the controller reads upgrade_type's default, UPGRADE, whatever allow_downgrade says (measured)
         types[u.feature] = UpgradeType.of(u.upgrade_type) if version >= 1 else UpgradeType.UPGRADE
+    # an emulated release's broker supported only what its ApiVersions lists (none before 3.3)
     error = broker.features.update(updates, types, validate_only=version >= 1 and body.validate_only,
-                                   node_id=broker.node_id)
+                                   node_id=broker.node_id, supported=broker.supported_features or {})
     if error is not None:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_UPDATE_VERSION,
                 "error_message": UPDATE_FAILED + error, "results": []}
