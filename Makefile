@@ -37,8 +37,11 @@ deps: venv debs
 
 # Apache Kafka itself (tests/kafka/pom.xml, version there) for the parity tests:
 # Maven copies its jars into .kafka/<version>/lib once; later runs find them there.
+# 4.0.2 too: tests/parity/test_kafka_parity_versions.py measures the --kafka-version 4.0
+# table against that release's broker.
 kafka: debs
 	$(PY) tests/kafka_ref.py fetch
+	$(PY) tests/kafka_ref.py fetch 4.0.2
 
 # As Kafka's shipped config/server.properties: no initial rebalance delay for
 # development (the code default, 3 s, suits production).
