@@ -112,6 +112,33 @@ def test_describe_log_dirs_of_named_partitions(broker):
             for t in r.results[0].topics] == [(topic, [(1, 0, 0, False)])]
 
 
+
+def test_alter_replica_log_dirs_on_one_log_dir(broker):
+    """ReplicaManager.alterReplicaLogDirs on a broker with one log dir: moving a replica to
+    the dir it is in succeeds and does nothing; another path is LOG_DIR_NOT_FOUND (checked
+    first), a partition the broker has not UNKNOWN_TOPIC_OR_PARTITION; a topic whose future
+    dir name would pass 255 characters INVALID_TOPIC_EXCEPTION. Partitions named twice: the last wins."""
+    topic = create(broker.bootstrap, Peer.unique("aldirs"), 2)
+    long_topic = create(broker.bootstrap, Peer.unique("l" * 236), 1)     # 245 characters
+    here = request_raw(broker.bootstrap, P.describe_log_dirs.API.key, 4, {"topics": None}).results[0].log_dir
+    body = {"dirs": [
+        {"path": here + "-elsewhere", "topics": [{"name": topic, "partitions": [0, 1]},
+                                                 {"name": topic + "-none", "partitions": [0]}]},
+        {"path": here, "topics": [{"name": topic, "partitions": [1, 5]}, {"name": long_topic, "partitions": [0]},
+                                  {"name": topic + "-gone", "partitions": [3]}]}]}
+    for version in (1, 2):
+        r = request_raw(broker.bootstrap, P.alter_replica_log_dirs.API.key, version, body)
+        got = {(t.topic_name, p.partition_index, p.error_code) for t in r.results for p in t.partitions}
+        assert got == {(topic, 0, ErrorCode.LOG_DIR_NOT_FOUND), (topic, 1, 0),
+                       (topic, 5, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                       (topic + "-none", 0, ErrorCode.LOG_DIR_NOT_FOUND),
+                       (long_topic, 0, ErrorCode.INVALID_TOPIC_EXCEPTION),
+                       (topic + "-gone", 3, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
+        assert sorted(t.topic_name for t in r.results) == sorted([topic, topic + "-none", long_topic, topic + "-gone"])
+    # nothing moved: the partition is still there, in the same dir
+    after = request_raw(broker.bootstrap, P.describe_log_dirs.API.key, 4, {"topics": [{"topic": topic, "partitions": [1]}]})
+    assert [(d.log_dir, [t.name for t in d.topics]) for d in after.results] == [(here, [topic])]
+
 def end_offsets(bootstrap: str, topic: str, asks: list[tuple[int, int, int]]) -> list[tuple[int, int, int, int]]:
     """OffsetForLeaderEpoch v4 for (partition, current leader epoch, leader epoch) each:
     (partition, error, leader epoch, end offset) each."""
