@@ -102,9 +102,20 @@ def test_describe_log_dirs_through_kafka_python(broker):
         {"partition_index": 1, "partition_size": len(records), "offset_lag": 0, "is_future_key": False}]
 
 
+def in_log_dir(bootstrap: str, topic: str, partitions: int) -> None:
+    """Wait until DescribeLogDirs shows the topic's partitions: Kafka's broker creates a new
+    partition's log a moment after Metadata names it."""
+    def there() -> bool:
+        r = request_raw(bootstrap, P.describe_log_dirs.API.key, 4, {"topics": [
+            {"topic": topic, "partitions": list(range(partitions))}]})
+        return sum(len(t.partitions) for d in r.results for t in d.topics) == partitions
+    until(there, what=f"{topic}'s logs")
+
+
 def test_describe_log_dirs_of_named_partitions(broker):
     """A request naming partitions answers those only (a missing one is left out)."""
     topic = create(broker.bootstrap, Peer.unique("ldirs"), 2)
+    in_log_dir(broker.bootstrap, topic, 2)
     body = {"topics": [{"topic": topic, "partitions": [1, 7]}, {"topic": topic + "-none", "partitions": [0]}]}
     r = request_raw(broker.bootstrap, P.describe_log_dirs.API.key, 4, body)
     assert r.error_code == 0 and len(r.results) == 1
@@ -120,6 +131,7 @@ def test_alter_replica_log_dirs_on_one_log_dir(broker):
     dir name would pass 255 characters INVALID_TOPIC_EXCEPTION. Partitions named twice: the last wins."""
     topic = create(broker.bootstrap, Peer.unique("aldirs"), 2)
     long_topic = create(broker.bootstrap, Peer.unique("l" * 236), 1)     # 245 characters
+    in_log_dir(broker.bootstrap, topic, 2)
     here = request_raw(broker.bootstrap, P.describe_log_dirs.API.key, 4, {"topics": None}).results[0].log_dir
     body = {"dirs": [
         {"path": here + "-elsewhere", "topics": [{"name": topic, "partitions": [0, 1]},
