@@ -47,11 +47,16 @@ SECURITY_CONFIGS: dict[str, tuple[Any, type]] = {
     "authorizer.class.name": ("", str),
     "super.users": ("", str),
     "allow.everyone.if.no.acl.found": (False, bool),
+    # delegation tokens (DelegationTokenManagerConfigs): none without the secret key
+    "delegation.token.secret.key": ("", str),
+    "delegation.token.max.lifetime.ms": (604800000, int),
+    "delegation.token.expiry.time.ms": (86400000, int),
+    "delegation.token.expiry.check.interval.ms": (3600000, int),
 }
 
 # Configs whose values are secrets: never logged, printed or echoed in an error.
 SECRET_CONFIGS = frozenset({"ssl.keystore.password", "ssl.key.password", "ssl.keystore.key",
-                            "ssl.truststore.password", "sasl.jaas.config"})
+                            "ssl.truststore.password", "sasl.jaas.config", "delegation.token.secret.key"})
 
 
 def is_listener_config(name: str) -> bool:

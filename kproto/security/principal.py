@@ -12,7 +12,7 @@ string here. The default rule ``DEFAULT`` keeps the whole DN:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from kproto.errors import InvalidConfigError
@@ -24,6 +24,8 @@ USER_TYPE = "User"
 class KafkaPrincipal:
     principal_type: str
     name: str
+    # authenticated with a delegation token (SCRAM tokenauth); not part of equality, as in Kafka
+    token_authenticated: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         return f"{self.principal_type}:{self.name}"

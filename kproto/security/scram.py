@@ -16,7 +16,8 @@ fails at the client-first message with the same client-visible error as a
 wrong password (Kafka never tells the client which).
 
 Channel binding is not offered (gs2 flag ``n``; ``y``/``p`` are refused), as
-in Kafka. Kafka's ``tokenauth`` extension (delegation tokens) is refused.
+in Kafka. Kafka's ``tokenauth=true`` extension authenticates with a delegation token
+(kproto.security.tokens): the token id as user name, its owner as the principal.
 """
 
 from __future__ import annotations
@@ -132,6 +133,17 @@ def _attributes(message: str, names: str) -> dict[str, str]:
     return out
 
 
+def _extensions(bare: str) -> dict[str, str]:
+    """ScramMessages.ClientFirstMessage: the extensions are ``key=value`` pairs after
+    ``n=...,r=...`` (keys longer than a letter, unlike SCRAM's own attributes)."""
+    out = {}
+    for part in bare.split(",")[2:]:
+        key, sep, value = part.partition("=")
+        if sep:
+            out[key] = value
+    return out
+
+
 def _server_nonce() -> str:
     """Letters and digits only, like Kafka's ScramFormatter.secureRandomString: librdkafka
     2.0 (Debian's kcat) mis-handles a server nonce with ``+`` or ``/``."""
@@ -147,6 +159,8 @@ class State(enum.Enum):
 
 
 CredentialLookup = Callable[[str, ScramMechanism], "ScramCredential | None"]
+# token id, mechanism -> (the token owner's name, the token's credential), or None
+TokenLookup = Callable[[str, ScramMechanism], "tuple[str, ScramCredential] | None"]
 
 
 class ScramServer:
@@ -157,9 +171,11 @@ class ScramServer:
     """
 
     def __init__(self, mechanism: ScramMechanism, lookup: CredentialLookup, *,
-                 nonce: Callable[[], str] | None = None) -> None:
+                 nonce: Callable[[], str] | None = None, token_lookup: TokenLookup | None = None) -> None:
         self.mechanism = mechanism
         self._lookup = lookup
+        self._token_lookup = token_lookup
+        self.token_authenticated = False
         self._nonce = nonce or _server_nonce
         self.state = State.RECEIVE_CLIENT_FIRST
         self.username: str | None = None
@@ -202,21 +218,27 @@ class ScramServer:
             raise SaslAuthenticationError("Invalid SCRAM client first message: channel binding is not supported")
         if authzid and not authzid.startswith("a="):
             raise SaslAuthenticationError(f"Invalid SCRAM client first message: {text!r}")
-        attrs = _attributes(bare, "nr")
-        extensions = set(attrs) - {"n", "r"}
-        if extensions:
-            raise CredentialError(f"unsupported SCRAM extensions {sorted(extensions)}")
+        attrs = _attributes(",".join(bare.split(",")[:2]), "nr")
+        # ScramSaslServer: extensions other than tokenauth are ignored
+        extensions = _extensions(bare)
         user = decode_saslname(attrs["n"])
+        if extensions.get("tokenauth", "").lower() == "true":     # ScramExtensions.tokenAuthenticated
+            found = self._token_lookup(user, self.mechanism) if self._token_lookup else None
+            if found is None:
+                raise CredentialError(f"Token Authentication failed: Invalid tokenId : {user}")
+            owner, credential = found
+            self.token_authenticated = True
+        else:
+            owner, credential = user, self._lookup(user, self.mechanism)
+            if credential is None:
+                raise CredentialError(f"unknown user {user!r} for {self.mechanism.name}")
         if authzid and decode_saslname(authzid[2:]) != user:
             raise SaslAuthenticationError(
                 "Authentication failed: Client requested an authorization id that is different from username")
-        credential = self._lookup(user, self.mechanism)
-        if credential is None:
-            raise CredentialError(f"unknown user {user!r} for {self.mechanism.name}")
         if credential.iterations < self.mechanism.min_iterations:
             raise CredentialError(f"Iterations {credential.iterations} is less than the minimum "
                                   f"{self.mechanism.min_iterations} for {self.mechanism.name}")
-        self.username, self._credential = user, credential
+        self.username, self._credential = owner, credential
         self._gs2_header = f"{flag},{authzid},"
         self._client_first_bare = bare
         self._nonce_full = attrs["r"] + self._nonce()

@@ -128,7 +128,8 @@ class SaslSession:
                                       f"authentication failed ({self.mechanism}): {e}")
         if not self._server.complete:
             return AuthenticateResult(ErrorCode.NONE, None, out, 0, False)
-        principal = KafkaPrincipal(USER_TYPE, self._server.username)
+        principal = KafkaPrincipal(USER_TYPE, self._server.username,
+                                   token_authenticated=getattr(self._server, "token_authenticated", False))
         if reauth and principal != self.principal:
             self.state = SaslState.FAILED
             msg = "Cannot change principals during re-authentication"

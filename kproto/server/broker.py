@@ -48,6 +48,7 @@ from kproto.security.errors import IllegalSaslStateError
 from kproto.server.producer_state import ProducerIdManager
 from kproto.security.principal import ANONYMOUS
 from kproto.server.security_service import SecurityService
+from kproto.server.telemetry import ClientMetricsManager
 from kproto.server.txn_coordinator import TransactionResult, WriteTxnMarkers
 
 log = logging.getLogger("kproto.server")
@@ -95,6 +96,7 @@ class Broker:
         self.shares: share_service.ShareService | None = None    # likewise
         self._tasks: list[asyncio.Task] = []
         self.security = SecurityService(self.config.values, data_dir, host, port)
+        self.client_metrics = ClientMetricsManager(data_dir, self.config["telemetry.max.bytes"])
         self.faults = FaultPlan()       # empty: no fault, no cost but one truth test per request
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
                                    on_connect=self.security.on_connect, faults=self.faults)

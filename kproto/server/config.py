@@ -67,6 +67,7 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "connections.max.idle.ms": (600000, int),
     "connection.failed.authentication.delay.ms": (100, int),
     "max.connections": (2**31 - 1, int),
+    "telemetry.max.bytes": (1048576, int),      # KIP-714: largest PushTelemetry metrics accepted
     "max.connections.per.ip": (2**31 - 1, int),
     "max.connections.per.ip.overrides": ("", str),
     "offsets.topic.num.partitions": (50, int),

@@ -111,6 +111,8 @@ class ConnectionInfo:
     closing: bool = False           # close once this response is written
     failed_authentication: bool = False   # and answer only after connection.failed.authentication.delay.ms
     fault: Any = None               # the fault plane's decision for the last request (server/fault_hook.py)
+    # ApiVersions v3+'s client_software_name and _version (Kafka's ClientInformation; KIP-714 matching)
+    client_software: tuple[str | None, str | None] = (None, None)
 
 
 INT_MAX = 2**31 - 1

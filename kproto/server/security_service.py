@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 from kproto.errors import InvalidConfigError
 from kproto.security.acl import AclOperation, ResourceType
 from kproto.security.authorizer import Authorizer, parse_super_users
-from kproto.security.config import ListenerSettings
+from kproto.security.config import SECURITY_CONFIGS, ListenerSettings
 from kproto.security.jaas import parse_jaas, plain_users
 from kproto.security.listeners import Listener, advertised, parse_listeners, server_ssl_context
 from kproto.security.plain import PlainServer
 from kproto.security.principal import ANONYMOUS, KafkaPrincipal, SslPrincipalMapper, distinguished_name
 from kproto.security.scram import MECHANISMS, ScramServer
+from kproto.security.tokens import DelegationTokenManager
 from kproto.security.session import SaslSession
 from kproto.security.store import AclStore, ScramCredentialStore
 from kproto.server.network import CloseConnection
@@ -79,6 +80,10 @@ class SecurityService:
         self.plain_users = {name: self._plain_users(name) for name, mechs in self.mechanisms.items()
                             if "PLAIN" in mechs}
         self.scram = ScramCredentialStore(data_dir)
+        self.tokens = DelegationTokenManager(
+            data_dir, values.get("delegation.token.secret.key") or None,
+            max_lifetime_ms=int(self._value("delegation.token.max.lifetime.ms")),
+            expiry_time_ms=int(self._value("delegation.token.expiry.time.ms")))
         self.acls = AclStore(data_dir)
         self.authorizer: Authorizer | None = None
         if values.get("authorizer.class.name"):
@@ -87,6 +92,9 @@ class SecurityService:
                                              values.get("allow.everyone.if.no.acl.found")))
         self.bound: dict[str, tuple[str, int]] = {}
         self.endpoints: dict[str, tuple[str, int]] = {}
+
+    def _value(self, name: str) -> Any:
+        return self.values.get(name, SECURITY_CONFIGS[name][0])
 
     def _int_setting(self, listener: str, name: str) -> int:
         raw = self.settings[listener].get(name)
@@ -144,7 +152,7 @@ class SecurityService:
     def _sasl_server(self, listener: str, mechanism: str):
         if mechanism == "PLAIN":
             return PlainServer(self.plain_users[listener])
-        return ScramServer(MECHANISMS[mechanism], self.scram.lookup)
+        return ScramServer(MECHANISMS[mechanism], self.scram.lookup, token_lookup=self.tokens.scram_lookup)
 
     # -- authorization --------------------------------------------------------------------------
 

@@ -23,8 +23,8 @@ import click
 from kproto.errors import ErrorCode, KafkaError, UsageError, java_exception, java_exception_class
 from kproto.tools.main import OneLineCommand, UsageProblem, exit_status_help
 
-TOPIC, BROKER = 2, 4
-ENTITY_TYPES = ("topics", "brokers", "users", "clients")
+TOPIC, BROKER, CLIENT_METRICS = 2, 4, 16
+ENTITY_TYPES = ("topics", "brokers", "users", "clients", "client-metrics")
 # DescribeConfigsResponse's config_source -> Kafka's ConfigEntry.ConfigSource name
 SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
            4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
@@ -35,6 +35,7 @@ QUOTA_ENTITY = {"users": "user", "clients": "client-id"}
 QUOTA_LABEL = {"user": "user-principal", "client-id": "client-id", "ip": "ip"}
 DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS = 32, 33, 48, 49
 DESCRIBE_SCRAM, ALTER_SCRAM = 50, 51
+LIST_CONFIG_RESOURCES = 74
 
 
 def failure(code: ErrorCode, message: str | None) -> KafkaError:
@@ -93,7 +94,7 @@ def java_double(value: float) -> str:
 def configs(bootstrap_server, command_config, describe, alter, entity_types, entity_names, entity_defaults, topic,
             broker, broker_defaults, user, client, add_config, add_config_file, delete_configs,
             describe_all) -> None:
-    """Describe or alter topic, broker, user and client configs like kafka-configs.sh."""
+    """Describe or alter topic, broker, user, client and client-metrics configs like kafka-configs.sh."""
     types, names = list(entity_types), list(entity_names) + list(entity_defaults)
     for kind, name in (("topics", topic), ("brokers", broker), ("users", user), ("clients", client)):
         if name is not None:
@@ -114,7 +115,7 @@ def configs(bootstrap_server, command_config, describe, alter, entity_types, ent
         raise UsageProblem("More entity names specified than entity types")
     if describe and (add_config or add_config_file or delete_configs):
         raise UsageProblem("Option --describe can't be used with --add-config, --add-config-file or --delete-config")
-    if describe_all and not (describe and types[0] in ("topics", "brokers")):
+    if describe_all and not (describe and types[0] in ("topics", "brokers", "client-metrics")):
         raise UsageProblem("--all can be used only with --describe of topics or brokers")
     if types[0] == "brokers" and names and names[0] and not names[0].isdigit():
         raise UsageProblem(f"The entity name for brokers must be a valid integer broker id, found: {names[0]}")
@@ -152,6 +153,8 @@ def resource_configs(admin, kind: str, name: str, *, synonyms: bool, describe_al
     with ``describe_all``), sorted by name; each (name, value, sensitive, synonyms)."""
     if kind == "topics":
         rtype, dynamic = TOPIC, 1
+    elif kind == "client-metrics":
+        rtype, dynamic = CLIENT_METRICS, 7
     else:
         rtype, dynamic = BROKER, 3 if name == "" else 2
     body = admin.client.request(DESCRIBE_CONFIGS, {
@@ -177,7 +180,15 @@ def _describe(admin, types, names, describe_all) -> None:
         if "clients" not in types and "" not in names:
             _describe_scram(admin, names)
         return
-    if names:
+    if kind == "client-metrics":
+        # ConfigCommand lists the subscriptions (ListConfigResources) and describes those that exist
+        listed = [r.resource_name for r in admin.client.request(LIST_CONFIG_RESOURCES, {
+            "resource_types": [CLIENT_METRICS]}).config_resources]
+        if names and names[0] not in listed:
+            click.echo(f"The client-metric '{names[0]}' doesn't exist and doesn't have dynamic config.")
+            return
+        entities = [names[0]] if names else listed
+    elif names:
         entities = [names[0]]
     elif kind == "topics":
         entities = sorted(admin.metadata().topics)
@@ -203,12 +214,14 @@ def _describe(admin, types, names, describe_all) -> None:
 
 def _alter(admin, types, names, adds, deletes) -> None:
     kind, name = types[0], names[0]
-    if kind == "topics":
-        old = {e[0] for e in resource_configs(admin, kind, name, synonyms=False, describe_all=False)}
-        _invalid(deletes, old)
+    if kind in ("topics", "client-metrics"):
+        if kind == "topics":        # a client-metric's missing key deletes as a no-op (measured)
+            old = {e[0] for e in resource_configs(admin, kind, name, synonyms=False, describe_all=False)}
+            _invalid(deletes, old)
         from kproto.client.admin import AlterConfigOp, ConfigResource
         ops = [AlterConfigOp(k, "set", v) for k, v in adds.items()] + [AlterConfigOp(k, "delete") for k in deletes]
-        results = admin.incremental_alter_configs({ConfigResource(TOPIC, name): ops})
+        results = admin.incremental_alter_configs({ConfigResource(TOPIC if kind == "topics" else CLIENT_METRICS,
+                                                                  name): ops})
         _check(results)
     elif kind == "brokers":
         # ConfigCommand alters brokers with the legacy AlterConfigs: the whole dynamic set, old + new - deleted

@@ -102,15 +102,54 @@ def test_describe_log_dirs_through_kafka_python(broker):
         {"partition_index": 1, "partition_size": len(records), "offset_lag": 0, "is_future_key": False}]
 
 
+def in_log_dir(bootstrap: str, topic: str, partitions: int) -> None:
+    """Wait until DescribeLogDirs shows the topic's partitions: Kafka's broker creates a new
+    partition's log a moment after Metadata names it."""
+    def there() -> bool:
+        r = request_raw(bootstrap, P.describe_log_dirs.API.key, 4, {"topics": [
+            {"topic": topic, "partitions": list(range(partitions))}]})
+        return sum(len(t.partitions) for d in r.results for t in d.topics) == partitions
+    until(there, what=f"{topic}'s logs")
+
+
 def test_describe_log_dirs_of_named_partitions(broker):
     """A request naming partitions answers those only (a missing one is left out)."""
     topic = create(broker.bootstrap, Peer.unique("ldirs"), 2)
+    in_log_dir(broker.bootstrap, topic, 2)
     body = {"topics": [{"topic": topic, "partitions": [1, 7]}, {"topic": topic + "-none", "partitions": [0]}]}
     r = request_raw(broker.bootstrap, P.describe_log_dirs.API.key, 4, body)
     assert r.error_code == 0 and len(r.results) == 1
     assert [(t.name, [(p.partition_index, p.partition_size, p.offset_lag, p.is_future_key) for p in t.partitions])
             for t in r.results[0].topics] == [(topic, [(1, 0, 0, False)])]
 
+
+
+def test_alter_replica_log_dirs_on_one_log_dir(broker):
+    """ReplicaManager.alterReplicaLogDirs on a broker with one log dir: moving a replica to
+    the dir it is in succeeds and does nothing; another path is LOG_DIR_NOT_FOUND (checked
+    first), a partition the broker has not UNKNOWN_TOPIC_OR_PARTITION; a topic whose future
+    dir name would pass 255 characters INVALID_TOPIC_EXCEPTION. Partitions named twice: the last wins."""
+    topic = create(broker.bootstrap, Peer.unique("aldirs"), 2)
+    long_topic = create(broker.bootstrap, Peer.unique("l" * 236), 1)     # 245 characters
+    in_log_dir(broker.bootstrap, topic, 2)
+    here = request_raw(broker.bootstrap, P.describe_log_dirs.API.key, 4, {"topics": None}).results[0].log_dir
+    body = {"dirs": [
+        {"path": here + "-elsewhere", "topics": [{"name": topic, "partitions": [0, 1]},
+                                                 {"name": topic + "-none", "partitions": [0]}]},
+        {"path": here, "topics": [{"name": topic, "partitions": [1, 5]}, {"name": long_topic, "partitions": [0]},
+                                  {"name": topic + "-gone", "partitions": [3]}]}]}
+    for version in (1, 2):
+        r = request_raw(broker.bootstrap, P.alter_replica_log_dirs.API.key, version, body)
+        got = {(t.topic_name, p.partition_index, p.error_code) for t in r.results for p in t.partitions}
+        assert got == {(topic, 0, ErrorCode.LOG_DIR_NOT_FOUND), (topic, 1, 0),
+                       (topic, 5, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                       (topic + "-none", 0, ErrorCode.LOG_DIR_NOT_FOUND),
+                       (long_topic, 0, ErrorCode.INVALID_TOPIC_EXCEPTION),
+                       (topic + "-gone", 3, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
+        assert sorted(t.topic_name for t in r.results) == sorted([topic, topic + "-none", long_topic, topic + "-gone"])
+    # nothing moved: the partition is still there, in the same dir
+    after = request_raw(broker.bootstrap, P.describe_log_dirs.API.key, 4, {"topics": [{"topic": topic, "partitions": [1]}]})
+    assert [(d.log_dir, [t.name for t in d.topics]) for d in after.results] == [(here, [topic])]
 
 def end_offsets(bootstrap: str, topic: str, asks: list[tuple[int, int, int]]) -> list[tuple[int, int, int, int]]:
     """OffsetForLeaderEpoch v4 for (partition, current leader epoch, leader epoch) each:

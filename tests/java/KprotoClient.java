@@ -40,6 +40,15 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.DeleteShareGroupOffsetsResult;
+import org.apache.kafka.clients.admin.CreateDelegationTokenOptions;
+import org.apache.kafka.clients.admin.DescribeDelegationTokenOptions;
+import org.apache.kafka.clients.admin.ExpireDelegationTokenOptions;
+import org.apache.kafka.clients.admin.RenewDelegationTokenOptions;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.token.delegation.DelegationToken;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.GroupListing;
@@ -94,9 +103,10 @@ public final class KprotoClient {
                 case "admin": admin(a); break;
                 case "share": share(a); break;
                 case "shareadmin": shareAdmin(a); break;
+                case "tokens": tokens(a); break;
                 case "decode": decode(); break;
                 default:
-                    System.err.println("usage: KprotoClient produce|consume|txn|admin|share|shareadmin|decode key=value...");
+                    System.err.println("usage: KprotoClient produce|consume|txn|admin|share|shareadmin|tokens|decode key=value...");
                     System.exit(2);
             }
         } catch (Throwable t) {
@@ -252,6 +262,155 @@ public final class KprotoClient {
     }
 
     /** Create, describe, list offsets, delete records, delete: each answer as a line. */
+    static Admin saslAdmin(Map<String, String> a, String user, String password, boolean token) {
+        Properties p = common(a);
+        p.put("bootstrap.servers", a.get("sasl"));
+        p.put("security.protocol", "SASL_PLAINTEXT");
+        p.put("sasl.mechanism", "SCRAM-SHA-256");
+        p.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\""
+                + user + "\" password=\"" + password + "\"" + (token ? " tokenauth=\"true\"" : "") + ";");
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+        return Admin.create(p);
+    }
+
+    static String errorOf(Throwable t) {
+        Throwable c = t instanceof ExecutionException && t.getCause() != null ? t.getCause() : t;
+        return c.getClass().getSimpleName();
+    }
+
+    /** Kafka's broker learns credentials and tokens from its controller a moment after the answer:
+     *  ask again until the call works (the broker's answer is the event waited on). */
+    static Admin authenticated(Map<String, String> a, String user, String password, boolean token) throws Exception {
+        long end = System.nanoTime() + DEADLINE.toNanos();
+        while (true) {
+            Admin admin = saslAdmin(a, user, password, token);
+            try {
+                admin.describeCluster().nodes().get();
+                return admin;
+            } catch (ExecutionException e) {
+                admin.close();
+                if (System.nanoTime() > end) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    static String hmacText(DelegationToken t) {
+        return java.util.Base64.getEncoder().encodeToString(t.hmac());
+    }
+
+    /** Delegation tokens through the Admin API: SCRAM users, a token created, described,
+     *  renewed, used to authenticate, refused over PLAINTEXT and over the token's own
+     *  connection, expired; each outcome one event. */
+    static void tokens(Map<String, String> a) throws Exception {
+        Properties plain = common(a);
+        String pw = "secret-pw";
+        try (Admin admin = Admin.create(plain)) {
+            List<UserScramCredentialUpsertion> ups = new ArrayList<>();
+            for (String u : List.of("alice", "bob", "carol")) {
+                ups.add(new UserScramCredentialUpsertion(u, new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), pw));
+            }
+            admin.alterUserScramCredentials(new ArrayList<>(ups)).all().get();
+            try {
+                admin.createDelegationToken().delegationToken().get();
+                emit(obj("event", "plaintext_create").put("error", "none"));
+            } catch (ExecutionException e) {
+                emit(obj("event", "plaintext_create").put("error", errorOf(e)));
+            }
+        }
+        KafkaPrincipal bob = new KafkaPrincipal("User", "bob");
+        DelegationToken token;
+        try (Admin alice = authenticated(a, "alice", pw, false)) {
+            long before = System.currentTimeMillis();
+            try {
+                token = alice.createDelegationToken(new CreateDelegationTokenOptions()
+                        .renewers(List.of(bob)).maxLifetimeMs(3600000)).delegationToken().get();
+            } catch (ExecutionException e) {
+                emit(obj("event", "created").put("error", errorOf(e)));
+                return;
+            }
+            var info = token.tokenInfo();
+            emit(obj("event", "created").put("error", "none").put("owner", info.ownerAsString())
+                    .put("requester", info.tokenRequester().toString()).put("renewers", info.renewersAsString().toString())
+                    .put("max_minus_issue", info.maxTimestamp() - info.issueTimestamp())
+                    .put("expiry_is_max", info.expiryTimestamp() == info.maxTimestamp())
+                    .put("issued_now", info.issueTimestamp() >= before - 1000)
+                    .put("hmac_bytes", token.hmac().length).put("token_id_set", !info.tokenId().isEmpty()));
+            String id = info.tokenId();
+            long end = System.nanoTime() + DEADLINE.toNanos();
+            List<DelegationToken> all = List.of();
+            while (System.nanoTime() < end) {
+                all = alice.describeDelegationToken().delegationTokens().get();
+                if (all.stream().anyMatch(t -> t.tokenInfo().tokenId().equals(id))) {
+                    break;
+                }
+            }
+            emit(obj("event", "described").put("mine", all.stream().filter(t -> t.tokenInfo().tokenId().equals(id)
+                    && java.util.Arrays.equals(t.hmac(), token.hmac())).count()));
+            for (String owner : List.of("bob", "carol")) {
+                long n = alice.describeDelegationToken(new DescribeDelegationTokenOptions()
+                        .owners(List.of(new KafkaPrincipal("User", owner)))).delegationTokens().get()
+                        .stream().filter(t -> t.tokenInfo().tokenId().equals(id)).count();
+                emit(obj("event", "described_by_owner").put("owner", owner).put("count", n));
+            }
+            long renewedAt = System.currentTimeMillis();
+            long expiry = alice.renewDelegationToken(token.hmac(), new RenewDelegationTokenOptions()
+                    .renewTimePeriodMs(600000)).expiryTimestamp().get();
+            emit(obj("event", "renewed").put("in_period", expiry >= renewedAt + 600000 - 1000
+                    && expiry <= System.currentTimeMillis() + 600000));
+        }
+        try (Admin carol = authenticated(a, "carol", pw, false)) {
+            long n = carol.describeDelegationToken().delegationTokens().get().size();
+            emit(obj("event", "carol_describes").put("count", n));
+            try {
+                carol.renewDelegationToken(token.hmac()).expiryTimestamp().get();
+                emit(obj("event", "carol_renews").put("error", "none"));
+            } catch (ExecutionException e) {
+                emit(obj("event", "carol_renews").put("error", errorOf(e)));
+            }
+        }
+        try (Admin holder = authenticated(a, token.tokenInfo().tokenId(), hmacText(token), true)) {
+            emit(obj("event", "token_authenticated").put("nodes", holder.describeCluster().nodes().get().size()));
+            try {
+                holder.createDelegationToken().delegationToken().get();
+                emit(obj("event", "token_creates").put("error", "none"));
+            } catch (ExecutionException e) {
+                emit(obj("event", "token_creates").put("error", errorOf(e)));
+            }
+            try {
+                holder.describeDelegationToken().delegationTokens().get();
+                emit(obj("event", "token_describes").put("error", "none"));
+            } catch (ExecutionException e) {
+                emit(obj("event", "token_describes").put("error", errorOf(e)));
+            }
+        }
+        try (Admin bobAdmin = authenticated(a, "bob", pw, false)) {
+            bobAdmin.expireDelegationToken(token.hmac(), new ExpireDelegationTokenOptions().expiryTimePeriodMs(-1))
+                    .expiryTimestamp().get();
+            emit(obj("event", "expired_by_renewer").put("error", "none"));
+            long end = System.nanoTime() + DEADLINE.toNanos();
+            String error = "none";
+            while (System.nanoTime() < end) {
+                try {
+                    bobAdmin.renewDelegationToken(token.hmac()).expiryTimestamp().get();
+                } catch (ExecutionException e) {
+                    error = errorOf(e);
+                    break;
+                }
+            }
+            emit(obj("event", "renew_after_expiry").put("error", error));
+        }
+        try (Admin gone = saslAdmin(a, token.tokenInfo().tokenId(), hmacText(token), true)) {
+            gone.describeCluster().nodes().get();
+            emit(obj("event", "expired_token_auth").put("error", "none"));
+        } catch (ExecutionException e) {
+            emit(obj("event", "expired_token_auth").put("error", errorOf(e)));
+        }
+        emit(obj("event", "done"));
+    }
+
     static void admin(Map<String, String> a) throws Exception {
         Properties p = common(a);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "60000");

@@ -258,3 +258,40 @@ def loaded_txn_record(txn_id: str, state: TransactionState, pid: int = 1000, epo
         "transaction_partitions": [{"topic": t, "partition_ids": [p]} for t, p in partitions],
         "transaction_last_update_timestamp_ms": start, "transaction_start_timestamp_ms": start}})
     return transaction_log_key(txn_id), value
+
+
+# -- authorization rules, without a broker ---------------------------------------------------------
+
+class _AllowList:
+    def __init__(self, *allowed) -> None:
+        self.allowed_set = set(allowed)
+
+    def allowed(self, ctx, op, rtype, name) -> bool:
+        return (op, rtype, name) in self.allowed_set
+
+    def allowed_any(self, ctx, op, rtype) -> bool:
+        return False
+
+
+class _Broker:
+    def __init__(self, *allowed) -> None:
+        self.security = _AllowList(*allowed)
+
+
+def authorized_call(api, version: int, body: dict, *allowed, answer=None):
+    """An API's authorization rule (kproto.server.access.guarded) run on ``body`` for a
+    principal allowed exactly ``allowed`` ((operation, resource type, name) each): (the
+    answer, the bodies that reached the handler)."""
+    import asyncio
+
+    from construct import Container
+
+    from kproto.server.access import guarded
+    seen = []
+
+    async def handler(broker, header, b):
+        seen.append(b)
+        return answer(b) if answer else {"error_code": 0}
+    header = Container(request_api_key=api.API.key, request_api_version=version)
+    out = asyncio.run(guarded(_Broker(*allowed), header, Container(body), handler))
+    return out, seen

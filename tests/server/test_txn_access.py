@@ -6,43 +6,14 @@ principal without the right ACL gets, and that denied entries never reach the ha
 
 from __future__ import annotations
 
-import asyncio
-
 from construct import Container
 
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
-from kproto.server.access import guarded
+from tests.server.helpers import authorized_call as call
 
 E = ErrorCode
-
-
-class Security:
-    def __init__(self, *allowed) -> None:
-        self.allowed_set = set(allowed)
-
-    def allowed(self, ctx, op, rtype, name) -> bool:
-        return (op, rtype, name) in self.allowed_set
-
-    def allowed_any(self, ctx, op, rtype) -> bool:
-        return False
-
-
-class Broker:
-    def __init__(self, *allowed) -> None:
-        self.security = Security(*allowed)
-
-
-def call(api, version: int, body: dict, *allowed, answer=None):
-    seen = []
-
-    async def handler(broker, header, b):
-        seen.append(b)
-        return answer(b) if answer else {"error_code": 0}
-    header = Container(request_api_key=api.API.key, request_api_version=version)
-    out = asyncio.run(guarded(Broker(*allowed), header, Container(body), handler))
-    return out, seen
 
 
 def test_end_txn_needs_write_on_the_transactional_id():

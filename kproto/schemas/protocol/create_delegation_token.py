@@ -1,7 +1,7 @@
 """CreateDelegationToken (key 38): create a delegation token.
 
 Ledger: v0-3 supported; v2+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v1-3 (ApiSpec.served).
 
     v0   first version
     v1   same as v0
@@ -87,6 +87,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("CreateDelegationToken", key=38, min_version=0, max_version=3, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(1, 3))
 request = API.request
 response = API.response

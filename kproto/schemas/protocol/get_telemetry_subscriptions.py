@@ -1,13 +1,13 @@
 """GetTelemetrySubscriptions (key 71): which client metrics the broker wants (KIP-714).
 
-Ledger: v0 supported; flexible in every version.
+Ledger: v0 supported; flexible in every version; the broker answers v0 (ApiSpec.served).
 
     v0   client_instance_id (zero on first call); response subscription
-    not supported: nothing newer exists in Kafka 4.x's definitions.
+    not supported: nothing newer exists in Kafka 4.4's definitions.
 
-librdkafka >= 2.5 polls this every few seconds when it is advertised, then
-sends PushTelemetry (key 72); a broker without metrics support should not
-advertise it (KIP-714: the client then pushes metrics nobody reads). Defined here so captures decode.
+librdkafka >= 2.5 and kafka-clients 3.7+ ask this when it is advertised, then send
+PushTelemetry (key 72). Kafka advertises both only with a telemetry receiver plugin
+configured; kproto always, its receiver being kproto.server.telemetry.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
@@ -56,6 +56,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("GetTelemetrySubscriptions", key=71, min_version=0, max_version=0, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 0))
 request = API.request
 response = API.response

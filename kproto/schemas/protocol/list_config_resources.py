@@ -1,7 +1,7 @@
 """ListConfigResources (key 74): list config resources (client metrics subscriptions, groups, ...).
 
 Ledger: v0-1 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v0-1 (ApiSpec.served).
 
     v0   first version
     v1   request + resource_types; response + config_resources.resource_type
@@ -55,6 +55,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("ListConfigResources", key=74, min_version=0, max_version=1, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 1))
 request = API.request
 response = API.response

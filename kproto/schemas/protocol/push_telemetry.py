@@ -1,12 +1,13 @@
 """PushTelemetry (key 72): a client pushes its metrics (KIP-714).
 
-Ledger: v0 supported; flexible in every version.
+Ledger: v0 supported; flexible in every version; the broker answers v0 (ApiSpec.served).
 
     v0   client_instance_id, subscription_id, terminating, compression_type, metrics
-    not supported: v1 (same as v0; newer than any client tested here).
+    not supported: nothing newer exists in Kafka 4.4's definitions.
 
 metrics is an OpenTelemetry MetricsData protobuf, compressed with
-compression_type; kproto keeps it as raw bytes.
+compression_type; the codec keeps it as raw bytes, the broker decodes it
+(kproto.server.telemetry).
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
@@ -48,6 +49,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("PushTelemetry", key=72, min_version=0, max_version=0, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 0))
 request = API.request
 response = API.response

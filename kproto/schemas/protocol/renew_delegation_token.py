@@ -1,7 +1,7 @@
 """RenewDelegationToken (key 39): extend a delegation token's expiry.
 
 Ledger: v0-2 supported; v2+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v1-2 (ApiSpec.served).
 
     v0   first version
     v1   same as v0
@@ -48,6 +48,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("RenewDelegationToken", key=39, min_version=0, max_version=2, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(1, 2))
 request = API.request
 response = API.response

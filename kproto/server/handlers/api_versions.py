@@ -14,4 +14,6 @@ from kproto.server.handlers import handles
 
 @handles(P.api_versions, authorize=self_checked)
 async def api_versions(broker, ctx, body) -> dict:
+    if ctx.request_api_version >= 3:
+        ctx.connection.client_software = (body.client_software_name, body.client_software_version)
     return broker.api_versions_body(version=ctx.request_api_version)

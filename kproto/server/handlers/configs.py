@@ -23,13 +23,15 @@ from kproto.server.dynamic_config import (
     default_value,
 )
 from kproto.server.share.group_config import GROUP_CONFIGS, check_group_config, default as group_default
+from kproto.server import telemetry
 from kproto.topic_config import LogConfig
 from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import PerEntry
 from kproto.server.handlers import handles
 
-TOPIC, BROKER, GROUP = 2, 4, 32
+TOPIC, BROKER, CLIENT_METRICS, GROUP = 2, 4, 16, 32
 GROUP_CONFIG_SOURCE = 8        # DescribeConfigsResponse ConfigSource.GROUP_CONFIG
+CLIENT_METRICS_CONFIG_SOURCE = 7     # ConfigSource.CLIENT_METRICS_CONFIG
 CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
@@ -126,6 +128,9 @@ def _check_resource(broker, resource, *, altering: bool = False) -> None:
     elif resource.resource_type == GROUP:
         if not resource.resource_name:
             raise InvalidRequestError("Group name must not be empty")
+    elif resource.resource_type == CLIENT_METRICS:
+        if not resource.resource_name:
+            raise InvalidRequestError("Subscription name can't be empty")
     else:
         raise InvalidRequestError(f"Unsupported resource type {resource.resource_type}")
 
@@ -144,11 +149,28 @@ def _group_entries(broker, group_id: str, keys) -> list[dict]:
     return out
 
 
+def _client_metrics_entries(broker, name: str, keys, synonyms: bool) -> list[dict]:
+    """A client metrics subscription's configs: those set (CLIENT_METRICS_CONFIG, their
+    own synonym), the others at ClientMetricsConfigs' defaults."""
+    configs = broker.client_metrics.configs(name)
+    out = []
+    for key in telemetry.CONFIG_NAMES:
+        if keys is not None and key not in keys:
+            continue
+        source = CLIENT_METRICS_CONFIG_SOURCE if key in configs else DEFAULT_CONFIG
+        value = configs.get(key, telemetry.DEFAULTS[key])
+        chain = [{"name": key, "value": value, "source": source}] if synonyms and key in configs else []
+        out.append({"name": key, "value": value, "read_only": False,
+                    "config_source": source, "is_default": key not in configs, "is_sensitive": False,
+                    "synonyms": chain, "config_type": telemetry.CONFIG_TYPES[key], "documentation": None})
+    return out
+
+
 # Authorization (KafkaApis.handleDescribeConfigsRequest / handleAlterConfigsRequest): a topic
 # needs DESCRIBE_CONFIGS / ALTER_CONFIGS on it, a broker or broker logger (resource types 4, 8)
 # on the cluster, a group (32) on it; a denied one answers TOPIC_, CLUSTER_ or
 # GROUP_AUTHORIZATION_FAILED (KafkaApis.configsAuthorizationApiError).
-_CONFIG_RESOURCE = {TOPIC: R.TOPIC, BROKER: R.CLUSTER, 8: R.CLUSTER, GROUP: R.GROUP}
+_CONFIG_RESOURCE = {TOPIC: R.TOPIC, BROKER: R.CLUSTER, 8: R.CLUSTER, CLIENT_METRICS: R.CLUSTER, GROUP: R.GROUP}
 
 
 def _configs(response: str, operation: O, extra: dict) -> PerEntry:
@@ -177,6 +199,8 @@ async def describe_configs(broker, ctx, body) -> dict:
                                         defaults=defaults, cache=cache)
                    if r.resource_type == TOPIC
                    else _group_entries(broker, r.resource_name, keys) if r.resource_type == GROUP
+                   else _client_metrics_entries(broker, r.resource_name, keys, body.include_synonyms)
+                   if r.resource_type == CLIENT_METRICS
                    else _broker_entries(broker, r.resource_name, keys, body.include_synonyms))
         results.append(_result(r, configs=configs))
     return {"throttle_time_ms": 0, "results": results}
@@ -201,6 +225,12 @@ async def _apply(broker, resource, new_configs: dict, validate_only: bool) -> No
             broker.dynamic.check(per_broker, new_configs)
         else:
             await broker.reconfigure(broker.dynamic.replace(per_broker, new_configs))
+        return
+    if resource.resource_type == CLIENT_METRICS:
+        if validate_only:
+            telemetry.check_subscription(resource.resource_name, new_configs)
+        else:
+            broker.client_metrics.replace(resource.resource_name, new_configs)
         return
     if resource.resource_type == GROUP:
         for name, value in new_configs.items():
@@ -229,10 +259,12 @@ async def alter_configs(broker, ctx, body) -> dict:
 
 
 def _incremental(current: dict, op: int, name: str, value: str | None, *, broker_config: bool,
-                 group_config: bool = False) -> None:
+                 group_config: bool = False, client_metrics: bool = False) -> None:
     """ConfigAdminManager.prepareIncrementalConfigs: APPEND and SUBTRACT start from the
     stored value, else the config's Kafka default (not a broker-level one)."""
-    if group_config:
+    if client_metrics:       # ClientMetricsConfigs: metrics and match are LISTs; names checked on apply
+        is_list = name in (telemetry.METRICS, telemetry.MATCH)
+    elif group_config:
         if name not in GROUP_CONFIGS:
             raise InvalidConfigError(f"Unknown group config name: {name}")
         is_list = False
@@ -253,7 +285,8 @@ def _incremental(current: dict, op: int, name: str, value: str | None, *, broker
         if name in current:
             base = current[name]
         else:
-            base = default_value(name) if broker_config else LogConfig().to_props()[name]
+            base = (telemetry.DEFAULTS.get(name, "") if client_metrics else default_value(name) if broker_config
+                    else LogConfig().to_props()[name])
         items = [v for v in (base or "").split(",") if v]
         given = [v for v in (value or "").split(",") if v]
         items = items + [v for v in given if v not in items] if op == APPEND else [v for v in items if v not in given]
@@ -271,10 +304,11 @@ async def incremental_alter_configs(broker, ctx, body) -> dict:
             _check_entries(r.configs, incremental=True)
             current = (broker.logs.topic_overrides(r.resource_name) if r.resource_type == TOPIC
                        else broker.shares.group_configs.overrides(r.resource_name) if r.resource_type == GROUP
+                       else broker.client_metrics.configs(r.resource_name) if r.resource_type == CLIENT_METRICS
                        else dict(broker.dynamic.layer(r.resource_name != "")))
             for c in r.configs:
                 _incremental(current, c.config_operation, c.name, c.value, broker_config=r.resource_type == BROKER,
-                             group_config=r.resource_type == GROUP)
+                             group_config=r.resource_type == GROUP, client_metrics=r.resource_type == CLIENT_METRICS)
             await _apply(broker, r, current, body.validate_only)
             responses.append(_result(r))
         except KafkaError as e:

@@ -86,6 +86,10 @@ class GroupConfigs:
             except (ValueError, AttributeError, TypeError) as e:     # never fatal: logged, started without
                 log.error("%s: unreadable group configs, starting without them: %s", path, e)
 
+    def names(self) -> list[str]:
+        """Every group with an override, sorted."""
+        return sorted(self._configs)
+
     def overrides(self, group_id: str) -> dict[str, str]:
         return dict(self._configs.get(group_id, {}))
 
