@@ -111,6 +111,9 @@ class ConnectionInfo:
     closing: bool = False           # close once this response is written
     failed_authentication: bool = False   # and answer only after connection.failed.authentication.delay.ms
     fault: Any = None               # the fault plane's decision for the last request (server/fault_hook.py)
+    # mute the connection this long after the response (KIP-219): a quota's throttle
+    # (server/quotas.py) or the fault plane's
+    throttle_ms: int = 0
 
 
 INT_MAX = 2**31 - 1
@@ -428,8 +431,8 @@ class BrokerServer:
                         await self._write(writer, parts)
                 finally:
                     release_regions(parts)
-                if info.fault is not None:      # the fault plane: a bandwidth cap, a muted channel
-                    await _faulted(info.fault, parts)
+                if info.throttle_ms or info.fault is not None:     # a muted channel, a bandwidth cap
+                    await _muted(info, parts)
                 if info.closing:
                     return
                 info.busy = False
@@ -482,13 +485,14 @@ class BrokerServer:
         await writer.drain()
 
 
-async def _faulted(decision: Any, parts: Sequence[ResponsePart] | None) -> None:
-    """After a response: hold the connection as long as ``decision.bandwidth`` (bytes/s) takes
-    to carry it, and mute it for ``decision.throttle_ms`` (Kafka mutes a throttled channel
-    until the throttle time has passed, KIP-219)."""
-    wait = decision.throttle_ms / 1000
-    if decision.bandwidth and parts:
-        wait = max(wait, response_size(parts) / decision.bandwidth)
+async def _muted(info: ConnectionInfo, parts: Sequence[ResponsePart] | None) -> None:
+    """After a response: mute the connection for ``info.throttle_ms`` (Kafka mutes a throttled
+    channel until the throttle time has passed, KIP-219), and hold it as long as the fault
+    plane's bandwidth cap (bytes/s) takes to carry the response."""
+    wait = info.throttle_ms / 1000
+    bandwidth = getattr(info.fault, "bandwidth", None)
+    if bandwidth and parts:
+        wait = max(wait, response_size(parts) / bandwidth)
     if wait > 0:
         await asyncio.sleep(wait)
 
