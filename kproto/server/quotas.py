@@ -60,7 +60,7 @@ def entity_text(e: Entity) -> str:
 
 # --- AlterClientQuotas (ClientQuotaControlManager) -------------------------------------------
 
-def _valid_ip(name: str | None) -> bool:
+def valid_ip_entity(name: str | None) -> bool:
     """ClientQuotaControlManager.isValidIpEntity: an address or a resolvable name. Only
     literals and localhost here: kproto never resolves a name a client sends."""
     if name is None or name == "localhost":
@@ -79,7 +79,7 @@ def _keys_for(types: Mapping[str, str | None]) -> dict[str, str]:
         if USER in types or CLIENT_ID in types:
             raise InvalidRequestError("Invalid quota entity combination, IP entity shouldnot be combined with "
                                       "User or ClientId")      # Kafka's text, its missing space kept
-        if not _valid_ip(types[IP]):
+        if not valid_ip_entity(types[IP]):
             raise InvalidRequestError(f"{types[IP]} is not a valid IP or resolvable host.")
         return IP_QUOTA_KEYS
     if USER in types or CLIENT_ID in types:
