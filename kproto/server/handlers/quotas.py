@@ -33,7 +33,8 @@ async def describe_client_quotas(broker, ctx, body) -> dict:
         found = quotas.describe(broker.dynamic.client_quotas, body.components, body.strict)
     except KafkaError as e:         # ApiError.fromThrowable: the exception's message
         return {**error, "error_code": e.error_code, "error_message": str(e)}
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "entries": [
+    # error_message "": the schema's default, which Kafka's KRaft broker leaves as it is (measured)
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "entries": [
         {"entity": _entity_data(e), "values": [{"key": k, "value": v} for k, v in values.items()]}
         for e, values in found]}
 

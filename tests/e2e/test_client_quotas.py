@@ -1,0 +1,206 @@
+"""Client quotas on kproto's broker and Apache Kafka's, with the same expectations: what
+AlterClientQuotas refuses and says, what DescribeClientQuotas matches, and quotas
+enforced: a produce over producer_byte_rate answers the throttle time Kafka's Rate and
+QuotaUtils.throttleTime make, a librdkafka producer and consumer over their byte rates
+are told to back off (throttle_cb) and every byte still arrives."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kproto import protocol as P
+from kproto.client.transport import BrokerClient
+from kproto.framing import frame
+from tests.components import KAFKA, KPROTO, Peer
+from tests.e2e.test_broker_clients import create
+from tests.helpers import exchange_raw, until
+from tests.records.helpers import v2_batch
+
+pytestmark = pytest.mark.brokers(KPROTO, KAFKA)
+EXACT, DEFAULT, ANY = 0, 1, 2
+
+
+def alter(bootstrap: str, *entries: tuple[dict, dict], validate_only: bool = False) -> dict:
+    """AlterClientQuotas of (entity {type: name}, ops {key: value, None to remove}) entries;
+    -> {entity as sorted pairs: (error_code, error_message)} (Kafka answers in HashMap order)."""
+    body = {"validate_only": validate_only, "entries": [
+        {"entity": [{"entity_type": t, "entity_name": n} for t, n in entity.items()],
+         "ops": [{"key": k, "value": 0.0 if v is None else v, "remove": v is None} for k, v in ops.items()]}
+        for entity, ops in entries]}
+    with BrokerClient(bootstrap) as c:
+        r = c.request(P.alter_client_quotas.API.key, body)
+    return {tuple(sorted((d.entity_type, d.entity_name) for d in e.entity)): (e.error_code, e.error_message)
+            for e in r.entries}
+
+
+def describe(bootstrap: str, components: list[tuple[str, int, str | None]], strict: bool = False):
+    """DescribeClientQuotas; -> (error_code, error_message, {entity pairs: {key: value}} or None).
+    Kafka answers a success with error_message "" (the schema's default), not null."""
+    with BrokerClient(bootstrap) as c:
+        r = c.request(P.describe_client_quotas.API.key, {"strict": strict, "components": [
+            {"entity_type": t, "match_type": m, "match": n} for t, m, n in components]})
+    entries = None if r.entries is None else {
+        tuple(sorted((d.entity_type, d.entity_name) for d in e.entity)): {v.key: v.value for v in e["values"]}
+        for e in r.entries}
+    return r.error_code, r.error_message, entries
+
+
+def settled(bootstrap: str, components, expected: dict, strict: bool = False) -> None:
+    """Kafka's broker describes its metadata image, which follows the controller's commit: wait for it."""
+    until(lambda: describe(bootstrap, components, strict) == (0, "", expected), timeout=30,
+          what=f"DescribeClientQuotas {components} = {expected}")
+
+
+def test_alter_refuses_what_kafka_refuses(broker):
+    u = Peer.unique("u")
+    bad = 42     # INVALID_REQUEST
+    got = alter(broker.bootstrap,
+                ({"user": u}, {"producer_byte_rate": 1.5}),
+                ({"client-id": u}, {"bogus": 1.0}),
+                ({"user": u, "client-id": "zero"}, {"request_percentage": 0.0}),
+                ({"ip": "10.0.0.7"}, {"connection_creation_rate": 2.5}),
+                ({"ip": "10.0.0.8"}, {"producer_byte_rate": 10.0}),
+                ({"user": u, "ip": "10.0.0.9"}, {"producer_byte_rate": 10.0}),
+                ({"client-id": "big-" + u}, {"consumer_byte_rate": 1e19}),
+                ({"group": u}, {"producer_byte_rate": 10.0}),
+                ({"user": ""}, {"producer_byte_rate": 10.0}),
+                ({}, {"producer_byte_rate": 10.0}),
+                ({"client-id": "ok-" + u}, {"request_percentage": 25.5}))
+    assert got == {
+        (("user", u),): (bad, "producer_byte_rate cannot be a fractional value."),
+        (("client-id", u),): (bad, "Invalid configuration key bogus"),
+        (("client-id", "zero"), ("user", u)): (bad, "Quota request_percentage must be greater than 0"),
+        (("ip", "10.0.0.7"),): (bad, "connection_creation_rate cannot be a fractional value."),
+        (("ip", "10.0.0.8"),): (bad, "Invalid configuration key producer_byte_rate"),
+        (("ip", "10.0.0.9"), ("user", u)): (bad, "Invalid quota entity combination, IP entity shouldnot be "
+                                                 "combined with User or ClientId"),
+        (("client-id", "big-" + u),): (bad, "Proposed value for consumer_byte_rate is too large for a LONG."),
+        (("group", u),): (bad, "Unhandled client quota entity type: group"),
+        (("user", ""),): (bad, "Empty user not supported"),
+        (): (bad, "Invalid empty client quota entity"),
+        (("client-id", "ok-" + u),): (0, None),
+    }
+    settled(broker.bootstrap, [("client-id", EXACT, "ok-" + u)], {(("client-id", "ok-" + u),): {
+        "request_percentage": 25.5}})
+    # the same entity twice: Kafka applies the first and answers the second's error for both
+    dup = {"client-id": "dup-" + u}
+    assert alter(broker.bootstrap, (dup, {"producer_byte_rate": 10.0}), (dup, {"producer_byte_rate": 20.0})) == {
+        (("client-id", "dup-" + u),): (bad, f"Ignoring duplicate entity ClientQuotaEntity(entries={{client-id=dup-{u}}})")}
+    settled(broker.bootstrap, [("client-id", EXACT, "dup-" + u)], {(("client-id", "dup-" + u),): {
+        "producer_byte_rate": 10.0}})
+    # validate_only answers and keeps nothing; removing what is not set is no error
+    assert alter(broker.bootstrap, ({"client-id": "v-" + u}, {"producer_byte_rate": 10.0}), validate_only=True) \
+        == {(("client-id", "v-" + u),): (0, None)}
+    assert alter(broker.bootstrap, ({"client-id": "ok-" + u}, {"request_percentage": None, "consumer_byte_rate": None})) \
+        == {(("client-id", "ok-" + u),): (0, None)}
+    settled(broker.bootstrap, [("client-id", EXACT, "ok-" + u)], {})
+    assert describe(broker.bootstrap, [("client-id", EXACT, "v-" + u)]) == (0, "", {})
+
+
+@pytest.mark.parametrize("components, code, message", [
+    ([("", EXACT, "x")], 42, "Invalid empty entity type."),
+    ([("user", EXACT, "a"), ("user", ANY, None)], 42, "Entity type user cannot appear more than once in the filter."),
+    ([("group", EXACT, "x")], 35, "Unsupported entity type group"),
+    ([("user", EXACT, None)], 42, "Request specified MATCH_TYPE_EXACT, but set match string to null."),
+    ([("user", DEFAULT, "x")], 42, "Request specified MATCH_TYPE_DEFAULT, but also specified a match string."),
+    ([("user", ANY, "x")], 42, "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string."),
+    ([("user", 7, None)], 42, "Unknown match type 7"),
+    ([("ip", ANY, None), ("client-id", EXACT, "c")], 42, "Invalid entity filter component combination. IP filter "
+                                                          "component should not be used with user or clientId "
+                                                          "filter component."),
+])
+def test_describe_refuses_what_kafka_refuses(broker, components, code, message):
+    assert describe(broker.bootstrap, components) == (code, message, None)
+
+
+def test_describe_matches_exact_default_any_and_strict(broker):
+    u, c = Peer.unique("du"), Peer.unique("dc")
+    assert alter(broker.bootstrap, ({"user": u}, {"producer_byte_rate": 1e6}),
+                 ({"user": u, "client-id": c}, {"consumer_byte_rate": 2e6, "request_percentage": 50.0}),
+                 ({"user": u, "client-id": None}, {"producer_byte_rate": 3e6}),
+                 ({"client-id": c}, {"controller_mutation_rate": 4.0})) == {
+        (("user", u),): (0, None), (("client-id", c), ("user", u)): (0, None),
+        (("client-id", None), ("user", u)): (0, None), (("client-id", c),): (0, None)}
+    mine = {(("user", u),): {"producer_byte_rate": 1e6},
+            (("client-id", c), ("user", u)): {"consumer_byte_rate": 2e6, "request_percentage": 50.0},
+            (("client-id", None), ("user", u)): {"producer_byte_rate": 3e6}}
+    settled(broker.bootstrap, [("user", EXACT, u)], mine)
+    assert describe(broker.bootstrap, [("user", EXACT, u)], strict=True) == (0, "", {(("user", u),): mine[
+        (("user", u),)]})
+    # "any" is any entity of the type, its default included (ClientQuotasImage.matches)
+    assert describe(broker.bootstrap, [("user", EXACT, u), ("client-id", ANY, None)]) == (0, "", {
+        k: v for k, v in mine.items() if len(k) == 2})
+    assert describe(broker.bootstrap, [("user", EXACT, u), ("client-id", DEFAULT, None)], strict=True) == (0, "", {
+        (("client-id", None), ("user", u)): {"producer_byte_rate": 3e6}})
+    assert describe(broker.bootstrap, [("client-id", EXACT, c)], strict=True) == (0, "", {
+        (("client-id", c),): {"controller_mutation_rate": 4.0}})
+    assert describe(broker.bootstrap, [("client-id", EXACT, c), ("user", ANY, None)], strict=True) == (0, "", {
+        (("client-id", c), ("user", u)): {"consumer_byte_rate": 2e6, "request_percentage": 50.0}})
+
+
+def produce_frame(topic: str, client_id: str, value_size: int) -> bytes:
+    batch = v2_batch(0, [(int(time.time() * 1000), None, b"v" * value_size, [])])
+    body = {"transactional_id": None, "acks": -1, "timeout_ms": 10000,
+            "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}]}
+    return P.encode_request(P.produce.API.key, 9, 1, client_id, body)
+
+
+def test_produce_over_the_byte_rate_answers_kafkas_throttle_time(broker):
+    """The first request of a client over its quota: Kafka's Rate spans at least 10 windows of
+    1 s (quota.window.num - 1), so throttle_time_ms = round(bytes / rate * 1000 - 10000)."""
+    topic, client = Peer.unique("qt"), Peer.unique("qc")
+    create(broker.bootstrap, topic)
+    assert alter(broker.bootstrap, ({"client-id": client}, {"producer_byte_rate": 1000.0})) == {
+        (("client-id", client),): (0, None)}
+    settled(broker.bootstrap, [("client-id", EXACT, client)], {(("client-id", client),): {
+        "producer_byte_rate": 1000.0}})
+    request = produce_frame(topic, client, 10_200)
+    response = P.decode_response(P.produce.API.key, 9, exchange_raw(broker.bootstrap, frame(request)))[1]
+    assert response.responses[0].partition_responses[0].error_code == 0
+    assert response.throttle_time_ms == round(len(request) * 1000 / 1000.0 - 10_000) > 0
+    # another client id is not throttled
+    other = produce_frame(topic, Peer.unique("free"), 10_200)
+    assert P.decode_response(P.produce.API.key, 9, exchange_raw(broker.bootstrap, frame(other)))[1] \
+        .throttle_time_ms == 0
+
+
+def test_librdkafka_producer_and_consumer_are_throttled_and_lose_nothing(broker):
+    topic, client = Peer.unique("qp"), Peer.unique("qpc")
+    create(broker.bootstrap, topic)
+    assert alter(broker.bootstrap, ({"client-id": client}, {"producer_byte_rate": 2000.0,
+                                                            "consumer_byte_rate": 2000.0})) == {
+        (("client-id", client),): (0, None)}
+    settled(broker.bootstrap, [("client-id", EXACT, client)], {(("client-id", client),): {
+        "producer_byte_rate": 2000.0, "consumer_byte_rate": 2000.0}})
+    throttled: list[float] = []
+    # one record per batch: a batch larger than the quota lets through in its windows (20000 bytes)
+    # would never be fetched, by Kafka either (the first batch goes whole, is throttled, taken back)
+    p = Producer({"bootstrap.servers": broker.bootstrap, "client.id": client, "linger.ms": 50, "batch.size": 1200,
+                  "throttle_cb": lambda e: throttled.append(e.throttle_time)})
+    values = [b"%05d" % i + b"x" * 995 for i in range(24)]
+    errors = []
+    for v in values:
+        p.produce(topic, value=v, partition=0, on_delivery=lambda err, m: err and errors.append(err))
+    assert p.flush(60) == 0 and errors == []
+    until(lambda: p.poll(0.1) is not None and throttled, timeout=30, what="the producer's throttle callback")
+    assert max(throttled) > 0
+
+    consumed: list[bytes] = []
+    c_throttled: list[float] = []
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "client.id": client, "group.id": Peer.unique("qg"),
+                  "enable.auto.commit": False, "throttle_cb": lambda e: c_throttled.append(e.throttle_time)})
+    c.assign([TopicPartition(topic, 0, 0)])
+
+    def poll() -> bool:
+        m = c.poll(0.2)
+        if m is not None and not m.error():
+            consumed.append(m.value())
+        return len(consumed) >= len(values) and bool(c_throttled)
+    try:
+        until(poll, timeout=120, what="every record consumed and the consumer throttled")
+    finally:
+        c.close()
+    assert consumed == values and max(c_throttled) > 0
