@@ -204,3 +204,19 @@ def test_librdkafka_producer_and_consumer_are_throttled_and_lose_nothing(broker)
     finally:
         c.close()
     assert consumed == values and max(c_throttled) > 0
+
+
+def test_request_percentage_throttles_any_request_at_most_one_window(broker):
+    """request_percentage counts the time spent on each request (ClientRequestQuotaManager);
+    its throttle time is bounded by one quota window (1000 ms)."""
+    client = Peer.unique("rq")
+    assert alter(broker.bootstrap, ({"client-id": client}, {"request_percentage": 0.01})) == {
+        (("client-id", client),): (0, None)}
+    settled(broker.bootstrap, [("client-id", EXACT, client)], {(("client-id", client),): {
+        "request_percentage": 0.01}})
+    request = frame(P.encode_request(P.metadata.API.key, 12, 1, client, {
+        "topics": None, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}))
+
+    def throttle() -> int:
+        return P.decode_response(P.metadata.API.key, 12, exchange_raw(broker.bootstrap, request))[1].throttle_time_ms
+    assert 0 < until(throttle, timeout=120, what="a Metadata request throttled") <= 1000
