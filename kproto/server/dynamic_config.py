@@ -210,8 +210,10 @@ class DynamicBrokerConfig:
             self.client_quotas[e] = changes[e]
 
     def _save(self) -> None:
-        quotas = [{"entity": dict(e), "values": v} for e, v in sorted(self.client_quotas.items(), key=repr)]
-        doc = {"version": 0, "default": self.default, "broker": self.broker, "client_quotas": quotas}
+        doc: dict[str, Any] = {"version": 0, "default": self.default, "broker": self.broker}
+        if self.client_quotas:
+            doc["client_quotas"] = [{"entity": dict(e), "values": v}
+                                    for e, v in sorted(self.client_quotas.items(), key=repr)]
         ckpt.write_atomically(self.path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
     def set_client_quotas(self, changes: Mapping[Entity, Mapping[str, float]]) -> None:
