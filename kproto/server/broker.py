@@ -224,14 +224,14 @@ class Broker:
         if self.emulated is not None and not self._emulates(key, version):
             response = await fault_hook.error_response(key, version, body, None, ErrorCode.UNSUPPORTED_VERSION, run)
             return None if response is None else self.encode(key, version, header.correlation_id, response)
-        started = time.thread_time_ns()
+        started = time.thread_time_ns() if self.quotas.enabled() and key not in QUOTA_EXEMPT else None
         if self.faults:     # the fault plane (server/faults.py): only while rules are set
             response = await fault_hook.handle(self.faults, header, body, conn, run)
         else:
             response = await self.dispatch(api, ctx, body)
         if sec is not None and sec.extra.get("close"):     # a failed SASL handshake or authentication
             conn.closing = conn.failed_authentication = True
-        if self.quotas.enabled() and key not in QUOTA_EXEMPT:
+        if started is not None:
             return self._throttled(ctx, len(frame), response, time.thread_time_ns() - started)
         if response is None:
             return None

@@ -279,13 +279,19 @@ class ClientQuotaManager:
         self.max_throttle_ms = max_throttle_ms      # ClientRequestQuotaManager bounds it to one window
         self.sensors: dict[tuple[str, str], Rate] = {}
         self._next_expiry = 0
+        self._enabled = False
+        self.refresh()
+
+    def refresh(self) -> None:
+        """The quotas changed (quotasEnabled is asked on every request: kept, not scanned)."""
+        self._enabled = any(self.key in v for v in self.quotas.values())
 
     def _bound(self, e: Entity) -> float | None:
         return self.quotas.get(e, {}).get(self.key)
 
     def enabled(self) -> bool:
         """quotasEnabled: some entity sets this key."""
-        return any(self.key in v for v in self.quotas.values())
+        return self._enabled
 
     def tags(self, user: str, client_id: str) -> tuple[str, str]:
         """DefaultQuotaCallback.quotaMetricTags: whose sensor this request counts in."""
@@ -370,3 +376,8 @@ class ClientQuotas:
 
     def enabled(self) -> bool:
         return self.produce.enabled() or self.fetch.enabled() or self.request.enabled()
+
+    def refresh(self) -> None:
+        """Call after the stored quotas changed."""
+        for m in (self.produce, self.fetch, self.request):
+            m.refresh()

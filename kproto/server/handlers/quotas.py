@@ -53,6 +53,7 @@ async def alter_client_quotas(broker, ctx, body) -> dict:
     results, changes = quotas.alter(broker.dynamic.client_quotas, alterations)
     if changes and not body.validate_only:
         broker.dynamic.set_client_quotas(changes)
+        broker.quotas.refresh()
     return {"throttle_time_ms": 0, "entries": [
         {"error_code": code, "error_message": message, "entity": _entity_data(e)}
         for e, (code, message) in results.items()]}
