@@ -254,7 +254,8 @@ class Broker:
                 throttle = max(throttle, q.request.record(user, client, percent, now))
         elif key == FETCH:
             parts = self.encode(key, version, ctx.correlation_id, response)
-            size = response_size(parts) - (4 if protocol.response_header_version(key, version) == 0 else 5)
+            # FetchResponse.sizeOf: 4 + the body's size
+            size = response_size(parts) - (4 if protocol.response_header_version(key, version) == 0 else 5) + 4
             throttle = max(q.request.record(user, client, percent, now), q.fetch.record(user, client, size, now))
             if throttle:
                 q.fetch.unrecord(user, client, size, now)

@@ -259,3 +259,33 @@ def test_controller_mutation_rate_throttles_create_topics(broker):
             {"name": Peer.unique("mt"), "num_partitions": 30, "replication_factor": 1, "assignments": [],
              "configs": []}]}, version=7).topics[0].error_code for _ in range(2)]
     assert codes == [0, 89]      # THROTTLING_QUOTA_EXCEEDED
+
+
+def test_a_fetch_over_consumer_byte_rate_answers_no_partitions(broker):
+    """A batch larger than the quota lets through in its windows is still sent whole (KIP-74),
+    so that Fetch goes over consumer_byte_rate: Kafka answers it with no partitions, takes its
+    bytes back and answers the throttle time; a Fetch under the quota is answered."""
+    topic, client = Peer.unique("qf"), Peer.unique("qfc")
+    create(broker.bootstrap, topic)
+    request = frame(produce_frame(topic, Peer.unique("w"), 3000))
+    # Kafka's broker learns it leads the new partition a moment after CreateTopics answered
+    until(lambda: P.decode_response(P.produce.API.key, 9, exchange_raw(broker.bootstrap, request))[1]
+          .responses[0].partition_responses[0].error_code == 0, what="the batch appended")
+    assert alter(broker.bootstrap, ({"client-id": client}, {"consumer_byte_rate": 100.0})) == {
+        (("client-id", client),): (0, None)}
+    settled(broker.bootstrap, [("client-id", EXACT, client)], {(("client-id", client),): {
+        "consumer_byte_rate": 100.0}})
+
+    def fetch(offset: int, client_id: str = client):
+        body = {"max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0,
+                "session_epoch": -1, "topics": [{"topic": topic, "partitions": [
+                    {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}]}]}
+        reply = exchange_raw(broker.bootstrap, frame(P.encode_request(P.fetch.API.key, 12, 1, client_id, body)))
+        return P.decode_response(P.fetch.API.key, 12, reply)[1], len(reply)
+    _, whole = fetch(0, Peer.unique("free"))          # the answer a client without quota gets
+    size = whole - 5 + 4        # FetchResponse.sizeOf: 4 + the body (after the 5-byte v1 response header)
+    throttled, _ = fetch(0)
+    assert (throttled.error_code, throttled.responses) == (0, [])
+    assert throttled.throttle_time_ms == round(size * 1000 / 100 - 10_000) > 0
+    empty, _ = fetch(1)          # nothing past the batch: a small answer, within the quota (the big one was taken back)
+    assert empty.throttle_time_ms == 0 and empty.responses[0].partitions[0].records in (b"", None)
