@@ -99,7 +99,8 @@ class Broker:
         self.faults = FaultPlan()       # empty: no fault, no cost but one truth test per request
         # the quotas AlterClientQuotas stored (kept with the dynamic configs), enforced per request
         self.quotas = ClientQuotas(self.dynamic.client_quotas, self.config["quota.window.num"],
-                                   self.config["quota.window.size.seconds"])
+                                   self.config["quota.window.size.seconds"], self.config["controller.quota.window.num"],
+                                   self.config["controller.quota.window.size.seconds"])
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
                                    on_connect=self.security.on_connect, faults=self.faults)
 

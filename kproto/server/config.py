@@ -106,6 +106,8 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     # client quotas' rate windows (QuotaConfig; kproto/server/quotas.py)
     "quota.window.num": (11, int),
     "quota.window.size.seconds": (1, int),
+    "controller.quota.window.num": (11, int),
+    "controller.quota.window.size.seconds": (1, int),
     # Kafka's dynamic broker configs kproto has no use for: accepted, stored and
     # described with Kafka's defaults (DynamicBrokerConfig.AllDynamicConfigs).
     "num.io.threads": (8, int),
@@ -161,6 +163,8 @@ BROKER_MINIMUMS: dict[str, int] = {
     "group.consumer.max.size": 1,
     "quota.window.num": 1,
     "quota.window.size.seconds": 1,
+    "controller.quota.window.num": 1,
+    "controller.quota.window.size.seconds": 1,
 }
 
 

@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from kproto.errors import ErrorCode, InvalidRequestError, UnsupportedVersionError
+from kproto.errors import ErrorCode, InvalidRequestError, KafkaError, UnsupportedVersionError
 
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
 PRODUCER_BYTE_RATE, CONSUMER_BYTE_RATE = "producer_byte_rate", "consumer_byte_rate"
@@ -361,6 +361,89 @@ class ClientQuotaManager:
         return math.inf if bound is None else bound * (self.samples - 1) * self.window_ms / 1000
 
 
+class TokenBucket:
+    """Kafka's TokenBucket (metrics.stats.TokenBucket, KIP-599): ``quota`` tokens a second up to
+    a burst of samples * window seconds * quota; a mutation takes its partitions' worth and
+    may leave it negative. Kafka's starts empty at time 0, so its first refill fills it."""
+
+    __slots__ = ("tokens", "last_ms")
+
+    def __init__(self) -> None:
+        self.tokens, self.last_ms = 0.0, 0
+
+    def measure(self, quota: float, burst: float, now: int) -> float:
+        self.tokens = min(burst, self.tokens + quota * (now - self.last_ms) / 1000)
+        self.last_ms = now
+        return self.tokens
+
+    def record(self, value: float, quota: float, burst: float, now: int) -> None:
+        self.tokens = min(burst, self.measure(quota, burst, now) - value)
+
+    def last_event_ms(self) -> float:
+        return self.last_ms
+
+
+class ThrottlingQuotaExceeded(KafkaError):
+    """A strict controller mutation quota refused a topic; answered without a message, as
+    ApiError.fromThrowable drops Kafka's default one."""
+
+    error_code = ErrorCode.THROTTLING_QUOTA_EXCEEDED
+
+
+class ControllerMutationQuotaManager(ClientQuotaManager):
+    """controller_mutation_rate (ControllerMutationQuotaManager): partitions created or deleted,
+    in a TokenBucket per (user, client-id) tags, resolved as the other quotas."""
+
+    def __init__(self, quotas: Mapping[Entity, Mapping[str, float]], samples: int, window_s: int) -> None:
+        super().__init__(CONTROLLER_MUTATION_RATE, quotas, samples, window_s)
+        self.buckets: dict[tuple[str, str], TokenBucket] = {}
+
+    def quota_for(self, user: str, client_id: str, strict: bool) -> "MutationQuota":
+        """newStrictQuotaFor / newPermissiveQuotaFor (strict from the API version Kafka names)."""
+        return MutationQuota(self, user, client_id, strict)
+
+    def _bucket(self, tags: tuple[str, str], now: int) -> TokenBucket:
+        if now >= self._next_expiry:
+            self._next_expiry = now + SENSOR_EXPIRY_MS // 4
+            for t in [t for t, b in self.buckets.items() if now - b.last_event_ms() >= SENSOR_EXPIRY_MS]:
+                del self.buckets[t]
+        return self.buckets.setdefault(tags, TokenBucket())
+
+
+class MutationQuota:
+    """One request's ControllerMutationQuota: a strict one refuses each topic once the bucket is
+    below zero (StrictControllerMutationQuota: checkQuotas, then record), a permissive one
+    records and only answers a throttle time; the throttle time is -tokens / quota seconds
+    (ControllerMutationQuotaManager.throttleTimeMs), less the time since it was measured."""
+
+    def __init__(self, manager: ControllerMutationQuotaManager, user: str, client_id: str, strict: bool) -> None:
+        self.manager, self.strict = manager, strict
+        self.tags = manager.tags(user, client_id) if manager.enabled() else None
+        self._throttle_ms, self._at = 0, 0
+
+    def apply(self, permits: int, now: int) -> None:
+        """Take ``permits`` partitions' worth; ThrottlingQuotaExceeded if a strict quota refuses."""
+        bound = None if self.tags is None else self.manager.limit(self.tags)
+        if bound is None:
+            return
+        burst = self.manager.samples * self.manager.window_ms / 1000 * bound
+        bucket = self.manager._bucket(self.tags, now)
+        if self.strict:
+            tokens = bucket.measure(bound, burst, now)
+            if tokens < 0:
+                self._throttle_ms, self._at = java_round(-tokens / bound * 1000), now
+                raise ThrottlingQuotaExceeded()
+            bucket.record(permits, bound, burst, now)
+        else:
+            bucket.record(permits, bound, burst, now)
+            tokens = bucket.measure(bound, burst, now)
+            if tokens < 0:
+                self._throttle_ms, self._at = java_round(-tokens / bound * 1000), now
+
+    def throttle_time_ms(self, now: int) -> int:
+        return max(0, self._throttle_ms - (now - self._at))
+
+
 # ClientRequestQuotaManager.NanosToPercentagePerSecond
 NANOS_TO_PERCENTAGE = 100.0 / 1e9
 
@@ -368,7 +451,9 @@ NANOS_TO_PERCENTAGE = 100.0 / 1e9
 class ClientQuotas:
     """The broker's quota managers over its stored entities (Kafka's QuotaManagers)."""
 
-    def __init__(self, quotas: Mapping[Entity, Mapping[str, float]], samples: int = 11, window_s: int = 1) -> None:
+    def __init__(self, quotas: Mapping[Entity, Mapping[str, float]], samples: int = 11, window_s: int = 1,
+                 mutation_samples: int = 11, mutation_window_s: int = 1) -> None:
+        self.mutation = ControllerMutationQuotaManager(quotas, mutation_samples, mutation_window_s)
         self.produce = ClientQuotaManager(PRODUCER_BYTE_RATE, quotas, samples, window_s)
         self.fetch = ClientQuotaManager(CONSUMER_BYTE_RATE, quotas, samples, window_s)
         self.request = ClientQuotaManager(REQUEST_PERCENTAGE, quotas, samples, window_s,
@@ -379,5 +464,5 @@ class ClientQuotas:
 
     def refresh(self) -> None:
         """Call after the stored quotas changed."""
-        for m in (self.produce, self.fetch, self.request):
+        for m in (self.produce, self.fetch, self.request, self.mutation):
             m.refresh()

@@ -226,7 +226,6 @@ def test_request_percentage_throttles_any_request_at_most_one_window(broker):
 # README "What differs from Kafka": kept on purpose, asserted as kproto's, a strict xfail on Kafka's side.
 RESOLVES_NAMES = "Kafka accepts an ip entity named by any host name it can resolve; kproto resolves no name a client sends"
 ACCEPTS_NAN = "Kafka's check is value <= 0.0, which NaN passes"
-ENFORCES_MUTATIONS = "Kafka enforces controller_mutation_rate on CreateTopics; kproto stores it only"
 
 
 @pytest.mark.differs(KAFKA, RESOLVES_NAMES)
@@ -247,18 +246,27 @@ def test_a_nan_quota_is_refused(broker):
         (("client-id", client),): (42, "Quota request_percentage must be greater than 0")}
 
 
-@pytest.mark.differs(KPROTO, ENFORCES_MUTATIONS)
-def test_controller_mutation_rate_throttles_create_topics(broker):
+def test_controller_mutation_rate_throttles_topic_mutations(broker):
+    """ControllerMutationQuotaManager: a TokenBucket of controller_mutation_rate partitions a second,
+    11 s of them at most; a strict request (CreateTopics v6+, CreatePartitions v3+, DeleteTopics
+    v5+) is refused topic by topic once it is below zero, and told how long to wait."""
     client = Peer.unique("mut")
     assert alter(broker.bootstrap, ({"client-id": client}, {"controller_mutation_rate": 1.0})) == {
         (("client-id", client),): (0, None)}
     settled(broker.bootstrap, [("client-id", EXACT, client)], {(("client-id", client),): {
         "controller_mutation_rate": 1.0}})
+    names = [Peer.unique("mt") for _ in range(3)]
     with BrokerClient(broker.bootstrap, client_id=client) as c:
-        codes = [c.request(P.create_topics.API.key, {"timeout_ms": 10000, "validate_only": False, "topics": [
-            {"name": Peer.unique("mt"), "num_partitions": 30, "replication_factor": 1, "assignments": [],
-             "configs": []}]}, version=7).topics[0].error_code for _ in range(2)]
-    assert codes == [0, 89]      # THROTTLING_QUOTA_EXCEEDED
+        def create_topics(*names: str):
+            return c.request(P.create_topics.API.key, {"timeout_ms": 10000, "validate_only": False, "topics": [
+                {"name": n, "num_partitions": 30, "replication_factor": 1, "assignments": [], "configs": []}
+                for n in names]}, version=7)
+        first = create_topics(names[0])        # 11 tokens: taken, the bucket at -19
+        assert ([(t.error_code, t.error_message) for t in first.topics], first.throttle_time_ms) == ([(0, None)], 0)
+        second = create_topics(*names[1:])     # below zero: each topic refused
+        assert [(t.name, t.error_code, t.error_message) for t in second.topics] == [
+            (n, 89, None) for n in names[1:]]      # THROTTLING_QUOTA_EXCEEDED
+        assert 0 < second.throttle_time_ms <= 19_000
 
 
 def test_a_fetch_over_consumer_byte_rate_answers_no_partitions(broker):
