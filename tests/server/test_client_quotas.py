@@ -12,7 +12,9 @@ import pytest
 from kproto import protocol as P
 from kproto.client.transport import BrokerClient
 from kproto.server.dynamic_config import DYNAMIC_CONFIGS_FILE
-from kproto.server.quotas import ClientQuotaManager, Rate, entity
+from kproto.server.quotas import (
+    ClientQuotaManager, ControllerMutationQuotaManager, Rate, ThrottlingQuotaExceeded, entity,
+)
 from kproto.testing import broker as kproto_broker
 
 
@@ -97,3 +99,22 @@ def test_quotas_survive_a_restart_beside_the_dynamic_configs(tmp_path, caplog):
                        (("ip", "::1"),): {"connection_creation_rate": 7.0}}
         assert "client quota ClientQuotaEntity(entries={client-id=x}) in" in b.log_text() and \
             "is ignored: Quota producer_byte_rate must be greater than 0" in b.log_text()
+
+
+def test_mutation_quota_is_kafkas_token_bucket():
+    """ControllerMutationQuotaManager: 2 partitions a second, a burst of 11 s of them (22); the
+    bucket starts full (Kafka's is empty at the epoch), a strict quota refuses below zero."""
+    t = 1_700_000_000_000
+    m = ControllerMutationQuotaManager({entity([("client-id", "c")]): {"controller_mutation_rate": 2.0}},
+                                       samples=11, window_s=1)
+    strict = m.quota_for("u", "c", strict=True)
+    strict.apply(30, t)                                  # 22 - 30 = -8
+    assert strict.throttle_time_ms(t) == 0
+    with pytest.raises(ThrottlingQuotaExceeded):
+        strict.apply(1, t)
+    assert strict.throttle_time_ms(t) == 4000 and strict.throttle_time_ms(t + 1500) == 2500
+    m.quota_for("u", "c", strict=True).apply(1, t + 4000)          # back at 0: taken, -1
+    permissive = m.quota_for("u", "c", strict=False)
+    permissive.apply(3, t + 4000)                                   # -4: allowed, throttled 2 s
+    assert permissive.throttle_time_ms(t + 4000) == 2000
+    m.quota_for("u", "other", strict=True).apply(10**6, t)          # no quota for that client
