@@ -102,7 +102,8 @@ class Broker:
                                    self.config["quota.window.size.seconds"], self.config["controller.quota.window.num"],
                                    self.config["controller.quota.window.size.seconds"])
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
-                                   on_connect=self.security.on_connect, faults=self.faults)
+                                   on_connect=self.security.on_connect, faults=self.faults,
+                                   connection_throttle=lambda host: self.quotas.connections.record(host, now_ms()))
 
     # -- lifecycle -------------------------------------------------------------------------
 

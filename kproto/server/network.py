@@ -251,8 +251,12 @@ class BrokerServer:
     """One acceptor, one task per connection."""
 
     def __init__(self, handler: Handler, *, limits: Limits | None = None,
-                 on_connect: Callable[..., Any] | None = None, faults: Any = None) -> None:
+                 on_connect: Callable[..., Any] | None = None, faults: Any = None,
+                 connection_throttle: Callable[[str], int] | None = None) -> None:
         self.handler = handler
+        # client address -> ms to hold a new connection unread before closing it (0: serve it);
+        # the ip quotas' connection_creation_rate (server/quotas.py)
+        self.connection_throttle = connection_throttle
         self.faults = faults            # a server.faults.FaultPlan: refused connections, throttles, bandwidth
         self.on_connect = on_connect    # (listener, peer host, ssl object) -> ConnectionInfo.security
         self.limits = limits or Limits()
@@ -395,6 +399,12 @@ class BrokerServer:
             writer.transport.abort()    # the fault plane refuses new connections for a while
             return
         if not await self._admit(host):
+            writer.transport.abort()
+            return
+        throttle = self.connection_throttle(host) if self.connection_throttle is not None else 0
+        if throttle:        # Kafka's Acceptor: ConnectionThrottledException, a DelayedCloseSocket
+            log.debug("closing a connection from %s in %d ms: connection_creation_rate", host, throttle)
+            await asyncio.sleep(throttle / 1000)
             writer.transport.abort()
             return
         self._connections.add(task)

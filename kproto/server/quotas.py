@@ -18,7 +18,9 @@ entity's (user, client-id) pair names the sensor whose Rate (SampledStat over
 or time. A value that takes the rate over the bound is still recorded, and answers a
 throttle time QuotaUtils.throttleTime computes: (rate - bound) / bound * the rate's
 window. The broker answers that time in ``throttle_time_ms`` and mutes the connection
-for it after the response (KIP-219; server/network.py). No I/O here.
+for it after the response (KIP-219; server/network.py). ``controller_mutation_rate`` is
+a TokenBucket of partitions (ControllerMutationQuotaManager) and ``connection_creation_rate``
+a Rate of connections per client address (SocketServer's ConnectionQuotas). No I/O here.
 """
 
 from __future__ import annotations
@@ -444,6 +446,58 @@ class MutationQuota:
         return max(0, self._throttle_ms - (now - self._at))
 
 
+def _address(name: str) -> str:
+    """An ip entity's name as the peer address it is compared with (Kafka: InetAddress equality)."""
+    if name == "localhost":
+        return "127.0.0.1"
+    import ipaddress
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        return name
+
+
+class ConnectionQuotas:
+    """connection_creation_rate per client address (SocketServer's ConnectionQuotas.
+    recordIpConnectionMaybeThrottle): each new connection counts 1 in its address's Rate; one
+    over the quota is taken back and answers a throttle time bounded by one window, for which
+    Kafka's acceptor holds the socket unread before closing it."""
+
+    def __init__(self, quotas: Mapping[Entity, Mapping[str, float]], samples: int, window_s: int) -> None:
+        self.quotas, self.samples, self.window_ms = quotas, samples, window_s * 1000
+        self.rates: dict[str, Rate] = {}
+        self.per_ip: dict[str, float] = {}
+        self.default: float | None = None
+        self._next_expiry = 0
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.per_ip, self.default = {}, None
+        for e, values in self.quotas.items():
+            if len(e) == 1 and e[0][0] == IP and CONNECTION_CREATION_RATE in values:
+                if e[0][1] is None:
+                    self.default = values[CONNECTION_CREATION_RATE]
+                else:
+                    self.per_ip[_address(e[0][1])] = values[CONNECTION_CREATION_RATE]
+
+    def record(self, host: str, now: int) -> int:
+        """A connection from ``host``: 0 to accept it, else the ms to hold it before closing it."""
+        bound = self.per_ip.get(_address(host), self.default) if (self.per_ip or self.default) else None
+        if bound is None:
+            return 0
+        if now >= self._next_expiry:
+            self._next_expiry = now + SENSOR_EXPIRY_MS // 4
+            for h in [h for h, r in self.rates.items() if now - r.last_event_ms() >= SENSOR_EXPIRY_MS]:
+                del self.rates[h]
+        rate = self.rates.setdefault(host, Rate(self.samples, self.window_ms))
+        rate.record(1.0, now)
+        measured = rate.measure(now)
+        if measured <= bound:
+            return 0
+        rate.record(-1.0, now)
+        return min(java_round((measured - bound) / bound * rate.window_size_ms(now)), self.window_ms)
+
+
 # ClientRequestQuotaManager.NanosToPercentagePerSecond
 NANOS_TO_PERCENTAGE = 100.0 / 1e9
 
@@ -458,11 +512,12 @@ class ClientQuotas:
         self.fetch = ClientQuotaManager(CONSUMER_BYTE_RATE, quotas, samples, window_s)
         self.request = ClientQuotaManager(REQUEST_PERCENTAGE, quotas, samples, window_s,
                                           max_throttle_ms=window_s * 1000)
+        self.connections = ConnectionQuotas(quotas, samples, window_s)
 
     def enabled(self) -> bool:
         return self.produce.enabled() or self.fetch.enabled() or self.request.enabled()
 
     def refresh(self) -> None:
         """Call after the stored quotas changed."""
-        for m in (self.produce, self.fetch, self.request, self.mutation):
+        for m in (self.produce, self.fetch, self.request, self.mutation, self.connections):
             m.refresh()

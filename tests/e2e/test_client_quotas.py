@@ -297,3 +297,32 @@ def test_a_fetch_over_consumer_byte_rate_answers_no_partitions(broker):
     assert throttled.throttle_time_ms == round(size * 1000 / 100 - 10_000) > 0
     empty, _ = fetch(1)          # nothing past the batch: a small answer, within the quota (the big one was taken back)
     assert empty.throttle_time_ms == 0 and empty.responses[0].partitions[0].records in (b"", None)
+
+
+def api_versions_from(bootstrap: str, source: str) -> bytes:
+    """An ApiVersions v0 on a new connection from ``source``: the response's bytes, or b"" if the
+    broker closed the connection without answering."""
+    host, port = bootstrap.split(":")
+    with socket.socket() as s:
+        s.bind((source, 0))
+        s.settimeout(30)
+        s.connect((host, int(port)))
+        s.sendall(frame(P.encode_request(P.api_versions.API.key, 0, 7, "conn", {})))
+        try:
+            return s.recv(1 << 16)
+        except ConnectionResetError:
+            return b""
+
+
+def test_connection_creation_rate_closes_a_connection_over_it(broker):
+    """SocketServer's ConnectionQuotas: the address's 11th connection at 1 a second goes over
+    (the Rate spans at least 10 s): it is held unanswered and closed; the first 10 are served.
+    From 127.0.0.2, so no other test's connections count."""
+    ip = "127.0.0.2"
+    assert alter(broker.bootstrap, ({"ip": ip}, {"connection_creation_rate": 1.0})) == {(("ip", ip),): (0, None)}
+    try:
+        settled(broker.bootstrap, [("ip", EXACT, ip)], {(("ip", ip),): {"connection_creation_rate": 1.0}})
+        answers = [api_versions_from(broker.bootstrap, ip) for _ in range(11)]
+        assert all(answers[:10]) and answers[10] == b""
+    finally:
+        alter(broker.bootstrap, ({"ip": ip}, {"connection_creation_rate": None}))
