@@ -10,6 +10,12 @@ input: an unknown API key or a body that does not parse closes the
 connection; ApiVersions at a version we do not speak gets error 35 (KIP-511);
 other APIs outside their advertised range close the connection.
 
+Client quotas (server/quotas.py) are applied after the handler, as KafkaApis
+does: Produce's request bytes and Fetch's response bytes against the byte
+rates, every request's handling time against request_percentage; a throttled
+Fetch answers no partitions. The response carries ``throttle_time_ms`` and the
+connection is muted that long once it is sent (KIP-219).
+
 Handlers run on the event-loop thread; Produce's appends take ``append_lock``,
 which every other appender (the group and transaction coordinators) takes too,
 so appends never interleave; large ones, and those that may fsync, run in a
@@ -21,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -42,10 +49,11 @@ from kproto.server.faults import FaultPlan
 from kproto.server.handlers import Api, RequestContext
 from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart,
-    release_regions,
+    release_regions, response_size,
 )
 from kproto.security.errors import IllegalSaslStateError
 from kproto.server.producer_state import ProducerIdManager
+from kproto.server.quotas import NANOS_TO_PERCENTAGE, ClientQuotas
 from kproto.security.principal import ANONYMOUS
 from kproto.server.security_service import SecurityService
 from kproto.server.telemetry import ClientMetricsManager
@@ -59,6 +67,9 @@ RECORDS_RESPONSES = frozenset(k for k, spec in protocol.API_KEYS.items()
                               if carries(spec.response_schema, RECORDS))
 
 API_VERSIONS = protocol.api_versions.API.key
+PRODUCE, FETCH = protocol.produce.API.key, protocol.fetch.API.key
+# Answered before authentication, outside KafkaApis' quotas
+QUOTA_EXEMPT = frozenset({protocol.sasl_handshake.API.key, protocol.sasl_authenticate.API.key})
 
 
 class Broker:
@@ -98,8 +109,13 @@ class Broker:
         self.security = SecurityService(self.config.values, data_dir, host, port)
         self.client_metrics = ClientMetricsManager(data_dir, self.config["telemetry.max.bytes"])
         self.faults = FaultPlan()       # empty: no fault, no cost but one truth test per request
+        # the quotas AlterClientQuotas stored (kept with the dynamic configs), enforced per request
+        self.quotas = ClientQuotas(self.dynamic.client_quotas, self.config["quota.window.num"],
+                                   self.config["quota.window.size.seconds"], self.config["controller.quota.window.num"],
+                                   self.config["controller.quota.window.size.seconds"])
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
-                                   on_connect=self.security.on_connect, faults=self.faults)
+                                   on_connect=self.security.on_connect, faults=self.faults,
+                                   connection_throttle=lambda host: self.quotas.connections.record(host, now_ms()))
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -175,6 +191,7 @@ class Broker:
 
     async def handle(self, frame: bytes, conn: ConnectionInfo) -> list[ResponsePart] | None:
         sec = conn.security
+        conn.fault, conn.throttle_ms = None, 0
         if sec is not None and sec.session is not None and sec.session.expects_raw_token:
             parts = handlers.sasl.raw_token(sec, frame)
             conn.closing = conn.failed_authentication = parts is None
@@ -224,6 +241,7 @@ class Broker:
         # topics named by id (KIP-516): named for the fault plane, authorization and the handler,
         # given their ids back after (server/topic_ids.py)
         unknown = topic_ids.to_names(self.logs, key, version, body)
+        started = time.thread_time_ns() if self.quotas.enabled() and key not in QUOTA_EXEMPT else None
         if self.faults:     # the fault plane (server/faults.py): only while rules are set
             response = await fault_hook.handle(self.faults, header, body, conn, run)
         else:
@@ -231,9 +249,46 @@ class Broker:
         topic_ids.to_ids(self.logs, key, version, response, unknown)
         if sec is not None and sec.extra.get("close"):     # a failed SASL handshake or authentication
             conn.closing = conn.failed_authentication = True
+        if started is not None:
+            return self._throttled(ctx, len(frame), response, time.thread_time_ns() - started)
         if response is None:
             return None
         return self.encode(key, version, header.correlation_id, response)
+
+    def _throttled(self, ctx: RequestContext, request_size: int, response: Any,
+                   thread_ns: int) -> list[ResponsePart] | None:
+        """The response after the request is recorded in its quotas, as KafkaApis does for
+        Produce (handleProduceRequest: request bytes; no request quota with acks=0), Fetch
+        (handleFetchRequest: response bytes, taken back and no partitions answered when
+        throttled) and the rest (sendResponseMaybeThrottle: request time). The larger
+        throttle time is answered and mutes the connection."""
+        key, version, q, now = ctx.request_api_key, ctx.request_api_version, self.quotas, now_ms()
+        user, client = ctx.principal.name, ctx.client_id or ""
+        percent = thread_ns * NANOS_TO_PERCENTAGE
+        parts = None
+        if key == PRODUCE:
+            throttle = q.produce.record(user, client, request_size, now)
+            if response is not None:
+                throttle = max(throttle, q.request.record(user, client, percent, now))
+        elif key == FETCH:
+            parts = self.encode(key, version, ctx.correlation_id, response)
+            # FetchResponse.sizeOf: 4 + the body's size
+            size = response_size(parts) - (4 if protocol.response_header_version(key, version) == 0 else 5) + 4
+            throttle = max(q.request.record(user, client, percent, now), q.fetch.record(user, client, size, now))
+            if throttle:
+                q.fetch.unrecord(user, client, size, now)
+                release_regions(parts)
+                parts, response = None, {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": []}
+        else:
+            throttle = q.request.record(user, client, percent, now)
+        ctx.connection.throttle_ms = max(ctx.connection.throttle_ms, throttle)
+        if response is None:
+            return None
+        if throttle > (response.get("throttle_time_ms") or 0) and \
+                "throttle_time_ms" in protocol.api(key).response(version).wire_names:
+            response["throttle_time_ms"] = throttle
+            parts = None
+        return parts if parts is not None else self.encode(key, version, ctx.correlation_id, response)
 
     async def dispatch(self, api: Api, ctx: RequestContext, body: Container) -> Any:
         """Run one decoded request's handler, under its API's authorization rule when an

@@ -104,6 +104,11 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "log.max.open.files": (-1, int),
     "advertised.host": ("", str),
     "advertised.port": (0, int),
+    # client quotas' rate windows (QuotaConfig; kproto/server/quotas.py)
+    "quota.window.num": (11, int),
+    "quota.window.size.seconds": (1, int),
+    "controller.quota.window.num": (11, int),
+    "controller.quota.window.size.seconds": (1, int),
     # Kafka's dynamic broker configs kproto has no use for: accepted, stored and
     # described with Kafka's defaults (DynamicBrokerConfig.AllDynamicConfigs).
     "num.io.threads": (8, int),
@@ -157,6 +162,10 @@ BROKER_MINIMUMS: dict[str, int] = {
     "group.consumer.min.heartbeat.interval.ms": 1,
     "group.consumer.max.heartbeat.interval.ms": 1,
     "group.consumer.max.size": 1,
+    "quota.window.num": 1,
+    "quota.window.size.seconds": 1,
+    "controller.quota.window.num": 1,
+    "controller.quota.window.size.seconds": 1,
 }
 
 

@@ -8,7 +8,8 @@ effective config is static < dynamic default < dynamic per-broker
 (DynamicBrokerConfig.updateCurrentConfig), rebuilt whole after each change and
 handed to the broker, which applies what it uses at runtime. Both layers are
 persisted in ``<data-dir>/dynamic-broker-configs.json`` (KRaft keeps them as
-ConfigRecords in the metadata log) and re-applied at start-up; an entry a
+ConfigRecords in the metadata log), with the client quotas (ClientQuotaRecords
+there; server/quotas.py), and re-applied at start-up; an entry a
 later version would refuse is dropped with a log line, as
 DynamicBrokerConfig.fromPersistentProps does, so the file never stops a start.
 
@@ -33,6 +34,7 @@ from kproto.log import checkpoint as ckpt
 from kproto.security.config import SECURITY_CONFIGS, is_listener_config
 from kproto.server.config import BROKER_CONFIGS, LOG_SYNONYMS, BrokerConfig, typed_value
 from kproto.server.network import parse_ip_overrides
+from kproto.server.quotas import Alteration, Entity, alter, entity, entity_text
 from kproto.topic_config import LogConfig
 
 log = logging.getLogger("kproto.server")
@@ -170,6 +172,7 @@ class DynamicBrokerConfig:
         self.static = static
         self.default: dict[str, str] = {}       # resource name "": DYNAMIC_DEFAULT_BROKER_CONFIG
         self.broker: dict[str, str] = {}        # resource name = node id: DYNAMIC_BROKER_CONFIG
+        self.client_quotas: dict[Entity, dict[str, float]] = {}     # AlterClientQuotas' entities
         self._read()
         try:
             self.merged()
@@ -194,6 +197,33 @@ class DynamicBrokerConfig:
                     log.error("dynamic broker config %s in %s is ignored: %s", name, self.path, e)
                     continue
                 layer[name] = value
+        for i, item in enumerate(doc.get("client_quotas", [])):
+            try:
+                e = entity(dict(item["entity"]).items())
+                results, changes = alter({}, [Alteration(e, tuple((k, float(v)) for k, v in item["values"].items()))])
+            except (KeyError, TypeError, ValueError, AttributeError) as err:
+                log.error("client quota %d in %s is ignored: unreadable (%s)", i, self.path, err)
+                continue
+            if results[e][0]:
+                log.error("client quota %s in %s is ignored: %s", entity_text(e), self.path, results[e][1])
+                continue
+            self.client_quotas[e] = changes[e]
+
+    def _save(self) -> None:
+        doc: dict[str, Any] = {"version": 0, "default": self.default, "broker": self.broker}
+        if self.client_quotas:
+            doc["client_quotas"] = [{"entity": dict(e), "values": v}
+                                    for e, v in sorted(self.client_quotas.items(), key=repr)]
+        ckpt.write_atomically(self.path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+    def set_client_quotas(self, changes: Mapping[Entity, Mapping[str, float]]) -> None:
+        """Persist and take these entities' new values (an empty one removes the entity)."""
+        for e, values in changes.items():
+            if values:
+                self.client_quotas[e] = dict(values)
+            else:
+                self.client_quotas.pop(e, None)
+        self._save()
 
     def layer(self, per_broker: bool) -> dict[str, str]:
         return self.broker if per_broker else self.default
@@ -222,8 +252,7 @@ class DynamicBrokerConfig:
         layer = self.layer(per_broker)
         layer.clear()
         layer.update(props)
-        doc = {"version": 0, "default": self.default, "broker": self.broker}
-        ckpt.write_atomically(self.path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        self._save()
         return config
 
     def sources(self, name: str) -> list[tuple[str, Any, int]]:

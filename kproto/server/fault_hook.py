@@ -4,8 +4,9 @@ One call from the broker's dispatch, ``handle``, taken only while rules are set:
 it reads the request's facts, asks the plan, and then answers an error instead
 of the work (whole request, or the matched partitions only, the others
 handled), or after it, holds or drops the response, closes the connection, or
-answers ``throttle_time_ms``. What the network layer does (the muted channel,
-a bandwidth cap) it is told through ``ConnectionInfo.fault``.
+answers ``throttle_time_ms``. What the network layer does it is told through
+``ConnectionInfo``: ``throttle_ms`` mutes the channel (as a quota's throttle
+does), ``fault`` carries a bandwidth cap.
 
 Partition-level errors reuse the per-entry answers of server/access.py (what
 Kafka answers for a partition it refuses), merged into the topic's entry.
@@ -197,7 +198,8 @@ async def handle(plan: FaultPlan, header: Any, body: Any, conn: ConnectionInfo,
                  run: Callable[[Any], Awaitable[Any]]) -> Any:
     """The response to one request with the plan's decision carried out (None: no response)."""
     d: Decision = plan.decide(facts(header, body, conn))
-    conn.fault = d if (d.throttle_ms or d.bandwidth) else None
+    conn.fault = d if d.bandwidth else None
+    conn.throttle_ms = max(conn.throttle_ms, d.throttle_ms)
     if not d:
         return await run(body)
     key, version = header.request_api_key, header.request_api_version
@@ -213,7 +215,7 @@ async def handle(plan: FaultPlan, header: Any, body: Any, conn: ConnectionInfo,
         if d.error_message is not None and _has(key, version, "error_message"):
             response["error_message"] = d.error_message
         if d.throttle_ms and _has(key, version, "throttle_time_ms"):
-            response["throttle_time_ms"] = d.throttle_ms
+            response["throttle_time_ms"] = max(response.get("throttle_time_ms") or 0, d.throttle_ms)
     if d.delay_ms:
         await asyncio.sleep(d.delay_ms / 1000)
     if d.close == "after":

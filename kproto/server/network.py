@@ -113,6 +113,9 @@ class ConnectionInfo:
     fault: Any = None               # the fault plane's decision for the last request (server/fault_hook.py)
     # ApiVersions v3+'s client_software_name and _version (Kafka's ClientInformation; KIP-714 matching)
     client_software: tuple[str | None, str | None] = (None, None)
+    # mute the connection this long after the response (KIP-219): a quota's throttle
+    # (server/quotas.py) or the fault plane's
+    throttle_ms: int = 0
 
 
 INT_MAX = 2**31 - 1
@@ -250,8 +253,12 @@ class BrokerServer:
     """One acceptor, one task per connection."""
 
     def __init__(self, handler: Handler, *, limits: Limits | None = None,
-                 on_connect: Callable[..., Any] | None = None, faults: Any = None) -> None:
+                 on_connect: Callable[..., Any] | None = None, faults: Any = None,
+                 connection_throttle: Callable[[str], int] | None = None) -> None:
         self.handler = handler
+        # client address -> ms to hold a new connection unread before closing it (0: serve it);
+        # the ip quotas' connection_creation_rate (server/quotas.py)
+        self.connection_throttle = connection_throttle
         self.faults = faults            # a server.faults.FaultPlan: refused connections, throttles, bandwidth
         self.on_connect = on_connect    # (listener, peer host, ssl object) -> ConnectionInfo.security
         self.limits = limits or Limits()
@@ -396,6 +403,12 @@ class BrokerServer:
         if not await self._admit(host):
             writer.transport.abort()
             return
+        throttle = self.connection_throttle(host) if self.connection_throttle is not None else 0
+        if throttle:        # Kafka's Acceptor: ConnectionThrottledException, a DelayedCloseSocket
+            log.debug("closing a connection from %s in %d ms: connection_creation_rate", host, throttle)
+            await asyncio.sleep(throttle / 1000)
+            writer.transport.abort()
+            return
         self._connections.add(task)
         self._per_ip[host] += 1
         info = ConnectionInfo(peer=f"{peer[0]}:{peer[1]}" if peer else "?", last_active=time.monotonic())
@@ -430,8 +443,8 @@ class BrokerServer:
                         await self._write(writer, parts)
                 finally:
                     release_regions(parts)
-                if info.fault is not None:      # the fault plane: a bandwidth cap, a muted channel
-                    await _faulted(info.fault, parts)
+                if info.throttle_ms or info.fault is not None:     # a muted channel, a bandwidth cap
+                    await _muted(info, parts)
                 if info.closing:
                     return
                 info.busy = False
@@ -484,13 +497,14 @@ class BrokerServer:
         await writer.drain()
 
 
-async def _faulted(decision: Any, parts: Sequence[ResponsePart] | None) -> None:
-    """After a response: hold the connection as long as ``decision.bandwidth`` (bytes/s) takes
-    to carry it, and mute it for ``decision.throttle_ms`` (Kafka mutes a throttled channel
-    until the throttle time has passed, KIP-219)."""
-    wait = decision.throttle_ms / 1000
-    if decision.bandwidth and parts:
-        wait = max(wait, response_size(parts) / decision.bandwidth)
+async def _muted(info: ConnectionInfo, parts: Sequence[ResponsePart] | None) -> None:
+    """After a response: mute the connection for ``info.throttle_ms`` (Kafka mutes a throttled
+    channel until the throttle time has passed, KIP-219), and hold it as long as the fault
+    plane's bandwidth cap (bytes/s) takes to carry the response."""
+    wait = info.throttle_ms / 1000
+    bandwidth = getattr(info.fault, "bandwidth", None)
+    if bandwidth and parts:
+        wait = max(wait, response_size(parts) / bandwidth)
     if wait > 0:
         await asyncio.sleep(wait)
 

@@ -21,21 +21,28 @@ import re
 import click
 
 from kproto.errors import ErrorCode, KafkaError, UsageError, java_exception, java_exception_class
-from kproto.tools.main import OneLineCommand, UsageProblem, exit_status_help
+from kproto.server.quotas import CLIENT_QUOTA_KEYS, IP_QUOTA_KEYS, valid_ip_entity
+from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
 TOPIC, BROKER, CLIENT_METRICS = 2, 4, 16
-ENTITY_TYPES = ("topics", "brokers", "users", "clients", "client-metrics")
+ENTITY_TYPES = ("topics", "brokers", "users", "clients", "ips", "client-metrics")
 # DescribeConfigsResponse's config_source -> Kafka's ConfigEntry.ConfigSource name
 SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
            4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
            7: "DYNAMIC_CLIENT_METRICS_CONFIG", 8: "DYNAMIC_GROUP_CONFIG"}
-# QuotaConfig.isClientOrUserQuotaConfig
-QUOTA_CONFIGS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
-QUOTA_ENTITY = {"users": "user", "clients": "client-id"}
+QUOTA_CONFIGS = tuple(CLIENT_QUOTA_KEYS)      # QuotaConfig.isClientOrUserQuotaConfig
+QUOTA_ENTITY = {"users": "user", "clients": "client-id", "ips": "ip"}
 QUOTA_LABEL = {"user": "user-principal", "client-id": "client-id", "ip": "ip"}
 DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS = 32, 33, 48, 49
 DESCRIBE_SCRAM, ALTER_SCRAM = 50, 51
 LIST_CONFIG_RESOURCES = 74
+
+
+class Refused(UsageProblem):
+    """What ConfigCommand refuses with an IllegalArgumentException or an
+    InvalidConfigurationException: Kafka 4.4 prints the message alone and exits 1."""
+
+    exit_code = ExitStatus.ERROR
 
 
 def failure(code: ErrorCode, message: str | None) -> KafkaError:
@@ -77,26 +84,27 @@ def java_double(value: float) -> str:
 @click.option("--describe", is_flag=True, help="List configs for the given entity.")
 @click.option("--alter", is_flag=True, help="Alter the configuration for the entity.")
 @click.option("--entity-type", "entity_types", multiple=True, type=click.Choice(ENTITY_TYPES),
-              help="topics, brokers, users or clients (users then clients: a user's quota for a client).")
+              help="topics, brokers, users, clients or ips (users then clients: a user's quota for a client).")
 @click.option("--entity-name", "entity_names", multiple=True,
-              help="Name of the entity (topic name, broker id, user principal, client id).")
+              help="Name of the entity (topic name, broker id, user principal, client id, IP address).")
 @click.option("--entity-default", "entity_defaults", multiple=True, is_flag=True, flag_value="",
-              help="The default for the entity type (brokers, users, clients).")
+              help="The default for the entity type (brokers, users, clients, ips).")
 @click.option("--topic", help="--entity-type topics --entity-name TOPIC.")
 @click.option("--broker", help="--entity-type brokers --entity-name ID.")
 @click.option("--broker-defaults", is_flag=True, help="--entity-type brokers --entity-default.")
 @click.option("--user", help="--entity-type users --entity-name USER.")
 @click.option("--client", help="--entity-type clients --entity-name CLIENT.")
+@click.option("--ip", help="--entity-type ips --entity-name IP.")
 @click.option("--add-config", help="k1=v1,k2=[v1,v2,v2],k3=v3 (SCRAM-SHA-256=[iterations=8192,password=...]).")
 @click.option("--add-config-file", type=click.Path(dir_okay=False), help="A properties file of configs to add.")
 @click.option("--delete-config", "delete_configs", multiple=True, help="Config keys to remove: k1,k2.")
 @click.option("--all", "describe_all", is_flag=True, help="All configs of the topic or broker, not only the dynamic.")
 def configs(bootstrap_server, command_config, describe, alter, entity_types, entity_names, entity_defaults, topic,
             broker, broker_defaults, user, client, add_config, add_config_file, delete_configs,
-            describe_all) -> None:
-    """Describe or alter topic, broker, user, client and client-metrics configs like kafka-configs.sh."""
+            describe_all, ip=None) -> None:
+    """Describe or alter topic, broker, user, client, ip and client-metrics configs like kafka-configs.sh."""
     types, names = list(entity_types), list(entity_names) + list(entity_defaults)
-    for kind, name in (("topics", topic), ("brokers", broker), ("users", user), ("clients", client)):
+    for kind, name in (("topics", topic), ("brokers", broker), ("users", user), ("clients", client), ("ips", ip)):
         if name is not None:
             types.append(kind)
             names.append(name)
@@ -119,6 +127,8 @@ def configs(bootstrap_server, command_config, describe, alter, entity_types, ent
         raise UsageProblem("--all can be used only with --describe of topics or brokers")
     if types[0] == "brokers" and names and names[0] and not names[0].isdigit():
         raise UsageProblem(f"The entity name for brokers must be a valid integer broker id, found: {names[0]}")
+    if types[0] == "ips" and names and names[0] and not valid_ip_entity(names[0]):
+        raise Refused(f"The entity name for ips must be a valid IP or resolvable host, but it is: {names[0]}")
     adds: dict[str, str] = {}
     if add_config_file:
         from kproto.properties import parse_properties
@@ -174,6 +184,9 @@ def resource_configs(admin, kind: str, name: str, *, synonyms: bool, describe_al
 
 def _describe(admin, types, names, describe_all) -> None:
     kind = types[0]
+    if kind == "ips":
+        _describe_quotas(admin, types, names)
+        return
     if kind in ("users", "clients"):
         if admin.supports(DESCRIBE_CLIENT_QUOTAS):      # a broker without quotas has none to show
             _describe_quotas(admin, types, names)
@@ -236,6 +249,12 @@ def _alter(admin, types, names, adds, deletes) -> None:
                              f"for --alter, missing entries: Set({', '.join(sensitive)})")
         from kproto.client.admin import ConfigResource
         _check(admin.alter_configs({ConfigResource(BROKER, name): new}))
+    elif kind == "ips":
+        unknown = [k for k in [*adds, *deletes] if k not in IP_QUOTA_KEYS]
+        if unknown:
+            raise Refused("Only connection quota configs can be added for 'ips' using --bootstrap-server. "
+                             f"Unexpected config names: {','.join(unknown)}")
+        _alter_quotas(admin, types, names, adds, deletes)
     else:
         _alter_users_clients(admin, types, names, adds, deletes)
     if name:
@@ -247,7 +266,7 @@ def _alter(admin, types, names, adds, deletes) -> None:
 def _invalid(deletes, existing) -> None:
     missing = [k for k in deletes if k not in existing]
     if missing:
-        raise KafkaError(f"InvalidConfigurationException: Invalid config(s): {','.join(missing)}")
+        raise Refused(f"Invalid config(s): {','.join(missing)}")
 
 
 def _check(results) -> None:
@@ -321,24 +340,24 @@ def _alter_users_clients(admin, types, names, adds, deletes) -> None:
     unknown_deletes = [k for k in deletes if k not in QUOTA_CONFIGS and k not in MECHANISMS]
     if types[0] == "clients" or len(types) == 2:
         if unknown_adds or scram_adds:
-            raise UsageError(f"Only quota configs can be added for 'clients' using --bootstrap-server. "
-                             f"Unexpected config names: Set({', '.join(unknown_adds + list(scram_adds))})")
+            raise Refused(f"Only quota configs can be added for 'clients' using --bootstrap-server. "
+                             f"Unexpected config names: {','.join(unknown_adds + list(scram_adds))}")
         if unknown_deletes or scram_deletes:
-            raise UsageError(f"Only quota configs can be deleted for 'clients' using --bootstrap-server. "
-                             f"Unexpected config names: Set({', '.join(unknown_deletes + scram_deletes)})")
+            raise Refused(f"Only quota configs can be deleted for 'clients' using --bootstrap-server. "
+                             f"Unexpected config names: {','.join(unknown_deletes + scram_deletes)}")
     else:
         if unknown_adds:
-            raise UsageError(f"Only quota and SCRAM credential configs can be added for 'users' using "
-                             f"--bootstrap-server. Unexpected config names: Set({', '.join(unknown_adds)})")
+            raise Refused(f"Only quota and SCRAM credential configs can be added for 'users' using "
+                             f"--bootstrap-server. Unexpected config names: {','.join(unknown_adds)}")
         if unknown_deletes:
-            raise UsageError(f"Only quota and SCRAM credential configs can be deleted for 'users' using "
-                             f"--bootstrap-server. Unexpected config names: Set({', '.join(unknown_deletes)})")
+            raise Refused(f"Only quota and SCRAM credential configs can be deleted for 'users' using "
+                             f"--bootstrap-server. Unexpected config names: {','.join(unknown_deletes)}")
         if scram_adds or scram_deletes:
             if "" in names:
-                raise UsageError("The use of --entity-default or --user-defaults is not allowed with User SCRAM "
+                raise Refused("The use of --entity-default or --user-defaults is not allowed with User SCRAM "
                                  "Credentials using --bootstrap-server.")
             if quota_adds or quota_deletes:
-                raise UsageError("Cannot alter both quota and SCRAM credential configs simultaneously for 'users' "
+                raise Refused("Cannot alter both quota and SCRAM credential configs simultaneously for 'users' "
                                  "using --bootstrap-server.")
     if quota_adds or quota_deletes:
         _alter_quotas(admin, types, names, {k: adds[k] for k in quota_adds}, quota_deletes)
@@ -355,7 +374,7 @@ def _alter_quotas(admin, types, names, adds: dict[str, str], deletes: list[str])
         try:
             ops.append({"key": k, "value": float(v), "remove": False})
         except ValueError:
-            raise UsageError(f"Cannot parse quota configuration value for {k}: {v}") from None
+            raise Refused(f"Cannot parse quota configuration value for {k}: {v}") from None
     ops += [{"key": k, "value": 0.0, "remove": True} for k in deletes]
     entity = [{"entity_type": QUOTA_ENTITY[t], "entity_name": n or None} for t, n in zip(types, names)]
     body = admin.client.request(ALTER_CLIENT_QUOTAS, {"entries": [{"entity": entity, "ops": ops}],

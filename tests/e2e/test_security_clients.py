@@ -451,3 +451,36 @@ def test_offset_fetch_shows_only_topics_the_principal_may_describe(cluster):
             {"group_id": "g-fetch", "topics": named}], "require_stable": True}, version=8)
         assert [(g.group_id, g.error_code, offsets(g.topics)) for g in r.groups] == [
             ("g-fetch", 0, [allowed]), ("other-fetch", 30, []), ("g-fetch", 0, [allowed, hidden])]
+
+
+def test_client_quotas_need_the_cluster_acls_and_bind_to_the_user(cluster):
+    """DescribeClientQuotas needs DESCRIBE_CONFIGS and AlterClientQuotas ALTER_CONFIGS on the
+    cluster (KafkaApis, ControllerApis); a user's quota throttles that principal, whatever its
+    client id."""
+    from kproto import protocol as P
+    from kproto.client.transport import BrokerClient
+    alice = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "alice",
+             "sasl.password": ALICE_PW}
+    quota = {"entity": [{"entity_type": "user", "entity_name": "alice"}],
+             "ops": [{"key": "producer_byte_rate", "value": 1000.0, "remove": False}]}
+    with BrokerClient(cluster.bootstrap("SASL_PLAINTEXT"), config=alice) as c:
+        r = c.request(P.describe_client_quotas.API.key, {"components": [], "strict": False})
+        assert (r.error_code, r.error_message, r.entries) == (31, None, None)
+        r = c.request(P.alter_client_quotas.API.key, {"entries": [quota], "validate_only": False})
+        assert [(e.error_code, e.error_message) for e in r.entries] == [(31, "Cluster authorization failed.")]
+    with BrokerClient(cluster.bootstrap("PLAINTEXT")) as c:      # the super user
+        r = c.request(P.alter_client_quotas.API.key, {"entries": [quota], "validate_only": False})
+        assert [(e.error_code, e.error_message) for e in r.entries] == [(0, None)]
+    try:
+        seen: list[float] = []
+        p = Producer(sasl_ssl(cluster, **{"client.id": "any-client", "batch.size": 1200,
+                                          "throttle_cb": lambda e: seen.append(e.throttle_time)}))
+        for _ in range(12):
+            p.produce("sec-a", b"q" * 1000)
+        assert p.flush(60) == 0
+        until(lambda: p.poll(0.1) is not None or seen, what="alice's producer throttled")
+        assert max(seen) > 0
+    finally:
+        quota["ops"][0]["remove"] = True
+        with BrokerClient(cluster.bootstrap("PLAINTEXT")) as c:
+            c.request(P.alter_client_quotas.API.key, {"entries": [quota], "validate_only": False})

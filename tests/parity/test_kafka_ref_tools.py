@@ -30,6 +30,7 @@ TOOLS = {
     "transactions": "org.apache.kafka.tools.TransactionsCommand",
     "acls": "org.apache.kafka.tools.AclCommand",
     "users": "org.apache.kafka.tools.ConfigCommand",
+    "configs": "org.apache.kafka.tools.ConfigCommand",
     "delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "log-dirs": "org.apache.kafka.tools.LogDirsCommand",
     "share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
@@ -100,10 +101,14 @@ def known(result: tuple[int, str, str], tool: str = "") -> tuple[int, str, str]:
     topic command" line goes to stderr as kproto's errors do, and so does
     kafka-consumer-groups.sh's "Error: ..." line (printError), after which kproto
     exits 1 where Kafka exits 0 (kafka-share-groups.sh's likewise); kafka-acls.sh's resources
-    and entries are sorted."""
+    and entries are sorted; kafka-configs.sh's "Error while executing config command" with
+    the trace of the broker's refusal is kproto's one line "kproto: error: <Exception>: <message>"."""
     code, out, err = result
     if tool == "acls":
         out = sorted_acls(out)
+    if tool == "configs" and err.startswith("Error while executing config command"):
+        cause = re.search(r"^Caused by: org\.apache\.kafka\.common\.errors\.(\w+: .*)$", err, re.M)
+        err = f"kproto: error: {cause[1]}\n" if cause else err
     err = "".join(line + "\n" for line in err.splitlines()
                   if not line.startswith("\tat ") and not re.fullmatch(r" \(org\.apache\.kafka\.[\w.$]+\)", line))
     moved = [line + "\n" for line in out.splitlines() if line.startswith("Error while executing topic command")]
@@ -346,18 +351,66 @@ def test_log_dirs(kafka_ref, bs):
         assert p == k, diff(k, p)
 
 
-def test_users_scram(kafka_ref, bs, request):
+def test_users_scram(kafka_ref, bs):
     """kproto users is kafka-configs.sh --entity-type users for SCRAM credentials only."""
-    if request.node.callspec.params["bs"] == "kproto":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "kproto's broker does not serve DescribeClientQuotas (API 48): Kafka's ConfigCommand --describe of "
-            "a user fails with UnsupportedVersionException")))
     for args in (["--alter", "--add-config", "SCRAM-SHA-256=[iterations=8192,password=s3cret]",
                   "--entity-type", "users", "--entity-name", "{t}"],
                  ["--describe", "--entity-type", "users", "--entity-name", "{t}"],
                  ["--alter", "--delete-config", "SCRAM-SHA-256", "--entity-type", "users", "--entity-name", "{t}"],
                  ["--describe", "--entity-type", "users", "--entity-name", "{t}"]):
         assert_same(kafka_ref, bs, "users", args, name="usr")
+
+
+def test_client_quotas(kafka_ref, bs):
+    """kproto configs is kafka-configs.sh for client quotas of users, clients and a user's
+    client: set, described, deleted, and what the tool or the broker refuses."""
+    users = ["--entity-type", "users", "--entity-name", "{t}"]
+    user_client = [*users, "--entity-type", "clients", "--entity-name", "app"]
+    for args in (["--alter", "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152", *users],
+                 ["--describe", *users],
+                 ["--alter", "--add-config", "request_percentage=12.5", *user_client],
+                 ["--describe", *user_client],
+                 ["--alter", "--delete-config", "consumer_byte_rate", *users],
+                 ["--describe", *users],
+                 ["--alter", "--delete-config", "consumer_byte_rate", *users],
+                 ["--alter", "--add-config", "producer_byte_rate=1.5", *users],
+                 ["--alter", "--add-config", "producer_byte_rate=0", *users],
+                 ["--alter", "--add-config", "producer_byte_rate=x", *users],
+                 ["--alter", "--add-config", "connection_creation_rate=3", *users],
+                 ["--alter", "--add-config", "controller_mutation_rate=1E8", "--client", "{t}"],
+                 ["--describe", "--entity-type", "clients", "--entity-name", "{t}"],
+                 ["--alter", "--delete-config", "controller_mutation_rate", "--client", "{t}"],
+                 ["--alter", "--delete-config", "producer_byte_rate", *users],
+                 ["--alter", "--delete-config", "request_percentage", *user_client],
+                 ["--describe", *users]):
+        assert_same(kafka_ref, bs, "configs", args, name="cq")
+
+
+def test_client_quotas_ips_and_defaults(kafka_ref, bs):
+    """The defaults and an ip are one entity per cluster: Kafka's tool sets, shows and removes
+    them, then kproto's does the same, each step printing what Kafka's printed."""
+    ip = ["--entity-type", "ips", "--entity-name", "127.0.0.9"]
+    user_default = ["--entity-type", "users", "--entity-default"]
+    both_defaults = [*user_default, "--entity-type", "clients", "--entity-default"]
+    steps = (["--alter", "--add-config", "connection_creation_rate=100", *ip],
+             ["--describe", *ip],
+             ["--describe", "--ip", "127.0.0.9"],
+             ["--alter", "--add-config", "producer_byte_rate=5", *ip],
+             ["--alter", "--add-config", "connection_creation_rate=100", "--entity-type", "ips",
+              "--entity-name", "no such host"],
+             ["--alter", "--add-config", "producer_byte_rate=1000000000", *user_default],
+             ["--alter", "--add-config", "consumer_byte_rate=1000000000", *both_defaults],
+             ["--describe", *user_default],
+             ["--describe", *both_defaults],
+             ["--alter", "--delete-config", "producer_byte_rate", *user_default],
+             ["--alter", "--delete-config", "consumer_byte_rate", *both_defaults],
+             ["--alter", "--delete-config", "connection_creation_rate", *ip],
+             ["--describe", *ip],
+             ["--describe", *user_default])
+    kafka = [known(kafka_tool(kafka_ref, "configs", bs, args), "configs") for args in steps]
+    for args, k in zip(steps, kafka):
+        p = kproto_tool("configs", bs, args)
+        assert p == k, " ".join(args) + "\n" + diff(k, p)
 
 
 def test_sorted_acls():

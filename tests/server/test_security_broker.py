@@ -20,14 +20,15 @@ def test_every_served_api_has_an_authorization_rule():
     """Kafka authorizes every API in KafkaApis; kproto must not serve one unchecked. Only the
     APIs Kafka does not authorize (ApiVersions, SASL, KIP-714 telemetry; renewing and
     expiring a delegation token: owner and renewers) and those whose handler checks for itself
-    (ACL and SCRAM admin) run as they are."""
+    (ACL, SCRAM and client quota admin) run as they are."""
     table = handlers.table()
     assert all(isinstance(api.authorize, access.PerEntry) or callable(api.authorize) for api in table.values())
     assert {k for k, api in table.items() if api.authorize is access.self_checked} == {
         P.api_versions.API.key, P.sasl_handshake.API.key, P.sasl_authenticate.API.key, P.create_acls.API.key,
         P.describe_acls.API.key, P.delete_acls.API.key, P.describe_user_scram_credentials.API.key,
         P.alter_user_scram_credentials.API.key, P.get_telemetry_subscriptions.API.key, P.push_telemetry.API.key,
-        P.renew_delegation_token.API.key, P.expire_delegation_token.API.key}
+        P.renew_delegation_token.API.key, P.expire_delegation_token.API.key, P.describe_client_quotas.API.key,
+        P.alter_client_quotas.API.key}
 
 
 def test_listeners_as_kafka_configures_them():

@@ -1,7 +1,7 @@
 """DescribeClientQuotas (key 48): describe client quotas matching a filter.
 
 Ledger: v0-1 supported; v1+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v0-1 (ApiSpec.served).
 
     v0   first version
     v1   flexible
@@ -92,6 +92,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("DescribeClientQuotas", key=48, min_version=0, max_version=1, flexible_from=1,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 1))
 request = API.request
 response = API.response

@@ -101,6 +101,11 @@ FETCH = PerEntry("topics", topic_name, R.TOPIC, O.READ, "responses",
 @handles(P.fetch, authorize=FETCH)
 async def fetch(broker, ctx, body) -> dict:
     deadline = now_ms() + max(body.max_wait_ms, 0)
+    # KafkaApis.handleFetchRequest: no more than the consumer byte rate quota lets through at once
+    window = broker.quotas.fetch.max_value_in_window(ctx.principal.name, ctx.client_id or "")
+    if window < (body.max_bytes if body.max_bytes > 0 else 2**31 - 1):
+        body.max_bytes = int(window)
+        body.min_bytes = min(body.min_bytes, body.max_bytes)
     while True:
         responses, total, errors, regions = _read_pinned(broker, body)
         wait = deadline - now_ms()

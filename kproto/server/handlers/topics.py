@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+from kproto.common import now_ms
 from kproto.errors import ErrorCode, KafkaError, UnknownTopicOrPartitionError
 from kproto.log.manager import EXCESSIVE_BATCH, MAX_RECORDS_PER_USER_OP
 from kproto.schemas import protocol as P
@@ -20,6 +21,7 @@ from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import Access, PerEntry, topic_name
 from kproto.server.cluster.election import TOO_FEW_BROKERS
 from kproto.server.handlers import handles
+from kproto.server.quotas import ThrottlingQuotaExceeded
 
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -51,7 +53,31 @@ def _check_assignment(broker, broker_ids) -> None:
                              error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
 
 
-def _create(broker, t, validate_only: bool, version: int) -> dict:
+def _mutation_quota(broker, ctx, strict_since: int):
+    """ControllerApis: the request's controller_mutation_rate quota, strict from ``strict_since``."""
+    return broker.quotas.mutation.quota_for(ctx.principal.name, ctx.client_id or "",
+                                            ctx.request_api_version >= strict_since)
+
+
+def _apply(quota, partitions: int) -> None:
+    """ReplicationControlManager's applyPartitionChangeQuota (ThrottlingQuotaExceeded if refused)."""
+    quota.apply(partitions, now_ms())
+
+
+def _failed(out: dict, e: KafkaError) -> None:
+    out.update(error_code=e.error_code, error_message=None if isinstance(e, ThrottlingQuotaExceeded) else str(e))
+
+
+def _answer(ctx, quota, body: dict) -> dict:
+    """sendResponseMaybeThrottleWithControllerQuota: the mutation throttle answered, the channel muted."""
+    throttle = quota.throttle_time_ms(now_ms())
+    if throttle:
+        body["throttle_time_ms"] = throttle
+        ctx.connection.throttle_ms = max(ctx.connection.throttle_ms, throttle)
+    return body
+
+
+def _create(broker, t, validate_only: bool, version: int, quota) -> dict:
     out = {"name": t.name, "topic_id": ZERO_UUID, "error_code": 0, "error_message": None,
            "num_partitions": -1, "replication_factor": -1, "configs": None}
     try:
@@ -71,6 +97,7 @@ def _create(broker, t, validate_only: bool, version: int) -> dict:
                     _check_assignment(broker, a.broker_ids)
             else:
                 _check_replicas(broker, rf)
+            _apply(quota, partitions)
 
         overrides = {c.name: c.value for c in t.configs if c.value is not None}
         broker.logs.create_topic(t.name, partitions, overrides, validate_only=validate_only,
@@ -82,7 +109,7 @@ def _create(broker, t, validate_only: bool, version: int) -> dict:
             out["configs"] = [{k: e[k] for k in ("name", "value", "read_only", "config_source", "is_sensitive")}
                               for e in topic_config_entries(broker, t.name)]
     except KafkaError as e:
-        out.update(error_code=e.error_code, error_message=str(e))
+        _failed(out, e)
     return out
 
 
@@ -127,12 +154,13 @@ CREATE_PARTITIONS = PerEntry("topics", topic_name, R.TOPIC, O.ALTER, "results",
 async def create_topics(broker, ctx, body) -> dict:
     # Files are created off the event loop: thousands of partitions take seconds,
     # and every other connection must keep being served meanwhile.
+    quota = _mutation_quota(broker, ctx, 6)
     topics = await asyncio.to_thread(
-        lambda: [_create(broker, t, body.validate_only, ctx.request_api_version) for t in body.topics])
-    return {"throttle_time_ms": 0, "topics": topics}
+        lambda: [_create(broker, t, body.validate_only, ctx.request_api_version, quota) for t in body.topics])
+    return _answer(ctx, quota, {"throttle_time_ms": 0, "topics": topics})
 
 
-def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
+def _delete(broker, name: str | None, topic_id: uuid.UUID, quota) -> dict:
     out = {"name": name, "topic_id": topic_id, "error_code": 0, "error_message": None}
     try:
         if name is None:
@@ -144,9 +172,10 @@ def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
             raise UnknownTopicOrPartitionError("This server does not host this topic-partition.")
         broker.logs.check_not_internal(name, "delete")
         out["topic_id"] = broker.logs.topic_id(name)
+        _apply(quota, broker.partition_count(name))
         broker.logs.delete_topic(name)       # producer state goes with the deleted logs
     except KafkaError as e:
-        out.update(error_code=e.error_code, error_message=str(e))
+        _failed(out, e)
     return out
 
 
@@ -156,11 +185,12 @@ async def delete_topics(broker, ctx, body) -> dict:
         wanted = [(t.name, t.topic_id) for t in body.topics]
     else:
         wanted = [(n, ZERO_UUID) for n in body.topic_names]
-    responses = await asyncio.to_thread(lambda: [_delete(broker, n, i) for n, i in wanted])
-    return {"throttle_time_ms": 0, "responses": responses}
+    quota = _mutation_quota(broker, ctx, 5)
+    responses = await asyncio.to_thread(lambda: [_delete(broker, n, i, quota) for n, i in wanted])
+    return _answer(ctx, quota, {"throttle_time_ms": 0, "responses": responses})
 
 
-def _grow(broker, t, validate_only: bool) -> dict:
+def _grow(broker, t, validate_only: bool, quota) -> dict:
     out = {"name": t.name, "error_code": 0, "error_message": None}
     try:
         if not broker.logs.has_topic(t.name):
@@ -182,6 +212,7 @@ def _grow(broker, t, validate_only: bool) -> dict:
                 _check_assignment(broker, a.broker_ids)
         if t.count - current > MAX_RECORDS_PER_USER_OP:
             raise KafkaError(EXCESSIVE_BATCH, error_code=ErrorCode.POLICY_VIOLATION)
+        _apply(quota, t.count - current)
         if not validate_only:
             try:
                 for p in range(current, t.count):
@@ -190,11 +221,12 @@ def _grow(broker, t, validate_only: bool) -> dict:
                 raise KafkaError(f"Error while creating partition {p} of {t.name}: {e}",
                                  error_code=ErrorCode.KAFKA_STORAGE_ERROR) from e
     except KafkaError as e:
-        out.update(error_code=e.error_code, error_message=str(e))
+        _failed(out, e)
     return out
 
 
 @handles(P.create_partitions, authorize=CREATE_PARTITIONS)
 async def create_partitions(broker, ctx, body) -> dict:
-    results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only) for t in body.topics])
-    return {"throttle_time_ms": 0, "results": results}
+    quota = _mutation_quota(broker, ctx, 3)
+    results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only, quota) for t in body.topics])
+    return _answer(ctx, quota, {"throttle_time_ms": 0, "results": results})
