@@ -33,6 +33,15 @@ def same(kafka_ref, bootstrap: str, *args: str) -> str:
 def test_client_metrics_configs_as_config_command(broker, kafka_ref):
     name = Peer.unique("cm")
     entity = ["--entity-type", "client-metrics", "--entity-name", name]
+    try:
+        _alter_and_describe(kafka_ref, broker, name, entity)
+    finally:
+        # the subscription matches every client (no match=): on the session's shared Kafka broker
+        # it would make every later client push metrics (test_client_telemetry), so it goes
+        run_command("configs", broker.bootstrap, "--alter", *entity, "--delete-config", "metrics,interval.ms")
+
+
+def _alter_and_describe(kafka_ref, broker, name: str, entity: list[str]) -> None:
     status, out, err = run_command("configs", broker.bootstrap, "--alter", *entity, "--add-config",
                                    "metrics=[a.,b.],interval.ms=1000")
     assert (status, out, err) == (0, f"Completed updating config for client-metric {name}.\n", "")
