@@ -58,6 +58,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("EndTxn", key=26, min_version=0, max_version=5, flexible_from=3,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 4))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 5))
 request = API.request
 response = API.response

@@ -3,12 +3,14 @@
 Which partition: ``Utils.abs(transactionalId.hashCode()) % transaction.state.log.num.partitions``,
 the group coordinator's formula (``coordinator.persistence.partition_for``).
 
-What is written, as Kafka 3.x (transaction.version 0) writes it:
+What is written, as Kafka 4.4 writes it (TransactionLog.valueToBytes):
 
     key    TransactionLogKey   version 0  (transactional_id)
-    value  TransactionLogValue version 0  (producer id and epoch, timeout, status,
-                               partitions grouped by topic (null when Empty),
-                               last update and start timestamps)
+    value  TransactionLogValue version 0 while transaction.version is 0, else 1
+                               (TransactionVersion.transactionLogValueVersion): producer
+                               id and epoch, timeout, status, partitions grouped by topic
+                               (null when Empty), last update and start timestamps; v1
+                               adds the tagged ClientTransactionVersion (KIP-890 part 2)
     tombstone                  null value: the transactional id expired
 
 Loading reads value versions 0 and 1 and never refuses to start: a record it
@@ -34,7 +36,7 @@ from kproto.server.txn_coordinator.metadata import (
 )
 from kproto.server.txn_coordinator.state import TransactionState, state_from_id
 
-__all__ = ["KEY_VERSION", "VALUE_VERSION", "partition_for",
+__all__ = ["KEY_VERSION", "VALUE_VERSION", "value_version", "partition_for",
            "transaction_log_key", "transaction_log_value", "parse_key", "parse_value", "Replay", "replay"]
 
 log = logging.getLogger("kproto.server.transactions")
@@ -47,8 +49,13 @@ def transaction_log_key(transactional_id: str) -> bytes:
     return TL.TransactionLogKey.build({"version": KEY_VERSION, "data": {"transactional_id": transactional_id}})
 
 
-def transaction_log_value(t: TxnTransitMetadata) -> bytes | None:
-    """The record for ``t``; None (a tombstone) for Dead."""
+def value_version(transaction_version: int) -> int:
+    """TransactionVersion.transactionLogValueVersion: flexible records from transaction.version 1."""
+    return 1 if transaction_version >= 1 else 0
+
+
+def transaction_log_value(t: TxnTransitMetadata, version: int = VALUE_VERSION) -> bytes | None:
+    """The record for ``t`` at value ``version``; None (a tombstone) for Dead."""
     if t.state is TransactionState.DEAD:
         return None
     if t.state is TransactionState.EMPTY and t.topic_partitions:
@@ -59,12 +66,13 @@ def transaction_log_value(t: TxnTransitMetadata) -> bytes | None:
         for topic, p in sorted(t.topic_partitions):
             by_topic.setdefault(topic, []).append(p)
         partitions = [{"topic": topic, "partition_ids": ids} for topic, ids in by_topic.items()]
-    return TL.TransactionLogValue.build({"version": VALUE_VERSION, "data": {
+    return TL.TransactionLogValue.build({"version": version, "data": {
         "producer_id": t.producer_id, "producer_epoch": t.producer_epoch,
         "transaction_timeout_ms": t.txn_timeout_ms, "transaction_status": t.state.id,
         "transaction_partitions": partitions,
         "transaction_last_update_timestamp_ms": t.txn_last_update_timestamp,
-        "transaction_start_timestamp_ms": t.txn_start_timestamp}})
+        "transaction_start_timestamp_ms": t.txn_start_timestamp,
+        "client_transaction_version": t.client_transaction_version}})
 
 
 def parse_key(key: bytes) -> str | None:
@@ -83,7 +91,8 @@ def parse_value(transactional_id: str, value: bytes) -> TransactionMetadata:
         txn_timeout_ms=d.transaction_timeout_ms, state=state,
         txn_last_update_timestamp=d.transaction_last_update_timestamp_ms,
         previous_producer_id=d.get("previous_producer_id", -1), last_producer_epoch=NO_PRODUCER_EPOCH,
-        txn_start_timestamp=d.transaction_start_timestamp_ms)
+        txn_start_timestamp=d.transaction_start_timestamp_ms, next_producer_id=d.get("next_producer_id", -1),
+        client_transaction_version=d.get("client_transaction_version", 0))
     if state is not TransactionState.EMPTY:
         for entry in d.transaction_partitions or ():
             meta.topic_partitions.update((entry.topic, p) for p in entry.partition_ids)
