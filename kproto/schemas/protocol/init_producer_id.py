@@ -67,6 +67,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("InitProducerId", key=22, min_version=0, max_version=6, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 6))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 5))
 request = API.request
 response = API.response

@@ -363,7 +363,9 @@ class TransactionCoordinator(CoordinatorRuntime):
                          now_ms: int, reply: Callable[..., None], client_transaction_version: int | None = None) -> None:
         """TransactionCoordinator.endTransaction. ``reply(error, producer_id, producer_epoch)``: the
         id and epoch for the next transaction on success. ``client_transaction_version``: the
-        client's (EndTxn's version); None for the coordinator's own aborts, which use the transaction's."""
+        client's (EndTxn's version); None for the coordinator's own aborts, which use the
+        finalized transaction.version ("since this is not from client, use server TV")."""
+        tv = self._transaction_version() if client_transaction_version is None else client_transaction_version
         if not txn_id:
             return reply(E.INVALID_REQUEST)
         if (error := self._ownership_error(txn_id)) is not E.NONE:
@@ -372,24 +374,19 @@ class TransactionCoordinator(CoordinatorRuntime):
         if meta is None:
             return reply(E.INVALID_PRODUCER_ID_MAPPING)
         fencing = meta.pending_state is S.PREPARE_EPOCH_FENCE
-        tv = meta.client_transaction_version if client_transaction_version is None else client_transaction_version
-        # TV2: an EndTxn retried after its bump carries the epoch before it (endTxnEpochBumped),
-        # or after an overflow the previous id at the last epoch (retryOnOverflow)
-        v2 = not fencing and meta.supports_epoch_bump
-        retry_on_bump = v2 and meta.producer_epoch == epoch + 1
-        retry_on_overflow = (v2 and meta.previous_producer_id == pid and epoch == LAST_CLIENT_EPOCH
-                             and meta.producer_epoch == 0)
-        if v2:
-            if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-                valid = retry_on_bump
-            elif meta.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
-                valid = retry_on_bump or retry_on_overflow
-            else:
-                valid = epoch == meta.producer_epoch
-        else:
-            # a client must hold the current epoch; the coordinator's own aborts carry the fenced one
-            valid = (not from_client or epoch == meta.producer_epoch) and epoch >= meta.producer_epoch
-        if meta.producer_id != pid and not retry_on_overflow:
+        # a client must hold the current epoch; the coordinator's own aborts carry the fenced one
+        valid = (not from_client or epoch == meta.producer_epoch) and epoch >= meta.producer_epoch
+        retry = overflow = False
+        if supports_epoch_bump(tv) and not fencing:
+            # TV2: an EndTxn retried after its bump carries the epoch before it (retryOnEpochBump),
+            # after an overflow the previous id at the last client epoch (retryOnOverflow)
+            overflow = (meta.previous_producer_id == pid and epoch == LAST_CLIENT_EPOCH
+                        and meta.producer_epoch == 0)
+            retry = overflow or meta.producer_epoch == epoch + 1
+            current = epoch == meta.producer_epoch
+            valid = {S.PREPARE_COMMIT: retry, S.PREPARE_ABORT: retry, S.COMPLETE_COMMIT: retry or current,
+                     S.COMPLETE_ABORT: retry or current}.get(meta.state, current)
+        if meta.producer_id != pid and not overflow:
             return reply(E.INVALID_PRODUCER_ID_MAPPING)
         if not valid:
             return reply(E.PRODUCER_FENCED)
@@ -397,10 +394,22 @@ class TransactionCoordinator(CoordinatorRuntime):
             return reply(E.CONCURRENT_TRANSACTIONS)
         event = TxnEvent.END_TXN_COMMIT if result is TransactionResult.COMMIT else TxnEvent.END_TXN_ABORT
         outcome = REQUEST_OUTCOMES[meta.state][event]
-        if not outcome.appends:
+        next_state, no_partition = outcome.next_state, False
+        if supports_epoch_bump(tv) and meta.state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+            # TV2 between transactions: the retry of the last EndTxn is answered again; an abort
+            # at the current epoch only bumps it (a transaction without partitions); else INVALID_TXN_STATE
+            same = (result is TransactionResult.COMMIT) == (meta.state is S.COMPLETE_COMMIT)
+            if retry and same and meta.state is not S.EMPTY:
+                return reply(E.NONE, meta.producer_id, meta.producer_epoch)
+            if retry:
+                return reply(E.INVALID_TXN_STATE)
+            if result is not TransactionResult.ABORT:
+                return reply(E.INVALID_TXN_STATE)
+            next_state, no_partition = S.PREPARE_ABORT, True
+        elif not outcome.appends:
             if fencing:
                 meta.abort_transition()
-            if outcome.answer is E.NONE:            # a retry of a completed EndTxn: the current id and epoch
+            if outcome.answer is E.NONE:            # a retry of a completed EndTxn (TV1)
                 return reply(E.NONE, meta.producer_id, meta.producer_epoch)
             return reply(outcome.answer)
         next_pid = NO_PRODUCER_ID
@@ -410,7 +419,7 @@ class TransactionCoordinator(CoordinatorRuntime):
             # the fence becomes the abort: the bumped epoch is the transaction's from now on
             meta.abort_transition()
             meta.producer_epoch, meta.last_producer_epoch = epoch, NO_PRODUCER_EPOCH
-        transit = meta.prepare_abort_or_commit(outcome.next_state, now_ms, tv, next_pid)
+        transit = meta.prepare_abort_or_commit(next_state, now_ms, tv, next_pid, no_partition_added=no_partition)
 
         def done(error: ErrorCode) -> None:
             if error is not E.NONE:

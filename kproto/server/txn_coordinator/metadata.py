@@ -98,9 +98,7 @@ class TransactionMetadata:
     def prepare_fence_epoch(self) -> TxnTransitMetadata:
         if self.producer_epoch == _SHORT_MAX:
             raise IllegalTransitionError("cannot fence a producer whose epoch is Short.MaxValue")
-        # with TV2 the abort that follows bumps the epoch: the fence keeps it (one bump, KAFKA-19367)
-        keep = self.has_failed_epoch_fence or self.supports_epoch_bump
-        epoch = self.producer_epoch if keep else self.producer_epoch + 1
+        epoch = self.producer_epoch if self.has_failed_epoch_fence else self.producer_epoch + 1
         return self._prepare(FENCE, self.producer_id, epoch, NO_PRODUCER_EPOCH, self.txn_timeout_ms,
                              frozenset(self.topic_partitions), self.txn_start_timestamp,
                              self.txn_last_update_timestamp)
@@ -137,14 +135,20 @@ class TransactionMetadata:
                              tv=client_transaction_version)
 
     def prepare_abort_or_commit(self, state: TransactionState, now_ms: int, client_transaction_version: int = 0,
-                                next_producer_id: int = NO_PRODUCER_ID) -> TxnTransitMetadata:
+                                next_producer_id: int = NO_PRODUCER_ID, *,
+                                no_partition_added: bool = False) -> TxnTransitMetadata:
         """TV2 bumps the epoch (the caller made sure it cannot overflow: ``next_producer_id``
-        is the id to rotate to once the markers are written when this bump exhausts it)."""
+        is the id to rotate to once the markers are written when this bump exhausts it; an
+        abort at Short.MaxValue goes through unbumped). ``no_partition_added``: a TV2 abort
+        with no transaction open, which starts now."""
         epoch, last = self.producer_epoch, self.last_producer_epoch
         if supports_epoch_bump(client_transaction_version):
-            epoch, last = self.producer_epoch + 1, self.producer_epoch
+            if not (self.producer_epoch == _SHORT_MAX and state is PREPARE_ABORT):
+                epoch = self.producer_epoch + 1
+            last = self.producer_epoch
+        start = now_ms if no_partition_added else self.txn_start_timestamp
         return self._prepare(state, self.producer_id, epoch, last, self.txn_timeout_ms,
-                             frozenset(self.topic_partitions), self.txn_start_timestamp, now_ms,
+                             frozenset(self.topic_partitions), start, now_ms,
                              next_pid=next_producer_id, tv=client_transaction_version)
 
     def prepare_complete(self, now_ms: int) -> TxnTransitMetadata:
@@ -153,7 +157,8 @@ class TransactionMetadata:
         pid, epoch = self.producer_id, self.producer_epoch
         if self.supports_epoch_bump and self.next_producer_id != NO_PRODUCER_ID:
             pid, epoch = self.next_producer_id, 0      # the bump overflowed: the markers are out, rotate
-        return self._prepare(state, pid, epoch, self.producer_epoch, self.txn_timeout_ms, frozenset(),
+        # the last epoch stays the one the client last saw (Kafka 4.x's prepareComplete)
+        return self._prepare(state, pid, epoch, self.last_producer_epoch, self.txn_timeout_ms, frozenset(),
                              self.txn_start_timestamp, now_ms, tv=self.client_transaction_version)
 
     def prepare_dead(self) -> TxnTransitMetadata:
@@ -204,6 +209,8 @@ class TransactionMetadata:
         elif t.state in (PREPARE_ABORT, PREPARE_COMMIT):
             if not self._same_producer(t) or self.topic_partitions != t.topic_partitions:
                 raise IllegalTransitionError(f"unexpected metadata {t}")
+            # a TV2 abort may start from no transaction (Empty, Complete*): it starts then
+            self.txn_start_timestamp = t.txn_start_timestamp
             if supports_epoch_bump(t.client_transaction_version):
                 self.producer_epoch, self.last_producer_epoch = t.producer_epoch, t.last_producer_epoch
                 self.next_producer_id = t.next_producer_id
@@ -212,8 +219,9 @@ class TransactionMetadata:
                 raise IllegalTransitionError(f"unexpected metadata {t}")
             self.txn_start_timestamp = t.txn_start_timestamp
             self.topic_partitions.clear()
+            self.last_producer_epoch = t.last_producer_epoch
             if supports_epoch_bump(t.client_transaction_version):
-                self.producer_epoch, self.last_producer_epoch = t.producer_epoch, t.last_producer_epoch
+                self.producer_epoch = t.producer_epoch
                 self.previous_producer_id, self.producer_id = t.previous_producer_id, t.producer_id
                 self.next_producer_id = t.next_producer_id
         else:
@@ -232,8 +240,10 @@ class TransactionMetadata:
         """validProducerEpoch: with TV2 a Prepare* record carries the bumped epoch (its last
         epoch is the current one) and an overflowed Complete* the next id at epoch 0."""
         tv2 = supports_epoch_bump(t.client_transaction_version)
-        overflow = tv2 and t.state in (COMPLETE_COMMIT, COMPLETE_ABORT) and t.producer_epoch == 0
-        epoch = t.last_producer_epoch if overflow or (tv2 and t.state in (PREPARE_COMMIT, PREPARE_ABORT)) \
-            else t.producer_epoch
-        pid = t.previous_producer_id if overflow else t.producer_id
-        return epoch == self.producer_epoch and pid == self.producer_id and t.txn_timeout_ms == self.txn_timeout_ms
+        if t.txn_timeout_ms != self.txn_timeout_ms:
+            return False
+        if tv2 and t.state in (COMPLETE_COMMIT, COMPLETE_ABORT) and t.producer_epoch == 0:
+            # the overflow: the id was rotated, the last epoch is the one the client last saw
+            return t.previous_producer_id == self.producer_id and t.last_producer_epoch == self.last_producer_epoch
+        epoch = t.last_producer_epoch if tv2 and t.state in (PREPARE_COMMIT, PREPARE_ABORT) else t.producer_epoch
+        return epoch == self.producer_epoch and t.producer_id == self.producer_id
