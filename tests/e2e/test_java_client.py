@@ -8,13 +8,21 @@ admin answers; a KIP-848 consumer group's and a KIP-932 share group's records.
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 import kproto.testing
+from kproto.records import iter_batches
+from kproto.schemas import protocol as P
 from tests import java_client
+from tests.helpers import fetch_raw, request_raw
 from tests.kafka_ref import KafkaUnavailable, unavailable
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+LOG_DIRS: dict = {}         # kind -> the broker's log directory
+PAYLOAD = re.compile(r" payload: (\{.*\})$", re.M)
 
 
 @pytest.fixture(scope="module", params=["kproto", "kafka"])
@@ -23,10 +31,12 @@ def broker(request, kafka_ref, tmp_path_factory):
     data = tmp_path_factory.mktemp(request.param)
     if request.param == "kproto":
         with kproto.testing.broker(config={"transaction.state.log.num.partitions": "1"}, data_dir=data / "data") as b:
+            LOG_DIRS["kproto"] = data / "data"
             yield "kproto", b.bootstrap_servers
         return
     try:
         with kafka_ref.broker(data) as b:
+            LOG_DIRS["kafka"] = b.log_dir
             yield "kafka", b.bootstrap
     except KafkaUnavailable as e:
         unavailable(e)
@@ -88,6 +98,57 @@ def test_transactions(kafka_ref, broker):
         assert [(p.partition, p.offset) for p in c.committed([TopicPartition("java-txn", 0)], timeout=60)] == [(0, 2)]
     finally:
         c.close()
+    # transaction version 2 (both brokers finalize it): each EndTxn bumped the epoch, and the
+    # markers carry the bumped one; the transaction log records it, as Kafka's DumpLogSegments reads it
+    batches = [(b.is_control, b.producer_epoch, b.last_offset) for b in iter_batches(fetch_raw(bootstrap, "java-txn", 0).records)]
+    assert [b for b in batches if b[0]] == [(True, 1, 2), (True, 2, 4)]
+    assert [b[1] for b in batches if not b[0]] == [0] * (len(batches) - 3) + [1]
+    described = request_raw(bootstrap, P.describe_transactions.API.key, 0, {"transactional_ids": ["java-txn-id"]})
+    state = described.transaction_states[0]
+    assert (state.error_code, state.transaction_state, state.producer_epoch) == (0, "CompleteAbort", 2)
+    assert transaction_log(kafka_ref, LOG_DIRS[kind]) == TXN_LOG
+
+
+def transaction_log(kafka_ref, log_dir) -> list[dict]:
+    """Kafka's DumpLogSegments --transaction-log-decoder of ``__transaction_state-0``: each
+    value without its timestamps, its producer ids as said of the first."""
+    files = ",".join(sorted(str(p) for p in (log_dir / "__transaction_state-0").glob("*.log")))
+    r = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--transaction-log-decoder", "--files", files)
+    assert r.returncode == 0, r.stderr
+    out, first = [], None
+    for payload in PAYLOAD.findall(r.stdout):
+        value = json.loads(payload)
+        data = value["data"]
+        for name in ("transactionLastUpdateTimestampMs", "transactionStartTimestampMs"):
+            data.pop(name)
+        first = data["producerId"] if first is None else first
+        for name in ("producerId", "previousProducerId", "nextProducerId"):
+            if name in data:
+                data[name] = "first" if data[name] == first else data[name]
+        out.append(value)
+    return out
+
+
+def _txn_value(status: str, epoch: int, partitions, tv: int | None = 2) -> dict:
+    data = {"producerId": "first", "previousProducerId": "first", "producerEpoch": epoch,
+            "transactionTimeoutMs": 60000, "transactionStatus": status,
+            "transactionPartitions": None if partitions is None else [
+                {"topic": topic, "partitionIds": [0]} for topic in partitions]}
+    return {"version": "1", "data": {**data, **({} if tv is None else {"clientTransactionVersion": tv})}}
+
+
+# InitProducerId, then each transaction: the partition added by Produce, the group's by
+# TxnOffsetCommit (sendOffsetsToTransaction), the EndTxn bumping the epoch, the markers written
+TXN_LOG = [
+    _txn_value("Empty", 0, None, tv=None),
+    _txn_value("Ongoing", 0, ["java-txn"]),
+    _txn_value("Ongoing", 0, ["java-txn", "__consumer_offsets"]),
+    _txn_value("PrepareCommit", 1, ["java-txn", "__consumer_offsets"]),
+    _txn_value("CompleteCommit", 1, []),
+    _txn_value("Ongoing", 1, ["java-txn"]),
+    _txn_value("PrepareAbort", 2, ["java-txn"]),
+    _txn_value("CompleteAbort", 2, []),
+]
 
 
 def test_admin(kafka_ref, broker):

@@ -9,8 +9,9 @@ What is written, as Kafka 4.4 writes it (TransactionLog.valueToBytes):
     value  TransactionLogValue version 0 while transaction.version is 0, else 1
                                (TransactionVersion.transactionLogValueVersion): producer
                                id and epoch, timeout, status, partitions grouped by topic
-                               (null when Empty), last update and start timestamps; v1
-                               adds the tagged ClientTransactionVersion (KIP-890 part 2)
+                               in Java's HashMap order (null when Empty), last update and
+                               start timestamps; v1 adds the tagged previous and next
+                               producer ids and ClientTransactionVersion (KIP-890 part 2)
     tombstone                  null value: the transactional id expired
 
 Loading reads value versions 0 and 1 and never refuses to start: a record it
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from kproto import schemas
 from kproto.common import TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import KprotoError
+from kproto.jvm import java_hashmap_order, java_string_hash, topic_partition_hash
 from kproto.schemas import transaction_log as TL
 from kproto.schemas.internal_records import key_version
 from kproto.server.runtime.state_topic import LogRecord, TxnMarker, key_value, partition_for, where_read
@@ -62,12 +64,15 @@ def transaction_log_value(t: TxnTransitMetadata, version: int = VALUE_VERSION) -
         raise ValueError(f"an Empty transaction has no partitions: {t}")
     partitions = None
     if t.state is not TransactionState.EMPTY:
+        # Kafka groups the transaction's HashSet<TopicPartition> by topic into a HashMap: both orders
         by_topic: dict[str, list[int]] = {}
-        for topic, p in sorted(t.topic_partitions):
+        for topic, p in java_hashmap_order(sorted(t.topic_partitions), topic_partition_hash, copy=True):
             by_topic.setdefault(topic, []).append(p)
-        partitions = [{"topic": topic, "partition_ids": ids} for topic, ids in by_topic.items()]
+        partitions = [{"topic": topic, "partition_ids": by_topic[topic]}
+                      for topic in java_hashmap_order(by_topic, java_string_hash)]
     return TL.TransactionLogValue.build({"version": version, "data": {
-        "producer_id": t.producer_id, "producer_epoch": t.producer_epoch,
+        "producer_id": t.producer_id, "previous_producer_id": t.previous_producer_id,
+        "next_producer_id": t.next_producer_id, "producer_epoch": t.producer_epoch,
         "transaction_timeout_ms": t.txn_timeout_ms, "transaction_status": t.state.id,
         "transaction_partitions": partitions,
         "transaction_last_update_timestamp_ms": t.txn_last_update_timestamp,
