@@ -21,7 +21,7 @@ from kproto.server.txn_coordinator import (
 )
 from kproto.server.txn_coordinator.metadata import TxnTransitMetadata
 from kproto.server.txn_coordinator.persistence import (
-    parse_value, replay, transaction_log_key, transaction_log_value,
+    parse_value, replay, transaction_log_key, transaction_log_value, value_version,
 )
 from tests.server.helpers import TxnHarness as Harness
 from tests.server.helpers import loaded_txn_record as loaded_record
@@ -243,14 +243,15 @@ def test_describe_and_list():
 
 def test_records_have_kafkas_layout():
     """TransactionLogKey/Value v0 (TransactionLog{Key,Value}.json): int16 version, then the
-    fields in order; partitions grouped by topic, null for Empty."""
+    fields in order; partitions grouped by topic, null for Empty, in Java's hash orders (a-2
+    before a-0: TopicPartition hashes 1120 and 1058 fall in buckets 0 and 2)."""
     assert transaction_log_key("tx") == b"\x00\x00" + b"\x00\x02tx"
     ongoing = TxnTransitMetadata(producer_id=4000, previous_producer_id=4000, producer_epoch=3,
                                  last_producer_epoch=-1, txn_timeout_ms=60_000, state=S.ONGOING,
                                  topic_partitions=frozenset({("b", 0), ("a", 2), ("a", 0)}),
                                  txn_start_timestamp=1_700_000_000_000, txn_last_update_timestamp=1_700_000_000_001)
     expected = (struct.pack(">hqhib", 0, 4000, 3, 60_000, 1) + struct.pack(">i", 2)
-                + b"\x00\x01a" + struct.pack(">iii", 2, 0, 2) + b"\x00\x01b" + struct.pack(">ii", 1, 0)
+                + b"\x00\x01a" + struct.pack(">iii", 2, 2, 0) + b"\x00\x01b" + struct.pack(">ii", 1, 0)
                 + struct.pack(">qq", 1_700_000_000_001, 1_700_000_000_000))
     assert transaction_log_value(ongoing) == expected
     empty = TxnTransitMetadata(4000, 4000, 4, 3, 60_000, S.EMPTY, frozenset(), -1, 5)
@@ -260,6 +261,21 @@ def test_records_have_kafkas_layout():
         4000, 3, S.ONGOING, {("a", 0), ("a", 2), ("b", 0)}, 1_700_000_000_000)
     dead = TxnTransitMetadata(4000, 4000, 4, 3, 60_000, S.DEAD, frozenset(), -1, 5)
     assert transaction_log_value(dead) is None
+
+
+def test_records_at_transaction_version_2_have_kafkas_flexible_layout():
+    """TransactionLogValue v1 (written from transaction.version 1): compact strings and arrays,
+    then the tagged fields that differ from their defaults: PreviousProducerId (tag 0),
+    NextProducerId (tag 1, -1 here: omitted), ClientTransactionVersion (tag 2)."""
+    commit = TxnTransitMetadata(4001, 4000, 3, 2, 60_000, S.PREPARE_COMMIT, frozenset({("b", 0)}),
+                                1_700_000_000_000, 1_700_000_000_001, client_transaction_version=2)
+    expected = (struct.pack(">hqhib", 1, 4001, 3, 60_000, 2) + b"\x02" + b"\x02b" + b"\x02" + struct.pack(">i", 0)
+                + b"\x00" + struct.pack(">qq", 1_700_000_000_001, 1_700_000_000_000)
+                + b"\x02" + b"\x00\x08" + struct.pack(">q", 4000) + b"\x02\x02" + struct.pack(">h", 2))
+    assert transaction_log_value(commit, value_version(2)) == expected
+    meta = parse_value("tx", expected)
+    assert (meta.previous_producer_id, meta.next_producer_id, meta.client_transaction_version) == (4000, -1, 2)
+    assert value_version(0) == 0 and value_version(1) == 1
 
 
 def test_replay_skips_unreadable_records_and_keeps_the_rest(caplog):
