@@ -80,8 +80,36 @@ def test_consumer_group_protocol(kafka_ref, broker):
 def test_transactions(kafka_ref, broker):
     """A committed transaction with sendOffsetsToTransaction, then an aborted one: a
     read_committed consumer sees the two committed records only, and the group's offset
-    committed in the transaction is there."""
+    committed in the transaction is there. Transaction version 2 (both brokers finalize it):
+    each EndTxn bumped the epoch and the markers carry the bumped one."""
     kind, bootstrap = broker
+    check_transactions(kafka_ref, bootstrap, LOG_DIRS[kind], epochs=(0, 1, 2), log=TXN_LOG)
+
+
+@pytest.mark.parametrize("kind", ["kproto", "kafka"])
+def test_transactions_after_a_downgrade_to_transaction_version_1(kafka_ref, tmp_path, kind):
+    """``transaction.version`` downgraded to 1 on a fresh broker: kafka-clients 4.4 goes back
+    to AddPartitionsToTxn/AddOffsetsToTxn and EndTxn v4, and no epoch is bumped."""
+    def scenario(bootstrap: str, log_dir) -> None:
+        r = request_raw(bootstrap, P.update_features.API.key, 2, {"timeout_ms": 30000, "validate_only": False,
+                        "feature_updates": [{"feature": "transaction.version", "max_version_level": 1,
+                                             "upgrade_type": 2}]})
+        assert r.error_code == 0, r
+        check_transactions(kafka_ref, bootstrap, log_dir, epochs=(0, 0, 0), log=TXN_LOG_V1)
+    if kind == "kproto":
+        with kproto.testing.broker(config={"transaction.state.log.num.partitions": "1"},
+                                   data_dir=tmp_path / "data") as b:
+            return scenario(b.bootstrap_servers, tmp_path / "data")
+    try:
+        with kafka_ref.broker(tmp_path) as b:
+            scenario(b.bootstrap, b.log_dir)
+    except KafkaUnavailable as e:
+        unavailable(e)
+
+
+def check_transactions(kafka_ref, bootstrap: str, log_dir, *, epochs: tuple[int, int, int], log: list) -> None:
+    """The Java client's "txn" scenario: what its consumers see; ``epochs``: the producer's
+    at the start, in the commit marker, in the abort marker; ``log``: the transaction log."""
     out = run(kafka_ref, "txn", bootstrap, topic="java-txn", group="g-txn", txn="java-txn-id")
     assert out.error is None, out.error
     assert [e["event"] for e in out.events] == \
@@ -98,15 +126,16 @@ def test_transactions(kafka_ref, broker):
         assert [(p.partition, p.offset) for p in c.committed([TopicPartition("java-txn", 0)], timeout=60)] == [(0, 2)]
     finally:
         c.close()
-    # transaction version 2 (both brokers finalize it): each EndTxn bumped the epoch, and the
-    # markers carry the bumped one; the transaction log records it, as Kafka's DumpLogSegments reads it
-    batches = [(b.is_control, b.producer_epoch, b.last_offset) for b in iter_batches(fetch_raw(bootstrap, "java-txn", 0).records)]
-    assert [b for b in batches if b[0]] == [(True, 1, 2), (True, 2, 4)]
-    assert [b[1] for b in batches if not b[0]] == [0] * (len(batches) - 3) + [1]
+    first, commit, abort = epochs
+    batches = [(b.is_control, b.producer_epoch, b.last_offset)
+               for b in iter_batches(fetch_raw(bootstrap, "java-txn", 0).records)]
+    assert [b for b in batches if b[0]] == [(True, commit, 2), (True, abort, 4)]
+    assert [b[1] for b in batches if not b[0]] == [first] * (len(batches) - 3) + [commit]
     described = request_raw(bootstrap, P.describe_transactions.API.key, 0, {"transactional_ids": ["java-txn-id"]})
     state = described.transaction_states[0]
-    assert (state.error_code, state.transaction_state, state.producer_epoch) == (0, "CompleteAbort", 2)
-    assert transaction_log(kafka_ref, LOG_DIRS[kind]) == TXN_LOG
+    assert (state.error_code, state.transaction_state, state.producer_epoch) == (0, "CompleteAbort", abort)
+    # the transaction log, as Kafka's DumpLogSegments reads it
+    assert transaction_log(kafka_ref, log_dir) == log
 
 
 def transaction_log(kafka_ref, log_dir) -> list[dict]:
@@ -149,6 +178,10 @@ TXN_LOG = [
     _txn_value("PrepareAbort", 2, ["java-txn"]),
     _txn_value("CompleteAbort", 2, []),
 ]
+# the same at transaction.version 1: partitions added by AddPartitionsToTxn/AddOffsetsToTxn,
+# no epoch bumped, the client's transaction version 0 (not written)
+TXN_LOG_V1 = [_txn_value(v["data"]["transactionStatus"], 0, [p["topic"] for p in v["data"]["transactionPartitions"]]
+                         if v["data"]["transactionPartitions"] is not None else None, tv=None) for v in TXN_LOG]
 
 
 def test_admin(kafka_ref, broker):
