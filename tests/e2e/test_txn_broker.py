@@ -38,6 +38,7 @@ pytestmark = pytest.mark.brokers(KPROTO, KAFKA)
 WITH_TANSU = pytest.mark.brokers(KPROTO, TANSU, KAFKA)
 # Produce errors a producer retries
 RETRIED = {ErrorCode.NOT_COORDINATOR, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.CONCURRENT_TRANSACTIONS,
+           ErrorCode.NOT_LEADER_OR_FOLLOWER,
            ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
 
 
@@ -209,7 +210,7 @@ def test_a_forged_txn_offset_commit_is_refused_and_blocks_nothing(broker):
         def commit(txn_id: str, pid: int, epoch: int, version: int = 3) -> int:
             r = client.request(P.txn_offset_commit.API.key, {
                 "transactional_id": txn_id, "group_id": "forged-group", "producer_id": pid, "producer_epoch": epoch,
-                "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [
+                "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None, "topics": [
                     {"name": "tx-forged", "partitions": [{"partition_index": 0, "committed_offset": 7,
                                                           "committed_leader_epoch": -1,
                                                           "committed_metadata": ""}]}]}, version=version)

@@ -213,7 +213,7 @@ async def txn_offset_commit(broker, ctx, body) -> dict:
         add=broker.transactions.implicit_add(version, 5))
     r = await broker.groups.ask(TxnOffsetCommitRequest(
         transactional_id=body.transactional_id, group_id=body.group_id, producer_id=body.producer_id,
-        producer_epoch=body.producer_epoch, generation_id=body.generation_id, member_id=body.member_id or "",
+        producer_epoch=body.producer_epoch, generation_id=body.generation_id_or_member_epoch, member_id=body.member_id or "",
         group_instance_id=body.group_instance_id, verification=verification,
         topics=tuple(OffsetCommitRequestTopic(name=t.name, partitions=tuple(
             OffsetCommitRequestPartition(partition_index=p.partition_index, committed_offset=p.committed_offset,
