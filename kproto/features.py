@@ -10,7 +10,6 @@ org.apache.kafka.server.common.{MetadataVersion, Features} enums:
   ``kafka-storage.sh format`` with static ``controller.quorum.voters`` leaves:
   metadata.version 33 and every production feature at its default for it,
   except kraft.version, which static voters keep at 0.
-* one deliberate difference: transaction.version (TRANSACTION_VERSION_MAX below).
 * a finalized level of 0 means "not finalized": Kafka lists only features
   above 0 in ApiVersions' ``FinalizedFeatures`` (metadata.version is never 0).
 
@@ -53,10 +52,9 @@ METADATA_VERSIONS: dict[int, str] = dict(enumerate((
     "4.3-IV0", "4.4-IV0", "4.4-IV1", "4.4-IV2", "4.5-IV0"), start=7))
 LATEST_PRODUCTION = 33          # MetadataVersion.LATEST_PRODUCTION: 4.4-IV2
 # Kafka 4.4 supports transaction.version 0-2 and finalizes 2 in a fresh cluster. Level 2 is
-# KIP-890 part 2 (an epoch bump per transaction, partitions added by Produce, EndTxn v5),
-# which kproto's transaction coordinator does not do yet: a client told 2 is finalized
-# (kafka-clients 4.x) stops sending AddPartitionsToTxn. So kproto supports and finalizes 1.
-TRANSACTION_VERSION_MAX = 1
+# KIP-890 part 2 (an epoch bump per transaction, partitions added by Produce v12+ and
+# TxnOffsetCommit v5+, EndTxn v5): kproto.server.txn_coordinator.
+TRANSACTION_VERSION_MAX = 2
 
 SUPPORTED: dict[str, tuple[int, int]] = {
     METADATA_VERSION: (7, LATEST_PRODUCTION),

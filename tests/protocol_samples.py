@@ -86,11 +86,11 @@ def _value(t, default, version, counter, nulls, name):
 
 
 def _to_kp(kp_fields, spec: Struct, value: dict, version: int) -> dict:
-    """Our value as kafka-python constructor kwargs (fields in JSON order)."""
+    """Our value as kafka-python constructor kwargs (fields in JSON order, paired by position
+    among the fields of ``version``: a field renamed since kafka-python's copy pairs all the same)."""
     kwargs = {}
-    for kf, f in zip(kp_fields, spec.fields):
-        if not kf.for_version_q(version):
-            continue
+    ours = [f for f in spec.fields if f.present(version)]
+    for kf, f in zip([kf for kf in kp_fields if kf.for_version_q(version)], ours):
         v = value[f.name]
         if v is None:
             kwargs[kf.name] = None

@@ -35,7 +35,7 @@ from construct import Container
 
 from kproto.common import GROUP_METADATA_TOPIC_NAME, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
-from kproto.features import FRESH_CLUSTER, SUPPORTED as SUPPORTED_FEATURES, FinalizedFeatures
+from kproto.features import FRESH_CLUSTER, SUPPORTED as SUPPORTED_FEATURES, TRANSACTION_VERSION, FinalizedFeatures
 from kproto.log import LogManager
 from kproto.log.file_pool import default_pool
 from kproto import protocol
@@ -125,7 +125,9 @@ class Broker:
         await self._start_groups()
         self.transactions = txn_service.TxnService(self.logs, self.config.values,
                                                    allocate_producer_id=self.producer_ids.allocate,
-                                                   append_lock=self.append_lock, on_markers=self.markers_written)
+                                                   append_lock=self.append_lock, on_markers=self.markers_written,
+                                                   transaction_version=lambda: self.features.level(
+                                                       TRANSACTION_VERSION))
         await self.transactions.start()
         self._abort_orphaned_txn_offsets()
         self._tasks.append(asyncio.create_task(self._background()))

@@ -1,5 +1,5 @@
 """Requests that name topics by id (KIP-516): Produce v13+, Fetch v13+, OffsetCommit v10+,
-OffsetFetch v10+.
+OffsetFetch v10+, TxnOffsetCommit v6+ (KIP-1319).
 
 Theory of operation. Handlers, authorization, the fault plane and the log work by topic
 name. Before any of them sees a request (KafkaApis too looks the id up in the metadata
@@ -47,6 +47,8 @@ BY_ID: dict[int, ById] = {
                                      "preferred_read_replica": -1, "records": b""}),
     P.offset_commit.API.key: ById(P.TOPIC_IDS_SINCE[P.offset_commit.API.key], "topics", "name", "partitions", "topics", "partitions",
                                   lambda p: {"partition_index": p.partition_index}),
+    P.txn_offset_commit.API.key: ById(P.TOPIC_IDS_SINCE[P.txn_offset_commit.API.key], "topics", "name", "partitions",
+                                      "topics", "partitions", lambda p: {"partition_index": p.partition_index}),
     # OffsetFetchResponse's INVALID_OFFSET, NO_METADATA for a partition it has no offset for
     P.offset_fetch.API.key: ById(P.TOPIC_IDS_SINCE[P.offset_fetch.API.key], "topics", "name", "partition_indexes", "groups", "partitions",
                                  lambda p: {"partition_index": p, "committed_offset": -1,

@@ -22,7 +22,7 @@ from kproto.log.manager import LEADER_EPOCH
 from kproto.records import build_control_batch
 from kproto.server.runtime.shell import CoordinatorShell
 from kproto.server.txn_coordinator import (
-    AddPartitionsToTxnRequest, TransactionConfig, TransactionCoordinator, TransactionState, WriteTxnMarkers,
+    TV_2, AddPartitionsToTxnRequest, TransactionConfig, TransactionCoordinator, TransactionState, WriteTxnMarkers,
 )
 
 log = logging.getLogger("kproto.server.transactions")
@@ -55,13 +55,17 @@ class TxnService(CoordinatorShell):
 
     def __init__(self, logs: LogManager, values: dict, *, allocate_producer_id: Callable[[], int],
                  append_lock: threading.Lock | None = None,
-                 on_markers: Callable[[WriteTxnMarkers, list[tuple[str, int]]], None] | None = None) -> None:
+                 on_markers: Callable[[WriteTxnMarkers, list[tuple[str, int]]], None] | None = None,
+                 transaction_version: Callable[[], int] = lambda: 0) -> None:
         """``on_markers(order, written)``: called after markers reach partitions
-        (the broker wakes fetches; the group coordinator completes transactional offsets)."""
+        (the broker wakes fetches; the group coordinator completes transactional offsets).
+        ``transaction_version``: the finalized transaction.version (kproto.features)."""
         self.values = values
         self.config = txn_config(values)
         self.on_markers = on_markers
-        super().__init__(TransactionCoordinator(self.config, allocate_producer_id=allocate_producer_id), logs,
+        self.transaction_version = transaction_version
+        super().__init__(TransactionCoordinator(self.config, allocate_producer_id=allocate_producer_id,
+                                                transaction_version=transaction_version), logs,
                          TRANSACTION_STATE_TOPIC_NAME, self.config.transaction_state_log_num_partitions,
                          {"cleanup.policy": "compact", "compression.type": "uncompressed",
                           "segment.bytes": values["transaction.state.log.segment.bytes"]},
@@ -111,41 +115,56 @@ class TxnService(CoordinatorShell):
                                   TransactionState.PREPARE_ABORT)
                 for topic, partition in meta.topic_partitions if topic == offsets_topic}
 
-    def verify(self, transactional_id: str, topic: str, partition: int, producer_id: int, producer_epoch: int,
-               *, abortable: bool = False) -> ErrorCode:
-        """KIP-890 part 1: may the producer write transactionally to ``topic``-``partition``?
+    def implicit_add(self, version: int, first_version: int) -> bool:
+        """Does a request at ``version`` add its partition to the transaction itself (KIP-890
+        part 2: Produce v12+, TxnOffsetCommit v5+, ``first_version``), as
+        AddPartitionsToTxnManager's addPartition operation? Only while transaction.version 2 is
+        finalized: a client told less sends AddPartitionsToTxn/AddOffsetsToTxn first."""
+        return version >= first_version and self.transaction_version() >= TV_2
+
+    async def verify(self, transactional_id: str, topic: str, partition: int, producer_id: int,
+                     producer_epoch: int, *, abortable: bool = False, add: bool = False) -> ErrorCode:
+        """KIP-890: may the producer write transactionally to ``topic``-``partition``?
         NONE when its transaction is already open there (UnifiedLog.maybeStartTransactionVerification
         asks nobody then) or the coordinator has the partition in the producer's open
-        transaction; otherwise the coordinator's error as AddPartitionsToTxnManager hands it on:
-        PRODUCER_FENCED as INVALID_PRODUCER_EPOCH ("producers expect to handle" it),
-        TRANSACTION_ABORTABLE as INVALID_TXN_STATE unless the client knows it (``abortable``)."""
+        transaction; with ``add`` (transaction version 2) the coordinator adds it to the
+        transaction instead of checking. Otherwise the coordinator's error as
+        AddPartitionsToTxnManager hands it on: PRODUCER_FENCED as INVALID_PRODUCER_EPOCH
+        ("producers expect to handle" it), TRANSACTION_ABORTABLE as INVALID_TXN_STATE unless
+        the client knows it (``abortable``)."""
         plog = self.logs.get_log(topic, partition)
         entry = plog.producer_state.producers.get(producer_id) if plog is not None else None
         if entry is not None and entry.current_txn_first_offset is not None:
             return ErrorCode.NONE
-        r = self.coordinator.handle(AddPartitionsToTxnRequest(
+        request = AddPartitionsToTxnRequest(
             transactional_id=transactional_id, producer_id=producer_id, producer_epoch=producer_epoch,
-            partitions=((topic, partition),), verify_only=True), now_ms())
-        error = r.verified[0][1] if r.verified else r.error_code
+            partitions=((topic, partition),), verify_only=not add, client_transaction_version=TV_2 if add else 0)
+        if add:
+            error = (await self.ask(request)).error_code
+        else:
+            r = self.coordinator.handle(request, now_ms())
+            error = r.verified[0][1] if r.verified else r.error_code
         if error is ErrorCode.PRODUCER_FENCED:
             return ErrorCode.INVALID_PRODUCER_EPOCH
         if error is ErrorCode.TRANSACTION_ABORTABLE and not abortable:
             return ErrorCode.INVALID_TXN_STATE
         return error
 
-    def verify_produce(self, transactional_id: str, batches, *,
-                       abortable: bool = False) -> dict[tuple[str, int], tuple[ErrorCode, str]]:
-        """The transactional batches of a Produce, each verified (``verify``; ``abortable``: Produce
-        v11+ knows TRANSACTION_ABORTABLE) and refused with ReplicaManager's errors: INVALID_TXN_STATE when
-        the partition is not in the transaction, NOT_ENOUGH_REPLICAS (retriable for every
+    async def verify_produce(self, transactional_id: str, batches, *, version: int
+                             ) -> dict[tuple[str, int], tuple[ErrorCode, str]]:
+        """The transactional batches of a Produce at ``version``, each verified (``verify``;
+        Produce v11+ knows TRANSACTION_ABORTABLE, v12+ adds the partition with transaction
+        version 2) and refused with ReplicaManager's errors: INVALID_TXN_STATE when the
+        partition is not in the transaction, NOT_ENOUGH_REPLICAS (retriable for every
         client) when the coordinator cannot say yet, the error itself otherwise.
         ``batches``: (topic, partition, first batch or None). Returns (error, message) of the refused."""
         refused = {}
+        add = self.implicit_add(version, 12)
         for topic, partition, batch in batches:
             if batch is None or not batch.is_transactional or self.logs.get_log(topic, partition) is None:
                 continue
-            error = self.verify(transactional_id, topic, partition, batch.producer_id, batch.producer_epoch,
-                                abortable=abortable)
+            error = await self.verify(transactional_id, topic, partition, batch.producer_id, batch.producer_epoch,
+                                      abortable=version >= 11, add=add)
             if error is ErrorCode.NONE:
                 continue
             log.info("refusing a transactional batch of %r for %s-%d: %s", transactional_id, topic,

@@ -8,13 +8,21 @@ admin answers; a KIP-848 consumer group's and a KIP-932 share group's records.
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 import kproto.testing
+from kproto.records import iter_batches
+from kproto.schemas import protocol as P
 from tests import java_client
+from tests.helpers import fetch_raw, request_raw
 from tests.kafka_ref import KafkaUnavailable, unavailable
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+LOG_DIRS: dict = {}         # kind -> the broker's log directory
+PAYLOAD = re.compile(r" payload: (\{.*\})$", re.M)
 
 
 @pytest.fixture(scope="module", params=["kproto", "kafka"])
@@ -23,10 +31,12 @@ def broker(request, kafka_ref, tmp_path_factory):
     data = tmp_path_factory.mktemp(request.param)
     if request.param == "kproto":
         with kproto.testing.broker(config={"transaction.state.log.num.partitions": "1"}, data_dir=data / "data") as b:
+            LOG_DIRS["kproto"] = data / "data"
             yield "kproto", b.bootstrap_servers
         return
     try:
         with kafka_ref.broker(data) as b:
+            LOG_DIRS["kafka"] = b.log_dir
             yield "kafka", b.bootstrap
     except KafkaUnavailable as e:
         unavailable(e)
@@ -70,8 +80,36 @@ def test_consumer_group_protocol(kafka_ref, broker):
 def test_transactions(kafka_ref, broker):
     """A committed transaction with sendOffsetsToTransaction, then an aborted one: a
     read_committed consumer sees the two committed records only, and the group's offset
-    committed in the transaction is there."""
+    committed in the transaction is there. Transaction version 2 (both brokers finalize it):
+    each EndTxn bumped the epoch and the markers carry the bumped one."""
     kind, bootstrap = broker
+    check_transactions(kafka_ref, bootstrap, LOG_DIRS[kind], epochs=(0, 1, 2), log=TXN_LOG)
+
+
+@pytest.mark.parametrize("kind", ["kproto", "kafka"])
+def test_transactions_after_a_downgrade_to_transaction_version_1(kafka_ref, tmp_path, kind):
+    """``transaction.version`` downgraded to 1 on a fresh broker: kafka-clients 4.4 goes back
+    to AddPartitionsToTxn/AddOffsetsToTxn and EndTxn v4, and no epoch is bumped."""
+    def scenario(bootstrap: str, log_dir) -> None:
+        r = request_raw(bootstrap, P.update_features.API.key, 2, {"timeout_ms": 30000, "validate_only": False,
+                        "feature_updates": [{"feature": "transaction.version", "max_version_level": 1,
+                                             "upgrade_type": 2}]})
+        assert r.error_code == 0, r
+        check_transactions(kafka_ref, bootstrap, log_dir, epochs=(0, 0, 0), log=TXN_LOG_V1)
+    if kind == "kproto":
+        with kproto.testing.broker(config={"transaction.state.log.num.partitions": "1"},
+                                   data_dir=tmp_path / "data") as b:
+            return scenario(b.bootstrap_servers, tmp_path / "data")
+    try:
+        with kafka_ref.broker(tmp_path) as b:
+            scenario(b.bootstrap, b.log_dir)
+    except KafkaUnavailable as e:
+        unavailable(e)
+
+
+def check_transactions(kafka_ref, bootstrap: str, log_dir, *, epochs: tuple[int, int, int], log: list) -> None:
+    """The Java client's "txn" scenario: what its consumers see; ``epochs``: the producer's
+    at the start, in the commit marker, in the abort marker; ``log``: the transaction log."""
     out = run(kafka_ref, "txn", bootstrap, topic="java-txn", group="g-txn", txn="java-txn-id")
     assert out.error is None, out.error
     assert [e["event"] for e in out.events] == \
@@ -88,6 +126,62 @@ def test_transactions(kafka_ref, broker):
         assert [(p.partition, p.offset) for p in c.committed([TopicPartition("java-txn", 0)], timeout=60)] == [(0, 2)]
     finally:
         c.close()
+    first, commit, abort = epochs
+    batches = [(b.is_control, b.producer_epoch, b.last_offset)
+               for b in iter_batches(fetch_raw(bootstrap, "java-txn", 0).records)]
+    assert [b for b in batches if b[0]] == [(True, commit, 2), (True, abort, 4)]
+    assert [b[1] for b in batches if not b[0]] == [first] * (len(batches) - 3) + [commit]
+    described = request_raw(bootstrap, P.describe_transactions.API.key, 0, {"transactional_ids": ["java-txn-id"]})
+    state = described.transaction_states[0]
+    assert (state.error_code, state.transaction_state, state.producer_epoch) == (0, "CompleteAbort", abort)
+    # the transaction log, as Kafka's DumpLogSegments reads it
+    assert transaction_log(kafka_ref, log_dir) == log
+
+
+def transaction_log(kafka_ref, log_dir) -> list[dict]:
+    """Kafka's DumpLogSegments --transaction-log-decoder of ``__transaction_state-0``: each
+    value without its timestamps, its producer ids as said of the first."""
+    files = ",".join(sorted(str(p) for p in (log_dir / "__transaction_state-0").glob("*.log")))
+    r = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--transaction-log-decoder", "--files", files)
+    assert r.returncode == 0, r.stderr
+    out, first = [], None
+    for payload in PAYLOAD.findall(r.stdout):
+        value = json.loads(payload)
+        data = value["data"]
+        for name in ("transactionLastUpdateTimestampMs", "transactionStartTimestampMs"):
+            data.pop(name)
+        first = data["producerId"] if first is None else first
+        for name in ("producerId", "previousProducerId", "nextProducerId"):
+            if name in data:
+                data[name] = "first" if data[name] == first else data[name]
+        out.append(value)
+    return out
+
+
+def _txn_value(status: str, epoch: int, partitions, tv: int | None = 2) -> dict:
+    data = {"producerId": "first", "previousProducerId": "first", "producerEpoch": epoch,
+            "transactionTimeoutMs": 60000, "transactionStatus": status,
+            "transactionPartitions": None if partitions is None else [
+                {"topic": topic, "partitionIds": [0]} for topic in partitions]}
+    return {"version": "1", "data": {**data, **({} if tv is None else {"clientTransactionVersion": tv})}}
+
+
+# InitProducerId, then each transaction: the partition added by Produce, the group's by
+# TxnOffsetCommit (sendOffsetsToTransaction), the EndTxn bumping the epoch, the markers written
+TXN_LOG = [
+    _txn_value("Empty", 0, None, tv=None),
+    _txn_value("Ongoing", 0, ["java-txn"]),
+    _txn_value("Ongoing", 0, ["java-txn", "__consumer_offsets"]),
+    _txn_value("PrepareCommit", 1, ["java-txn", "__consumer_offsets"]),
+    _txn_value("CompleteCommit", 1, []),
+    _txn_value("Ongoing", 1, ["java-txn"]),
+    _txn_value("PrepareAbort", 2, ["java-txn"]),
+    _txn_value("CompleteAbort", 2, []),
+]
+# the same at transaction.version 1: partitions added by AddPartitionsToTxn/AddOffsetsToTxn,
+# no epoch bumped, the client's transaction version 0 (not written)
+TXN_LOG_V1 = [_txn_value(v["data"]["transactionStatus"], 0, [p["topic"] for p in v["data"]["transactionPartitions"]]
+                         if v["data"]["transactionPartitions"] is not None else None, tv=None) for v in TXN_LOG]
 
 
 def test_admin(kafka_ref, broker):

@@ -12,7 +12,7 @@ import pytest
 from kproto.errors import ErrorCode
 from kproto.records import iter_batches
 from kproto.schemas import protocol as P
-from tests.helpers import create_topic, request_raw, until_served
+from tests.helpers import create_topic, request_raw, until, until_served
 from tests.records.helpers import v2_batch
 
 pytestmark = pytest.mark.brokers("kproto", "kafka")
@@ -95,3 +95,29 @@ def test_the_default_ranges_are_kafka_4_4s(broker):
     got = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
     assert (got[0], got[1], got[2], got[3], got[8], got[9], got[19]) == \
         ((0, 13), (4, 18), (1, 11), (0, 13), (2, 10), (1, 10), (2, 7))
+
+
+def test_txn_offset_commit_v6_names_topics_by_id(broker):
+    """TxnOffsetCommit v6 (KIP-1319): topics by id, an unknown id UNKNOWN_TOPIC_ID; a known one
+    reaches the transaction check, which refuses a producer no coordinator knows."""
+    topic, nobody = broker.unique("txn-by-id"), uuid.uuid4()
+    create_topic(broker.bootstrap, topic)
+    until_served(broker.bootstrap, topic)
+    tid = _topic_id(broker.bootstrap, topic)
+    partition = {"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1, "committed_metadata": ""}
+    body = {"transactional_id": broker.unique("txn-by-id"), "group_id": broker.unique("g-txn-by-id"),
+            "producer_id": 123456, "producer_epoch": 0, "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "topics": [{"topic_id": tid, "partitions": [partition]},
+                                                  {"topic_id": nobody, "partitions": [partition]}]}
+    retried = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR}
+    for key_type, key in ((1, body["transactional_id"]), (0, body["group_id"])):     # as a client: Kafka
+        until(lambda: request_raw(broker.bootstrap, P.find_coordinator.API.key, 4, {     # creates the topics then
+            "key_type": key_type, "coordinator_keys": [key]}).coordinators[0].error_code == 0,
+            what="the coordinator")
+    answers = []        # Kafka's coordinators may still be loading: a client retries those
+    until(lambda: answers.append(request_raw(broker.bootstrap, P.txn_offset_commit.API.key, 6, body))
+          or not {p.error_code for t in answers[-1].topics for p in t.partitions} & retried,
+          what="an answer from the coordinators")
+    r = answers[-1]
+    assert sorted((str(t.topic_id), [(p.partition_index, p.error_code) for p in t.partitions]) for t in r.topics) == \
+        sorted([(str(tid), [(0, ErrorCode.INVALID_PRODUCER_ID_MAPPING)]), (str(nobody), [(0, ErrorCode.UNKNOWN_TOPIC_ID)])])

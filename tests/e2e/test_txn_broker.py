@@ -24,18 +24,22 @@ from kproto.client.transport import BrokerClient
 from kproto.common import TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import ErrorCode
 from kproto.log.manager import LogManager
-from kproto.records import NewRecord, build_record_batch, control_record
+from kproto.records import NewRecord, build_record_batch, control_record, iter_batches
 from kproto.schemas import protocol as P
 from kproto.server.txn_coordinator.persistence import parse_value
 from kproto.server.txn_coordinator.state import TransactionState
 from tests.components import KAFKA, KPROTO, TANSU, kproto_broker
-from tests.helpers import read_all, until, until_served
+from tests.helpers import fetch_raw, read_all, until, until_served
 
 
 # kproto's broker and Apache Kafka's (the conftest `broker` fixture); tansu 0.6 too where
 # it does the same (see test_where_tansu_differs). Tests restarting a broker start kproto's.
 pytestmark = pytest.mark.brokers(KPROTO, KAFKA)
 WITH_TANSU = pytest.mark.brokers(KPROTO, TANSU, KAFKA)
+# Produce errors a producer retries
+RETRIED = {ErrorCode.NOT_COORDINATOR, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.CONCURRENT_TRANSACTIONS,
+           ErrorCode.NOT_LEADER_OR_FOLLOWER,
+           ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
 
 
 def create(bootstrap: str, name: str, partitions: int = 3) -> None:
@@ -206,7 +210,7 @@ def test_a_forged_txn_offset_commit_is_refused_and_blocks_nothing(broker):
         def commit(txn_id: str, pid: int, epoch: int, version: int = 3) -> int:
             r = client.request(P.txn_offset_commit.API.key, {
                 "transactional_id": txn_id, "group_id": "forged-group", "producer_id": pid, "producer_epoch": epoch,
-                "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [
+                "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None, "topics": [
                     {"name": "tx-forged", "partitions": [{"partition_index": 0, "committed_offset": 7,
                                                           "committed_leader_epoch": -1,
                                                           "committed_metadata": ""}]}]}, version=version)
@@ -537,3 +541,61 @@ def test_offsets_pending_in_a_transaction_nobody_will_end_are_aborted_at_start(t
         mgr.close()
     with kproto_broker(tmp_path, data_dir=data) as bootstrap:                      # settled in the log too
         assert stable(bootstrap) == (0, 3)
+
+
+def test_transaction_version_2_bumps_the_epoch_per_transaction(broker):
+    """KIP-890 part 2 through raw frames (transaction.version 2 finalized on both brokers):
+    Produce v12 adds its partition to the transaction (no AddPartitionsToTxn), each EndTxn v5
+    answers the producer id with the epoch bumped and the markers carry that epoch; an EndTxn
+    retried with the epoch before the bump gets the same answer, the other outcome
+    INVALID_TXN_STATE; an abort with no transaction open only bumps the epoch."""
+    bs, topic, txn = broker.bootstrap, "tx-v2-epochs", "v2-epochs"
+    create(bs, topic, 1)
+    with BrokerClient(bs) as client:
+        def retried(call):
+            """``call()``'s (response, error) once the error is not one a client retries (Kafka's
+            coordinator may still be loading; the previous markers may not be out yet)."""
+            answers = []
+            until(lambda: answers.append(call()) or answers[-1][1] not in RETRIED,
+                  what=f"an answer that is not retried: {answers}")
+            return answers[-1]
+
+        def init():
+            # FindCoordinator first, as a client: Kafka creates __transaction_state then
+            retried(lambda: (None, client.request(P.find_coordinator.API.key, {
+                "key_type": 1, "coordinator_keys": [txn]}, version=4).coordinators[0].error_code))
+            return retried(lambda: (r := client.request(P.init_producer_id.API.key, {
+                "transactional_id": txn, "transaction_timeout_ms": 60000}, version=5), r.error_code))[0]
+
+        def produce(value: bytes, epoch: int) -> int:
+            batch = build_record_batch([NewRecord(value=value)], is_transactional=True, producer_id=pid,
+                                       producer_epoch=epoch, base_sequence=0)
+            body = {"transactional_id": txn, "acks": -1, "timeout_ms": 10000, "topic_data": [
+                {"name": topic, "partition_data": [{"index": 0, "records": batch}]}]}
+            return retried(lambda: (None, client.request(P.produce.API.key, body, version=12)
+                                    .responses[0].partition_responses[0].error_code))[1]
+
+        def end(epoch: int, committed: bool) -> tuple[int, int, int]:
+            body = {"transactional_id": txn, "producer_id": pid, "producer_epoch": epoch, "committed": committed}
+            r = retried(lambda: (r := client.request(P.end_txn.API.key, body, version=5), r.error_code))[0]
+            return r.error_code, r.producer_id, r.producer_epoch
+
+        r = init()
+        assert r.error_code == 0
+        pid, epoch = r.producer_id, r.producer_epoch
+        assert produce(b"committed", epoch) == 0
+        assert end(epoch, True) == (0, pid, epoch + 1)
+        assert end(epoch, True) == (0, pid, epoch + 1)          # the retry after the bump
+        assert produce(b"aborted", epoch + 1) == 0
+        assert end(epoch + 1, False) == (0, pid, epoch + 2)
+        assert end(epoch + 1, False) == (0, pid, epoch + 2)
+        assert end(epoch + 1, True) == (ErrorCode.INVALID_TXN_STATE, -1, -1)
+        assert end(epoch + 2, True) == (ErrorCode.INVALID_TXN_STATE, -1, -1)     # no transaction open
+        assert end(epoch + 3, False) == (ErrorCode.PRODUCER_FENCED, -1, -1)
+        # an abort with no transaction open bumps the epoch all the same, writing no marker
+        assert end(epoch + 2, False) == (0, pid, epoch + 3)
+        assert end(epoch + 2, False) == (0, pid, epoch + 3)
+    records = fetch_raw(bs, topic, 0).records
+    batches = [(b.is_control, b.producer_id, b.producer_epoch) for b in iter_batches(records)]
+    assert batches == [(False, pid, epoch), (True, pid, epoch + 1), (False, pid, epoch + 1), (True, pid, epoch + 2)]
+    assert read_all(bs, topic, 1, "read_committed", expect=1) == [b"committed"]

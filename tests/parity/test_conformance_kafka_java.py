@@ -20,9 +20,8 @@ from tests import java_client
 from tests.kafka_ref import KafkaUnavailable, unavailable
 
 # Field names Kafka 4.4 and kproto spell differently, (api_key, kind) -> {Kafka's: kproto's}.
-# KIP-848 (Kafka 4.0) renamed TxnOffsetCommitRequest's GenerationId to
-# GenerationIdOrMemberEpoch; kproto's schema keeps the 3.x name (same int32, same versions).
-RENAMED = {(28, "request"): {"generationIdOrMemberEpoch": "generationId"}}
+# None now: TxnOffsetCommit's GenerationIdOrMemberEpoch (KIP-848) is kproto's name too.
+RENAMED: dict[tuple[int, str], dict[str, str]] = {}
 
 
 def as_kproto_names(api_key: int, kind: str, kafka: dict) -> dict:

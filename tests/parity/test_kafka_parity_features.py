@@ -8,9 +8,7 @@ tool and ``kproto features`` against both brokers, step by step (each step chang
 next one sees), and their output must be equal with the epoch masked: Kafka's epoch is its
 metadata log's offset, kproto's counts the updates (kproto.features).
 
-The one deliberate difference (kproto.features.TRANSACTION_VERSION_MAX): kproto supports
-transaction.version 0-1, Kafka 0-2. Kafka's broker is downgraded to transaction.version 1
-first, and ``known`` writes Kafka's supported maximum as kproto's; no step asks for level 2.
+Both finalize transaction.version 2 when fresh (KIP-890 part 2, kproto.server.txn_coordinator).
 """
 
 from __future__ import annotations
@@ -61,7 +59,6 @@ STEPS = [
     ["version-mapping", "--release-version", "4.0"],
     ["version-mapping", "--release-version", "3.9"],
 ]
-TXN_SUPPORTED = re.compile(r"(Feature: transaction\.version +SupportedMinVersion: 0 +SupportedMaxVersion: )2 ")
 EPOCH = re.compile(r"Epoch: \d+")
 
 
@@ -71,19 +68,16 @@ def brokers(kafka_ref, tmp_path_factory):
     try:
         with kafka_ref.broker(tmp_path_factory.mktemp("kafka-features")) as kafka, \
                 kproto_broker(tmp_path_factory.mktemp("kproto-features")) as kproto:
-            r = request_raw(kafka.bootstrap, 57, 2, {"timeout_ms": 30000, "validate_only": False, "feature_updates": [
-                {"feature": "transaction.version", "max_version_level": 1, "upgrade_type": 2}]})
-            assert r.error_code == 0, r
             yield kafka.bootstrap, kproto
     except KafkaUnavailable as e:
         unavailable(e)
 
 
 def kafka_tool(kafka_ref, bootstrap: str, args: list[str]) -> tuple[int, str, str]:
-    """Kafka's tool, with kproto's deliberate difference applied (transaction.version's supported max)."""
+    """Kafka's tool, its epoch masked."""
     r = kafka_ref.run_tool(FEATURE_COMMAND, "--bootstrap-server", bootstrap, *args)
     err = "".join(line + "\n" for line in r.stderr.splitlines() if not re.match(r"\[\d{4}-", line))
-    return r.returncode, TXN_SUPPORTED.sub(r"\g<1>1 ", EPOCH.sub("Epoch: <n>", r.stdout)), err
+    return r.returncode, EPOCH.sub("Epoch: <n>", r.stdout), err
 
 
 def kproto_tool(bootstrap: str, args: list[str]) -> tuple[int, str, str]:
@@ -92,10 +86,9 @@ def kproto_tool(bootstrap: str, args: list[str]) -> tuple[int, str, str]:
 
 
 def features(bootstrap: str) -> tuple:
-    """ApiVersions' (supported, finalized), transaction.version's supported range as kproto's."""
+    """ApiVersions' (supported, finalized)."""
     r = request_raw(bootstrap, 18, 4, {"client_software_name": "t", "client_software_version": "1"})
     supported = {f.name: (f.min_version, f.max_version) for f in r.supported_features}
-    supported["transaction.version"] = (0, min(supported["transaction.version"][1], 1))
     return supported, {f.name: (f.min_version_level, f.max_version_level) for f in r.finalized_features}
 
 
@@ -105,10 +98,8 @@ def test_api_versions_features_as_kafka(brokers):
     assert features(kproto) == features(kafka)
     supported, finalized = features(kproto)
     assert supported["metadata.version"] == (7, 33) and supported["share.version"] == (0, 2)
-    assert finalized["transaction.version"] == (1, 1) and "kraft.version" not in finalized
-    raw = request_raw(kproto, 18, 4, {"client_software_name": "t", "client_software_version": "1"})
-    assert [(f.name, f.min_version, f.max_version) for f in raw.supported_features if f.name == "transaction.version"] \
-        == [("transaction.version", 0, 1)]
+    assert finalized["transaction.version"] == (2, 2) and "kraft.version" not in finalized
+    assert supported["transaction.version"] == (0, 2)
 
 
 def test_update_features_raw_as_kafka(brokers):
@@ -119,7 +110,7 @@ def test_update_features_raw_as_kafka(brokers):
                 (2, [("transaction.version", 1, 4)]), (2, [("transaction.version", 1, 0)]),
                 (2, [("metadata.version", 0, 3)]), (2, [("metadata.version", 7, 2)]),
                 (2, [("x", 0, 2)]), (2, [("x", 1, 1)]), (2, [("transaction.version", 1, 2)]),
-                (1, [("transaction.version", 1, 1), ("group.version", 1, 1)]),
+                (1, [("transaction.version", 2, 1), ("group.version", 1, 1)]),
                 (1, [("group.version", 3, 1)]), (0, [("transaction.version", 0, 2)]),
                 (2, [])]:
             body = {"timeout_ms": 30000, "validate_only": True, "feature_updates": [

@@ -48,11 +48,8 @@ JAR = KAFKA_LIB / f"kafka-clients-{KAFKA_VERSION}.jar"
 # (key, version, direction): each is a strict xfail, so the case fails (and its entry must
 # go) once kproto has it.
 _APIVERSIONS = "ApiVersions v5: the api_versions module belongs to the ApiVersions work"
-_TXN = "the transaction APIs' work: TxnOffsetCommit v6, and GenerationId renamed " \
-       "GenerationIdOrMemberEpoch (v3+)"
 NOT_YET = {
     (18, 5, "request"): _APIVERSIONS, (18, 5, "response"): _APIVERSIONS,
-    **{(28, v, "request"): _TXN for v in (3, 4, 5, 6)}, (28, 6, "response"): _TXN,
     (93, 0, "request"): "StreamsGroupTopologyDescriptionUpdate: a new API, not a new version",
     (93, 0, "response"): "StreamsGroupTopologyDescriptionUpdate: a new API, not a new version",
     (94, 0, "request"): "UnregisterController: a new API (controller listener), not a new version",

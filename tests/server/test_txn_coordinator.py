@@ -21,7 +21,7 @@ from kproto.server.txn_coordinator import (
 )
 from kproto.server.txn_coordinator.metadata import TxnTransitMetadata
 from kproto.server.txn_coordinator.persistence import (
-    parse_value, replay, transaction_log_key, transaction_log_value,
+    parse_value, replay, transaction_log_key, transaction_log_value, value_version,
 )
 from tests.server.helpers import TxnHarness as Harness
 from tests.server.helpers import loaded_txn_record as loaded_record
@@ -153,6 +153,92 @@ def test_commit_writes_markers_to_every_partition_then_completes():
     assert end(h, pid, epoch, commit=False).error_code == E.INVALID_TXN_STATE
 
 
+# --- transaction version 2 (KIP-890 part 2) ------------------------------------------------
+
+def add_v2(h: Harness, pid: int, epoch: int, parts=(("a", 0),)):
+    """What a Produce v12 (AddPartitionsToTxnManager's addPartition) asks the coordinator."""
+    return h.send(AddPartitionsToTxnRequest(transactional_id="t", producer_id=pid, producer_epoch=epoch,
+                                            partitions=parts, client_transaction_version=2))
+
+
+def end_v2(h: Harness, pid: int, epoch: int, commit: bool = True):
+    return h.send(EndTxnRequest(transactional_id="t", producer_id=pid, producer_epoch=epoch, committed=commit,
+                                client_transaction_version=2))
+
+
+def test_v2_end_txn_bumps_the_epoch_and_the_markers_carry_it():
+    h = Harness()
+    r = h.init()
+    pid, epoch = r.producer_id, r.producer_epoch
+    assert add_v2(h, pid, epoch).error_code == E.NONE
+    assert h.c.transaction("t").client_transaction_version == 2
+    done = end_v2(h, pid, epoch)
+    assert (done.error_code, done.producer_id, done.producer_epoch) == (E.NONE, pid, epoch + 1)
+    [order] = h.markers
+    assert (order.producer_id, order.producer_epoch, order.partitions) == (pid, epoch + 1, (("a", 0),))
+    meta = h.c.transaction("t")
+    assert (meta.state, meta.producer_epoch, meta.last_producer_epoch) == (S.COMPLETE_COMMIT, epoch + 1, epoch)
+    # the retry with the epoch before the bump: the same answer, nothing written
+    assert end_v2(h, pid, epoch) == done and len(h.markers) == 1
+    assert end_v2(h, pid, epoch, commit=False).error_code == E.INVALID_TXN_STATE
+    assert end_v2(h, pid, epoch + 1).error_code == E.INVALID_TXN_STATE          # no transaction open
+    assert end_v2(h, pid, epoch + 2).error_code == E.PRODUCER_FENCED
+    assert add_v2(h, pid, epoch).error_code == E.PRODUCER_FENCED                 # the old epoch is gone
+    # an abort with no transaction open bumps the epoch: PrepareAbort straight from CompleteCommit
+    bumped = end_v2(h, pid, epoch + 1, commit=False)
+    assert (bumped.error_code, bumped.producer_epoch) == (E.NONE, epoch + 2)
+    assert len(h.markers) == 1 and h.state() is S.COMPLETE_ABORT                 # no marker to write
+
+
+def test_v2_retry_while_the_markers_are_out_waits():
+    h = Harness(auto_markers=False)
+    r = h.init()
+    pid, epoch = r.producer_id, r.producer_epoch
+    add_v2(h, pid, epoch)
+    assert end_v2(h, pid, epoch).producer_epoch == epoch + 1
+    assert end_v2(h, pid, epoch).error_code == E.CONCURRENT_TRANSACTIONS
+    assert end_v2(h, pid, epoch + 1).error_code == E.PRODUCER_FENCED       # not a retry: the next EndTxn
+    assert add_v2(h, pid, epoch + 1).error_code == E.CONCURRENT_TRANSACTIONS
+    h.write_markers()
+    assert add_v2(h, pid, epoch + 1).error_code == E.NONE
+
+
+def test_v2_epoch_overflow_rotates_the_producer_id_after_the_markers():
+    """At the last client epoch the bump allocates the next id (nextProducerId): the markers
+    carry Short.MaxValue, then the transaction completes on the new id at epoch 0; a retry of
+    that EndTxn with the old pair is answered the new one (retryOnOverflow)."""
+    h = Harness(auto_markers=False)
+    p = h.c.partition_for("t")
+    h.c.load_partition(p, [loaded_record("t", S.COMPLETE_COMMIT, pid=77, epoch=32766, partitions=())], h.now)
+    assert add_v2(h, 77, 32766).error_code == E.NONE
+    done = end_v2(h, 77, 32766)
+    assert (done.error_code, done.producer_id, done.producer_epoch) == (E.NONE, 77, 32767)
+    [order] = h.held_markers
+    assert (order.producer_id, order.producer_epoch) == (77, 32767)
+    assert h.c.transaction("t").next_producer_id == 1000
+    h.write_markers()
+    meta = h.c.transaction("t")
+    assert (meta.state, meta.producer_id, meta.producer_epoch, meta.previous_producer_id) == (
+        S.COMPLETE_COMMIT, 1000, 0, 77)
+    again = end_v2(h, 77, 32766)
+    assert (again.error_code, again.producer_id, again.producer_epoch) == (E.NONE, 1000, 0)
+    assert add_v2(h, 1000, 0).error_code == E.NONE
+
+
+def test_v2_init_during_a_transaction_fences_then_the_abort_bumps_again():
+    """The coordinator's own abort uses the finalized transaction.version: with 2 the fence's
+    bump is followed by the abort's (Kafka's PrepareEpochFence then prepareAbortOrCommit)."""
+    h = Harness()
+    h.c._transaction_version = lambda: 2
+    r = h.init()
+    pid, epoch = r.producer_id, r.producer_epoch
+    add_v2(h, pid, epoch)
+    assert h.init().error_code == E.CONCURRENT_TRANSACTIONS
+    assert h.markers[-1].producer_epoch == epoch + 2
+    again = h.init()
+    assert (again.error_code, again.producer_id, again.producer_epoch) == (E.NONE, pid, epoch + 3)
+
+
 def test_failed_append_drops_the_transition_and_maps_the_error():
     h = Harness(auto_append=False)
     h.auto_append = True
@@ -243,14 +329,15 @@ def test_describe_and_list():
 
 def test_records_have_kafkas_layout():
     """TransactionLogKey/Value v0 (TransactionLog{Key,Value}.json): int16 version, then the
-    fields in order; partitions grouped by topic, null for Empty."""
+    fields in order; partitions grouped by topic, null for Empty, in Java's hash orders (a-2
+    before a-0: TopicPartition hashes 1120 and 1058 fall in buckets 0 and 2)."""
     assert transaction_log_key("tx") == b"\x00\x00" + b"\x00\x02tx"
     ongoing = TxnTransitMetadata(producer_id=4000, previous_producer_id=4000, producer_epoch=3,
                                  last_producer_epoch=-1, txn_timeout_ms=60_000, state=S.ONGOING,
                                  topic_partitions=frozenset({("b", 0), ("a", 2), ("a", 0)}),
                                  txn_start_timestamp=1_700_000_000_000, txn_last_update_timestamp=1_700_000_000_001)
     expected = (struct.pack(">hqhib", 0, 4000, 3, 60_000, 1) + struct.pack(">i", 2)
-                + b"\x00\x01a" + struct.pack(">iii", 2, 0, 2) + b"\x00\x01b" + struct.pack(">ii", 1, 0)
+                + b"\x00\x01a" + struct.pack(">iii", 2, 2, 0) + b"\x00\x01b" + struct.pack(">ii", 1, 0)
                 + struct.pack(">qq", 1_700_000_000_001, 1_700_000_000_000))
     assert transaction_log_value(ongoing) == expected
     empty = TxnTransitMetadata(4000, 4000, 4, 3, 60_000, S.EMPTY, frozenset(), -1, 5)
@@ -260,6 +347,21 @@ def test_records_have_kafkas_layout():
         4000, 3, S.ONGOING, {("a", 0), ("a", 2), ("b", 0)}, 1_700_000_000_000)
     dead = TxnTransitMetadata(4000, 4000, 4, 3, 60_000, S.DEAD, frozenset(), -1, 5)
     assert transaction_log_value(dead) is None
+
+
+def test_records_at_transaction_version_2_have_kafkas_flexible_layout():
+    """TransactionLogValue v1 (written from transaction.version 1): compact strings and arrays,
+    then the tagged fields that differ from their defaults: PreviousProducerId (tag 0),
+    NextProducerId (tag 1, -1 here: omitted), ClientTransactionVersion (tag 2)."""
+    commit = TxnTransitMetadata(4001, 4000, 3, 2, 60_000, S.PREPARE_COMMIT, frozenset({("b", 0)}),
+                                1_700_000_000_000, 1_700_000_000_001, client_transaction_version=2)
+    expected = (struct.pack(">hqhib", 1, 4001, 3, 60_000, 2) + b"\x02" + b"\x02b" + b"\x02" + struct.pack(">i", 0)
+                + b"\x00" + struct.pack(">qq", 1_700_000_000_001, 1_700_000_000_000)
+                + b"\x02" + b"\x00\x08" + struct.pack(">q", 4000) + b"\x02\x02" + struct.pack(">h", 2))
+    assert transaction_log_value(commit, value_version(2)) == expected
+    meta = parse_value("tx", expected)
+    assert (meta.previous_producer_id, meta.next_producer_id, meta.client_transaction_version) == (4000, -1, 2)
+    assert value_version(0) == 0 and value_version(1) == 1
 
 
 def test_replay_skips_unreadable_records_and_keeps_the_rest(caplog):

@@ -83,7 +83,8 @@ def test_the_table_is_total_and_only_uses_valid_transitions():
             assert o.next_state is state or can_transition(state, o.next_state), (state, event)
             assert o.markers is None or o.appends
     # Kafka's validPreviousStates, verbatim
-    assert VALID_PREVIOUS_STATES[S.PREPARE_ABORT] == {S.ONGOING, S.PREPARE_EPOCH_FENCE}
+    assert VALID_PREVIOUS_STATES[S.PREPARE_ABORT] == {S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY, S.COMPLETE_COMMIT,
+                                                      S.COMPLETE_ABORT}     # the last three: TV2
     assert VALID_PREVIOUS_STATES[S.DEAD] == {S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT}
     assert not can_transition(S.PREPARE_COMMIT, S.PREPARE_ABORT)
     assert [s.id for s in TransactionState] == list(range(8))

@@ -116,7 +116,9 @@ def test_find_and_abort_a_hanging_transaction(broker):
 def test_produce_outside_the_transaction_is_refused(broker):
     """KIP-890 part 1: a transactional batch opening a transaction in a partition the
     coordinator does not have in the producer's transaction is refused
-    (ReplicaManager.appendRecords' verification, INVALID_TXN_STATE for this Produce version)."""
+    (ReplicaManager.appendRecords' verification, INVALID_TXN_STATE for this Produce version).
+    Produce v10 (v11 answers TRANSACTION_ABORTABLE; from v12 a client of transaction version 2
+    has the broker add the partition)."""
     from kproto.client.admin import Admin
     from kproto.client.transactions import describe_transactions
     p = Producer({"bootstrap.servers": broker, "transactional.id": "verify"})
@@ -131,7 +133,7 @@ def test_produce_outside_the_transaction_is_refused(broker):
             batch = build_record_batch([NewRecord(b"k", b"sneaky")], producer_id=d.producer_id,
                                        producer_epoch=d.producer_epoch, base_sequence=seq, is_transactional=True)
             r = client.request(0, {"transactional_id": txn_id, "acks": -1, "timeout_ms": 5000, "topic_data": [
-                {"name": "tt", "partition_data": [{"index": partition, "records": batch}]}]})
+                {"name": "tt", "partition_data": [{"index": partition, "records": batch}]}]}, version=10)
             out = r.responses[0].partition_responses[0]
             return out.error_code, out.get("error_message")
 

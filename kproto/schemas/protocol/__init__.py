@@ -60,7 +60,7 @@ _MODULE_NAMES: dict[int, str] = {
 # The first version of each API that names topics by id only (KIP-516): the broker names
 # them for its handlers (kproto.server.topic_ids); kproto's client, which builds bodies by
 # name, speaks the versions below.
-TOPIC_IDS_SINCE: dict[int, int] = {0: 13, 1: 13, 8: 10, 9: 10}
+TOPIC_IDS_SINCE: dict[int, int] = {0: 13, 1: 13, 8: 10, 9: 10, 28: 6}
 
 
 class _Registry(Mapping):

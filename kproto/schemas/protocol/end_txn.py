@@ -1,6 +1,6 @@
 """EndTxn (key 26): commit or abort a transaction.
 
-Ledger: v0-5 supported; v3+ flexible; the broker answers v0-4.
+Ledger: v0-5 supported; v3+ flexible; the broker answers v0-5.
 
     v0   first version
     v1   same as v0
@@ -10,9 +10,10 @@ Ledger: v0-5 supported; v3+ flexible; the broker answers v0-4.
     v5   response + producer_id, producer_epoch
     not supported: nothing else in Kafka's definitions (up to Kafka 4.x as in kio 0.6.5).
 
-The broker answers v0-4 (kproto.server.handlers.txn): v5 is transactions
-version 2 (an epoch bump per transaction, KIP-890 part 2), which its
-coordinator does not do; PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH before v2.
+The broker answers v0-5 (kproto.server.handlers.txn): v5 is transactions
+version 2 (KIP-890 part 2): the coordinator bumps the epoch and answers the
+producer id and epoch of the next transaction; PRODUCER_FENCED becomes
+INVALID_PRODUCER_EPOCH before v2.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
@@ -58,6 +59,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("EndTxn", key=26, min_version=0, max_version=5, flexible_from=3,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 4))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 5))
 request = API.request
 response = API.response

@@ -1,6 +1,6 @@
 """InitProducerId (key 22): a producer id and epoch for idempotent/transactional producers.
 
-Ledger: v0-6 supported; v2+ flexible; the broker answers v0-4.
+Ledger: v0-6 supported; v2+ flexible; the broker answers v0-5.
 
     v0   transactional_id (null = idempotent only), transaction_timeout_ms
     v1   same as v0 (the broker answers before throttling)
@@ -11,9 +11,8 @@ Ledger: v0-6 supported; v2+ flexible; the broker answers v0-4.
     v6   two-phase commit fields (KIP-939)
     not supported: nothing newer exists in Kafka 4.x's definitions (kio 0.6.5).
 
-The broker stops at v4: v5 is transactions version 2 (KIP-890 part 2), v6
-two-phase commit (KIP-939), and none of the clients tested here (librdkafka 2.16,
-kafka-python 3.0, aiokafka 0.14) sends them.
+The broker stops at v5, as Kafka 4.4's does: v6 (two-phase commit, KIP-939) is
+not a released version there (Kafka 4.4 closes the connection of a v6 request).
 
 kafka-python 3.x is idempotent by default, so every producer sends this first.
 
@@ -67,6 +66,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("InitProducerId", key=22, min_version=0, max_version=6, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 4))
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 5))
 request = API.request
 response = API.response

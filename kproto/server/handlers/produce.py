@@ -139,16 +139,15 @@ async def produce(broker, ctx, body):
     # transactional batches go through the same path (the log's producer state
     # checks their epoch and transaction state) once the coordinator has said
     # that their partitions are in the transaction (KIP-890 part 1)
-    # v11+ may be answered TRANSACTION_ABORTABLE (KafkaApis: genericErrorSupported from v11).
-    # v12+ in a transaction means transaction V2's implicit AddPartitionsToTxn, which only a
-    # client told of transaction.version 2 (ApiVersions' finalized features) sends; kproto
-    # finalizes none, so such a batch for a partition not added is refused INVALID_TXN_STATE
-    # as ReplicaManager refuses it without V2, and nothing is written.
+    # v11+ may be answered TRANSACTION_ABORTABLE (KafkaApis: genericErrorSupported from v11);
+    # v12+ with transaction.version 2 finalized adds the partition to the transaction
+    # (AddPartitionsToTxnManager's addPartition, KIP-890 part 2): a client told of level 2
+    # sends no AddPartitionsToTxn.
     refused = {}
     if body.transactional_id is not None:
-        refused = broker.transactions.verify_produce(body.transactional_id, [
+        refused = await broker.transactions.verify_produce(body.transactional_id, [
             (t.name, p.index, _idempotent_batch(p.records) if p.records else None)
-            for t in body.topic_data for p in t.partition_data], abortable=ctx.request_api_version >= 11)
+            for t in body.topic_data for p in t.partition_data], version=ctx.request_api_version)
     responses = await _append(broker, body.topic_data, refused)
     broker.notify_appended()
     if body.acks == 0:

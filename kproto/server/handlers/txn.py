@@ -30,7 +30,7 @@ from kproto.server.handlers.groups import (
 )
 from kproto.server.txn_coordinator import (
     AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, DescribeTransactionsRequest, EndTxnRequest,
-    ListTransactionsRequest, TransactionResult, WriteTxnMarkers, fenced_error,
+    ListTransactionsRequest, TV_2, TransactionResult, WriteTxnMarkers, fenced_error,
 )
 
 
@@ -55,9 +55,10 @@ async def _add_one(broker, version: int, txn_id: str, pid: int, epoch: int, topi
     if unknown:
         return [(t, p, E.UNKNOWN_TOPIC_OR_PARTITION if (t, p) in unknown else E.OPERATION_NOT_ATTEMPTED)
                 for t, p in partitions]
+    # v5+ from a broker adding a Produce's partitions (not verifying) is transaction version 2
     r = await broker.transactions.ask(AddPartitionsToTxnRequest(
         transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, partitions=tuple(partitions),
-        verify_only=verify_only))
+        verify_only=verify_only, client_transaction_version=TV_2 if version >= 5 and not verify_only else 0))
     if verify_only:
         return [(t, p, error) for (t, p), error in r.verified]
     error = fenced_error("AddPartitionsToTxn", version, r.error_code)
@@ -170,11 +171,14 @@ async def add_offsets_to_txn(broker, ctx, body) -> dict:
 
 @handles(P.end_txn, authorize=_END_TXN)
 async def end_txn(broker, ctx, body) -> dict:
+    # v5+ is transaction version 2 (KafkaApis.handleEndTxnRequest): the coordinator bumps the
+    # epoch and answers the id and epoch of the next transaction
+    version = ctx.request_api_version
     r = await broker.transactions.ask(EndTxnRequest(
         transactional_id=body.transactional_id, producer_id=body.producer_id, producer_epoch=body.producer_epoch,
-        committed=body.committed))
-    return {"throttle_time_ms": 0, "error_code": fenced_error("EndTxn", ctx.request_api_version, r.error_code),
-            "producer_id": -1, "producer_epoch": -1}
+        committed=body.committed, client_transaction_version=TV_2 if version >= 5 else 0))
+    return {"throttle_time_ms": 0, "error_code": fenced_error("EndTxn", version, r.error_code),
+            "producer_id": r.producer_id, "producer_epoch": r.producer_epoch}
 
 
 @handles(P.write_txn_markers, authorize=_write_txn_markers)
@@ -201,12 +205,15 @@ async def txn_offset_commit(broker, ctx, body) -> dict:
         return {"throttle_time_ms": 0, "topics": unknown}
     version = ctx.request_api_version
     broker.groups.ensure_topic()
-    verification = broker.transactions.verify(
+    # v4 knows TRANSACTION_ABORTABLE; v5+ adds the offsets partition itself with transaction
+    # version 2 (GroupCoordinatorService: addPartition from TxnOffsetCommit v5, KIP-890 part 2)
+    verification = await broker.transactions.verify(
         body.transactional_id, GROUP_METADATA_TOPIC_NAME, broker.groups.coordinator.partition_for(body.group_id),
-        body.producer_id, body.producer_epoch, abortable=version >= 4)     # v4 knows TRANSACTION_ABORTABLE
+        body.producer_id, body.producer_epoch, abortable=version >= 4,
+        add=broker.transactions.implicit_add(version, 5))
     r = await broker.groups.ask(TxnOffsetCommitRequest(
         transactional_id=body.transactional_id, group_id=body.group_id, producer_id=body.producer_id,
-        producer_epoch=body.producer_epoch, generation_id=body.generation_id, member_id=body.member_id or "",
+        producer_epoch=body.producer_epoch, generation_id=body.generation_id_or_member_epoch, member_id=body.member_id or "",
         group_instance_id=body.group_instance_id, verification=verification,
         topics=tuple(OffsetCommitRequestTopic(name=t.name, partitions=tuple(
             OffsetCommitRequestPartition(partition_index=p.partition_index, committed_offset=p.committed_offset,

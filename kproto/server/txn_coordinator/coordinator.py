@@ -23,9 +23,12 @@ The contract is the group coordinator's (``kproto.server.coordinator``), plus ma
   coordinator's; a loaded transaction that was preparing its commit or abort
   gets its markers ordered again.
 
-It never reads a clock or touches a file. Behaviour follows Kafka 3.x's
-TransactionCoordinator.scala with transaction.version 0 (no per-transaction
-epoch bump, KIP-890 part 2); the request/state rules are the table in ``state``.
+It never reads a clock or touches a file. Behaviour follows Kafka 4.4's
+TransactionCoordinator.scala; the request/state rules are the table in ``state``.
+A transaction whose client uses transaction version 2 (KIP-890 part 2: EndTxn v5+,
+partitions added by Produce v12+ and TxnOffsetCommit v5+) has its epoch bumped
+by every EndTxn, the markers carry the bumped epoch, and an epoch overflow
+rotates to a new producer id once the markers are written.
 """
 
 from __future__ import annotations
@@ -46,10 +49,12 @@ from kproto.server.txn_coordinator.events import (
     ListTransactionsResponse, Request, Response, WriteTxnMarkers,
 )
 from kproto.server.txn_coordinator.metadata import (
-    NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TopicPartition, TransactionMetadata, TxnTransitMetadata,
-    is_epoch_exhausted,
+    LAST_CLIENT_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TopicPartition, TransactionMetadata, TxnTransitMetadata,
+    is_epoch_exhausted, supports_epoch_bump,
 )
-from kproto.server.txn_coordinator.persistence import replay, transaction_log_key, transaction_log_value
+from kproto.server.txn_coordinator.persistence import (
+    replay, transaction_log_key, transaction_log_value, value_version,
+)
 from kproto.server.txn_coordinator.state import (
     REQUEST_OUTCOMES, TransactionResult, TransactionState, TxnEvent,
 )
@@ -80,13 +85,16 @@ def txn_append_error(error: ErrorCode) -> ErrorCode:
 
 class TransactionCoordinator(CoordinatorRuntime):
     def __init__(self, config: TransactionConfig | None = None, *, allocate_producer_id: Callable[[], int],
-                 owned_partitions: Iterable[int] | None = None) -> None:
+                 owned_partitions: Iterable[int] | None = None,
+                 transaction_version: Callable[[], int] = lambda: 0) -> None:
         """``allocate_producer_id``: the broker's producer id block (ids are shared
         with idempotent producers). ``owned_partitions``: the ``__transaction_state``
-        partitions this node coordinates (default: all, a single-node cluster)."""
+        partitions this node coordinates (default: all, a single-node cluster).
+        ``transaction_version``: the finalized transaction.version (the records' value version)."""
         super().__init__(config or TransactionConfig())    # type: ignore[arg-type]
         self.config: TransactionConfig
         self._allocate = allocate_producer_id
+        self._transaction_version = transaction_version
         n = self.config.transaction_state_log_num_partitions
         self.transactions: dict[str, TransactionMetadata] = {}
         self._owned: dict[int, int] = {p: 0 for p in (range(n) if owned_partitions is None else owned_partitions)}
@@ -209,6 +217,9 @@ class TransactionCoordinator(CoordinatorRuntime):
         partition = self.partition_for(txn_id)
         epoch = self._owned.get(partition)
 
+        record = [(transaction_log_key(txn_id), transaction_log_value(
+            transit, value_version(self._transaction_version())))]
+
         def done(error: ErrorCode, now: int) -> None:
             error = txn_append_error(error)
             current = self.transactions.get(txn_id)
@@ -221,13 +232,13 @@ class TransactionCoordinator(CoordinatorRuntime):
                 else:
                     meta.complete_transition(transit)
             elif same and retry and error is E.COORDINATOR_NOT_AVAILABLE:
-                self._append(partition, [(transaction_log_key(txn_id), transaction_log_value(transit))], now, done)
+                self._append(partition, record, now, done)
                 return
             elif same:
                 meta.abort_transition()
             on_done(error)
 
-        self._append(partition, [(transaction_log_key(txn_id), transaction_log_value(transit))], now_ms, done)
+        self._append(partition, record, now_ms, done)
 
     # --- InitProducerId -------------------------------------------------------------
 
@@ -266,7 +277,7 @@ class TransactionCoordinator(CoordinatorRuntime):
             fence = meta.prepare_fence_epoch()
             return self._end_transaction(r.transactional_id, fence.producer_id, fence.producer_epoch,
                                          TransactionResult.ABORT, False, now_ms,
-                                         lambda error: reply(error if error is not E.NONE else outcome.answer))
+                                         lambda error, *_: reply(error if error is not E.NONE else outcome.answer))
         if meta.is_epoch_exhausted and (expected is None or expected[1] == meta.producer_epoch):
             transit = meta.prepare_producer_id_rotation(self._allocate(), r.transaction_timeout_ms, now_ms,
                                                         record_last_epoch=expected is not None)
@@ -291,12 +302,14 @@ class TransactionCoordinator(CoordinatorRuntime):
         if r.verify_only:
             return self._reply(handle, self._verify(r))
         self._add(r.transactional_id, r.producer_id, r.producer_epoch, frozenset(r.partitions), now_ms,
-                  lambda error: self._reply(handle, AddPartitionsToTxnResponse(error_code=error)))
+                  lambda error: self._reply(handle, AddPartitionsToTxnResponse(error_code=error)),
+                  r.client_transaction_version)
 
     def _add_offsets(self, r: AddOffsetsToTxnRequest, handle: Pending, now_ms: int) -> None:
         partition = (GROUP_METADATA_TOPIC_NAME, hash_partition(r.group_id, self.config.offsets_topic_num_partitions))
         self._add(r.transactional_id, r.producer_id, r.producer_epoch, frozenset({partition}), now_ms,
-                  lambda error: self._reply(handle, AddOffsetsToTxnResponse(error_code=error)))
+                  lambda error: self._reply(handle, AddOffsetsToTxnResponse(error_code=error)),
+                  r.client_transaction_version)
 
     def _verify(self, r: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse:
         """handleVerifyPartitionsInTransaction: is each partition in the open transaction?"""
@@ -317,7 +330,7 @@ class TransactionCoordinator(CoordinatorRuntime):
         return AddPartitionsToTxnResponse(error_code=error, verified=tuple((tp, error) for tp in r.partitions))
 
     def _add(self, txn_id: str, pid: int, epoch: int, partitions: frozenset[TopicPartition], now_ms: int,
-             reply: Reply) -> None:
+             reply: Reply, client_transaction_version: int = 0) -> None:
         if not txn_id:
             return reply(E.INVALID_REQUEST)
         if (error := self._ownership_error(txn_id)) is not E.NONE:
@@ -333,48 +346,87 @@ class TransactionCoordinator(CoordinatorRuntime):
         outcome = REQUEST_OUTCOMES[meta.state][event]
         if not outcome.appends:
             return reply(outcome.answer)
-        self._persist(meta, meta.prepare_add_partitions(partitions, now_ms), now_ms, reply)
+        self._persist(meta, meta.prepare_add_partitions(partitions, now_ms, client_transaction_version), now_ms,
+                      reply)
 
     # --- EndTxn ---------------------------------------------------------------------
 
     def _end_txn_request(self, r: EndTxnRequest, handle: Pending, now_ms: int) -> None:
         result = TransactionResult.COMMIT if r.committed else TransactionResult.ABORT
-        self._end_transaction(r.transactional_id, r.producer_id, r.producer_epoch, result, True, now_ms,
-                              lambda error: self._reply(handle, EndTxnResponse(error_code=error)))
+
+        def reply(error: ErrorCode, pid: int = NO_PRODUCER_ID, epoch: int = NO_PRODUCER_EPOCH) -> None:
+            self._reply(handle, EndTxnResponse(error_code=error, producer_id=pid, producer_epoch=epoch))
+        self._end_transaction(r.transactional_id, r.producer_id, r.producer_epoch, result, True, now_ms, reply,
+                              r.client_transaction_version)
 
     def _end_transaction(self, txn_id: str, pid: int, epoch: int, result: TransactionResult, from_client: bool,
-                         now_ms: int, reply: Reply) -> None:
+                         now_ms: int, reply: Callable[..., None], client_transaction_version: int | None = None) -> None:
+        """TransactionCoordinator.endTransaction. ``reply(error, producer_id, producer_epoch)``: the
+        id and epoch for the next transaction on success. ``client_transaction_version``: the
+        client's (EndTxn's version); None for the coordinator's own aborts, which use the
+        finalized transaction.version ("since this is not from client, use server TV")."""
+        tv = self._transaction_version() if client_transaction_version is None else client_transaction_version
         if not txn_id:
             return reply(E.INVALID_REQUEST)
         if (error := self._ownership_error(txn_id)) is not E.NONE:
             return reply(error)
         meta = self.transactions.get(txn_id)
-        if meta is None or meta.producer_id != pid:
+        if meta is None:
             return reply(E.INVALID_PRODUCER_ID_MAPPING)
-        # a client must hold the current epoch; the coordinator's own aborts carry the fenced one
-        if not ((not from_client or epoch == meta.producer_epoch) and epoch >= meta.producer_epoch):
-            return reply(E.PRODUCER_FENCED)
         fencing = meta.pending_state is S.PREPARE_EPOCH_FENCE
+        # a client must hold the current epoch; the coordinator's own aborts carry the fenced one
+        valid = (not from_client or epoch == meta.producer_epoch) and epoch >= meta.producer_epoch
+        retry = overflow = False
+        if supports_epoch_bump(tv) and not fencing:
+            # TV2: an EndTxn retried after its bump carries the epoch before it (retryOnEpochBump),
+            # after an overflow the previous id at the last client epoch (retryOnOverflow)
+            overflow = (meta.previous_producer_id == pid and epoch == LAST_CLIENT_EPOCH
+                        and meta.producer_epoch == 0)
+            retry = overflow or meta.producer_epoch == epoch + 1
+            current = epoch == meta.producer_epoch
+            valid = {S.PREPARE_COMMIT: retry, S.PREPARE_ABORT: retry, S.COMPLETE_COMMIT: retry or current,
+                     S.COMPLETE_ABORT: retry or current}.get(meta.state, current)
+        if meta.producer_id != pid and not overflow:
+            return reply(E.INVALID_PRODUCER_ID_MAPPING)
+        if not valid:
+            return reply(E.PRODUCER_FENCED)
         if meta.pending_state is not None and not fencing:
             return reply(E.CONCURRENT_TRANSACTIONS)
         event = TxnEvent.END_TXN_COMMIT if result is TransactionResult.COMMIT else TxnEvent.END_TXN_ABORT
         outcome = REQUEST_OUTCOMES[meta.state][event]
-        if not outcome.appends:
+        next_state, no_partition = outcome.next_state, False
+        if supports_epoch_bump(tv) and meta.state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+            # TV2 between transactions: the retry of the last EndTxn is answered again; an abort
+            # at the current epoch only bumps it (a transaction without partitions); else INVALID_TXN_STATE
+            same = (result is TransactionResult.COMMIT) == (meta.state is S.COMPLETE_COMMIT)
+            if retry and same and meta.state is not S.EMPTY:
+                return reply(E.NONE, meta.producer_id, meta.producer_epoch)
+            if retry:
+                return reply(E.INVALID_TXN_STATE)
+            if result is not TransactionResult.ABORT:
+                return reply(E.INVALID_TXN_STATE)
+            next_state, no_partition = S.PREPARE_ABORT, True
+        elif not outcome.appends:
             if fencing:
                 meta.abort_transition()
+            if outcome.answer is E.NONE:            # a retry of a completed EndTxn (TV1)
+                return reply(E.NONE, meta.producer_id, meta.producer_epoch)
             return reply(outcome.answer)
+        next_pid = NO_PRODUCER_ID
+        if supports_epoch_bump(tv) and not fencing and meta.is_epoch_exhausted:
+            next_pid = self._allocate()             # the bump leaves no epoch: rotate once the markers are out
         if fencing:
             # the fence becomes the abort: the bumped epoch is the transaction's from now on
             meta.abort_transition()
             meta.producer_epoch, meta.last_producer_epoch = epoch, NO_PRODUCER_EPOCH
-        transit = meta.prepare_abort_or_commit(outcome.next_state, now_ms)
+        transit = meta.prepare_abort_or_commit(next_state, now_ms, tv, next_pid, no_partition_added=no_partition)
 
         def done(error: ErrorCode) -> None:
             if error is not E.NONE:
                 if fencing and self.transactions.get(txn_id) is meta:
                     meta.has_failed_epoch_fence = True
                 return reply(error)
-            reply(E.NONE)
+            reply(E.NONE, meta.producer_id, meta.producer_epoch)
             self._order_markers(txn_id, meta.producer_id, meta.producer_epoch,
                                 self._owned.get(self.partition_for(txn_id), 0), result,
                                 tuple(sorted(meta.topic_partitions)), meta, set(meta.topic_partitions))
@@ -466,7 +518,7 @@ class TransactionCoordinator(CoordinatorRuntime):
                 continue
             fence = meta.prepare_fence_epoch()
 
-            def done(error: ErrorCode, txn_id: str = txn_id) -> None:
+            def done(error: ErrorCode, *_: int, txn_id: str = txn_id) -> None:
                 log.info("rollback of timed-out transaction %r: %s", txn_id, error.name)
             self._end_transaction(txn_id, fence.producer_id, fence.producer_epoch, TransactionResult.ABORT,
                                   False, now_ms, done)

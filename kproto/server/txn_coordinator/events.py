@@ -43,6 +43,7 @@ class AddPartitionsToTxnRequest:
     producer_epoch: int
     partitions: tuple[TopicPartition, ...]
     verify_only: bool = False                 # v4+ (KIP-890): are they in the transaction?
+    client_transaction_version: int = 0       # 2: a Produce v12+ adding them (KIP-890 part 2)
 
 
 @_frozen
@@ -51,6 +52,7 @@ class AddOffsetsToTxnRequest:
     producer_id: int
     producer_epoch: int
     group_id: str
+    client_transaction_version: int = 0       # 2: a TxnOffsetCommit v5+ adding the group's partition
 
 
 @_frozen
@@ -59,6 +61,7 @@ class EndTxnRequest:
     producer_id: int
     producer_epoch: int
     committed: bool
+    client_transaction_version: int = 0       # 2: EndTxn v5+, which bumps the epoch (KIP-890 part 2)
 
 
 @_frozen
@@ -98,6 +101,8 @@ class AddOffsetsToTxnResponse:
 @_frozen
 class EndTxnResponse:
     error_code: ErrorCode
+    producer_id: int = -1                     # v5+: the id and (bumped) epoch for the next transaction
+    producer_epoch: int = -1
 
 
 @_frozen

@@ -3,12 +3,15 @@
 Which partition: ``Utils.abs(transactionalId.hashCode()) % transaction.state.log.num.partitions``,
 the group coordinator's formula (``coordinator.persistence.partition_for``).
 
-What is written, as Kafka 3.x (transaction.version 0) writes it:
+What is written, as Kafka 4.4 writes it (TransactionLog.valueToBytes):
 
     key    TransactionLogKey   version 0  (transactional_id)
-    value  TransactionLogValue version 0  (producer id and epoch, timeout, status,
-                               partitions grouped by topic (null when Empty),
-                               last update and start timestamps)
+    value  TransactionLogValue version 0 while transaction.version is 0, else 1
+                               (TransactionVersion.transactionLogValueVersion): producer
+                               id and epoch, timeout, status, partitions grouped by topic
+                               in Java's HashMap order (null when Empty), last update and
+                               start timestamps; v1 adds the tagged previous and next
+                               producer ids and ClientTransactionVersion (KIP-890 part 2)
     tombstone                  null value: the transactional id expired
 
 Loading reads value versions 0 and 1 and never refuses to start: a record it
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from kproto import schemas
 from kproto.common import TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import KprotoError
+from kproto.jvm import java_hashmap_order, java_string_hash, topic_partition_hash
 from kproto.schemas import transaction_log as TL
 from kproto.schemas.internal_records import key_version
 from kproto.server.runtime.state_topic import LogRecord, TxnMarker, key_value, partition_for, where_read
@@ -34,7 +38,7 @@ from kproto.server.txn_coordinator.metadata import (
 )
 from kproto.server.txn_coordinator.state import TransactionState, state_from_id
 
-__all__ = ["KEY_VERSION", "VALUE_VERSION", "partition_for",
+__all__ = ["KEY_VERSION", "VALUE_VERSION", "value_version", "partition_for",
            "transaction_log_key", "transaction_log_value", "parse_key", "parse_value", "Replay", "replay"]
 
 log = logging.getLogger("kproto.server.transactions")
@@ -47,24 +51,33 @@ def transaction_log_key(transactional_id: str) -> bytes:
     return TL.TransactionLogKey.build({"version": KEY_VERSION, "data": {"transactional_id": transactional_id}})
 
 
-def transaction_log_value(t: TxnTransitMetadata) -> bytes | None:
-    """The record for ``t``; None (a tombstone) for Dead."""
+def value_version(transaction_version: int) -> int:
+    """TransactionVersion.transactionLogValueVersion: flexible records from transaction.version 1."""
+    return 1 if transaction_version >= 1 else 0
+
+
+def transaction_log_value(t: TxnTransitMetadata, version: int = VALUE_VERSION) -> bytes | None:
+    """The record for ``t`` at value ``version``; None (a tombstone) for Dead."""
     if t.state is TransactionState.DEAD:
         return None
     if t.state is TransactionState.EMPTY and t.topic_partitions:
         raise ValueError(f"an Empty transaction has no partitions: {t}")
     partitions = None
     if t.state is not TransactionState.EMPTY:
+        # Kafka groups the transaction's HashSet<TopicPartition> by topic into a HashMap: both orders
         by_topic: dict[str, list[int]] = {}
-        for topic, p in sorted(t.topic_partitions):
+        for topic, p in java_hashmap_order(sorted(t.topic_partitions), topic_partition_hash, copy=True):
             by_topic.setdefault(topic, []).append(p)
-        partitions = [{"topic": topic, "partition_ids": ids} for topic, ids in by_topic.items()]
-    return TL.TransactionLogValue.build({"version": VALUE_VERSION, "data": {
-        "producer_id": t.producer_id, "producer_epoch": t.producer_epoch,
+        partitions = [{"topic": topic, "partition_ids": by_topic[topic]}
+                      for topic in java_hashmap_order(by_topic, java_string_hash)]
+    return TL.TransactionLogValue.build({"version": version, "data": {
+        "producer_id": t.producer_id, "previous_producer_id": t.previous_producer_id,
+        "next_producer_id": t.next_producer_id, "producer_epoch": t.producer_epoch,
         "transaction_timeout_ms": t.txn_timeout_ms, "transaction_status": t.state.id,
         "transaction_partitions": partitions,
         "transaction_last_update_timestamp_ms": t.txn_last_update_timestamp,
-        "transaction_start_timestamp_ms": t.txn_start_timestamp}})
+        "transaction_start_timestamp_ms": t.txn_start_timestamp,
+        "client_transaction_version": t.client_transaction_version}})
 
 
 def parse_key(key: bytes) -> str | None:
@@ -83,7 +96,8 @@ def parse_value(transactional_id: str, value: bytes) -> TransactionMetadata:
         txn_timeout_ms=d.transaction_timeout_ms, state=state,
         txn_last_update_timestamp=d.transaction_last_update_timestamp_ms,
         previous_producer_id=d.get("previous_producer_id", -1), last_producer_epoch=NO_PRODUCER_EPOCH,
-        txn_start_timestamp=d.transaction_start_timestamp_ms)
+        txn_start_timestamp=d.transaction_start_timestamp_ms, next_producer_id=d.get("next_producer_id", -1),
+        client_transaction_version=d.get("client_transaction_version", 0))
     if state is not TransactionState.EMPTY:
         for entry in d.transaction_partitions or ():
             meta.topic_partitions.update((entry.topic, p) for p in entry.partition_ids)

@@ -104,8 +104,9 @@ VALID_PREVIOUS_STATES: dict[TransactionState, frozenset[TransactionState]] = {
     ONGOING: frozenset({ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
     # EndTxn(commit)
     PREPARE_COMMIT: frozenset({ONGOING}),
-    # EndTxn(abort), or the abort that completes a fence
-    PREPARE_ABORT: frozenset({ONGOING, FENCE}),
+    # EndTxn(abort), or the abort that completes a fence; transaction version 2 may abort
+    # with no transaction open (an epoch bump only)
+    PREPARE_ABORT: frozenset({ONGOING, FENCE, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
     # every marker written
     COMPLETE_COMMIT: frozenset({PREPARE_COMMIT}),
     COMPLETE_ABORT: frozenset({PREPARE_ABORT}),
