@@ -1,10 +1,7 @@
 """``--kafka-version 4.0`` against Apache Kafka 4.0's own broker: its ApiVersions answer, v3 and
 v4, measured on a freshly formatted KRaft node (the release kproto/server/kafka_versions.py
 read 4.0's table from, fetched into ``.kafka/<version>/lib`` like 4.4's), diffed with the
-generated 4.0 row and with what kproto answers when it emulates 4.0.
-
-kproto's one deliberate difference: transaction.version's newest level is 1, not 2
-(kproto/features.py, TRANSACTION_VERSION_MAX).
+generated 4.0 row and with what kproto answers when it emulates 4.0: the same.
 """
 
 from __future__ import annotations
@@ -14,7 +11,6 @@ import re
 import pytest
 
 import kproto.testing
-from kproto.features import TRANSACTION_VERSION, TRANSACTION_VERSION_MAX
 from kproto.schemas import protocol as P
 from kproto.server.emulation import advertised
 from kproto.server.kafka_versions import FRESH_FEATURES, RELEASES, SOURCES, SUPPORTED_FEATURES
@@ -45,13 +41,6 @@ def answer(bootstrap: str, version: int) -> tuple:
             {f.name: f.max_version_level for f in r.finalized_features if f.min_version_level == f.max_version_level})
 
 
-def as_kproto(supported: dict, finalized: dict) -> tuple[dict, dict]:
-    """Kafka's features with kproto's transaction.version ceiling applied."""
-    cap = TRANSACTION_VERSION_MAX
-    return ({n: (lo, min(hi, cap)) if n == TRANSACTION_VERSION else (lo, hi) for n, (lo, hi) in supported.items()},
-            {n: min(lv, cap) if n == TRANSACTION_VERSION else lv for n, lv in finalized.items()})
-
-
 def test_kafka_4_0_answers_as_the_generated_table(kafka_40):
     apis, supported, finalized = answer(kafka_40, 4)
     assert apis == RELEASES["4.0"]
@@ -67,7 +56,7 @@ def test_emulated_4_0_answers_as_kafka_4_0(kafka_40, tmp_path, version):
     kafka_apis, *kafka_features = answer(kafka_40, version)
     with kproto.testing.broker(data_dir=tmp_path / "data", in_process=True, kafka_version="4.0") as b:
         apis, *features = answer(b.bootstrap_servers, version)
-    assert tuple(features) == as_kproto(*kafka_features)
+    assert features == kafka_features
     served = P.served_versions()
     assert apis == advertised("4.0", served)
     assert {k: r for k, r in kafka_apis.items() if k not in served} == {k: r for k, r in kafka_apis.items()

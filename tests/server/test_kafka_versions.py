@@ -66,19 +66,19 @@ def features(bootstrap: str, version: int) -> tuple:
 
 
 @pytest.mark.parametrize("version, supported, finalized", [
-    # Kafka 4.0.2's broker, v4: as measured, transaction.version within kproto's 0-1
+    # Kafka 4.0.2's broker, v4, as measured (4.1.2 and 4.3.1 likewise)
     ("4.0", {"eligible.leader.replicas.version": (0, 1), "group.version": (0, 1), "kraft.version": (0, 1),
-             "metadata.version": (7, 25), "transaction.version": (0, 1)},
-     {"group.version": (1, 1), "metadata.version": (25, 25), "transaction.version": (1, 1)}),
+             "metadata.version": (7, 25), "transaction.version": (0, 2)},
+     {"group.version": (1, 1), "metadata.version": (25, 25), "transaction.version": (2, 2)}),
     ("4.1", {"eligible.leader.replicas.version": (0, 1), "group.version": (0, 1), "kraft.version": (0, 1),
-             "metadata.version": (7, 27), "share.version": (0, 1), "transaction.version": (0, 1)},
+             "metadata.version": (7, 27), "share.version": (0, 1), "transaction.version": (0, 2)},
      {"eligible.leader.replicas.version": (1, 1), "group.version": (1, 1), "metadata.version": (27, 27),
-      "transaction.version": (1, 1)}),
+      "transaction.version": (2, 2)}),
     ("4.3", {"eligible.leader.replicas.version": (0, 1), "group.version": (0, 1), "kraft.version": (0, 1),
              "metadata.version": (7, 30), "share.version": (0, 1), "streams.version": (0, 1),
-             "transaction.version": (0, 1)},
+             "transaction.version": (0, 2)},
      {"eligible.leader.replicas.version": (1, 1), "group.version": (1, 1), "metadata.version": (30, 30),
-      "share.version": (1, 1), "streams.version": (1, 1), "transaction.version": (1, 1)}),
+      "share.version": (1, 1), "streams.version": (1, 1), "transaction.version": (2, 2)}),
 ])
 def test_emulated_4_x_advertises_that_releases_features(tmp_path, version, supported, finalized):
     """A fresh data directory under --kafka-version 4.x finalizes what a freshly formatted 4.x
