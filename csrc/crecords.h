@@ -6,6 +6,7 @@
  *   records_generated.c  GENERATED from kproto/schemas/records.py: decode/walk/encode
  *                        records, and their JSON text (records_json, batches_json)
  *   json.c               JSON text helpers, dumps(), records_json()
+ *   lines.c              dump-log's record lines (dump_log_lines)
  *   crc32c.c             CRC-32C
  *   packet.c             pcap records and TCP segments; glibc's malloc thresholds
  *
@@ -129,6 +130,7 @@ PyObject *init(PyObject *self, PyObject *args);               /* records.c */
 PyObject *dumps(PyObject *self, PyObject *args);              /* json.c */
 PyObject *records_json(PyObject *self, PyObject *args);
 PyObject *crc32c(PyObject *self, PyObject *args);             /* crc32c.c */
+PyObject *dump_log_lines(PyObject *self, PyObject *args);     /* lines.c */
 PyObject *pcap_segments(PyObject *self, PyObject *args);      /* packet.c */
 PyObject *mallopt_thresholds(PyObject *self, PyObject *args);
 

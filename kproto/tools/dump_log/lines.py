@@ -13,10 +13,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from kproto.accel import crecords
 from kproto.records import TimestampType, sequence_at
 from kproto.schemas import records as S
 from kproto.tools.dump_log.decoders import kraft_control_json
-from kproto.tools.render import JsonValue, jackson_json, java_bool, java_list, optional_long
+from kproto.tools.render import JsonValue, jackson_json, java_bool, java_list, optional_long, plain_decoder
+
+#: csrc/lines.c: a v2 data batch's record lines in one call (None without the C accelerator)
+_dump_log_lines = getattr(crecords, "dump_log_lines", None)
+_UTF8 = plain_decoder("utf8", False)
 
 __all__ = ["V2_BATCH_FIELDS", "LEGACY_BATCH_FIELDS", "V2_RECORD_FIELDS", "LEGACY_RECORD_FIELDS",
            "batch_fields", "batch_line", "batch_json", "RecordPrinter", "index_line", "time_index_line",
@@ -116,8 +121,13 @@ class RecordPrinter:
     track Kafka's non-consecutive offsets over the whole file.
     """
 
-    def __init__(self, *, data: bool, skip_metadata: bool, kdec, vdec, parser, control_record) -> None:
+    def __init__(self, *, data: bool, skip_metadata: bool, kdec, vdec, parser, control_record,
+                 block=None) -> None:
         self.data = data
+        # ``block(text, n)`` takes n lines at once (LineWriter.block): then a v2 data batch's
+        # lines are written by the C accelerator when the decoders are the utf8 ones.
+        self.block = block if _dump_log_lines is not None else None
+        self.fast = parser is None and (not data or kdec is vdec is _UTF8)
         self.skip = skip_metadata
         self.kdec = kdec
         self.vdec = vdec
@@ -170,6 +180,12 @@ class RecordPrinter:
                 append(line)
             return
         v2 = batch.magic == 2
+        if v2 and not control and self.fast and self.block is not None and type(recs) is list:
+            text, self.last = _dump_log_lines(recs, batch.base_offset, batch.base_sequence,
+                                              TimestampType.NAMES[batch.timestamp_type], show, self.last, self.gaps)
+            if recs:
+                self.block(text, len(recs))
+            return
         template = _template(V2_RECORD_FIELDS if v2 else LEGACY_RECORD_FIELDS,
                              TimestampType.NAMES[batch.timestamp_type])
         for r, values in self._values(batch, recs, valid):
