@@ -67,12 +67,24 @@ def batch_fields(b, position: int, codec: str, valid: bool) -> tuple[tuple[str, 
     else:
         names, values = LEGACY_BATCH_FIELDS, (
             b.offset, position, b.max_timestamp, b.size, b.magic, codec, b.crc, valid)
-    return tuple(ts if n is TIMESTAMP else n for n in names), values
+    return _named(names, ts), values
+
+
+@lru_cache(maxsize=None)
+def _named(names: tuple[str, ...], ts: str) -> tuple[str, ...]:
+    return tuple(ts if n is TIMESTAMP else n for n in names)
+
+
+@lru_cache(maxsize=None)
+def _batch_template(names: tuple[str, ...]) -> str:
+    return " ".join(f"{n}: %s" for n in names)
 
 
 def batch_line(b, position: int, codec: str, valid: bool) -> str:
     names, values = batch_fields(b, position, codec, valid)
-    return " ".join(f"{n}: {_text(n, v)}" for n, v in zip(names, values))
+    # %s is str(); only Java's booleans and OptionalLong need _text
+    return _batch_template(names) % tuple([_text(n, v) if v.__class__ is bool or n == "deleteHorizonMs" else v
+                                           for n, v in zip(names, values)])
 
 
 def batch_json(b, position: int, codec: str, valid: bool) -> dict:
