@@ -235,10 +235,10 @@ decode_records(PyObject *self, PyObject *args)
                 if (!value27) goto error;
                 pos += n28;
             }
-            item22 = PyTuple_Pack(2, key24, value27);
+            item22 = PyTuple_New(2);
             if (!item22) goto error;
-            Py_DECREF(key24); key24 = NULL;
-            Py_DECREF(value27); value27 = NULL;
+            PyTuple_SET_ITEM(item22, 0, key24); key24 = NULL;
+            PyTuple_SET_ITEM(item22, 1, value27); value27 = NULL;
             PyTuple_SET_ITEM(headers18, i21, item22); item22 = NULL;
         }
         if (pos != e5)
