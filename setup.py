@@ -7,7 +7,7 @@
 from setuptools import Extension, setup
 
 SOURCES = ["csrc/module.c", "csrc/records.c", "csrc/records_generated.c", "csrc/json.c", "csrc/crc32c.c",
-           "csrc/packet.c"]
+           "csrc/packet.c", "csrc/lines.c"]
 
 setup(ext_modules=[Extension("kproto._crecords", SOURCES, depends=["csrc/crecords.h"], include_dirs=["csrc"],
                              extra_compile_args=["-O2"], optional=True)])

@@ -6,6 +6,7 @@
  *   records_generated.c  GENERATED from kproto/schemas/records.py: decode/walk/encode
  *                        records, and their JSON text (records_json, batches_json)
  *   json.c               JSON text helpers, dumps(), records_json()
+ *   lines.c              dump-log's record lines (dump_log_lines)
  *   crc32c.c             CRC-32C
  *   packet.c             pcap records and TCP segments; glibc's malloc thresholds
  *
@@ -34,7 +35,10 @@ extern PyObject *str_key, *str_value, *str_headers, *str_timestamp;
 void set_corrupt(const char *reason, const char *path, int64_t pos);
 int records_args(PyObject *args, Py_buffer *view, Py_ssize_t *count, long long *base_offset,
                  long long *base_timestamp, int *lat_set, int64_t *lat);
+enum { F_KEY, F_VALUE, F_HEADERS, F_TIMESTAMP, NFIELDS };
+PyObject *record_field(PyObject *item, int field);
 int64_t record_timestamp(PyObject *item, int64_t now);
+PyObject *decode_text(const char *p, Py_ssize_t n);
 
 /* A growing output buffer (PyMem). */
 typedef struct { char *data; Py_ssize_t len, cap; } Buf;
@@ -57,6 +61,18 @@ put_bytes(Buf *b, const void *p, Py_ssize_t n)
     if (grow(b, n) < 0) return -1;
     memcpy(b->data + b->len, p, n); b->len += n;
     return 0;
+}
+
+/* o's bytes: a bytes object's own, else through the buffer protocol (release
+ * with PyBuffer_Release, a no-op for bytes). 0, or -1 with an exception set. */
+static inline int
+get_bytes(PyObject *o, Py_buffer *v)
+{
+    if (PyBytes_CheckExact(o)) {
+        v->buf = PyBytes_AS_STRING(o); v->len = PyBytes_GET_SIZE(o); v->obj = NULL;
+        return 0;
+    }
+    return PyObject_GetBuffer(o, v, PyBUF_SIMPLE);
 }
 
 static inline int
@@ -114,6 +130,7 @@ PyObject *init(PyObject *self, PyObject *args);               /* records.c */
 PyObject *dumps(PyObject *self, PyObject *args);              /* json.c */
 PyObject *records_json(PyObject *self, PyObject *args);
 PyObject *crc32c(PyObject *self, PyObject *args);             /* crc32c.c */
+PyObject *dump_log_lines(PyObject *self, PyObject *args);     /* lines.c */
 PyObject *pcap_segments(PyObject *self, PyObject *args);      /* packet.c */
 PyObject *mallopt_thresholds(PyObject *self, PyObject *args);
 

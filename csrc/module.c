@@ -9,6 +9,7 @@ static PyMethodDef methods[] = {
     {"crc32c", crc32c, METH_VARARGS, "CRC-32C of a buffer, as the crc32c package computes it."},
     {"records_json", records_json, METH_VARARGS, "v2 records as JSON text (generated from the schema)."},
     {"batches_json", batches_json, METH_VARARGS, "A RECORDS field's plain v2 batches as JSON text, or None."},
+    {"dump_log_lines", dump_log_lines, METH_VARARGS, "dump-log's record lines of one batch's decoded records."},
     {"pcap_segments", pcap_segments, METH_VARARGS, "pcap records at once, TCP segments read (decoder fast path)."},
     {"mallopt_thresholds", mallopt_thresholds, METH_VARARGS,
      "glibc: set M_MMAP_THRESHOLD and M_TRIM_THRESHOLD (True), else False (kproto.memory)."},

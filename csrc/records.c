@@ -39,15 +39,100 @@ records_args(PyObject *args, Py_buffer *view, Py_ssize_t *count, long long *base
     return 0;
 }
 
+/* The slot offsets of the fields the encoder reads, for the last two types it met
+ * (NewRecord and Record, typically): a member descriptor's slot read directly is
+ * what PyObject_GetAttr finds through the type's MRO, at a fraction of the cost.
+ * A cache entry holds while the type's version tag does (CPython clears the tag
+ * whenever the type or a base changes); any other type, a custom __getattribute__
+ * or a field that is not a plain slot goes through PyObject_GetAttr. */
+typedef struct { PyTypeObject *type; unsigned int version; Py_ssize_t off[NFIELDS]; } FieldCache;
+static FieldCache field_cache[2];
+static int field_cache_next = 0;
+
+static const FieldCache *
+fields_of(PyTypeObject *type)
+{
+    for (int k = 0; k < 2; k++) {
+        FieldCache *c = &field_cache[k];
+        if (c->type == type && c->version && type->tp_version_tag == c->version
+                && PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG))
+            return c;
+    }
+    if (type->tp_getattro != PyObject_GenericGetAttr) return NULL;
+    PyObject *names[NFIELDS] = {str_key, str_value, str_headers, str_timestamp};
+    Py_ssize_t off[NFIELDS];
+    for (int i = 0; i < NFIELDS; i++) {
+        PyObject *d = _PyType_Lookup(type, names[i]);   /* borrowed; sets the version tag */
+        if (!d || Py_TYPE(d) != &PyMemberDescr_Type
+                || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) return NULL;
+        off[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+    }
+    if (!PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG) || !type->tp_version_tag) return NULL;
+    FieldCache *c = &field_cache[field_cache_next];
+    field_cache_next ^= 1;
+    Py_INCREF(type);
+    Py_XSETREF(c->type, type);      /* held, so the pointer cannot name another type later */
+    c->version = type->tp_version_tag;
+    memcpy(c->off, off, sizeof off);
+    return c;
+}
+
+/* item.key / .value / .headers / .timestamp (F_KEY...): a new reference, or NULL with
+ * the exception PyObject_GetAttr raises. */
+PyObject *
+record_field(PyObject *item, int field)
+{
+    static PyObject **names[NFIELDS] = {&str_key, &str_value, &str_headers, &str_timestamp};
+    const FieldCache *c = fields_of(Py_TYPE(item));
+    if (c) {
+        PyObject *v = *(PyObject **)((char *)item + c->off[field]);
+        if (v) { Py_INCREF(v); return v; }
+    }
+    return PyObject_GetAttr(item, *names[field]);   /* also raises for an unset slot */
+}
+
 /* A record's timestamp, or `now` when it is None; -1 with an exception set on error. */
 int64_t
 record_timestamp(PyObject *item, int64_t now)
 {
-    PyObject *t = PyObject_GetAttr(item, str_timestamp);
+    PyObject *t = record_field(item, F_TIMESTAMP);
     if (!t) return 0;   /* the caller checks PyErr_Occurred() */
-    int64_t v = t == Py_None ? now : PyLong_AsLongLong(t);
+    int overflow = 0;
+    int64_t v = now;
+    if (t != Py_None) {
+        /* not PyLong_AsLongLong: it goes through _PyLong_AsByteArray for any int past 2**30 */
+        v = PyLong_AsLongLongAndOverflow(t, &overflow);
+        if (overflow) PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+    }
     Py_DECREF(t);
     return v;
+}
+
+/* PyUnicode_DecodeUTF8(p, n, "strict"), sharing one str per distinct short ASCII
+ * text: header keys repeat in nearly every record ("trace-id", "content-type"), and
+ * decoding each again cost more than the rest of the header. A direct-mapped cache
+ * (by length and first and last byte) of strs that decoded before; str is immutable,
+ * so a shared one is equal to a fresh one in every way but identity. */
+#define TEXT_CACHE 64
+#define TEXT_CACHE_MAX_LEN 64
+static PyObject *text_cache[TEXT_CACHE];
+
+PyObject *
+decode_text(const char *p, Py_ssize_t n)
+{
+    if (n <= 0 || n > TEXT_CACHE_MAX_LEN) return PyUnicode_DecodeUTF8(p, n, "strict");
+    unsigned int h = ((unsigned int)n * 31u + (unsigned char)p[0] * 7u + (unsigned char)p[n - 1]) % TEXT_CACHE;
+    PyObject *s = text_cache[h];
+    if (s && PyUnicode_GET_LENGTH(s) == n && memcmp(PyUnicode_1BYTE_DATA(s), p, n) == 0) {
+        Py_INCREF(s);
+        return s;
+    }
+    s = PyUnicode_DecodeUTF8(p, n, "strict");
+    if (s && PyUnicode_IS_COMPACT_ASCII(s)) {      /* ASCII: its characters are its bytes */
+        Py_INCREF(s);
+        Py_XSETREF(text_cache[h], s);
+    }
+    return s;
 }
 
 /* init(record_type, corrupt_error_class): record the slot offsets of the frozen dataclass. */

@@ -20,246 +20,247 @@ decode_records(PyObject *self, PyObject *args)
     const unsigned char *buf = (const unsigned char *)view.buf;
     int64_t len = view.len, pos = 0;
     unsigned int b = 0;
-    int64_t c0 = 0, i1 = 0, n3 = 0, e4 = 0, attributes6 = 0, timestamp_delta7 = 0, offset_delta9 = 0, n12 = 0, n15 = 0, c18 = 0, i20 = 0, n24 = 0, n27 = 0;
-    uint64_t u5 = 0, u8 = 0, u10 = 0, u13 = 0, u16 = 0, u19 = 0, u25 = 0, u28 = 0;
-    PyObject *item2 = NULL, *key11 = NULL, *value14 = NULL, *headers17 = NULL, *item21 = NULL, *lst22 = NULL, *key23 = NULL, *value26 = NULL;
+    int64_t c0 = 0, i1 = 0, cap3 = 0, n4 = 0, e5 = 0, attributes7 = 0, timestamp_delta8 = 0, offset_delta10 = 0, n13 = 0, n16 = 0, c19 = 0, i21 = 0, cap23 = 0, n25 = 0, n28 = 0;
+    uint64_t u6 = 0, u9 = 0, u11 = 0, u14 = 0, u17 = 0, u20 = 0, u26 = 0, u29 = 0;
+    PyObject *item2 = NULL, *key12 = NULL, *value15 = NULL, *headers18 = NULL, *item22 = NULL, *key24 = NULL, *value27 = NULL;
     c0 = count;
-    result = PyList_New(0);
+    cap3 = len - pos > 0 ? len - pos + 1 : 1;
+    if (c0 < cap3) cap3 = c0 < 0 ? 0 : c0;
+    result = PyList_New(cap3);
     if (!result) goto error;
     for (i1 = 0; i1 < c0; i1++) {
+        if (i1 >= cap3) goto truncated;
         if (pos >= len) goto truncated;
         b = buf[pos++];
-        if (b < 0x80) u5 = b;
+        if (b < 0x80) u6 = b;
         else {
-            u5 = b & 0x7F; sh = 7;
+            u6 = b & 0x7F; sh = 7;
             for (;;) {
                 if (pos >= len) goto truncated;
                 b = buf[pos++];
                 if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[]"; goto fail; }
-                u5 |= (uint64_t)(b & 0x7F) << sh;
+                u6 |= (uint64_t)(b & 0x7F) << sh;
                 if (b < 0x80) break;
                 sh += 7;
                 if (sh >= 35)
                     { fail_reason = "varint longer than 5 bytes"; fail_path = "[]"; goto fail; }
             }
-            if (u5 > 4294967295ULL)
+            if (u6 > 4294967295ULL)
                 { fail_reason = "varint out of range for 5 bytes"; fail_path = "[]"; goto fail; }
         }
-        n3 = (int64_t)(u5 >> 1) ^ -(int64_t)(u5 & 1);
-        e4 = pos + n3;
-        if (n3 < 0 || e4 > len)
+        n4 = (int64_t)(u6 >> 1) ^ -(int64_t)(u6 & 1);
+        e5 = pos + n4;
+        if (n4 < 0 || e5 > len)
             { fail_reason = "length runs past the end of its container"; fail_path = "[]"; goto fail; }
         if (pos + 1 > len) goto truncated;
-        attributes6 = ((int64_t)(int8_t)(uint8_t)(((uint64_t)buf[pos + 0] << 0))); pos += 1;
+        attributes7 = ((int64_t)(int8_t)(uint8_t)(((uint64_t)buf[pos + 0] << 0))); pos += 1;
         if (pos >= len) goto truncated;
         b = buf[pos++];
-        if (b < 0x80) u8 = b;
+        if (b < 0x80) u9 = b;
         else {
-            u8 = b & 0x7F; sh = 7;
+            u9 = b & 0x7F; sh = 7;
             for (;;) {
                 if (pos >= len) goto truncated;
                 b = buf[pos++];
                 if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 10 bytes"; fail_path = "[].timestamp_delta"; goto fail; }
-                u8 |= (uint64_t)(b & 0x7F) << sh;
+                u9 |= (uint64_t)(b & 0x7F) << sh;
                 if (b < 0x80) break;
                 sh += 7;
                 if (sh >= 70)
                     { fail_reason = "varint longer than 10 bytes"; fail_path = "[].timestamp_delta"; goto fail; }
             }
         }
-        timestamp_delta7 = (int64_t)(u8 >> 1) ^ -(int64_t)(u8 & 1);
+        timestamp_delta8 = (int64_t)(u9 >> 1) ^ -(int64_t)(u9 & 1);
         if (pos >= len) goto truncated;
         b = buf[pos++];
-        if (b < 0x80) u10 = b;
+        if (b < 0x80) u11 = b;
         else {
-            u10 = b & 0x7F; sh = 7;
+            u11 = b & 0x7F; sh = 7;
             for (;;) {
                 if (pos >= len) goto truncated;
                 b = buf[pos++];
                 if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
-                u10 |= (uint64_t)(b & 0x7F) << sh;
+                u11 |= (uint64_t)(b & 0x7F) << sh;
                 if (b < 0x80) break;
                 sh += 7;
                 if (sh >= 35)
                     { fail_reason = "varint longer than 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
             }
-            if (u10 > 4294967295ULL)
+            if (u11 > 4294967295ULL)
                 { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].offset_delta"; goto fail; }
         }
-        offset_delta9 = (int64_t)(u10 >> 1) ^ -(int64_t)(u10 & 1);
+        offset_delta10 = (int64_t)(u11 >> 1) ^ -(int64_t)(u11 & 1);
         if (pos >= len) goto truncated;
         b = buf[pos++];
-        if (b < 0x80) u13 = b;
+        if (b < 0x80) u14 = b;
         else {
-            u13 = b & 0x7F; sh = 7;
+            u14 = b & 0x7F; sh = 7;
             for (;;) {
                 if (pos >= len) goto truncated;
                 b = buf[pos++];
                 if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].key"; goto fail; }
-                u13 |= (uint64_t)(b & 0x7F) << sh;
+                u14 |= (uint64_t)(b & 0x7F) << sh;
                 if (b < 0x80) break;
                 sh += 7;
                 if (sh >= 35)
                     { fail_reason = "varint longer than 5 bytes"; fail_path = "[].key"; goto fail; }
             }
-            if (u13 > 4294967295ULL)
+            if (u14 > 4294967295ULL)
                 { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].key"; goto fail; }
         }
-        n12 = (int64_t)(u13 >> 1) ^ -(int64_t)(u13 & 1);
-        if (n12 < 0) {
-            if (n12 != -1)
+        n13 = (int64_t)(u14 >> 1) ^ -(int64_t)(u14 & 1);
+        if (n13 < 0) {
+            if (n13 != -1)
                 { fail_reason = "invalid length"; fail_path = "[].key"; goto fail; }
-            Py_INCREF(Py_None); key11 = Py_None;
+            Py_INCREF(Py_None); key12 = Py_None;
         } else {
-            if (pos + n12 > e4)
+            if (pos + n13 > e5)
                 { fail_reason = "length runs past the end of its container"; fail_path = "[].key"; goto fail; }
-            key11 = PyBytes_FromStringAndSize((const char *)buf + pos, n12);
-            if (!key11) goto error;
-            pos += n12;
+            key12 = PyBytes_FromStringAndSize((const char *)buf + pos, n13);
+            if (!key12) goto error;
+            pos += n13;
         }
         if (pos >= len) goto truncated;
         b = buf[pos++];
-        if (b < 0x80) u16 = b;
+        if (b < 0x80) u17 = b;
         else {
-            u16 = b & 0x7F; sh = 7;
+            u17 = b & 0x7F; sh = 7;
             for (;;) {
                 if (pos >= len) goto truncated;
                 b = buf[pos++];
                 if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].value"; goto fail; }
-                u16 |= (uint64_t)(b & 0x7F) << sh;
+                u17 |= (uint64_t)(b & 0x7F) << sh;
                 if (b < 0x80) break;
                 sh += 7;
                 if (sh >= 35)
                     { fail_reason = "varint longer than 5 bytes"; fail_path = "[].value"; goto fail; }
             }
-            if (u16 > 4294967295ULL)
+            if (u17 > 4294967295ULL)
                 { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].value"; goto fail; }
         }
-        n15 = (int64_t)(u16 >> 1) ^ -(int64_t)(u16 & 1);
-        if (n15 < 0) {
-            if (n15 != -1)
+        n16 = (int64_t)(u17 >> 1) ^ -(int64_t)(u17 & 1);
+        if (n16 < 0) {
+            if (n16 != -1)
                 { fail_reason = "invalid length"; fail_path = "[].value"; goto fail; }
-            Py_INCREF(Py_None); value14 = Py_None;
+            Py_INCREF(Py_None); value15 = Py_None;
         } else {
-            if (pos + n15 > e4)
+            if (pos + n16 > e5)
                 { fail_reason = "length runs past the end of its container"; fail_path = "[].value"; goto fail; }
-            value14 = PyBytes_FromStringAndSize((const char *)buf + pos, n15);
-            if (!value14) goto error;
-            pos += n15;
+            value15 = PyBytes_FromStringAndSize((const char *)buf + pos, n16);
+            if (!value15) goto error;
+            pos += n16;
         }
         if (pos >= len) goto truncated;
         b = buf[pos++];
-        if (b < 0x80) u19 = b;
+        if (b < 0x80) u20 = b;
         else {
-            u19 = b & 0x7F; sh = 7;
+            u20 = b & 0x7F; sh = 7;
             for (;;) {
                 if (pos >= len) goto truncated;
                 b = buf[pos++];
                 if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers"; goto fail; }
-                u19 |= (uint64_t)(b & 0x7F) << sh;
+                u20 |= (uint64_t)(b & 0x7F) << sh;
                 if (b < 0x80) break;
                 sh += 7;
                 if (sh >= 35)
                     { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers"; goto fail; }
             }
-            if (u19 > 4294967295ULL)
+            if (u20 > 4294967295ULL)
                 { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers"; goto fail; }
         }
-        c18 = (int64_t)(u19 >> 1) ^ -(int64_t)(u19 & 1);
-        if (c18 < 0)
+        c19 = (int64_t)(u20 >> 1) ^ -(int64_t)(u20 & 1);
+        if (c19 < 0)
             { fail_reason = "invalid array count"; fail_path = "[].headers"; goto fail; }
-        lst22 = PyList_New(0);
-        if (!lst22) goto error;
-        for (i20 = 0; i20 < c18; i20++) {
+        cap23 = e5 - pos > 0 ? e5 - pos + 1 : 1;
+        if (c19 < cap23) cap23 = c19 < 0 ? 0 : c19;
+        headers18 = PyTuple_New(cap23);
+        if (!headers18) goto error;
+        for (i21 = 0; i21 < c19; i21++) {
+            if (i21 >= cap23) goto truncated;
             if (pos >= len) goto truncated;
             b = buf[pos++];
-            if (b < 0x80) u25 = b;
+            if (b < 0x80) u26 = b;
             else {
-                u25 = b & 0x7F; sh = 7;
+                u26 = b & 0x7F; sh = 7;
                 for (;;) {
                     if (pos >= len) goto truncated;
                     b = buf[pos++];
                     if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
-                    u25 |= (uint64_t)(b & 0x7F) << sh;
+                    u26 |= (uint64_t)(b & 0x7F) << sh;
                     if (b < 0x80) break;
                     sh += 7;
                     if (sh >= 35)
                         { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
                 }
-                if (u25 > 4294967295ULL)
+                if (u26 > 4294967295ULL)
                     { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].key"; goto fail; }
             }
-            n24 = (int64_t)(u25 >> 1) ^ -(int64_t)(u25 & 1);
-            if (n24 < 0) {
+            n25 = (int64_t)(u26 >> 1) ^ -(int64_t)(u26 & 1);
+            if (n25 < 0) {
                 { fail_reason = "invalid length"; fail_path = "[].headers[].key"; goto fail; }
             } else {
-                if (pos + n24 > e4)
+                if (pos + n25 > e5)
                     { fail_reason = "length runs past the end of its container"; fail_path = "[].headers[].key"; goto fail; }
-                key23 = PyUnicode_DecodeUTF8((const char *)buf + pos, n24, "strict");
-                if (!key23) { if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { PyErr_Clear(); fail_reason = "truncated or invalid data (UnicodeDecodeError)"; fail_path = NULL; goto fail; } goto error; }
-                pos += n24;
+                key24 = decode_text((const char *)buf + pos, n25);
+                if (!key24) { if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { PyErr_Clear(); fail_reason = "truncated or invalid data (UnicodeDecodeError)"; fail_path = NULL; goto fail; } goto error; }
+                pos += n25;
             }
             if (pos >= len) goto truncated;
             b = buf[pos++];
-            if (b < 0x80) u28 = b;
+            if (b < 0x80) u29 = b;
             else {
-                u28 = b & 0x7F; sh = 7;
+                u29 = b & 0x7F; sh = 7;
                 for (;;) {
                     if (pos >= len) goto truncated;
                     b = buf[pos++];
                     if (sh == 63 && (b & 0x7E)) { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
-                    u28 |= (uint64_t)(b & 0x7F) << sh;
+                    u29 |= (uint64_t)(b & 0x7F) << sh;
                     if (b < 0x80) break;
                     sh += 7;
                     if (sh >= 35)
                         { fail_reason = "varint longer than 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
                 }
-                if (u28 > 4294967295ULL)
+                if (u29 > 4294967295ULL)
                     { fail_reason = "varint out of range for 5 bytes"; fail_path = "[].headers[].value"; goto fail; }
             }
-            n27 = (int64_t)(u28 >> 1) ^ -(int64_t)(u28 & 1);
-            if (n27 < 0) {
-                if (n27 != -1)
+            n28 = (int64_t)(u29 >> 1) ^ -(int64_t)(u29 & 1);
+            if (n28 < 0) {
+                if (n28 != -1)
                     { fail_reason = "invalid length"; fail_path = "[].headers[].value"; goto fail; }
-                Py_INCREF(Py_None); value26 = Py_None;
+                Py_INCREF(Py_None); value27 = Py_None;
             } else {
-                if (pos + n27 > e4)
+                if (pos + n28 > e5)
                     { fail_reason = "length runs past the end of its container"; fail_path = "[].headers[].value"; goto fail; }
-                value26 = PyBytes_FromStringAndSize((const char *)buf + pos, n27);
-                if (!value26) goto error;
-                pos += n27;
+                value27 = PyBytes_FromStringAndSize((const char *)buf + pos, n28);
+                if (!value27) goto error;
+                pos += n28;
             }
-            item21 = PyTuple_Pack(2, key23, value26);
-            if (!item21) goto error;
-            Py_DECREF(key23); key23 = NULL;
-            Py_DECREF(value26); value26 = NULL;
-            if (PyList_Append(lst22, item21) < 0) goto error;
-            Py_CLEAR(item21);
+            item22 = PyTuple_New(2);
+            if (!item22) goto error;
+            PyTuple_SET_ITEM(item22, 0, key24); key24 = NULL;
+            PyTuple_SET_ITEM(item22, 1, value27); value27 = NULL;
+            PyTuple_SET_ITEM(headers18, i21, item22); item22 = NULL;
         }
-        headers17 = PyList_AsTuple(lst22); Py_CLEAR(lst22);
-        if (!headers17) goto error;
-        if (pos != e4)
+        if (pos != e5)
             { fail_reason = "bytes remain after the last field"; fail_path = "[]"; goto fail; }
         item2 = record_type->tp_alloc(record_type, 0);
         if (!item2) goto error;
-        SLOT(item2, 0) = PyLong_FromLongLong(base_offset + offset_delta9);
-        SLOT(item2, 1) = PyLong_FromLongLong(lat_set ? lat : base_timestamp + timestamp_delta7);
-        SLOT(item2, 2) = key11; key11 = NULL;
-        SLOT(item2, 3) = value14; value14 = NULL;
-        SLOT(item2, 4) = headers17; headers17 = NULL;
-        SLOT(item2, 5) = PyLong_FromLongLong(attributes6);
+        SLOT(item2, 0) = PyLong_FromLongLong(base_offset + offset_delta10);
+        SLOT(item2, 1) = PyLong_FromLongLong(lat_set ? lat : base_timestamp + timestamp_delta8);
+        SLOT(item2, 2) = key12; key12 = NULL;
+        SLOT(item2, 3) = value15; value15 = NULL;
+        SLOT(item2, 4) = headers18; headers18 = NULL;
+        SLOT(item2, 5) = PyLong_FromLongLong(attributes7);
         if (!SLOT(item2, 0) || !SLOT(item2, 1) || !SLOT(item2, 5)) goto error;
-        if (PyList_Append(result, item2) < 0) goto error;
-        Py_CLEAR(item2);
+        PyList_SET_ITEM(result, i1, item2); item2 = NULL;
     }
     Py_XDECREF(item2);
-    Py_XDECREF(key11);
-    Py_XDECREF(value14);
-    Py_XDECREF(headers17);
-    Py_XDECREF(item21);
-    Py_XDECREF(lst22);
-    Py_XDECREF(key23);
-    Py_XDECREF(value26);
+    Py_XDECREF(key12);
+    Py_XDECREF(value15);
+    Py_XDECREF(headers18);
+    Py_XDECREF(item22);
+    Py_XDECREF(key24);
+    Py_XDECREF(value27);
     PyBuffer_Release(&view);
     return Py_BuildValue("(NL)", result, (long long)pos);
 truncated:
@@ -269,13 +270,12 @@ fail:
     set_corrupt(fail_reason, fail_path, pos);
 error:
     Py_XDECREF(item2);
-    Py_XDECREF(key11);
-    Py_XDECREF(value14);
-    Py_XDECREF(headers17);
-    Py_XDECREF(item21);
-    Py_XDECREF(lst22);
-    Py_XDECREF(key23);
-    Py_XDECREF(value26);
+    Py_XDECREF(key12);
+    Py_XDECREF(value15);
+    Py_XDECREF(headers18);
+    Py_XDECREF(item22);
+    Py_XDECREF(key24);
+    Py_XDECREF(value27);
     Py_XDECREF(result);
     PyBuffer_Release(&view);
     return NULL;
@@ -465,7 +465,7 @@ walk_records(PyObject *self, PyObject *args)
             } else {
                 if (pos + n24 > e5)
                     { fail_reason = "length runs past the end of its container"; fail_path = "[].headers[].key"; goto fail; }
-                { PyObject *t = PyUnicode_DecodeUTF8((const char *)buf + pos, n24, "strict");
+                { PyObject *t = decode_text((const char *)buf + pos, n24);
                     if (!t) { if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { PyErr_Clear(); fail_reason = "truncated or invalid data (UnicodeDecodeError)"; fail_path = NULL; goto fail; } goto error; }
                     Py_DECREF(t); }
                 key23 = 0;
@@ -553,7 +553,7 @@ encode_records(PyObject *self, PyObject *args)
             if (put_uvarint(out, (uint64_t)(((uint64_t)(t2) << 1) ^ (uint64_t)((int64_t)(t2) >> 63))) < 0) goto error;
             if (i1 < -2147483648LL || i1 > 2147483647LL) { PyErr_SetString(PyExc_OverflowError, "varint out of range"); goto error; }
             if (put_uvarint(out, (uint64_t)(((uint64_t)(i1) << 1) ^ (uint64_t)((int64_t)(i1) >> 31))) < 0) goto error;
-            key3 = PyObject_GetAttr(PySequence_Fast_GET_ITEM(seq0, i1), str_key);
+            key3 = record_field(PySequence_Fast_GET_ITEM(seq0, i1), F_KEY);
             if (!key3) goto error;
             if (key3 == Py_None) {
                 if (-1 < -2147483648LL || -1 > 2147483647LL) { PyErr_SetString(PyExc_OverflowError, "varint out of range"); goto error; }
@@ -561,7 +561,7 @@ encode_records(PyObject *self, PyObject *args)
             } else {
                 {
                     Py_buffer v;
-                    if (PyObject_GetBuffer(key3, &v, PyBUF_SIMPLE) < 0) goto error;
+                    if (get_bytes(key3, &v) < 0) goto error;
                     n4 = v.len;
                     if (n4 < -2147483648LL || n4 > 2147483647LL) { PyErr_SetString(PyExc_OverflowError, "varint out of range"); goto error; }
                     if (put_uvarint(out, (uint64_t)(((uint64_t)(n4) << 1) ^ (uint64_t)((int64_t)(n4) >> 31))) < 0) goto error;
@@ -570,7 +570,7 @@ encode_records(PyObject *self, PyObject *args)
                 }
             }
             Py_CLEAR(key3);
-            value5 = PyObject_GetAttr(PySequence_Fast_GET_ITEM(seq0, i1), str_value);
+            value5 = record_field(PySequence_Fast_GET_ITEM(seq0, i1), F_VALUE);
             if (!value5) goto error;
             if (value5 == Py_None) {
                 if (-1 < -2147483648LL || -1 > 2147483647LL) { PyErr_SetString(PyExc_OverflowError, "varint out of range"); goto error; }
@@ -578,7 +578,7 @@ encode_records(PyObject *self, PyObject *args)
             } else {
                 {
                     Py_buffer v;
-                    if (PyObject_GetBuffer(value5, &v, PyBUF_SIMPLE) < 0) goto error;
+                    if (get_bytes(value5, &v) < 0) goto error;
                     n6 = v.len;
                     if (n6 < -2147483648LL || n6 > 2147483647LL) { PyErr_SetString(PyExc_OverflowError, "varint out of range"); goto error; }
                     if (put_uvarint(out, (uint64_t)(((uint64_t)(n6) << 1) ^ (uint64_t)((int64_t)(n6) >> 31))) < 0) goto error;
@@ -587,7 +587,7 @@ encode_records(PyObject *self, PyObject *args)
                 }
             }
             Py_CLEAR(value5);
-            headers7 = PyObject_GetAttr(PySequence_Fast_GET_ITEM(seq0, i1), str_headers);
+            headers7 = record_field(PySequence_Fast_GET_ITEM(seq0, i1), F_HEADERS);
             if (!headers7) goto error;
             seq8 = PySequence_Fast(headers7, "expected a sequence");
             if (!seq8) goto error;
@@ -617,7 +617,7 @@ encode_records(PyObject *self, PyObject *args)
                 } else {
                     {
                         Py_buffer v;
-                        if (PyObject_GetBuffer(value15, &v, PyBUF_SIMPLE) < 0) goto error;
+                        if (get_bytes(value15, &v) < 0) goto error;
                         n16 = v.len;
                         if (n16 < -2147483648LL || n16 > 2147483647LL) { PyErr_SetString(PyExc_OverflowError, "varint out of range"); goto error; }
                         if (put_uvarint(out, (uint64_t)(((uint64_t)(n16) << 1) ^ (uint64_t)((int64_t)(n16) >> 31))) < 0) goto error;

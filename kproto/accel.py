@@ -38,7 +38,7 @@ def load(name: str, *, honour_switch: bool = True) -> ModuleType | None:
         return None
 
 
-#: ``kproto._crecords`` (record codecs, decode's JSON text and pcap reads, glibc's
+#: ``kproto._crecords`` (record codecs, decode's JSON text, dump-log's record lines and pcap reads, glibc's
 #: malloc thresholds), or None: loaded here and nowhere else. kproto.records binds
 #: its Record type to it before any record codec runs.
 crecords: ModuleType | None = load("_crecords")

@@ -279,7 +279,8 @@ class RecordBatch:
 
     def records(self) -> list[Record]:
         """Decode (and decompress) this batch's records."""
-        body, base = self._body()
+        # The C decoder copies keys and values out itself: a plain batch's bytes stay a view.
+        body, base = self._body(copy=_decode_records_c is None)
         lat = self.max_timestamp if self.attributes & S.TIMESTAMP_TYPE_BIT else None
         try:
             out, end = _decode_records(body, 0, len(body), self.records_count,

@@ -145,13 +145,20 @@ class LineWriter:
         self._raw = getattr(stream, "buffer", None)
         self.lines: list[str] = []
         self.append = self.lines.append
+        self._more = 0      # lines beyond one per entry of ``lines`` (blocks)
+
+    def block(self, text: str, n: int) -> None:
+        """``n`` lines already joined by newlines, as one entry."""
+        self.lines.append(text)
+        self._more += n - 1
 
     def maybe_flush(self) -> None:
-        if len(self.lines) >= self.CHUNK:
+        if len(self.lines) + self._more >= self.CHUNK:
             self.flush()
 
     def flush(self) -> None:
         lines = self.lines
+        self._more = 0
         if lines:
             text = "\n".join(lines) + "\n"
             lines.clear()

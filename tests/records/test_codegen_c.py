@@ -82,3 +82,82 @@ def test_crc32c_equals_the_crc32c_package(data, skip):
     view = memoryview(data)[min(skip, len(data)):]
     want = package.crc32c(bytes(view))
     assert (module.crc32c(view), module.crc32c(view, False)) == (want, want)
+
+
+def _fails_alike(buf: bytes, count: int) -> tuple:
+    c_module = c_codec()
+    outcomes = []
+    for fn in (lambda: c_module.decode_records(buf, count, 0, 0, None),
+               lambda: records._decode_records_py(buf, 0, len(buf), count, 0, 0, None)):
+        with pytest.raises(CorruptRecordError) as e:
+            fn()
+        outcomes.append((str(e.value), e.value.position, e.value.path))
+    assert outcomes[0] == outcomes[1]
+    return outcomes[0]
+
+
+def test_counts_beyond_the_bytes_fail_alike_without_allocating_them():
+    # The C decoder sizes its list and header tuple from min(count, bytes left + 1):
+    # a count of 2**31 - 1 allocates nothing it was not sent, and fails where Python does.
+    body = records._encode_records_py(bytearray(), [NewRecord(b"k", b"v", [("h", b"x")], 5)], 5, 0)
+    assert _fails_alike(bytes(body), 2**31 - 1)[1] == len(body)
+    # one record whose header count says 1,000,000 (zigzag varint) with one header's bytes
+    rec = bytes([0, 0, 0, 0, 0]) + bytes([0x80, 0x89, 0x7A]) + bytes([2]) + b"h" + bytes([1])
+    _fails_alike(bytes([len(rec) * 2]) + rec, 1)
+    # and with no header bytes at all: the key's length is read from past the record
+    rec = bytes([0, 0, 0, 0, 0, 2])
+    _fails_alike(bytes([len(rec) * 2]) + rec + bytes([2, 0]), 1)
+
+
+def test_header_keys_decode_equal_when_shared():
+    # Short ASCII header keys are decoded once and shared (csrc/records.c decode_text);
+    # the rest as before: every key equal to the Python decoder's.
+    heads = [("trace-id", b"1"), ("trace-id", None), ("é", b"2"), ("", b"3"), ("k" * 65, b"4"), ("a" * 64, None)]
+    recs = [NewRecord(b"k", b"v", heads, 1), NewRecord(None, None, heads[::-1], 2)]
+    body = bytes(records._encode_records_py(bytearray(), recs, 1, 0))
+    for _ in range(2):      # the second pass hits the cache
+        got, _end = c_codec().decode_records(body, 2, 0, 1, None)
+        assert got == records._decode_records_py(body, 0, len(body), 2, 0, 1, None)[0]
+        assert [h for r in got for h in r.headers] == heads + heads[::-1]
+    with pytest.raises(CorruptRecordError, match="UnicodeDecodeError"):
+        bad = bytes(records._encode_records_py(bytearray(), [NewRecord(b"k", b"v", [("ab", b"")], 1)], 1, 0))
+        c_codec().decode_records(bad.replace(b"ab", b"a\xff"), 1, 0, 1, None)
+
+
+class _Slots:
+    __slots__ = ("key", "value", "headers", "timestamp")
+
+    def __init__(self, key, value, headers, timestamp):
+        self.key, self.value, self.headers, self.timestamp = key, value, headers, timestamp
+
+
+class _Props:
+    def __init__(self, key):
+        self._key = key
+        self.value, self.headers, self.timestamp = b"v", (), 3
+
+    @property
+    def key(self):
+        return self._key + b"!"
+
+
+def test_the_encoder_reads_any_record_type_as_getattr_does():
+    # Slots are read directly for plain slot classes (a per-type cache checked by
+    # the type's version tag), attributes otherwise: every type encodes as in Python.
+    c_module = c_codec()
+    kinds = [NewRecord(b"a", b"b", [("h", b"x")], 1), records.Record(0, 1, b"a", b"b", (("h", b"x"),)),
+             _Slots(b"a", bytearray(b"b"), [("h", memoryview(b"x"))], 1), _Props(b"a")]
+    for recs in (kinds, kinds[::-1], kinds * 3):
+        assert c_module.encode_records(recs, 1, 9) == bytes(records._encode_records_py(bytearray(), recs, 1, 9))
+    recs = [_Slots(b"a", b"b", (), 1)]
+    slot = _Slots.__dict__["key"]
+    _Slots.key = property(lambda self: b"changed")       # the type changes after it was cached
+    try:
+        assert c_module.encode_records(recs, 1, 9) == bytes(records._encode_records_py(bytearray(), recs, 1, 9))
+        assert b"changed" in c_module.encode_records(recs, 1, 9)
+    finally:
+        _Slots.key = slot
+    assert b"changed" not in c_module.encode_records(recs, 1, 9)
+    unset = _Slots.__new__(_Slots)
+    with pytest.raises(AttributeError):
+        c_module.encode_records([unset], 1, 9)

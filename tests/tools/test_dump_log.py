@@ -500,3 +500,40 @@ def test_pure_python_path_prints_the_same(tmp_path):
     assert outs[0] == outs[1]
     assert [line.split(" key: ")[1] for line in outs[0].splitlines() if line.startswith("| ")] == [
         f"k{i} payload: v{i}" for _ in range(5) for i in range(3)]
+
+
+@pytest.mark.parametrize("show", [True, False])
+def test_record_lines_from_c_equal_pythons(show):
+    # csrc/lines.c writes a v2 data batch's lines in one call; the Python loop it
+    # replaces is the reference: nulls, replaced UTF-8, several and empty header keys,
+    # an offset gap, a sequence that wraps past Int.MAX, LogAppendTime.
+    from kproto.records import NewRecord, TimestampType, build_record_batch, iter_batches
+    from kproto.tools.dump_log import lines as L
+    from kproto.tools.render import LineWriter, plain_decoder
+    from tests.records.codec_check import c_codec
+    c_codec()
+    recs = [NewRecord(b"k\xff\xfe" + "é".encode(), "é€".encode() + b"\xed\xa0\x80", [("a", b"1"), ("", None), ("ü", b"")], 5),
+            NewRecord(None, None, [], 6), NewRecord(b"", b"", [("h", b"x")], 7)]
+    segment = (build_record_batch(recs, base_offset=3, base_sequence=2**31 - 2, producer_id=1)
+               + build_record_batch(recs, base_offset=10, timestamp_type=TimestampType.LOG_APPEND_TIME,
+                                    log_append_time=99))
+    outputs = []
+    for block in (True, False):
+        class Sink(LineWriter):
+            def __init__(self):
+                self.lines, self._more = [], 0
+                self.append = self.lines.append
+        sink = Sink()
+        printer = L.RecordPrinter(data=show, skip_metadata=False, kdec=plain_decoder("utf8", False),
+                                  vdec=plain_decoder("utf8", False), parser=None, control_record=None,
+                                  block=sink.block if block else None)
+        printer.last = 1
+        for b in iter_batches(segment):
+            printer.lines(sink.append, b, b.records())
+        outputs.append(("\n".join(sink.lines), printer.last, printer.gaps, len(sink.lines) + sink._more))
+    assert outputs[0] == outputs[1]
+    text = outputs[0][0]
+    assert outputs[0][1:] == (12, [(1, 3), (5, 10)], 6)
+    assert "sequence: 2147483647" in text and "sequence: 0 " in text and "LogAppendTime: 99" in text
+    if show:
+        assert "key: k\ufffd\ufffdé payload: é€\ufffd\ufffd\ufffd" in text

@@ -270,7 +270,7 @@ class _Run:
             data=opts["print_data"], skip_metadata=opts["skip_record_metadata"],
             kdec=R.plain_decoder(opts["key_decoder"] or "utf8", self.as_json),
             vdec=R.plain_decoder(opts["value_decoder"] or "utf8", self.as_json),
-            parser=parser, control_record=control_record)
+            parser=parser, control_record=control_record, block=None if self.as_json else self.out.block)
 
     # -- .index / .timeindex -------------------------------------------------------------
 
