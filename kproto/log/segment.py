@@ -279,22 +279,50 @@ class LogSegment:
              max_offset: int | None = None, min_one_message: bool = True) -> FetchSlice | None:
         """Whole batches from the one holding ``start_offset``, up to ``max_size``
         bytes; the first batch always when ``min_one_message``. None when the
-        segment holds nothing at or after ``start_offset``."""
+        segment holds nothing at or after ``start_offset``.
+
+        The records themselves are never read: the offset index finds both
+        ends (LogSegment.read translates the start offset and slices up to the
+        size), and only the batch headers between the index entry nearest the
+        size limit and the limit are walked, so the whole batches end there."""
         end = self.log.size if max_position is None else max_position
         found = self.translate_offset(start_offset)
         if found is None or found[0] >= end:
             return None
-        start, _ = found
-        length = 0
-        for batch in self.log.batches(start, end):
+        start, first = found
+        if max_offset is not None:
             # Kafka stops at the batch holding max_offset (the high watermark or
             # last stable offset, both batch boundaries in practice).
-            if max_offset is not None and batch.last_offset >= max_offset:
-                break
-            if length + batch.size > max_size and not (length == 0 and min_one_message):
-                break
-            length += batch.size
+            stop = self.translate_offset(max_offset, start)
+            if stop is not None:
+                end = min(end, stop[0])
+        if end - start <= max_size:
+            length = end - start
+        else:
+            near = max(self.offset_index.lookup_position(start + max_size).position, start)
+            length = self._last_boundary(near, start + max_size) - start
+            if length == 0 and min_one_message:
+                length = first.size
         return FetchSlice(self.log, start, length, str(self.log.path), start_offset)
+
+    def _last_boundary(self, pos: int, limit: int) -> int:
+        """The last batch boundary at or before ``limit``, walking the batch
+        sizes from the boundary ``pos`` (headers only, a chunk at a time)."""
+        while True:
+            buf = self.log.read(pos, min(_CHUNK, limit - pos + S.LOG_OVERHEAD))
+            at = 0
+            while at + S.LOG_OVERHEAD <= len(buf):
+                length = int.from_bytes(buf[at + S.LENGTH_OFFSET:at + S.LOG_OVERHEAD], "big", signed=True)
+                if length < S.LEGACY_OVERHEAD[0]:
+                    raise CorruptRecordError(
+                        f"Found record size {length} smaller than minimum record overhead "
+                        f"({S.LEGACY_OVERHEAD[0]})", position=pos + at, path="batch_length", file=str(self.log.path))
+                if pos + at + length + S.LOG_OVERHEAD > limit:
+                    return pos + at
+                at += length + S.LOG_OVERHEAD
+            if at == 0:
+                return pos
+            pos += at
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> TimestampOffset | None:
         """First record at or after ``starting_offset`` whose timestamp >= ``timestamp``."""
