@@ -319,6 +319,20 @@ def test_read_does_not_read_the_records_it_sends(tmp_path, monkeypatch):
     assert sum(read) < 200_000, read
 
 
+def test_read_steps_over_large_batches_unread(tmp_path, monkeypatch):
+    log = make_log(tmp_path, index_interval_bytes=1 << 30)     # no index entry: every header walked
+    for i in range(4):
+        log.append(build_record_batch([NewRecord(None, b"%04d" % i + b"y" * 1020, (), 1)] * 1000))
+    seg = log.segments[0]
+    size = seg.size // 4
+    read = []
+    monkeypatch.setattr(type(seg.log), "read", lambda self, position, length: read.append(length) or
+                        self.pread(length, position))
+    found = [log.read(2500, 10), log.read(0, 3 * size - 1)]      # batches of ~1 MB: 1 then 2 whole
+    assert [(s.position, s.length) for s in found] == [(2 * size, size), (0, 2 * size)]
+    assert sum(read) < 4 * 65536 + 1000, read                     # a window at each end, headers between
+
+
 def test_read_offset_inside_a_batch_starts_at_the_batch(tmp_path):
     log = make_log(tmp_path)
     log.append(build_record_batch([NewRecord(b"a", b"1", (), 1)] * 4))
