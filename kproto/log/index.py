@@ -29,8 +29,9 @@ from kproto.schemas.index import (
 
 _OFFSET_ENTRY, _ = header_struct(OffsetIndexEntry)   # relative_offset, position
 _TIME_ENTRY, _ = header_struct(TimeIndexEntry)       # timestamp, relative_offset
-# The search keys: the first field of each entry.
+# The search keys: the first field of each entry (and an offset entry's position, its second).
 _OFFSET_KEY = struct.Struct(">" + _OFFSET_ENTRY.format.lstrip(">")[0])
+_POSITION_KEY = struct.Struct(">4x" + _OFFSET_ENTRY.format.lstrip(">")[1])
 _TIME_KEY = struct.Struct(">" + _TIME_ENTRY.format.lstrip(">")[0])
 NO_TIMESTAMP = -1
 
@@ -228,6 +229,15 @@ class OffsetIndex(AbstractIndex):
 
     def lookup(self, target: int) -> OffsetPosition:
         return offset_index_lookup(self._buf, self.entries, self.base_offset, target)
+
+    def lookup_position(self, target: int) -> OffsetPosition:
+        """The largest entry whose position is <= ``target``, else (base, 0): a
+        batch boundary near a byte limit (Kafka searches the index by position,
+        IndexSearchType.VALUE, for OffsetIndex.fetchUpperBoundOffset)."""
+        slot = largest_lower_bound_slot(self._buf, self.entries, self.entry_size, _POSITION_KEY, target)
+        if slot < 0:
+            return OffsetPosition(self.base_offset, 0)
+        return self.entry(slot)
 
     def truncate_to(self, offset: int) -> None:
         """Remove the entries whose offset is >= ``offset``."""

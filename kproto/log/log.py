@@ -369,7 +369,10 @@ class UnifiedLog:
                 if seg.base_offset >= upper:
                     break
                 max_position = end.relative_position if seg.base_offset == end.segment_base_offset else None
-                found = seg.read(offset, max_bytes, max_position=max_position, max_offset=upper,
+                # below the log end only the high watermark or LSO needs looking up: no batch
+                # before the end position holds the log end offset
+                found = seg.read(offset, max_bytes, max_position=max_position,
+                                 max_offset=upper if upper < end.message_offset else None,
                                  min_one_message=min_one_message)
                 if found is not None:
                     return found

@@ -3,7 +3,8 @@
 
 Files are named by the segment's base offset as 20 zero-padded digits. The
 ``.log`` is read with ``pread`` and walked with ``kproto.records.iter_batches``
-(headers only unless a CRC check is asked for); the indexes are written
+(headers only unless a CRC check is asked for), a fetch's slice found from the
+batch headers near its ends alone (``LogSegment.read``); the indexes are written
 sparsely: an entry once more than ``index.interval.bytes`` were appended
 since the last one, per batch, holding the batch's last offset and start
 position (as LogSegment.append and LogSegment.recover both do, so an index
@@ -28,6 +29,7 @@ from kproto.schemas import records as S
 LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX = ".log", ".index", ".timeindex"
 INT32_MAX = 2**31 - 1
 _CHUNK = 64 * 1024
+_V2_LAST = S.V2_OFFSETS["last_offset_delta"] + 4     # a v2 header up to its last offset delta
 
 
 def filename_prefix(offset: int) -> str:
@@ -267,34 +269,88 @@ class LogSegment:
 
     # -- lookups -----------------------------------------------------------------------
 
-    def translate_offset(self, offset: int, start_position: int = 0) -> tuple[int, Batch] | None:
-        """The first batch whose last offset is >= ``offset``, and its position."""
+    def translate_offset(self, offset: int, start_position: int = 0) -> tuple[int, int] | None:
+        """(position, size) of the first batch whose last offset is >= ``offset``."""
         start = max(self.offset_index.lookup(offset).position, start_position)
-        for batch in self.log.batches(start):
-            if batch.last_offset >= offset:
-                return batch.position, batch
+        for position, size, last_offset in self._headers(start):
+            if last_offset >= offset:
+                return position, size
         return None
+
+    def _headers(self, pos: int) -> Iterator[tuple[int, int, int]]:
+        """(position, size, last offset) of each batch from the boundary ``pos``, from the
+        headers alone: a window at a time, a batch longer than the window stepped over
+        unread (and then only the next header read). Bad sizes raise CorruptRecordError,
+        a cut tail IncompleteBatchError."""
+        end, window = self.log.size, _CHUNK
+        while pos < end:
+            buf = self.log.read(pos, min(window, end - pos))
+            at = 0
+            while len(buf) - at > S.MAGIC_OFFSET:
+                length = int.from_bytes(buf[at + S.LENGTH_OFFSET:at + S.LOG_OVERHEAD], "big", signed=True)
+                magic, size = buf[at + S.MAGIC_OFFSET], length + S.LOG_OVERHEAD
+                if length < S.LEGACY_OVERHEAD[0] or magic > 2 or (magic == 2 and size < S.RECORD_BATCH_OVERHEAD):
+                    raise CorruptRecordError(f"batch of {size} bytes, magic {magic}: not a batch",
+                                             position=pos + at, path="batch_length", file=str(self.log.path))
+                if pos + at + size > end:
+                    raise IncompleteBatchError(f"incomplete batch: {end - pos - at} bytes left in the file, "
+                                               f"the batch needs {size}", position=pos + at, file=str(self.log.path))
+                if magic < 2:       # a legacy message (or wrapper) carries its last offset
+                    last = int.from_bytes(buf[at:at + 8], "big", signed=True)
+                elif len(buf) - at >= _V2_LAST:
+                    last = int.from_bytes(buf[at:at + 8], "big", signed=True) + int.from_bytes(
+                        buf[at + _V2_LAST - 4:at + _V2_LAST], "big", signed=True)
+                else:               # the header goes on past the window: read from here
+                    break
+                yield pos + at, size, last
+                at += size
+            if at == 0:
+                if window < _CHUNK:
+                    window = _CHUNK
+                    continue
+                raise IncompleteBatchError(f"incomplete batch: {end - pos} bytes left in the file",
+                                           position=pos, file=str(self.log.path))
+            # past a batch longer than the window the next is likely long too: read its header only
+            window = S.RECORD_BATCH_OVERHEAD if at > len(buf) else _CHUNK
+            pos += at
 
     def read(self, start_offset: int, max_size: int, *, max_position: int | None = None,
              max_offset: int | None = None, min_one_message: bool = True) -> FetchSlice | None:
         """Whole batches from the one holding ``start_offset``, up to ``max_size``
         bytes; the first batch always when ``min_one_message``. None when the
-        segment holds nothing at or after ``start_offset``."""
+        segment holds nothing at or after ``start_offset``.
+
+        The records themselves are never read: the offset index finds both
+        ends (LogSegment.read translates the start offset and slices up to the
+        size), and only the batch headers between the index entry nearest the
+        size limit and the limit are walked, so the whole batches end there."""
         end = self.log.size if max_position is None else max_position
         found = self.translate_offset(start_offset)
         if found is None or found[0] >= end:
             return None
-        start, _ = found
-        length = 0
-        for batch in self.log.batches(start, end):
+        start, first_size = found
+        if max_offset is not None:
             # Kafka stops at the batch holding max_offset (the high watermark or
             # last stable offset, both batch boundaries in practice).
-            if max_offset is not None and batch.last_offset >= max_offset:
-                break
-            if length + batch.size > max_size and not (length == 0 and min_one_message):
-                break
-            length += batch.size
+            stop = self.translate_offset(max_offset, start)
+            if stop is not None:
+                end = min(end, stop[0])
+        if end - start <= max_size:
+            length = end - start
+        else:
+            near = max(self.offset_index.lookup_position(start + max_size).position, start)
+            length = self._last_boundary(near, start + max_size) - start
+            if length == 0 and min_one_message:
+                length = first_size
         return FetchSlice(self.log, start, length, str(self.log.path), start_offset)
+
+    def _last_boundary(self, pos: int, limit: int) -> int:
+        """The last batch boundary at or before ``limit`` (< the segment's size),
+        walking the batch headers from the boundary ``pos``."""
+        for position, size, _ in self._headers(pos):
+            if position + size > limit:
+                return position
+        return limit
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> TimestampOffset | None:
         """First record at or after ``starting_offset`` whose timestamp >= ``timestamp``."""

@@ -28,7 +28,7 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kproto.records import (
     CompressionType, NewRecord, TimestampType, build_control_batch, build_message_set,
-    build_record_batch, iter_batches,
+    Batch, build_record_batch, iter_batches,
 )
 
 BATCH = 90     # bytes of one_batch(i) for i < 10
@@ -268,6 +268,69 @@ def test_read_whole_batches_with_max_bytes(tmp_path):
     assert empty.length == 0 and empty.read() == b""
     with pytest.raises(OffsetOutOfRangeError, match="range 0 to 5"):
         log.read(6, 100)
+
+
+def expected_read(batches: list[Batch], offset: int, max_bytes: int, max_offset: int, min_one: bool) -> tuple:
+    """(position, length) as a walk over every batch gives it: the batch holding ``offset``,
+    then whole batches up to ``max_bytes`` (the first even if larger), below ``max_offset``."""
+    first = next(b for b in batches if b.last_offset >= offset)
+    length = 0
+    for b in batches[batches.index(first):]:
+        if b.last_offset >= max_offset or (length + b.size > max_bytes and not (length == 0 and min_one)):
+            break
+        length += b.size
+    return first.position, length
+
+
+def test_read_ends_on_the_whole_batch_the_index_finds(tmp_path):
+    # batches of 1-4 records of different sizes, an index entry every ~2 batches: every start
+    # offset, size limit and high watermark gives the slice a walk over every batch gives
+    log = make_log(tmp_path, index_interval_bytes=150)
+    for i in range(40):
+        log.append(build_record_batch([NewRecord(None, b"v" * (7 * i % 50), (), 1)] * (1 + i % 4)))
+    batches = list(iter_batches(log.segments[0].log.read(0, log.segments[0].size)))
+    assert len(log.segments[0].offset_index._buf) // 8 > 10
+    end = log.log_end_offset
+    limits = sorted({0, 1, 60, 199, 200, 1000, 5000, 1 << 20} | {b.position + b.size for b in batches[:6]}
+                    | {b.position + b.size - 1 for b in batches[:6]})
+    for offset in range(0, end, 3):
+        for limit in limits:
+            for min_one in (True, False):
+                for max_offset in (end, offset + 5):
+                    s = log.read(offset, limit, min_one_message=min_one,
+                                 max_offset=None if max_offset == end else max_offset)
+                    want = expected_read(batches, offset, limit, max_offset, min_one)
+                    got = (s.position, s.length) if s.length else (want[0], 0)
+                    assert got == want, (offset, limit, min_one, max_offset)
+
+
+def test_read_does_not_read_the_records_it_sends(tmp_path, monkeypatch):
+    # a fetch's slice goes out with sendfile: finding its ends reads headers near both ends, not the MBs between
+    log = make_log(tmp_path)
+    for i in range(200):
+        log.append(build_record_batch([NewRecord(None, b"%05d" % i + b"x" * 95, (), 1)] * 100))
+    seg = log.segments[0]
+    read = []
+    monkeypatch.setattr(type(seg.log), "read", lambda self, position, length: read.append(length) or
+                        self.pread(length, position))
+    s = log.read(50, 1_000_000)
+    whole = sum(b.size for b in iter_batches(seg.log.pread(seg.size, 0)))
+    assert s.length <= 1_000_000 < s.length + whole // 200 and s.position == 0
+    assert sum(read) < 200_000, read
+
+
+def test_read_steps_over_large_batches_unread(tmp_path, monkeypatch):
+    log = make_log(tmp_path, index_interval_bytes=1 << 30)     # no index entry: every header walked
+    for i in range(4):
+        log.append(build_record_batch([NewRecord(None, b"%04d" % i + b"y" * 1020, (), 1)] * 1000))
+    seg = log.segments[0]
+    size = seg.size // 4
+    read = []
+    monkeypatch.setattr(type(seg.log), "read", lambda self, position, length: read.append(length) or
+                        self.pread(length, position))
+    found = [log.read(2500, 10), log.read(0, 3 * size - 1)]      # batches of ~1 MB: 1 then 2 whole
+    assert [(s.position, s.length) for s in found] == [(2 * size, size), (0, 2 * size)]
+    assert sum(read) < 4 * 65536 + 1000, read                     # a window at each end, headers between
 
 
 def test_read_offset_inside_a_batch_starts_at_the_batch(tmp_path):
