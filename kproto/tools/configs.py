@@ -1,7 +1,6 @@
 """``kproto configs``: kafka-configs.sh (Kafka 4.4's org.apache.kafka.tools.ConfigCommand)
 with its flags and its lines: dynamic configs of topics and brokers (DescribeConfigs with
-synonyms, IncrementalAlterConfigs for topics, AlterConfigs for brokers as Kafka's tool
-does), client quotas of users and clients (DescribeClientQuotas/AlterClientQuotas) and
+synonyms, IncrementalAlterConfigs for topics and brokers as Kafka 4.4's tool does), client quotas of users and clients (DescribeClientQuotas/AlterClientQuotas) and
 users' SCRAM credentials (the salted password only leaves this process).
 
     kproto configs --bootstrap-server H:P --alter --entity-type topics --entity-name orders \\
@@ -177,6 +176,10 @@ def _describe(admin, types, names, describe_all) -> None:
         if "clients" not in types and "" not in names:
             _describe_scram(admin, names)
         return
+    if names and kind == "topics" and names[0] not in admin.metadata().topics:
+        # ConfigCommand.describeResourceConfig lists the topics (internal ones too) first
+        click.echo(f"The topic '{names[0]}' doesn't exist and doesn't have dynamic config.")  # Kafka 4.4's
+        return
     if names:
         entities = [names[0]]
     elif kind == "topics":
@@ -184,13 +187,7 @@ def _describe(admin, types, names, describe_all) -> None:
     else:
         entities = [str(b.node_id) for b in admin.metadata([]).brokers] + [""]
     for entity in entities:
-        try:
-            entries = resource_configs(admin, kind, entity, synonyms=True, describe_all=describe_all)
-        except KafkaError as e:
-            if kind == "topics" and e.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                click.echo(f"The topic '{entity}' doesn't exist and doesn't have dynamic config.")  # Kafka 4.4's
-                continue
-            raise
+        entries = resource_configs(admin, kind, entity, synonyms=True, describe_all=describe_all)
         if entity == "":
             click.echo(f"Default configs for {kind} in the cluster are:")
         else:
@@ -203,26 +200,14 @@ def _describe(admin, types, names, describe_all) -> None:
 
 def _alter(admin, types, names, adds, deletes) -> None:
     kind, name = types[0], names[0]
-    if kind == "topics":
+    if kind in ("topics", "brokers"):
+        # ConfigCommand.alterResourceConfig (Kafka 4.x): deletes checked against the dynamic
+        # configs, then IncrementalAlterConfigs, SET each addition and DELETE each deletion
         old = {e[0] for e in resource_configs(admin, kind, name, synonyms=False, describe_all=False)}
         _invalid(deletes, old)
         from kproto.client.admin import AlterConfigOp, ConfigResource
         ops = [AlterConfigOp(k, "set", v) for k, v in adds.items()] + [AlterConfigOp(k, "delete") for k in deletes]
-        results = admin.incremental_alter_configs({ConfigResource(TOPIC, name): ops})
-        _check(results)
-    elif kind == "brokers":
-        # ConfigCommand alters brokers with the legacy AlterConfigs: the whole dynamic set, old + new - deleted
-        old = {e[0]: e[1] for e in resource_configs(admin, kind, name, synonyms=False, describe_all=False)}
-        _invalid(deletes, old)
-        new = {**old, **adds}
-        for k in deletes:
-            new.pop(k, None)
-        sensitive = sorted(k for k, v in new.items() if v is None)
-        if sensitive:
-            raise KafkaError("InvalidConfigurationException: All sensitive broker config entries must be specified "
-                             f"for --alter, missing entries: Set({', '.join(sensitive)})")
-        from kproto.client.admin import ConfigResource
-        _check(admin.alter_configs({ConfigResource(BROKER, name): new}))
+        _check(admin.incremental_alter_configs({ConfigResource(TOPIC if kind == "topics" else BROKER, name): ops}))
     else:
         _alter_users_clients(admin, types, names, adds, deletes)
     if name:
