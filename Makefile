@@ -15,7 +15,7 @@ STAMP   := $(VENV)/.installed
 DEB_PKGS := kcat zookeeper tshark tcpdump time mount e2fsprogs maven $(if $(shell command -v java),,default-jre-headless)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve test bench deps debs venv clean lint kafka c
+.PHONY: serve test bench deps debs venv clean lint kafka schema-registry c
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -43,6 +43,11 @@ kafka: debs
 	$(PY) tests/kafka_ref.py fetch
 	$(PY) tests/kafka_ref.py fetch 4.0.2
 
+# A Confluent-compatible Schema Registry (Apicurio Registry, tests/schema_registry/pom.xml) for the
+# console tools' registry formats: Maven builds it into .schema-registry/<version> once.
+schema-registry: debs
+	$(PY) tests/schema_registry.py fetch
+
 # As Kafka's shipped config/server.properties: no initial rebalance delay for
 # development (the code default, 3 s, suits production).
 serve: venv
@@ -67,7 +72,7 @@ lint: venv
 	$(BIN)/ruff check kproto tests bench
 	$(BIN)/lint-imports
 
-test: deps lint kafka
+test: deps lint kafka schema-registry
 	@for f in $(FIXTURE_CHECKS); do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 	@for f in $(FIXTURE_MAKERS); do echo "== $$f --verify"; $(BIN)/python $$f --verify || exit 1; done
 	$(BIN)/python -m pytest -q

@@ -67,3 +67,19 @@ def kafka_ref(tmp_path_factory):
     except KafkaUnavailable as e:
         unavailable(e)
 
+
+
+@pytest.fixture(scope="session")
+def schema_registry(tmp_path_factory) -> str:
+    """A Confluent-compatible Schema Registry (tests/schema_registry.py: Apicurio Registry, in
+    memory) for the session: its Confluent API URL. One that cannot be built or started fails the
+    run in CI (CI=true) and skips the test elsewhere."""
+    import os
+    from tests.schema_registry import RegistryUnavailable, running
+    try:
+        with running(tmp_path_factory.mktemp("schema-registry") / "registry.log") as url:
+            yield url
+    except RegistryUnavailable as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Schema Registry unavailable: {e}", pytrace=False)
+        pytest.skip(f"Schema Registry unavailable (make schema-registry builds it): {e}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kproto import __version__
-from kproto.errors import ErrorCode, KafkaError, MalformedMessageError, UnsupportedVersionError
+from kproto.errors import DecodeError, ErrorCode, KafkaError, MalformedMessageError, UnsupportedVersionError
 from kproto.framing import DEFAULT_MAX_FRAME, NEED_DATA, FrameReader, frame
 from kproto import protocol
 
@@ -82,7 +82,10 @@ class ClientConnection:
             raise MalformedMessageError("response with no request outstanding",
                                         position=self._reader.position)
         correlation_id, key, version = self._in_flight.popleft()
-        header, body = protocol.decode_response(key, version, data)
+        try:
+            header, body = protocol.decode_response(key, version, data)
+        except DecodeError as e:        # say whose answer did not decode
+            raise e.at(file=f"{protocol.API_KEYS[key].name} v{version} response") from None
         if header.correlation_id != correlation_id:
             raise MalformedMessageError(
                 f"correlation id {header.correlation_id}, expected {correlation_id}",

@@ -1,7 +1,6 @@
 """``kproto configs``: kafka-configs.sh (Kafka 4.4's org.apache.kafka.tools.ConfigCommand)
 with its flags and its lines: dynamic configs of topics and brokers (DescribeConfigs with
-synonyms, IncrementalAlterConfigs for topics, AlterConfigs for brokers as Kafka's tool
-does), client quotas of users and clients (DescribeClientQuotas/AlterClientQuotas) and
+synonyms, IncrementalAlterConfigs for topics and brokers as Kafka 4.4's tool does), client quotas of users and clients (DescribeClientQuotas/AlterClientQuotas) and
 users' SCRAM credentials (the salted password only leaves this process).
 
     kproto configs --bootstrap-server H:P --alter --entity-type topics --entity-name orders \\
@@ -201,6 +200,10 @@ def _describe(admin, types, names, describe_all) -> None:
             click.echo(f"The client-metric '{names[0]}' doesn't exist and doesn't have dynamic config.")
             return
         entities = [names[0]] if names else listed
+    elif names and kind == "topics" and names[0] not in admin.metadata().topics:
+        # ConfigCommand.describeResourceConfig lists the topics (internal ones too) first
+        click.echo(f"The topic '{names[0]}' doesn't exist and doesn't have dynamic config.")  # Kafka 4.4's
+        return
     elif names:
         entities = [names[0]]
     elif kind == "topics":
@@ -208,13 +211,7 @@ def _describe(admin, types, names, describe_all) -> None:
     else:
         entities = [str(b.node_id) for b in admin.metadata([]).brokers] + [""]
     for entity in entities:
-        try:
-            entries = resource_configs(admin, kind, entity, synonyms=True, describe_all=describe_all)
-        except KafkaError as e:
-            if kind == "topics" and e.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                click.echo(f"The topic '{entity}' doesn't exist and doesn't have dynamic config.")  # Kafka 4.4's
-                continue
-            raise
+        entries = resource_configs(admin, kind, entity, synonyms=True, describe_all=describe_all)
         if entity == "":
             click.echo(f"Default configs for {kind} in the cluster are:")
         else:
@@ -227,28 +224,17 @@ def _describe(admin, types, names, describe_all) -> None:
 
 def _alter(admin, types, names, adds, deletes) -> None:
     kind, name = types[0], names[0]
-    if kind in ("topics", "client-metrics"):
-        if kind == "topics":        # a client-metric's missing key deletes as a no-op (measured)
+    if kind in ("topics", "brokers", "client-metrics"):
+        # ConfigCommand.alterResourceConfig (Kafka 4.x, KIP-1011 for brokers): deletes checked
+        # against the dynamic configs (a client-metric's missing key deletes as a no-op,
+        # measured), then IncrementalAlterConfigs, SET each addition and DELETE each deletion
+        if kind != "client-metrics":
             old = {e[0] for e in resource_configs(admin, kind, name, synonyms=False, describe_all=False)}
             _invalid(deletes, old)
         from kproto.client.admin import AlterConfigOp, ConfigResource
         ops = [AlterConfigOp(k, "set", v) for k, v in adds.items()] + [AlterConfigOp(k, "delete") for k in deletes]
-        results = admin.incremental_alter_configs({ConfigResource(TOPIC if kind == "topics" else CLIENT_METRICS,
-                                                                  name): ops})
-        _check(results)
-    elif kind == "brokers":
-        # ConfigCommand alters brokers with the legacy AlterConfigs: the whole dynamic set, old + new - deleted
-        old = {e[0]: e[1] for e in resource_configs(admin, kind, name, synonyms=False, describe_all=False)}
-        _invalid(deletes, old)
-        new = {**old, **adds}
-        for k in deletes:
-            new.pop(k, None)
-        sensitive = sorted(k for k, v in new.items() if v is None)
-        if sensitive:
-            raise KafkaError("InvalidConfigurationException: All sensitive broker config entries must be specified "
-                             f"for --alter, missing entries: Set({', '.join(sensitive)})")
-        from kproto.client.admin import ConfigResource
-        _check(admin.alter_configs({ConfigResource(BROKER, name): new}))
+        resource = {"topics": TOPIC, "brokers": BROKER, "client-metrics": CLIENT_METRICS}[kind]
+        _check(admin.incremental_alter_configs({ConfigResource(resource, name): ops}))
     elif kind == "ips":
         unknown = [k for k in [*adds, *deletes] if k not in IP_QUOTA_KEYS]
         if unknown:

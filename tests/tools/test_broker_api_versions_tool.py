@@ -1,4 +1,4 @@
-"""kproto broker-api-versions against Kafka 4.4's BrokerApiVersionsCommand, on kproto's broker and Kafka's:
+"""kproto broker-api-versions against Kafka 4.4's BrokerApiVersionsCommand, on kproto's broker, Kafka's and tansu:
 the same bytes on stdout (the node line, every API's versions, UNSUPPORTED for the client APIs a broker lacks)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import pytest
 
 from kproto.testing import FIXTURE_DEFAULTS, Broker
 from kproto.tools.broker_api_versions import api_version_text
+from tests import components
 from tests.tools.helpers import run_command
 
 TOOL = "org.apache.kafka.tools.BrokerApiVersionsCommand"
@@ -34,6 +35,13 @@ def test_kafka_broker(kafka_ref, tmp_path):
         ours, theirs = both(kafka_ref, k.bootstrap)
     assert ours == theirs
     assert "\tProduce(0): 0 to 13 [usable: 13]," in ours.splitlines()
+
+
+def test_tansu_broker(kafka_ref, tmp_path):
+    with components.tansu(tmp_path) as b:
+        ours, theirs = both(kafka_ref, b)
+    assert ours == theirs
+    assert ours.splitlines()[0].startswith(f"{b} (id: ")
 
 
 @pytest.mark.parametrize("key, lo, hi, text", [
