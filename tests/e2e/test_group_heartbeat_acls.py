@@ -13,6 +13,7 @@ alice may READ groups ``g-*`` and topic ``acl-a``; ``acl-secret`` is not hers.""
 from __future__ import annotations
 
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import (
     AclBinding, AclOperation, AclPermissionType, AdminClient, NewTopic, ResourcePatternType, ResourceType,
 )
@@ -103,3 +104,69 @@ def test_share_group_heartbeat_checks_each_subscribed_topic(cluster):
         assert (r.error_code, r.member_epoch, r.assignment) == (29, 0, None)
         r = a.request(P.share_group_heartbeat.API.key, {**body, "group_id": "other"}, version=1)
         assert r.error_code == 30
+
+
+def share_fetch(client: BrokerClient, group: str, member: str, epoch: int, partitions, acks=()):
+    """ShareFetch v2 naming ``partitions`` [(topic id, partition)], acknowledging ``acks``
+    [(topic id, partition, offset)] as ACCEPT (1)."""
+    topics: dict = {}
+    for tid, p in partitions:
+        topics.setdefault(tid, {})[p] = []
+    for tid, p, offset in acks:
+        topics.setdefault(tid, {}).setdefault(p, []).append(
+            {"first_offset": offset, "last_offset": offset, "acknowledge_types": [1]})
+    return client.request(P.share_fetch.API.key, {
+        "group_id": group, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": 0, "min_bytes": 1,
+        "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "share_acquire_mode": 0, "is_renew_ack": False,
+        "topics": [{"topic_id": t, "partitions": [{"partition_index": p, "acknowledgement_batches": b}
+                                                  for p, b in ps.items()]} for t, ps in topics.items()],
+        "forgotten_topics_data": []}, version=2)
+
+
+def partition_errors(r, names) -> dict:
+    """{(topic, partition): (error_code, acknowledge_error_code, acquired offsets)} of a ShareFetch response."""
+    return {(names[t.topic_id], p.partition_index): (
+        p.error_code, p.acknowledge_error_code,
+        [o for a in p.acquired_records for o in range(a.first_offset, a.last_offset + 1)])
+        for t in r.responses for p in t.partitions}
+
+
+def test_share_fetch_and_acknowledge_check_read_on_each_topic(cluster):
+    """KafkaApis.handleShareFetchRequest / handleShareAcknowledgeRequest (4.4): READ on the group,
+    else GROUP_AUTHORIZATION_FAILED alone; then READ on each topic: a partition of a topic alice
+    may not READ answers TOPIC_AUTHORIZATION_FAILED, nothing of it is acquired and its
+    acknowledgements are not applied (handleFetchFromShareFetchRequest, handleAcknowledgements)."""
+    with alice(cluster) as a, BrokerClient(cluster.bootstrap("PLAINTEXT")) as operator:
+        ids = {name: tid for tid, name in topic_ids(operator).items()}
+        names = {tid: name for name, tid in ids.items()}
+        hb = a.request(P.share_group_heartbeat.API.key, {
+            "group_id": "g-share-fetch", "member_id": "QmVnaW5uaW5nT2ZUaGVNZW1i", "member_epoch": 0,
+            "rack_id": None, "subscribed_topic_names": ["acl-a"]}, version=1)
+        assert hb.error_code == 0
+        member = hb.member_id
+        wanted = [(ids["acl-a"], 0), (ids["acl-secret"], 0)]
+        r = share_fetch(a, "other", member, 0, wanted)
+        assert (r.error_code, list(r.responses)) == (30, [])
+        # the session opens with both partitions; the denied one answers 29 (acl-a, empty, is left out)
+        r = share_fetch(a, "g-share-fetch", member, 0, wanted)
+        assert r.error_code == 0
+        assert partition_errors(r, names) == {("acl-secret", 0): (29, 0, [])}
+        producer = Producer({"bootstrap.servers": cluster.bootstrap("PLAINTEXT"), "log_level": 3})
+        for topic in ("acl-a", "acl-secret"):
+            producer.produce(topic, b"v", partition=0)
+        assert producer.flush(30) == 0
+        r = share_fetch(a, "g-share-fetch", member, 1, wanted)
+        assert partition_errors(r, names) == {("acl-a", 0): (0, 0, [0]), ("acl-secret", 0): (29, 0, [])}
+        # acknowledgements: acl-a's applied, acl-secret's refused
+        r = share_fetch(a, "g-share-fetch", member, 2, [], acks=[(ids["acl-a"], 0, 0), (ids["acl-secret"], 0, 0)])
+        assert partition_errors(r, names) == {("acl-a", 0): (0, 0, []), ("acl-secret", 0): (29, 29, [])}
+        ack = {"group_id": "g-share-fetch", "member_id": member, "share_session_epoch": 3, "is_renew_ack": False,
+               "topics": [{"topic_id": ids["acl-secret"], "partitions": [{"partition_index": 0,
+                           "acknowledgement_batches": [{"first_offset": 0, "last_offset": 0,
+                                                        "acknowledge_types": [1]}]}]}]}
+        r = a.request(P.share_acknowledge.API.key, ack, version=2)
+        assert r.error_code == 0
+        assert [(names[t.topic_id], p.partition_index, p.error_code) for t in r.responses for p in t.partitions] == [
+            ("acl-secret", 0, 29)]
+        r = a.request(P.share_acknowledge.API.key, {**ack, "group_id": "other"}, version=2)
+        assert (r.error_code, list(r.responses)) == (30, [])
