@@ -191,7 +191,7 @@ class GroupMigration:
         members = list(group.members)
         records: list = [(_key(CURRENT_ASSIGNMENT, group_id=group_id, member_id=mid), None) for mid in members]
         records += [(_key(TARGET_MEMBER, group_id=group_id, member_id=mid), None) for mid in members]
-        tombstones = group_tombstones(group_id)        # target epoch, partition metadata, group epoch
+        tombstones = group_tombstones(group_id, group.resolved_regexes)   # target epoch, regexes, partition metadata, group epoch
         records.append(tombstones[0])
         records += [(_key(MEMBER_METADATA, group_id=group_id, member_id=mid), None) for mid in members]
         records += tombstones[1:]
@@ -263,7 +263,7 @@ class GroupMigration:
         records: list = []
         try:
             member, _ = self._consumer.update_member(group, existing, member, False,
-                                                     _owned(sub, self._consumer.image), records)
+                                                     _owned(sub, self._consumer.image), records, now_ms)
         except HeartbeatError as e:
             return fail(e.error, member_id)
         response = JoinGroupResponse(error_code=ErrorCode.NONE, generation_id=member.member_epoch,
