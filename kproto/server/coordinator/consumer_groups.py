@@ -542,7 +542,9 @@ class ConsumerGroups:
             holder = group.members.get(holder_id) if holder_id else None
             if req.member_epoch == JOIN_EPOCH:
                 if holder is not None and holder.member_id != member_id:
-                    if holder.member_epoch != STATIC_LEAVE_EPOCH:
+                    # getOrMaybeSubscribeStaticConsumerGroupMember: a holder using the classic
+                    # protocol is replaced at once; a consumer-protocol one must have left (-2)
+                    if holder.member_epoch != STATIC_LEAVE_EPOCH and holder.classic is None:
                         raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID, (
                             f"Static member {member_id} with instance id {req.instance_id} cannot join the "
                             f"group because the instance id is owned by {holder.member_id} member."))
