@@ -36,8 +36,6 @@ NOTES: dict[int, str] = {
 
 # Kafka 4.4 broker APIs kproto does not answer, and why
 NOT_SERVED: dict[int, str] = {
-    43: "a single node has one replica per partition, its leader: there is no election to run "
-        "(issue 27, clusters)",
     45: "one node: no other broker to move a replica to (issue 27, clusters)",
     46: "as AlterPartitionReassignments: nothing can be reassigned on one node",
     48: "client quotas: being added (issue 25)",
