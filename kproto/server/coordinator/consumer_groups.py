@@ -646,7 +646,7 @@ class ConsumerGroups:
         if metadata_changed:
             records.append(member_metadata_record(group.group_id, member))
         group.put_member(member)
-        records += group.refresh_regexes(self.image, image_version(self.image), now_ms)
+        records += self._refresh_regexes(group, now_ms)
 
         # the group epoch: a new subscription, or changed metadata of the subscribed topics
         # (Kafka 4.1+ compares the metadata hash, KIP-1101)
@@ -679,6 +679,13 @@ class ConsumerGroups:
         if step is not None or before is None or replaced:
             records.append(current_assignment_record(group.group_id, member))
         return member, assignment_changed
+
+    def _refresh_regexes(self, group: ConsumerGroup, now_ms: int) -> list:
+        """``ConsumerGroup.refresh_regexes`` against the current topics (their version hashed only
+        for a group that has regexes)."""
+        if not group.resolved_regexes and not group.subscribed_regexes():
+            return []
+        return group.refresh_regexes(self.image, image_version(self.image), now_ms)
 
     def _assign(self, group: ConsumerGroup) -> list:
         """TargetAssignmentBuilder: the assignor's result, records for the members whose
@@ -748,7 +755,7 @@ class ConsumerGroups:
         group.remove_member(member_id)
         group.target.pop(member_id, None)
         group.group_epoch += 1
-        regexes = group.refresh_regexes(self.image, image_version(self.image), now_ms)
+        regexes = self._refresh_regexes(group, now_ms)
         group.refresh_metadata(self.image)
         return [*member_tombstones(group.group_id, member_id), *regexes, group_epoch_record(group)]
 
