@@ -105,7 +105,8 @@ GROUP_METADATA_VALUE = Message(Struct("GroupMetadataValue",
 
 # Type 16 (Kafka 4.0, KIP-848 regular-expression subscriptions), after the
 # 2024-10 tree the generator reads (doc-ref: group-coordinator/.../
-# ConsumerGroupRegularExpression{Key,Value}.json @53364c5).
+# ConsumerGroupRegularExpression{Key,Value}.json @53364c5; unchanged in Apache Kafka 4.4.0's
+# kafka-group-coordinator jar, and dump-log prints them as its DumpLogSegments does).
 CONSUMER_GROUP_REGULAR_EXPRESSION_KEY = Message(Struct("ConsumerGroupRegularExpressionKey",
     Field("group_id", STRING, "16", doc="the group id"),
     Field("regular_expression", STRING, "16", doc="the subscribed regular expression"),

@@ -13,32 +13,75 @@ alice may READ groups ``g-*`` and topic ``acl-a``; ``acl-secret`` is not hers.""
 from __future__ import annotations
 
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import (
-    AclBinding, AclOperation, AclPermissionType, AdminClient, NewTopic, ResourcePatternType, ResourceType,
+    AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient, NewTopic, ResourcePatternType, ResourceType,
 )
 
 from kproto.client.transport import BrokerClient
 from kproto.schemas import protocol as P
-from tests.security_fixtures import ALICE_PW, secure_broker
+from tests.helpers import until, until_served
+from tests.kafka_ref import KafkaUnavailable, unavailable
+from tests.security_fixtures import ALICE_PW, JAAS, secure_broker
 
 pytestmark = pytest.mark.slow
 
 DENIED_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
 
 
+def _seed(c) -> None:
+    admin = AdminClient({"bootstrap.servers": c.bootstrap("PLAINTEXT")})
+    for f in admin.create_topics([NewTopic(t, 2) for t in ("acl-a", "acl-secret")]).values():
+        f.result(timeout=30)
+    acls = [AclBinding(ResourceType.TOPIC, "acl-a", ResourcePatternType.LITERAL, "User:alice", "*",
+                       AclOperation.READ, AclPermissionType.ALLOW),
+            AclBinding(ResourceType.GROUP, "g-", ResourcePatternType.PREFIXED, "User:alice", "*",
+                       AclOperation.READ, AclPermissionType.ALLOW)]
+    for f in admin.create_acls(acls).values():
+        f.result(timeout=30)
+    # Kafka's brokers apply ACLs from the metadata log after CreateAcls answers
+    every = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+                             AclPermissionType.ANY)
+    until(lambda: len(admin.describe_acls(every).result(timeout=30)) >= len(acls), what="the ACLs applied")
+    until_served(c.bootstrap("PLAINTEXT"), "acl-a")
+    until_served(c.bootstrap("PLAINTEXT"), "acl-secret")
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with secure_broker(tmp_path_factory.mktemp("group-acls")) as c:
-        admin = AdminClient({"bootstrap.servers": c.bootstrap("PLAINTEXT")})
-        for f in admin.create_topics([NewTopic(t, 2) for t in ("acl-a", "acl-secret")]).values():
-            f.result(timeout=30)
-        acls = [AclBinding(ResourceType.TOPIC, "acl-a", ResourcePatternType.LITERAL, "User:alice", "*",
-                           AclOperation.READ, AclPermissionType.ALLOW),
-                AclBinding(ResourceType.GROUP, "g-", ResourcePatternType.PREFIXED, "User:alice", "*",
-                           AclOperation.READ, AclPermissionType.ALLOW)]
-        for f in admin.create_acls(acls).values():
-            f.result(timeout=30)
+        _seed(c)
         yield c
+
+
+class _KafkaCluster:
+    """Apache Kafka 4.4's broker with StandardAuthorizer and a SASL/PLAIN listener, as ``cluster``."""
+
+    def __init__(self, broker) -> None:
+        self.ports = {"PLAINTEXT": broker.ports["PLAINTEXT"], "SASL_PLAINTEXT": broker.ports["SASL"]}
+
+    def bootstrap(self, listener: str) -> str:
+        return f"127.0.0.1:{self.ports[listener]}"
+
+
+@pytest.fixture(scope="module", params=["kproto", "kafka"])
+def clusters(request, tmp_path_factory):
+    """``cluster``, then the same seeding on Apache Kafka's broker (the operators' PLAINTEXT
+    listener a super user there too)."""
+    if request.param == "kproto":
+        yield request.getfixturevalue("cluster")
+        return
+    kafka_ref = request.getfixturevalue("kafka_ref")
+    try:
+        with kafka_ref.broker(tmp_path_factory.mktemp("kafka-acls"), listeners={"SASL": "SASL_PLAINTEXT"},
+                              authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                              super_users="User:ANONYMOUS", sasl_enabled_mechanisms="PLAIN",
+                              listener_name_sasl_plain_sasl_jaas_config=JAAS) as b:
+            c = _KafkaCluster(b)
+            _seed(c)
+            yield c
+    except KafkaUnavailable as e:
+        unavailable(e)
 
 
 def alice(c) -> BrokerClient:
@@ -103,3 +146,84 @@ def test_share_group_heartbeat_checks_each_subscribed_topic(cluster):
         assert (r.error_code, r.member_epoch, r.assignment) == (29, 0, None)
         r = a.request(P.share_group_heartbeat.API.key, {**body, "group_id": "other"}, version=1)
         assert r.error_code == 30
+
+
+def share_fetch(client: BrokerClient, group: str, member: str, epoch: int, partitions, acks=(), wait_ms: int = 0):
+    """ShareFetch v2 naming ``partitions`` [(topic id, partition)], acknowledging ``acks``
+    [(topic id, partition, offset)] as ACCEPT (1)."""
+    topics: dict = {}
+    for tid, p in partitions:
+        topics.setdefault(tid, {})[p] = []
+    for tid, p, offset in acks:
+        topics.setdefault(tid, {}).setdefault(p, []).append(
+            {"first_offset": offset, "last_offset": offset, "acknowledge_types": [1]})
+    return client.request(P.share_fetch.API.key, {
+        "group_id": group, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": wait_ms, "min_bytes": 1,
+        "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "share_acquire_mode": 0, "is_renew_ack": False,
+        "topics": [{"topic_id": t, "partitions": [{"partition_index": p, "acknowledgement_batches": b}
+                                                  for p, b in ps.items()]} for t, ps in topics.items()],
+        "forgotten_topics_data": []}, version=2)
+
+
+def partition_errors(r, names) -> dict:
+    """{(topic, partition): (error_code, acknowledge_error_code, acquired offsets)} of a ShareFetch response."""
+    return {(names[t.topic_id], p.partition_index): (
+        p.error_code, p.acknowledge_error_code,
+        [o for a in p.acquired_records for o in range(a.first_offset, a.last_offset + 1)])
+        for t in r.responses for p in t.partitions}
+
+
+def test_share_fetch_and_acknowledge_check_read_on_each_topic(clusters):
+    """KafkaApis.handleShareFetchRequest / handleShareAcknowledgeRequest (4.4): READ on the group,
+    else GROUP_AUTHORIZATION_FAILED alone; then READ on each topic: a partition of a topic alice
+    may not READ answers TOPIC_AUTHORIZATION_FAILED, nothing of it is acquired and its
+    acknowledgements are not applied (handleFetchFromShareFetchRequest, handleAcknowledgements).
+    The same frames to Apache Kafka 4.4's broker with an authorizer: the same answers."""
+    cluster = clusters
+    with alice(cluster) as a, BrokerClient(cluster.bootstrap("PLAINTEXT")) as operator:
+        ids = {name: tid for tid, name in topic_ids(operator).items()}
+        names = {tid: name for name, tid in ids.items()}
+        # Kafka's group coordinator loads __consumer_offsets on first use: NOT_COORDINATOR (16) until then
+        until(lambda: (r := a.request(P.find_coordinator.API.key, {"key_type": 0, "coordinator_keys": [
+            "g-share-fetch"]}, version=4)).coordinators[0].error_code == 0 and r, what="a coordinator")
+        hb = until(lambda: (r := a.request(P.share_group_heartbeat.API.key, {
+            "group_id": "g-share-fetch", "member_id": "QmVnaW5uaW5nT2ZUaGVNZW1i", "member_epoch": 0,
+            "rack_id": None, "subscribed_topic_names": ["acl-a"]}, version=1)).error_code not in (14, 15, 16) and r,
+            what="the share group coordinator")
+        assert hb.error_code == 0
+        member = hb.member_id
+        wanted = [(ids["acl-a"], 0), (ids["acl-secret"], 0)]
+        r = share_fetch(a, "other", member, 0, wanted)
+        assert (r.error_code, list(r.responses)) == (30, [])
+        # the session opens with both partitions; the denied one answers 29 (acl-a, empty, is left out)
+        r = share_fetch(a, "g-share-fetch", member, 0, wanted)
+        assert r.error_code == 0
+        assert partition_errors(r, names) == {("acl-secret", 0): (29, 0, [])}
+        # records in both topics: only acl-a's are acquired (Kafka's share partition starts at the
+        # log end once initialized, so produce until one is acquired)
+        producer = Producer({"bootstrap.servers": cluster.bootstrap("PLAINTEXT"), "log_level": 3})
+        epoch, acquired = 1, []
+        while not acquired:
+            for topic in ("acl-a", "acl-secret"):
+                producer.produce(topic, b"v", partition=0)
+            assert producer.flush(30) == 0
+            got = partition_errors(share_fetch(a, "g-share-fetch", member, epoch, wanted, wait_ms=1000), names)
+            assert got.pop(("acl-secret", 0)) == (29, 0, [])
+            assert set(got) <= {("acl-a", 0)} and all(v[:2] == (0, 0) for v in got.values())
+            acquired = got.get(("acl-a", 0), (0, 0, []))[2]
+            epoch += 1
+            assert epoch < 100
+        # acknowledgements: acl-a's applied, acl-secret's refused
+        r = share_fetch(a, "g-share-fetch", member, epoch, [],
+                        acks=[(ids["acl-a"], 0, acquired[0]), (ids["acl-secret"], 0, 0)])
+        assert partition_errors(r, names) == {("acl-a", 0): (0, 0, []), ("acl-secret", 0): (29, 29, [])}
+        ack = {"group_id": "g-share-fetch", "member_id": member, "share_session_epoch": epoch + 1, "is_renew_ack": False,
+               "topics": [{"topic_id": ids["acl-secret"], "partitions": [{"partition_index": 0,
+                           "acknowledgement_batches": [{"first_offset": 0, "last_offset": 0,
+                                                        "acknowledge_types": [1]}]}]}]}
+        r = a.request(P.share_acknowledge.API.key, ack, version=2)
+        assert r.error_code == 0
+        assert [(names[t.topic_id], p.partition_index, p.error_code) for t in r.responses for p in t.partitions] == [
+            ("acl-secret", 0, 29)]
+        r = a.request(P.share_acknowledge.API.key, {**ack, "group_id": "other"}, version=2)
+        assert (r.error_code, list(r.responses)) == (30, [])

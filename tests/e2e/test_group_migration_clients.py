@@ -82,3 +82,44 @@ def test_classic_group_upgrades_when_a_consumer_member_joins_and_downgrades_when
         a.close()
         b.close()
     assert sorted(seen) == sorted(f"{topic}-{i}".encode() for i in range(270))
+
+
+def test_a_static_classic_member_restarts_inside_a_consumer_group(broker):
+    """A static classic consumer (``group.instance.id``) in a group a consumer-protocol member
+    upgraded closes (a static member sends no LeaveGroup) and starts again: its JoinGroup with
+    no member id replaces its old member (GroupMetadataManager.replaceMember), it gets its
+    partitions back and the group stays a consumer group; every record is consumed once."""
+    bs = broker.bootstrap
+    topic, group = Peer.unique("mig-static"), Peer.unique("g")
+    create_topic(bs, topic, partitions=3)
+    until_served(bs, topic)
+    seen: list = []
+
+    def static_consumer() -> Consumer:
+        c = Consumer({"bootstrap.servers": bs, "group.id": group, "group.protocol": "classic",
+                      "group.instance.id": "static-1", "auto.offset.reset": "earliest",
+                      "enable.auto.commit": False})
+        c.subscribe([topic])
+        return c
+
+    _produce(bs, topic, 0, 60, 3)
+    a, s = _consumer(bs, group, "classic"), static_consumer()
+    a.subscribe([topic])
+    member = None
+    try:
+        _drain([a, s], seen, 60)
+        member = _consumer(bs, group, "consumer")
+        member.subscribe([topic])
+        _produce(bs, topic, 60, 60, 3)
+        _drain([a, s, member], seen, 120, until=lambda: bool(member.assignment()))
+        assert _group_type(bs, group) is ConsumerGroupType.CONSUMER
+        s.close()
+        s = static_consumer()
+        _produce(bs, topic, 120, 60, 3)
+        _drain([a, s, member], seen, 180, until=lambda: bool(s.assignment()))
+        assert s.assignment() and _group_type(bs, group) is ConsumerGroupType.CONSUMER
+    finally:
+        for c in (a, s, member):
+            if c is not None:
+                c.close()
+    assert sorted(seen) == sorted(f"{topic}-{i}".encode() for i in range(180))

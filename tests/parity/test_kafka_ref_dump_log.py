@@ -24,6 +24,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 import kproto.testing
 from kproto.schemas import consumer_offsets as CO
 from kproto.schemas import transaction_log as TL
+from kproto.server.coordinator.consumer_groups import (
+    ResolvedRegularExpression, group_tombstones, regular_expression_record,
+)
 from kproto.tools.main import cli
 from tests.records.helpers import v2_batch
 from tests.tools.helpers import write_segment
@@ -310,3 +313,14 @@ def test_metadata_records_and_snapshot(kafka_ref, tmp_path, flags):
     values = metadata_records() + [BOGUS_METADATA] + metadata_records()
     log = write_segment(tmp_path, v2_batch(0, [(1, None, v, []) for v in values]))
     assert_same(kafka_ref, [str(log), str(metadata_snapshot(tmp_path))], *flags)
+
+
+def test_offsets_decoder_regular_expression_records(kafka_ref, tmp_path):
+    """ConsumerGroupRegularExpression (type 16) as kproto's coordinator writes it, and its
+    tombstone, through both tools."""
+    resolved = ResolvedRegularExpression(frozenset({"orders-eu", "orders-us"}), -4123456789012345678, 1700000000123)
+    records = [regular_expression_record("g", "orders-.*", resolved),
+               regular_expression_record("g", "", ResolvedRegularExpression(frozenset(), 0, 0)),
+               *group_tombstones("g", ["orders-.*"])[1:2]]
+    path = write_segment(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in records]))
+    assert_same(kafka_ref, [str(path)], "--offsets-decoder")

@@ -9,9 +9,12 @@ import uuid
 
 import pytest
 
+from kproto import schemas
 from kproto.errors import ErrorCode
+from kproto.schemas import consumer_offsets as CO
 from kproto.server.coordinator import CoordinatorConfig, GroupCoordinator
 from kproto.server.coordinator.assignors import range_assign, uniform
+from kproto.server.coordinator.consumer_groups import ResolvedRegularExpression, image_version
 from kproto.server.coordinator.consumer_state import (
     EPOCH_RULES, EpochCheck, MemberState, check_member_epoch, classify_epoch, reconcile,
 )
@@ -221,3 +224,52 @@ def test_a_group_id_is_one_type():
                                             subscribed_topic_names=("t",), topic_partitions=()))
     assert r.error_code is ErrorCode.NONE
     assert d.c.consumer_group("old").offsets[("t", 0)].committed_offset == 7 and d.c.group("old") is None
+
+
+def regex_records(log) -> list:
+    """The ConsumerGroupRegularExpression records (type 16) of ``log``: (regex, value or None)."""
+    out = []
+    for k, v in log:
+        if int.from_bytes(k[:2], "big") == 16:
+            key = schemas.parse(CO.RecordKey, k).data
+            value = None if v is None else schemas.parse(CO.value_schema(16), v).data
+            out.append((key.group_id, key.regular_expression, None if value is None else (
+                list(value.topics), value.version, value.timestamp)))
+    return out
+
+
+def test_a_regex_resolution_is_written_replayed_and_tombstoned():
+    """GroupMetadataManager: a new regex is resolved to the topics the member may DESCRIBE and
+    written as a ConsumerGroupRegularExpression record; replayed, it stands (the same topics,
+    the same version) until the topics change; the last subscriber leaving tombstones it."""
+    d = Driver()
+    image = {"t": (T1, 3), "acl-a": (uuid.UUID(int=11), 1), "acl-b": (uuid.UUID(int=12), 1)}
+    d.c.update_topics(image)
+    version = image_version(image)
+    d.now = 1000
+    r = d.hb("a", 0, subscribed_topic_names=None, subscribed_topic_regex="acl-.*",
+             describable=frozenset({"acl-a"}))
+    assert owned(r) == ((uuid.UUID(int=11), (0,)),)
+    assert regex_records(d.log[0]) == [("g", "acl-.*", (["acl-a"], version, 1000))]
+
+    c = Driver()
+    c.c.update_topics(image)
+    c.c.begin_load(0, 0)
+    assert c.c.load_partition(0, d.log[0], 0) == ("g",)
+    assert c.c.consumer_group("g").resolved_regexes["acl-.*"] == ResolvedRegularExpression(
+        frozenset({"acl-a"}), version, 1000)
+    # a heartbeat without a principal's view: the replayed resolution stands, nothing is rewritten
+    c.now = 2000
+    r = c.hb("a", 1)
+    assert r.error_code is ErrorCode.NONE and r.member_epoch == 1
+    assert regex_records(c.log[0]) == []
+    assert c.c.consumer_group("g").subscription_metadata == {"acl-a": (uuid.UUID(int=11), 1)}
+    # a new topic: the next heartbeat refreshes with its member's view
+    image["acl-c"] = (uuid.UUID(int=13), 2)
+    c.c.update_topics(image)
+    r = c.hb("a", 1, describable=frozenset({"acl-a", "acl-c"}))
+    assert regex_records(c.log[0]) == [("g", "acl-.*", (["acl-a", "acl-c"], image_version(image), 2000))]
+    # the last subscriber leaves: a tombstone
+    c.hb("a", -1)
+    assert regex_records(c.log[0])[-1] == ("g", "acl-.*", None)
+    assert c.c.consumer_group("g").resolved_regexes == {}

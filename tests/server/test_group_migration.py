@@ -173,3 +173,99 @@ def test_an_upgraded_group_replays_with_its_classic_members():
     g, h = c.consumer_group("g"), d.c.consumer_group("g")
     assert {m: (x.member_epoch, x.assigned, x.classic) for m, x in g.members.items()} == {
         m: (x.member_epoch, x.assigned, x.classic) for m, x in h.members.items()}
+
+
+def static_upgraded(d: Driver):
+    """Two static classic members (i0, i1) stable at generation 1, then static consumer member c (ic)."""
+    (a, b), generation = d.stable_group(2, statics=True)
+    assert generation == 1
+    r = d.hb("c", 0, instance_id="ic")
+    assert (r.error_code, r.member_epoch) == (E.NONE, 2)
+    return a, b
+
+
+def test_a_static_classic_member_rejoining_replaces_its_old_member_id():
+    """getOrMaybeSubscribeStaticConsumerGroupMember / replaceMember: a classic JoinGroup with no
+    member id and a held instance id takes the old member's place, epoch 0 and assignment kept
+    (its records tombstoned, the new member's written); with a member id it must be the holder."""
+    d = Driver()
+    a, b = static_upgraded(d)
+    g = d.c.consumer_group("g")
+    a_target = g.target[a]
+    assert d.join("someone", instance="i0").error_code is E.FENCED_INSTANCE_ID
+    assert d.join("someone", instance="nobody").error_code is E.UNKNOWN_MEMBER_ID
+    mark = len(d.log[0])
+    r = d.join(instance="i0")
+    assert r.error_code is E.NONE and r.member_id not in (a, b, "c")
+    new = r.member_id
+    assert (r.generation_id, r.protocol_name) == (2, "range")
+    assert d.records(mark)[:6] == [(8, a, True), (7, a, True), (5, a, True), (5, new, False), (7, new, False),
+                                   (8, new, False)]
+    assert set(g.members) == {new, b, "c"} and g.static_members["i0"] == new
+    assert g.target[new] == a_target and g.members[new].assigned == a_target
+    assert g.members[new].classic is not None
+    # the old member id is gone, the new one syncs its partitions
+    assert d.heartbeat(a, 2, instance="i0") is E.FENCED_INSTANCE_ID
+    synced = d.sync(new, 2, group_instance_id="i0", protocol_type="consumer", protocol_name="range")
+    assert (synced.error_code, synced.assignment) == (E.NONE, assignment("t", 0))
+
+
+def test_a_classic_member_replacing_the_last_consumer_member_downgrades_the_group():
+    """convertToClassicGroup with a joining member (validateOnlineDowngradeWithReplacedMember): the
+    consumer-protocol static member c is replaced by a classic JoinGroup with its instance id;
+    every member is classic then, so the group becomes a Stable classic group of generation =
+    group epoch, the joiner holding c's partition, and no rebalance starts."""
+    d = Driver()
+    a, b = static_upgraded(d)
+    mark = len(d.log[0])
+    r = d.join(instance="ic")
+    assert r.error_code is E.NONE
+    new = r.member_id
+    assert d.c.consumer_group("g") is None
+    classic = d.c.group("g")
+    assert (classic.state, classic.generation_id, classic.protocol_name) == (GroupState.STABLE, 2, "range")
+    assert set(classic.members) == {a, b, new} and classic.static_members["ic"] == new
+    records = d.records(mark)
+    assert records[:6] == [(8, "c", True), (7, "c", True), (5, "c", True), (5, new, False), (7, new, False),
+                           (8, new, False)]
+    assert records[-1] == (2, None, False)
+    stored = schemas.parse(CO.GroupMetadataValue, d.log[0][-1][1]).data
+    assert {m.member_id: bytes(m.assignment) for m in stored.members} == {
+        a: assignment("t", 0), b: assignment("t", 1), new: assignment("t", 2)}
+    # a classic group now: its SyncGroup hands the joiner c's partition
+    synced = d.sync(new, 2, group_instance_id="ic")
+    assert (synced.error_code, synced.assignment) == (E.NONE, assignment("t", 2))
+    assert d.heartbeat(a, 2, instance="i0") is E.NONE
+
+
+def test_a_consumer_member_replaces_a_static_classic_member_at_once():
+    """A ConsumerGroupHeartbeat joining with a classic member's instance id replaces it without
+    waiting for a leave (UNRELEASED_INSTANCE_ID is for a consumer-protocol holder only)."""
+    d = Driver()
+    a, b = static_upgraded(d)
+    r = d.hb("z", 0, instance_id="i0")
+    assert (r.error_code, r.member_id) == (E.NONE, "z")
+    g = d.c.consumer_group("g")
+    assert a not in g.members and g.static_members["i0"] == "z" and g.members["z"].classic is None
+    assert d.hb("y", 0, instance_id="ic").error_code is E.UNRELEASED_INSTANCE_ID
+
+
+def test_an_upgrade_refuses_a_custom_assignors_user_data():
+    """fromClassicGroup: an assignment with user data would lose it (UnsupportedVersionException),
+    and convertToConsumerGroup answers GROUP_ID_NOT_FOUND with Kafka's message."""
+    d = Driver()
+    (a, b), generation = d.stable_group(2)
+    d.c.group("g").members[a].assignment = CO.ConsumerProtocolAssignment.build({"version": 0, "data": {
+        "assigned_partitions": [{"topic": "t", "partitions": [0]}], "user_data": b"custom"}})
+    r = d.hb("c", 0)
+    assert (r.error_code, r.error_message) == (E.GROUP_ID_NOT_FOUND, (
+        "Cannot upgrade classic group g to consumer group because an unsupported custom assignor is in use. "
+        "Please refer to the documentation or switch to a default assignor before re-attempting the upgrade."))
+    assert d.c.group("g") is not None and d.c.consumer_group("g") is None
+    # malformed bytes: the embedded protocol is malformed; a member that never synced is upgraded
+    d.c.group("g").members[a].assignment = b"\x00\x00\x00"
+    assert d.hb("c", 0).error_message == (
+        "Cannot upgrade classic group g to consumer group because the embedded consumer protocol is malformed.")
+    d.c.group("g").members[a].assignment = b""
+    r = d.hb("c", 0)
+    assert r.error_code is E.NONE and d.c.consumer_group("g").members[a].assigned == {}

@@ -1,7 +1,7 @@
 """ElectLeaders (key 43): elect preferred or unclean leaders for partitions.
 
 Ledger: v0-2 supported; v2+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v0-2 (ApiSpec.served).
 
     v0   first version
     v1   request + election_type; response + error_code
@@ -87,6 +87,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("ElectLeaders", key=43, min_version=0, max_version=2, flexible_from=2,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 2))
 request = API.request
 response = API.response

@@ -20,7 +20,10 @@ A heartbeat (GroupMetadataManager.consumerGroupHeartbeat):
 
 The session timeout (``group.consumer.session.timeout.ms``) and the rebalance timeout of a
 member that does not revoke fence the member: its records are tombstoned and the group
-epoch bumped. Loading replays the records (``replay_consumer_record``).
+epoch bumped. A subscription regex is resolved when it is new or the topics changed, to the
+topics its refreshing member may DESCRIBE, and the resolution written
+(ConsumerGroupRegularExpression, type 16), so it survives a restart. Loading replays the
+records (``replay_consumer_record``).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from kproto.server.coordinator.events import (
     Pending,
 )
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
-from kproto.server.coordinator.persistence import group_metadata_key
+from kproto.server.coordinator.persistence import CONSUMER_GROUP_TYPES as CONSUMER_RECORD_TYPES, group_metadata_key
 from kproto.server.coordinator.state import GroupState
 
 __all__ = ["ClassicMemberMetadata", "ConsumerGroup", "ConsumerGroupMember", "ConsumerGroups", "TopicImage", "CONSUMER_RECORD_TYPES"]
@@ -59,7 +62,17 @@ Parts = dict[Hashable, frozenset[int]]
 
 GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
 TARGET_METADATA, TARGET_MEMBER, CURRENT_ASSIGNMENT = 6, 7, 8
-CONSUMER_RECORD_TYPES = frozenset({3, 4, 5, 6, 7, 8})
+REGULAR_EXPRESSION = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRegularExpression:
+    """ResolvedRegularExpression (ConsumerGroupRegularExpressionValue): the topics a subscription
+    regex matched, against which topic image (``version``) and when."""
+
+    topics: frozenset[str]
+    version: int
+    timestamp: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +125,8 @@ class ConsumerGroup:
     current_state_timestamp: int | None = None
     # the topics the member that last refreshed the regexes may DESCRIBE (None: all)
     regex_describable: frozenset[str] | None = None
+    # each subscribed regex's resolution, as written (ConsumerGroupRegularExpression records)
+    resolved_regexes: dict[str, ResolvedRegularExpression] = field(default_factory=dict)
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -155,6 +170,9 @@ class ConsumerGroup:
                 out.update(self.regex_topics(m.subscribed_topic_regex, image))
         return out
 
+    def subscribed_regexes(self) -> set[str]:
+        return {m.subscribed_topic_regex for m in self.members.values() if m.subscribed_topic_regex is not None}
+
     def refresh_metadata(self, image: TopicImage) -> bool:
         """The subscribed topics' metadata and its hash (ModernGroup.computeMetadataHash: the
         subscribed topics the cluster has); True when the hash changed."""
@@ -164,9 +182,35 @@ class ConsumerGroup:
         return changed
 
     def regex_topics(self, pattern: str, topics) -> list[str]:
-        """The topics a subscription regex resolves to, those the refreshing member may DESCRIBE."""
+        """The topics of ``topics`` a subscription regex resolved to (its last refresh)."""
+        resolved = self.resolved_regexes.get(pattern)
+        return [] if resolved is None else [t for t in topics if t in resolved.topics]
+
+    def refresh_regexes(self, image: TopicImage, version: int, now_ms: int) -> list:
+        """GroupMetadataManager.maybeUpdateRegularExpressions / refreshRegularExpressions:
+        resolve each subscribed regex that is new or was resolved against another topic image,
+        to the topics the refreshing member may DESCRIBE; a record for each resolution that
+        changed and a tombstone for each regex no member subscribes to any more
+        (maybeDeleteResolvedRegularExpressions). Kafka refreshes at most every
+        ``group.consumer.regex.refresh.interval.ms`` (and batches of them 10 s apart); kproto on
+        the next heartbeat after the topics changed, so a new topic is picked up at once."""
+        records = []
+        subscribed = self.subscribed_regexes()
+        for pattern in sorted(set(self.resolved_regexes) - subscribed):
+            del self.resolved_regexes[pattern]
+            records.append((_key(REGULAR_EXPRESSION, group_id=self.group_id, regular_expression=pattern), None))
         allowed = self.regex_describable
-        return [t for t in topics if regex_matches(pattern, t) and (allowed is None or t in allowed)]
+        for pattern in sorted(subscribed):
+            old = self.resolved_regexes.get(pattern)
+            if old is not None and old.version == version:
+                continue
+            topics = frozenset(t for t in image if regex_matches(pattern, t) and (allowed is None or t in allowed))
+            if old is not None and old.topics == topics:
+                self.resolved_regexes[pattern] = ResolvedRegularExpression(topics, version, old.timestamp)
+                continue
+            resolved = self.resolved_regexes[pattern] = ResolvedRegularExpression(topics, version, now_ms)
+            records.append(regular_expression_record(self.group_id, pattern, resolved))
+        return records
 
     def all_classic_except(self, member_id: str) -> bool:
         """ConsumerGroup.allMembersUseClassicProtocolExcept."""
@@ -271,8 +315,23 @@ def member_tombstones(group_id: str, member_id: str) -> list[tuple[bytes, None]]
             (_key(MEMBER_METADATA, group_id=group_id, member_id=member_id), None)]
 
 
-def group_tombstones(group_id: str) -> list[tuple[bytes, None]]:
+def regular_expression_record(group_id: str, pattern: str, r: ResolvedRegularExpression) -> tuple[bytes, bytes]:
+    return (_key(REGULAR_EXPRESSION, group_id=group_id, regular_expression=pattern),
+            _value(REGULAR_EXPRESSION, topics=sorted(r.topics), version=r.version, timestamp=r.timestamp))
+
+
+def image_version(image: TopicImage) -> int:
+    """The ``version`` a regex is resolved against: Kafka writes its metadata image's offset;
+    kproto, with no metadata log, the KIP-1101 hash of the topic image (the same topics after a
+    restart: the same version, so the replayed resolution stands)."""
+    return group_hash({t: topic_hash(tid, t, n) for t, (tid, n) in image.items()})
+
+
+def group_tombstones(group_id: str, regexes=()) -> list[tuple[bytes, None]]:
+    """ConsumerGroup.createGroupTombstoneRecords less the members': the target assignment epoch,
+    the resolved ``regexes``, the partition metadata, the group epoch."""
     return [(_key(TARGET_METADATA, group_id=group_id), None),
+            *((_key(REGULAR_EXPRESSION, group_id=group_id, regular_expression=r), None) for r in regexes),
             (_key(PARTITION_METADATA, group_id=group_id), None),
             (_key(GROUP_METADATA, group_id=group_id), None)]
 
@@ -283,7 +342,7 @@ def _parts_from(rows) -> Parts:
 
 def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, key: bytes,
                            value: bytes | None) -> None:
-    """GroupMetadataManager.replay for record types 3-8, in log order."""
+    """GroupMetadataManager.replay for record types 3-8 and 16, in log order."""
     k = schemas.parse(CO.RecordKey, key).data
     v = None if value is None else schemas.parse(CO.value_schema(record_type), value).data
     group = groups.get(k.group_id)
@@ -291,7 +350,13 @@ def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, k
         if v is None:
             return
         group = groups[k.group_id] = ConsumerGroup(k.group_id)
-    if record_type == GROUP_METADATA:
+    if record_type == REGULAR_EXPRESSION:
+        if v is None:
+            group.resolved_regexes.pop(k.regular_expression, None)
+        else:
+            group.resolved_regexes[k.regular_expression] = ResolvedRegularExpression(
+                frozenset(v.topics), v.version, v.timestamp)
+    elif record_type == GROUP_METADATA:
         if v is None:
             groups.pop(k.group_id, None)
         else:
@@ -477,7 +542,9 @@ class ConsumerGroups:
             holder = group.members.get(holder_id) if holder_id else None
             if req.member_epoch == JOIN_EPOCH:
                 if holder is not None and holder.member_id != member_id:
-                    if holder.member_epoch != STATIC_LEAVE_EPOCH:
+                    # getOrMaybeSubscribeStaticConsumerGroupMember: a holder using the classic
+                    # protocol is replaced at once; a consumer-protocol one must have left (-2)
+                    if holder.member_epoch != STATIC_LEAVE_EPOCH and holder.classic is None:
                         raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID, (
                             f"Static member {member_id} with instance id {req.instance_id} cannot join the "
                             f"group because the instance id is owned by {holder.member_id} member."))
@@ -539,11 +606,11 @@ class ConsumerGroups:
             member.subscribed_topic_names = tuple(sorted(req.subscribed_topic_names))
         if req.subscribed_topic_regex is not None:
             member.subscribed_topic_regex = req.subscribed_topic_regex or None
-            group.regex_describable = req.describable
+        group.regex_describable = req.describable       # this member refreshes the regexes
         member.client_id, member.client_host = req.client_id, req.client_host
 
         member, assignment_changed = self.update_member(group, before, member, static_replaced is not None, owned,
-                                                        records)
+                                                        records, now_ms)
 
         self._schedule_session(group.group_id, member_id, now_ms)
         if member.state is MemberState.UNREVOKED_PARTITIONS:
@@ -563,7 +630,8 @@ class ConsumerGroups:
         return records, response
 
     def update_member(self, group: ConsumerGroup, before: ConsumerGroupMember | None, member: ConsumerGroupMember,
-                      replaced: bool, owned: Parts | None, records: list) -> tuple[ConsumerGroupMember, bool]:
+                      replaced: bool, owned: Parts | None, records: list,
+                      now_ms: int) -> tuple[ConsumerGroupMember, bool]:
         """Steps 1-3 of consumerGroupHeartbeat (and of classicGroupJoinToConsumerGroup): the
         member's records, the group epoch, the target assignment, one reconciliation step.
         ``before``: the member as it was (None: new); ``replaced``: a static member's new id.
@@ -578,6 +646,7 @@ class ConsumerGroups:
         if metadata_changed:
             records.append(member_metadata_record(group.group_id, member))
         group.put_member(member)
+        records += self._refresh_regexes(group, now_ms)
 
         # the group epoch: a new subscription, or changed metadata of the subscribed topics
         # (Kafka 4.1+ compares the metadata hash, KIP-1101)
@@ -610,6 +679,13 @@ class ConsumerGroups:
         if step is not None or before is None or replaced:
             records.append(current_assignment_record(group.group_id, member))
         return member, assignment_changed
+
+    def _refresh_regexes(self, group: ConsumerGroup, now_ms: int) -> list:
+        """``ConsumerGroup.refresh_regexes`` against the current topics (their version hashed only
+        for a group that has regexes)."""
+        if not group.resolved_regexes and not group.subscribed_regexes():
+            return []
+        return group.refresh_regexes(self.image, image_version(self.image), now_ms)
 
     def _assign(self, group: ConsumerGroup) -> list:
         """TargetAssignmentBuilder: the assignor's result, records for the members whose
@@ -679,8 +755,9 @@ class ConsumerGroups:
         group.remove_member(member_id)
         group.target.pop(member_id, None)
         group.group_epoch += 1
+        regexes = self._refresh_regexes(group, now_ms)
         group.refresh_metadata(self.image)
-        return [*member_tombstones(group.group_id, member_id), group_epoch_record(group)]
+        return [*member_tombstones(group.group_id, member_id), *regexes, group_epoch_record(group)]
 
     def _fence(self, group_id: str, member_id: str, now_ms: int) -> None:
         group = self._ctx.consumer_groups.get(group_id)

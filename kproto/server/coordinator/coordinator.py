@@ -139,7 +139,8 @@ class GroupCoordinator(CoordinatorRuntime):
                 classic = self._ctx.add_group(req.group_id, now_ms)
                 classic.offsets, classic.pending_txn_offsets = group.offsets, group.pending_txn_offsets
                 classic.pending_offset_commits = group.pending_offset_commits
-                self._append(self.partition_for(req.group_id), group_tombstones(req.group_id), now_ms)
+                self._append(self.partition_for(req.group_id),
+                             group_tombstones(req.group_id, group.resolved_regexes), now_ms)
                 return handler(req, handle, now_ms)
             if isinstance(req, JoinGroupRequest):
                 return self._reply(handle, join_error(req.member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
@@ -281,7 +282,7 @@ class GroupCoordinator(CoordinatorRuntime):
             return ErrorCode.NON_EMPTY_GROUP
         records = [(offset_commit_key(group_id, *tp), None) for tp in group.offsets]
         self._consumer.unload(group_id)
-        self._append(self.partition_for(group_id), records + group_tombstones(group_id), now_ms)
+        self._append(self.partition_for(group_id), records + group_tombstones(group_id, group.resolved_regexes), now_ms)
         return None
 
     # --- retention --------------------------------------------------------------------

@@ -115,13 +115,15 @@ class GroupMembership:
         self.forget_group_timers(group)
         del self._ctx.groups[group.group_id]
 
-    def adopt_group(self, group: GroupMetadata, now_ms: int) -> None:
+    def adopt_group(self, group: GroupMetadata, now_ms: int, *, rebalance: bool = True) -> None:
         """A consumer group downgraded to this Stable classic group: its members' sessions
-        start now and a rebalance begins (convertToClassicGroup's prepareRebalance)."""
+        start now and, when a member left, a rebalance begins (convertToClassicGroup's
+        prepareRebalance; not after a static member's replacement)."""
         self._ctx.groups[group.group_id] = group
         for member in group.members.values():
             self.heartbeat(group, member, now_ms)
-        self._prepare_rebalance(group, now_ms)
+        if rebalance:
+            self._prepare_rebalance(group, now_ms)
 
     # --- parked responses (maybeInvokeJoinCallback / maybeInvokeSyncCallback) --------
 

@@ -17,6 +17,14 @@ convertToClassicGroup and the classicGroup*ToConsumerGroup handlers.
 * Downgrade: when the member leaving (or fenced) is the last one not using the classic
   protocol (policy downgrade or bidirectional), the group becomes a Stable classic group of
   generation = group epoch, each member assigned its target assignment, and rebalances.
+* Static members across protocols (getOrMaybeSubscribeStaticConsumerGroupMember): a classic
+  JoinGroup with no member id and a held ``group.instance.id`` replaces the holder, whatever
+  its protocol (replaceMember: epoch 0, its assignment kept); when that was the last
+  consumer-protocol member the group is downgraded at once, Stable, without a rebalance. A
+  consumer heartbeat replaces a classic holder without waiting for its leave.
+* The upgrade is refused (GROUP_ID_NOT_FOUND, Kafka's messages) when a member's embedded
+  protocol is malformed or its assignment carries a custom assignor's user data; a member that
+  never synced (no assignment bytes) comes over with nothing assigned, as in Kafka 4.4.
 """
 
 from __future__ import annotations
@@ -59,13 +67,22 @@ def parse_subscription(metadata: bytes):
     return _read(CO.ConsumerProtocolSubscription, metadata).data
 
 
-def parse_assignment(data: bytes, image: TopicImage) -> Parts:
+class CustomAssignorError(Exception):
+    """An assignment carrying user data, which a consumer group would lose (fromClassicGroup's
+    UnsupportedVersionException "userData from a custom assignor would be lost")."""
+
+
+def parse_assignment(data: bytes, image: TopicImage, *, refuse_user_data: bool = False) -> Parts:
     """ConsumerGroup.toTopicPartitionMap: topic names to ids, topics unknown to the cluster dropped;
-    no bytes (a member that never synced) assign nothing."""
+    no bytes (a member that never synced) assign nothing. ``refuse_user_data``: an assignment
+    with user data raises ``CustomAssignorError`` (the upgrade's check)."""
     if not data:
         return {}
+    assignment = _read(CO.ConsumerProtocolAssignment, data).data
+    if refuse_user_data and assignment.user_data:
+        raise CustomAssignorError()
     out: dict = {}
-    for t in _read(CO.ConsumerProtocolAssignment, data).data.assigned_partitions:
+    for t in assignment.assigned_partitions:
         if t.topic in image and t.partitions:
             out[image[t.topic][0]] = out.get(image[t.topic][0], frozenset()) | frozenset(t.partitions)
     return out
@@ -130,9 +147,10 @@ class GroupMigration:
                               current_state_timestamp=now_ms)
         try:
             for m in classic.members.values():
+                # fromClassicGroup: the assignment, then the subscription
+                assigned = parse_assignment(m.assignment, image, refuse_user_data=True)
                 protocol = classic.protocol_name or m.supported_protocols[0][0]
                 sub = parse_subscription(m.metadata(protocol))
-                assigned = parse_assignment(m.assignment, image)
                 member = ConsumerGroupMember(
                     m.member_id, instance_id=m.group_instance_id, rack_id=getattr(sub, "rack_id", None),
                     client_id=m.client_id, client_host=m.client_host,
@@ -146,6 +164,11 @@ class GroupMigration:
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, (
                 f"Cannot upgrade classic group {group_id} to consumer group because the embedded consumer "
                 "protocol is malformed.")) from None
+        except CustomAssignorError:
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, (
+                f"Cannot upgrade classic group {group_id} to consumer group because an unsupported custom "
+                "assignor is in use. Please refer to the documentation or switch to a default assignor before "
+                "re-attempting the upgrade.")) from None
         group.refresh_metadata(image)       # fromClassicGroup computes the metadata hash too
         self._membership.release_group(classic)
         group.offsets, group.pending_txn_offsets = classic.offsets, classic.pending_txn_offsets
@@ -172,6 +195,19 @@ class GroupMigration:
                 self._policy() not in ("downgrade", "bidirectional") or \
                 len(group.members) - 1 > self._ctx.config.group_max_size:
             return None
+        return self._convert_to_classic(group, leaving, now_ms)
+
+    def downgrade_after_replacement(self, group: ConsumerGroup, now_ms: int) -> list | None:
+        """validateOnlineDowngradeWithReplacedMember, then convertToClassicGroup with the joining
+        member: a static member's classic JoinGroup replaced the last consumer-protocol member
+        (``group`` has the joining member already). The classic group stays Stable: no rebalance."""
+        if not group.all_classic_except("") or self._policy() not in ("downgrade", "bidirectional") or \
+                len(group.members) > self._ctx.config.group_max_size:
+            return None
+        return self._convert_to_classic(group, None, now_ms)
+
+    def _convert_to_classic(self, group: ConsumerGroup, leaving: str | None, now_ms: int) -> list:
+        """convertToClassicGroup: the records; a rebalance follows when a member left."""
         group_id = group.group_id
         image = self._consumer.image
         classic = GroupMetadata(group_id, GroupState.STABLE, current_state_timestamp=now_ms,
@@ -191,7 +227,7 @@ class GroupMigration:
         members = list(group.members)
         records: list = [(_key(CURRENT_ASSIGNMENT, group_id=group_id, member_id=mid), None) for mid in members]
         records += [(_key(TARGET_MEMBER, group_id=group_id, member_id=mid), None) for mid in members]
-        tombstones = group_tombstones(group_id)        # target epoch, partition metadata, group epoch
+        tombstones = group_tombstones(group_id, group.resolved_regexes)   # target epoch, regexes, partition metadata, group epoch
         records.append(tombstones[0])
         records += [(_key(MEMBER_METADATA, group_id=group_id, member_id=mid), None) for mid in members]
         records += tombstones[1:]
@@ -199,7 +235,7 @@ class GroupMigration:
         self._consumer.unload(group_id)
         classic.offsets, classic.pending_txn_offsets = group.offsets, group.pending_txn_offsets
         classic.pending_offset_commits = group.pending_offset_commits
-        self._membership.adopt_group(classic, now_ms)
+        self._membership.adopt_group(classic, now_ms, rebalance=leaving is not None)
         return records
 
     # --- classic requests to a consumer group ------------------------------------------------
@@ -239,16 +275,26 @@ class GroupMigration:
             return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
         if unknown and req.require_known_member_id and req.group_instance_id is None:
             return fail(ErrorCode.MEMBER_ID_REQUIRED, member_id)
+        replaced = None
         if req.group_instance_id is not None:
+            # getOrMaybeSubscribeStaticConsumerGroupMember: a static member joining with no member id
+            # replaces the instance id's holder, whichever protocol that one uses; with a member id
+            # it must be the holder
             holder = group.static_members.get(req.group_instance_id)
-            if holder is not None and holder != member_id:
-                # kproto does not replace a static member through JoinGroup in a consumer group
+            if not unknown and holder is None:
+                return fail(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
+            if not unknown and holder != member_id:
                 return fail(ErrorCode.FENCED_INSTANCE_ID, member_id)
+            if unknown and holder is not None:
+                replaced = group.members[holder]
         try:
             sub = parse_subscription(protocols[0][1])
         except DecodeError:
             # deserializeSubscription's IllegalStateException
             return fail(ErrorCode.UNKNOWN_SERVER_ERROR, member_id)
+        records: list = []
+        if replaced is not None:
+            self._replace(group, replaced, member_id, records)
         existing = group.members.get(member_id)
         member = _copy(existing) if existing is not None else ConsumerGroupMember(member_id)
         if req.group_instance_id is not None:
@@ -260,15 +306,18 @@ class GroupMigration:
         member.subscribed_topic_names = tuple(sorted(set(sub.topics)))
         member.client_id, member.client_host = req.client_id, req.client_host
         member.classic = ClassicMemberMetadata(req.session_timeout_ms, protocols)
-        records: list = []
         try:
             member, _ = self._consumer.update_member(group, existing, member, False,
-                                                     _owned(sub, self._consumer.image), records)
+                                                     _owned(sub, self._consumer.image), records, now_ms)
         except HeartbeatError as e:
             return fail(e.error, member_id)
         response = JoinGroupResponse(error_code=ErrorCode.NONE, generation_id=member.member_epoch,
                                      protocol_type="consumer", protocol_name=protocols[0][0], member_id=member_id)
         rebalance_timeout = req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1 else req.session_timeout_ms
+        # the last consumer-protocol member replaced by this classic one: back to a classic group
+        downgraded = None if replaced is None else self.downgrade_after_replacement(group, now_ms)
+        if downgraded is not None:
+            records += downgraded
 
         def done(error: ErrorCode = ErrorCode.NONE, t: int = now_ms) -> None:
             if error is not ErrorCode.NONE:
@@ -276,13 +325,29 @@ class GroupMigration:
                     ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                     else ErrorCode.UNKNOWN_SERVER_ERROR, member_id)
             self._ctx.timers.cancel(("consumer-join", req.group_id, member_id))
-            self._consumer.schedule_timeout("consumer-session", req.group_id, member_id, req.session_timeout_ms, t)
-            self._consumer.schedule_timeout("consumer-sync", req.group_id, member_id, rebalance_timeout, t)
+            if downgraded is None:      # a classic group's timers are the classic group's
+                self._consumer.schedule_timeout("consumer-session", req.group_id, member_id,
+                                                req.session_timeout_ms, t)
+                self._consumer.schedule_timeout("consumer-sync", req.group_id, member_id, rebalance_timeout, t)
             self._ctx.reply(handle, response)
 
         if not records:
             return done()
         self._ctx.append(self._ctx.partition_for(req.group_id), records, now_ms, done)
+
+    def _replace(self, group: ConsumerGroup, old: ConsumerGroupMember, member_id: str, records: list) -> None:
+        """replaceMember: the static member ``old`` becomes ``member_id``, at epoch 0 with its
+        assignment; its records tombstoned, the new member's written."""
+        new = _copy(old)
+        new.member_id, new.member_epoch, new.previous_member_epoch = member_id, 0, 0
+        self._consumer.cancel_timers(group.group_id, old.member_id)
+        target = group.target.pop(old.member_id, {})
+        group.remove_member(old.member_id)
+        group.put_member(new)
+        group.target[member_id] = target
+        records += member_tombstones(group.group_id, old.member_id)
+        records += [member_metadata_record(group.group_id, new), target_member_record(group.group_id, member_id, target),
+                    current_assignment_record(group.group_id, new)]
 
     def _sync(self, req: SyncGroupRequest, handle: Pending, now_ms: int) -> None:
         """classicGroupSyncToConsumerGroup."""

@@ -405,9 +405,14 @@ async def CONSUMER_GROUP_DESCRIBE(a: Access, broker, ctx, body, handler):
 
 
 def _describable(broker, ctx, body) -> frozenset[str] | None:
-    """With a subscription regex and an authorizer: the topics the principal may DESCRIBE, the
-    only ones the regex resolves to (GroupMetadataManager's regex refresh filters by them)."""
-    if not body.get("subscribed_topic_regex") or broker.security.authorizer is None:
+    """With an authorizer, from a member bringing a regex or of a group with regex subscribers:
+    the topics the principal may DESCRIBE, the only ones a regex refresh that this heartbeat
+    triggers resolves to (GroupMetadataManager.refreshRegularExpressions authorizes with the
+    context of the member whose heartbeat refreshes)."""
+    if broker.security.authorizer is None:
+        return None
+    group = broker.groups.coordinator.consumer_group(body.group_id)
+    if not body.get("subscribed_topic_regex") and (group is None or not group.subscribed_regexes()):
         return None
     return frozenset(t for t in broker.groups.logs.topics()
                      if broker.security.allowed(ctx, O.DESCRIBE, R.TOPIC, t, log_denied=False))

@@ -20,7 +20,9 @@ Versions: Kafka 4.4's (ShareGroupHeartbeat and ShareGroupDescribe v1 -- v0 was
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass, field
+from typing import Callable
 
 from kproto.common import now_ms
 from kproto.errors import ErrorCode, KafkaError
@@ -29,7 +31,7 @@ from kproto.schemas import protocol as P
 from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import G_DENIED, Access, PerEntry
 from kproto.server.handlers import handles
-from kproto.server.handlers.groups import describe_topics_denied, group_whole, heartbeat_topics
+from kproto.server.handlers.groups import describe_topics_denied, heartbeat_topics
 from kproto.server.share.coordinator import AckBatch, Acknowledge
 
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
@@ -59,8 +61,27 @@ def other_group(broker, group_id: str) -> bool:
 
 # --- authorization (KafkaApis.handleShareGroupHeartbeatRequest: READ on the group, then DESCRIBE
 # on the subscribed topics; handleShareFetchRequest, handleShareAcknowledgeRequest: READ on the
-# group, else the error alone; Kafka also checks their topics, not yet here.
+# group, else the error alone, then READ on each topic: a partition of a topic the principal may
+# not READ answers TOPIC_AUTHORIZATION_FAILED, is not fetched and its acknowledgements are not
+# applied (handleFetchFromShareFetchRequest, handleAcknowledgements).
 # handleShareGroupDescribeRequest: DESCRIBE on each group, then on the assigned topics) ---
+
+Readable = Callable[[str], bool]        # may the principal READ this topic
+
+
+def _everything(topic: str) -> bool:
+    return True
+
+
+def _topic_rule(error_response, run):
+    """READ on the group (else the error alone), then ``run`` with READ checked per topic."""
+    async def check(a: Access, broker, ctx, body, handler):
+        if not a.ok(O.READ, R.GROUP, body.group_id):
+            return error_response(body, G_DENIED)
+        readable = functools.cache(lambda topic: a.ok(O.READ, R.TOPIC, topic))
+        return await run(broker, ctx, body, readable)
+    return check
+
 
 def _share_error(**extra):
     """A share API's whole-request GROUP_AUTHORIZATION_FAILED answer."""
@@ -70,8 +91,7 @@ def _share_error(**extra):
 _SHARE_GROUP_HEARTBEAT = heartbeat_topics(
     _share_error(member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None),
     {"error_message": None, "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None})
-_SHARE_FETCH = group_whole(_share_error(acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[]))
-_SHARE_ACKNOWLEDGE = group_whole(_share_error(acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[]))
+_SHARE_ERROR = _share_error(acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
 _SHARE_GROUP_DESCRIBE_GROUPS = PerEntry("group_ids", lambda e: e, R.GROUP, O.DESCRIBE, "groups",
                                 lambda e, err: {"error_code": err, "error_message": None, "group_id": e,
                                                 "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
@@ -117,6 +137,13 @@ def _ack_batches(topics) -> tuple[AckBatch, ...]:
                  for t in topics for p in t.partitions for b in p.acknowledgement_batches)
 
 
+def _denied(service, readable: Readable, tp: tuple) -> bool:
+    """A partition of a known topic the principal may not READ (an unknown topic id is
+    answered UNKNOWN_TOPIC_ID by the handler, as Kafka's share fetch context does)."""
+    topic = service.catalog.topic_name(tp[0])
+    return topic is not None and not readable(topic)
+
+
 def _session_error(sessions: dict, key, epoch: int, *, fetch: bool) -> ErrorCode:
     """INVALID_SHARE_SESSION_EPOCH / SHARE_SESSION_NOT_FOUND, or NONE (ShareSessionCache)."""
     if epoch == INITIAL_EPOCH:
@@ -139,10 +166,16 @@ def _partition_entry(broker, index: int, **fields) -> dict:
             "current_leader": {"leader_id": broker.node_id, "leader_epoch": 0}, **fields}
 
 
-async def _acknowledge(service, group_id: str, member_id: str, batches: tuple[AckBatch, ...]) -> dict:
+async def _acknowledge(service, group_id: str, member_id: str, batches: tuple[AckBatch, ...],
+                       readable: Readable) -> dict:
+    """{(topic id, partition): acknowledge error}; those of a topic the principal may not READ
+    are not applied (TOPIC_AUTHORIZATION_FAILED)."""
+    denied = {(b.topic_id, b.partition): ErrorCode.TOPIC_AUTHORIZATION_FAILED for b in batches
+              if _denied(service, readable, (b.topic_id, b.partition))}
+    batches = tuple(b for b in batches if (b.topic_id, b.partition) not in denied)
     if not batches:
-        return {}
-    return await service.ask(Acknowledge(group_id, member_id, batches))
+        return denied
+    return {**await service.ask(Acknowledge(group_id, member_id, batches)), **denied}
 
 
 def _acquire(broker, service, group_id: str, member_id: str, partitions: list[tuple], max_records: int,
@@ -177,8 +210,7 @@ def _acquire(broker, service, group_id: str, member_id: str, partitions: list[tu
     return out, total
 
 
-@handles(P.share_fetch, authorize=_SHARE_FETCH)
-async def share_fetch(broker, ctx, body) -> dict:
+async def _share_fetch(broker, ctx, body, readable: Readable) -> dict:
     service = _shares(broker)
     sessions = _sessions(broker)
     key = (body.group_id, body.member_id)
@@ -197,29 +229,33 @@ async def share_fetch(broker, ctx, body) -> dict:
         forgotten = {(t.topic_id, p) for t in body.forgotten_topics_data for p in t.partitions}
         session.partitions = [tp for tp in dict.fromkeys([*session.partitions, *requested]) if tp not in forgotten]
         session.epoch = _next_epoch(session.epoch)
-    acks = await _acknowledge(service, body.group_id, body.member_id, _ack_batches(body.topics))
+    acks = await _acknowledge(service, body.group_id, body.member_id, _ack_batches(body.topics), readable)
     results: dict = {}
     if body.share_session_epoch == FINAL_EPOCH:
         sessions.pop(key, None)
         service.coordinator.release_member(body.group_id, body.member_id, now_ms())
         service.drive()
     else:
+        partitions = [tp for tp in sessions[key].partitions if not _denied(service, readable, tp)]
+        denied = {tp: (ErrorCode.TOPIC_AUTHORIZATION_FAILED, b"", []) for tp in sessions[key].partitions
+                  if tp not in partitions}
         max_records = body.get("max_records", 0) or DEFAULT_MAX_RECORDS
         max_bytes = body.max_bytes if body.max_bytes > 0 else 2**31 - 1
         deadline = now_ms() + max(body.max_wait_ms, 0)
         while True:
             service.available.clear()
-            results, total = _acquire(broker, service, body.group_id, body.member_id, sessions[key].partitions,
+            results, total = _acquire(broker, service, body.group_id, body.member_id, partitions,
                                       max_records, max_bytes)
             service.drive()
             wait = deadline - now_ms()
-            if total or wait <= 0 or any(e for e, _, _ in results.values()) or acks:
+            if total or wait <= 0 or any(e for e, _, _ in results.values()) or acks or not partitions:
                 break
             appended = asyncio.ensure_future(asyncio.shield(broker.wait_for_append()))
             available = asyncio.ensure_future(service.available.wait())
             await asyncio.wait({appended, available}, timeout=wait / 1000, return_when=asyncio.FIRST_COMPLETED)
             for f in (appended, available):
                 f.cancel()
+        results.update(denied)
     by_topic: dict = {}
     for tp in dict.fromkeys([*acks, *results]):
         topic_id, p = tp
@@ -232,8 +268,12 @@ async def share_fetch(broker, ctx, body) -> dict:
             "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()]}
 
 
-@handles(P.share_acknowledge, authorize=_SHARE_ACKNOWLEDGE)
-async def share_acknowledge(broker, ctx, body) -> dict:
+@handles(P.share_fetch, authorize=_topic_rule(_SHARE_ERROR, _share_fetch))
+async def share_fetch(broker, ctx, body) -> dict:
+    return await _share_fetch(broker, ctx, body, _everything)
+
+
+async def _share_acknowledge(broker, ctx, body, readable: Readable) -> dict:
     service = _shares(broker)
     sessions = _sessions(broker)
     key = (body.group_id, body.member_id)
@@ -245,7 +285,7 @@ async def share_acknowledge(broker, ctx, body) -> dict:
         return {**base, "error_code": error}
     if body.share_session_epoch != FINAL_EPOCH:
         sessions[key].epoch = _next_epoch(sessions[key].epoch)
-    acks = await _acknowledge(service, body.group_id, body.member_id, _ack_batches(body.topics))
+    acks = await _acknowledge(service, body.group_id, body.member_id, _ack_batches(body.topics), readable)
     if body.share_session_epoch == FINAL_EPOCH:
         sessions.pop(key, None)
         service.coordinator.release_member(body.group_id, body.member_id, now_ms())
@@ -259,3 +299,8 @@ async def share_acknowledge(broker, ctx, body) -> dict:
     return {**base, "error_code": 0,
             "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()]}
 
+
+
+@handles(P.share_acknowledge, authorize=_topic_rule(_SHARE_ERROR, _share_acknowledge))
+async def share_acknowledge(broker, ctx, body) -> dict:
+    return await _share_acknowledge(broker, ctx, body, _everything)
