@@ -38,8 +38,6 @@ NOTES: dict[int, str] = {
 NOT_SERVED: dict[int, str] = {
     45: "one node: no other broker to move a replica to (issue 27, clusters)",
     46: "as AlterPartitionReassignments: nothing can be reassigned on one node",
-    48: "client quotas: being added (issue 25)",
-    49: "client quotas: being added (issue 25)",
     64: "unregisters a broker from a KRaft cluster's metadata: kproto serves one node, not a cluster (issue 27)",
     80: "KRaft voter changes (KIP-853): kproto has no controller quorum to change; DescribeQuorum "
         "describes its one-node quorum",

@@ -273,7 +273,9 @@ class _AllowList:
         return False
 
 
-class _Broker:
+class AllowListBroker:
+    """A broker whose authorizer allows exactly the given (operation, resource type, name)."""
+
     def __init__(self, *allowed) -> None:
         self.security = _AllowList(*allowed)
 
@@ -293,5 +295,5 @@ def authorized_call(api, version: int, body: dict, *allowed, answer=None):
         seen.append(b)
         return answer(b) if answer else {"error_code": 0}
     header = Container(request_api_key=api.API.key, request_api_version=version)
-    out = asyncio.run(guarded(_Broker(*allowed), header, Container(body), handler))
+    out = asyncio.run(guarded(AllowListBroker(*allowed), header, Container(body), handler))
     return out, seen

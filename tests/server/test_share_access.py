@@ -16,7 +16,7 @@ from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
 from kproto.server.access import guarded
 from kproto.server.handlers import lookup
-from tests.server.test_txn_access import Broker, call
+from tests.server.helpers import AllowListBroker as Broker, authorized_call as call
 
 TOPIC_ID = uuid.UUID(int=7)
 
