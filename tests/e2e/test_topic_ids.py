@@ -89,7 +89,7 @@ def test_list_offsets_v11_tiered_timestamps_find_nothing_without_tiered_storage(
 def test_the_default_ranges_are_kafka_4_4s(broker):
     """ApiVersions: each API both answer, advertised alike (KIP-896's floors: Fetch from v4,
     OffsetCommit from v2; Produce still from v0, KAFKA-18659), but those other work still
-    owes kproto (ApiVersions v5, the transaction APIs' newest)."""
+    owes kproto (the transaction APIs' newest)."""
     body = request_raw(broker.bootstrap, P.api_versions.API.key, 3,
                        {"client_software_name": "kproto-test", "client_software_version": "1"})
     got = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}

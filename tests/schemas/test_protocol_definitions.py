@@ -47,9 +47,7 @@ JAR = KAFKA_LIB / f"kafka-clients-{KAFKA_VERSION}.jar"
 # What Kafka 4.4's jar defines that kproto does not have yet, and whose work it is, by
 # (key, version, direction): each is a strict xfail, so the case fails (and its entry must
 # go) once kproto has it.
-_APIVERSIONS = "ApiVersions v5: the api_versions module belongs to the ApiVersions work"
 NOT_YET = {
-    (18, 5, "request"): _APIVERSIONS, (18, 5, "response"): _APIVERSIONS,
     (93, 0, "request"): "StreamsGroupTopologyDescriptionUpdate: a new API, not a new version",
     (93, 0, "response"): "StreamsGroupTopologyDescriptionUpdate: a new API, not a new version",
     (94, 0, "request"): "UnregisterController: a new API (controller listener), not a new version",

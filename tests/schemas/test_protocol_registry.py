@@ -28,7 +28,7 @@ RANGES = {
     8: ("OffsetCommit", 0, 10, 8), 9: ("OffsetFetch", 0, 10, 6), 10: ("FindCoordinator", 0, 6, 3),
     11: ("JoinGroup", 0, 9, 6), 12: ("Heartbeat", 0, 4, 4), 13: ("LeaveGroup", 0, 5, 4),
     14: ("SyncGroup", 0, 5, 4), 15: ("DescribeGroups", 0, 6, 5), 16: ("ListGroups", 0, 5, 3),
-    17: ("SaslHandshake", 0, 1, None), 18: ("ApiVersions", 0, 4, 3), 19: ("CreateTopics", 0, 7, 5),
+    17: ("SaslHandshake", 0, 1, None), 18: ("ApiVersions", 0, 5, 3), 19: ("CreateTopics", 0, 7, 5),
     20: ("DeleteTopics", 0, 6, 4), 21: ("DeleteRecords", 0, 2, 2), 22: ("InitProducerId", 0, 6, 2),
     23: ("OffsetForLeaderEpoch", 0, 4, 4), 24: ("AddPartitionsToTxn", 0, 5, 3),
     25: ("AddOffsetsToTxn", 0, 4, 3), 26: ("EndTxn", 0, 5, 3), 27: ("WriteTxnMarkers", 0, 2, 1),
@@ -101,9 +101,6 @@ def test_served_ranges_are_what_the_handlers_declare():
 
 
 
-# The APIs whose newest Kafka 4.4 version belongs to other work (the ApiVersions and
-# transaction APIs): kproto advertises less than 4.4 there until it lands.
-NOT_YET_44 = {18: "ApiVersions v5"}
 # Served and advertised by kproto though Kafka 4.4's broker advertises them only with a
 # client-telemetry receiver plugin configured (measured): kproto keeps what clients push
 # (README, "client telemetry").
@@ -120,8 +117,7 @@ def test_default_advertises_kafka_4_4s_ranges():
     ours = current(P.served_versions())
     assert set(ours) == set(P.served_versions()) and set(ours) - set(kafka) == BEYOND_44.keys()
     short = {k: (ours[k], kafka[k]) for k in ours if k in kafka and ours[k] != kafka[k]}
-    assert short.keys() == NOT_YET_44.keys(), short
-    assert all(ours[k][0] == kafka[k][0] and ours[k][1] < kafka[k][1] for k in NOT_YET_44)
+    assert short == {}, "kproto advertises another range than Kafka 4.4 for these"
     assert ours[1] == (4, 18) and ours[2] == (1, 11) and ours[8] == (2, 10) and ours[0] == (0, 13)
 
 

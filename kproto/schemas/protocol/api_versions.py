@@ -1,6 +1,6 @@
 """ApiVersions (key 18): which API versions a broker speaks (KIP-35).
 
-Ledger: v0-4 supported; v3+ flexible in the body, but the response header is
+Ledger: v0-5 supported; v3+ flexible in the body, but the response header is
 v0 in every version (ApiSpec.flexible_response_header).
 
     v0  request empty; response error_code, api_keys
@@ -9,7 +9,9 @@ v0 in every version (ApiSpec.flexible_response_header).
     v3  flexible; request + client_software_name/version; response tags 0-3
         (features: kproto.features, as Kafka 4.4 answers them)
     v4  same as v3 (KAFKA-17011: a supported feature's min_version may be 0)
-    not supported: nothing newer exists in Kafka 4.x's definitions.
+    v5  request + cluster_id, node_id: the cluster and node the client means to
+        reach; a mismatch is error 129 REBOOTSTRAP_REQUIRED (KIP-1242)
+    not supported: nothing newer exists in Kafka 4.4's definitions.
 
 KIP-511: a request at a version the broker does not know is answered with
 error 35 UNSUPPORTED_VERSION in a *v0 body* that still lists ApiVersions'
@@ -20,12 +22,17 @@ librdkafka sends v3 first, kafka-python v4, aiokafka always v0.
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::
 
-    ApiVersions Request v4 (flexible):
+Grammar of the newest supported version (generated from the tables
+below by ApiSpec.grammar_block; tests keep it current)::
+
+    ApiVersions Request v5 (flexible):
       client_software_name COMPACT_STRING
       client_software_version COMPACT_STRING
+      cluster_id COMPACT_NULLABLE_STRING
+      node_id INT32
       TAG_BUFFER
 
-    ApiVersions Response v4 (flexible):
+    ApiVersions Response v5 (flexible):
       error_code INT16
       api_keys COMPACT_ARRAY of ApiVersion
         api_key INT16
@@ -60,6 +67,10 @@ REQUEST = Struct(
     "ApiVersionsRequest",
     Field("client_software_name", STRING, "3+", doc="client library name, e.g. librdkafka"),
     Field("client_software_version", STRING, "3+", doc="client library version"),
+    Field("cluster_id", STRING, "5+", nullable="5+", default=None,
+          doc="cluster the client intends to connect to, null if unknown"),
+    Field("node_id", INT32, "5+", default=-1,
+          doc="node the client intends to connect to, -1 if unknown"),
 )
 
 API_VERSION = Struct(
@@ -98,8 +109,8 @@ RESPONSE = Struct(
           doc="KRaft controller ready for a ZooKeeper migration"),
 )
 
-API = ApiSpec("ApiVersions", key=18, min_version=0, max_version=4, flexible_from=3,
+API = ApiSpec("ApiVersions", key=18, min_version=0, max_version=5, flexible_from=3,
               request_schema=REQUEST, response_schema=RESPONSE,
-              flexible_response_header=False, unsupported_version_body=0, served=(0, 4))
+              flexible_response_header=False, unsupported_version_body=0, served=(0, 5))
 request = API.request
 response = API.response
