@@ -218,10 +218,12 @@ def test_share_consumer(kafka_ref, broker):
 # The APIs the Java client's produce, consume and admin scenarios send, each at its newest
 # version: kafka-clients 4.4's newest is Kafka 4.4's broker's newest (RELEASES). Offsets go
 # by topic id (OffsetCommit/OffsetFetch v10) from a KIP-848 consumer; a classic group's by
-# name, at v9 (ConsumerCoordinator), so both are counted for those two.
+# name, at v9 (ConsumerCoordinator), so both are counted for those two. ApiVersions goes at
+# v5 (KIP-1242), as to Kafka 4.4's broker (measured through a proxy: v5 first, no retry lower).
 NEWEST = ["Produce", "Fetch", "ListOffsets", "Metadata", "OffsetCommit", "OffsetFetch", "FindCoordinator",
           "JoinGroup", "SyncGroup", "LeaveGroup", "DescribeCluster", "CreateTopics", "DeleteTopics",
-          "DeleteRecords", "DescribeGroups", "ListGroups", "DescribeTopicPartitions", "ConsumerGroupHeartbeat"]
+          "DeleteRecords", "DescribeGroups", "ListGroups", "DescribeTopicPartitions", "ConsumerGroupHeartbeat",
+          "ApiVersions"]
 BY_NAME = {"OffsetCommit": 9, "OffsetFetch": 9}
 
 
