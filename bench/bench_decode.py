@@ -66,10 +66,16 @@ def make_capture(records: int, path: Path) -> int:
                 p.send("bench", key=b"key-%012d" % i, value=value, headers=[("h", b"v")])
             p.flush(120)
             p.close()
-            c = KafkaConsumer(bootstrap_servers=bs, api_version=(2, 5, 0), consumer_timeout_ms=3000,
+            # read until every record came back: the timeout only stops a consumer
+            # that gets nothing at all for a minute (a loaded machine pauses for seconds)
+            c = KafkaConsumer(bootstrap_servers=bs, api_version=(2, 5, 0), consumer_timeout_ms=60000,
                               auto_offset_reset="earliest")
             c.assign([TopicPartition("bench", 0)])
-            got = sum(1 for _ in c)
+            got = 0
+            for _ in c:
+                got += 1
+                if got == records:
+                    break
             c.close()
             if got != records:
                 raise SystemExit(f"consumer read {got} of {records} records")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, NamedTuple
 
 from kproto.capture import body as B
@@ -106,6 +106,19 @@ class Exchange:
                 "correlation_id": self.correlation_id, "client_id": self.client_id,
                 "latency_ms": None if latency is None else round(latency, 3),
                 "request": self.request, "response": self.response, "warnings": list(self.warnings)}
+
+
+# A frozen dataclass's __init__ pays object.__setattr__ per field; filling the
+# slots directly (as kproto.records does for Record) is ~2x faster, same object.
+_EXCHANGE_SLOTS = tuple(getattr(Exchange, f.name).__set__ for f in fields(Exchange))
+
+
+def _new_exchange(*values) -> Exchange:
+    """``Exchange(*values)``, every field given."""
+    ex = object.__new__(Exchange)
+    for put, value in zip(_EXCHANGE_SLOTS, values):
+        put(ex, value)
+    return ex
 
 
 _SECOND: list = [(None, "")]     # (second, its text) last formatted: exchanges come many to a second
@@ -335,7 +348,7 @@ class KafkaConnection:
     def _exchange(self, p: _Pending, ts_ns: int | None, response: dict | None, size: int,
                   warnings: list[str]) -> Exchange:
         spec = p.spec
-        return Exchange(self.connection, p.ts_ns, ts_ns, p.api_key, spec.name if spec else None,
+        return _new_exchange(self.connection, p.ts_ns, ts_ns, p.api_key, spec.name if spec else None,
                         p.api_version, p.correlation_id, p.client_id, p.body, response,
                         tuple(p.warnings + warnings), p.size, size, self.context.topic_names)
 
