@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, NamedTuple
 
 from kproto.capture import body as B
@@ -108,6 +108,19 @@ class Exchange:
                 "request": self.request, "response": self.response, "warnings": list(self.warnings)}
 
 
+# A frozen dataclass's __init__ pays object.__setattr__ per field; filling the
+# slots directly (as kproto.records does for Record) is ~2x faster, same object.
+_EXCHANGE_SLOTS = tuple(getattr(Exchange, f.name).__set__ for f in fields(Exchange))
+
+
+def _new_exchange(*values) -> Exchange:
+    """``Exchange(*values)``, every field given."""
+    ex = object.__new__(Exchange)
+    for put, value in zip(_EXCHANGE_SLOTS, values):
+        put(ex, value)
+    return ex
+
+
 _SECOND: list = [(None, "")]     # (second, its text) last formatted: exchanges come many to a second
 
 
@@ -184,6 +197,20 @@ class FrameStream:
         self.hunt = bytearray()
         self.skipped = 0                 # bytes dropped from the front of hunt so far
         self.notes: list[str] = []
+
+    def whole(self, items: list) -> bytes | None:
+        """The frame when ``items`` is exactly one whole frame and nothing is
+        buffered (the usual segment on loopback and LANs): taken without
+        passing through the reader's buffer. None otherwise."""
+        if len(items) != 1 or self.hunting or self.reader.buffered:
+            return None
+        item = items[0]
+        if type(item) is not bytes or len(item) < 4 or int.from_bytes(item[:4], "big") != len(item) - 4:
+            return None
+        if len(item) - 4 > self.reader.max_frame:
+            return None                  # the reader says why
+        self.reader.position += len(item)
+        return item[4:]
 
     def feed(self, items: list) -> None:
         for item in items:
@@ -282,13 +309,25 @@ class KafkaConnection:
         return 4 <= size <= DEFAULT_MAX_FRAME and int.from_bytes(buf[pos + 4:pos + 8], "big", signed=True) in self.pending
 
     def client_data(self, items: list, ts_ns: int, out: list) -> None:
-        self.requests.feed(items)
-        for frame, notes in self.requests.frames():
+        stream = self.requests
+        frame = stream.whole(items)
+        if frame is not None:
+            notes, stream.notes = stream.notes, []
+            self._request(frame, notes, ts_ns, out)
+            return
+        stream.feed(items)
+        for frame, notes in stream.frames():
             self._request(frame, notes, ts_ns, out)
 
     def server_data(self, items: list, ts_ns: int, out: list) -> None:
-        self.responses.feed(items)
-        for frame, notes in self.responses.frames():
+        stream = self.responses
+        frame = stream.whole(items)
+        if frame is not None:
+            notes, stream.notes = stream.notes, []
+            self._response(frame, notes, ts_ns, out)
+            return
+        stream.feed(items)
+        for frame, notes in stream.frames():
             self._response(frame, notes, ts_ns, out)
 
     def close(self, ts_ns: int, out: list) -> None:
@@ -309,7 +348,7 @@ class KafkaConnection:
     def _exchange(self, p: _Pending, ts_ns: int | None, response: dict | None, size: int,
                   warnings: list[str]) -> Exchange:
         spec = p.spec
-        return Exchange(self.connection, p.ts_ns, ts_ns, p.api_key, spec.name if spec else None,
+        return _new_exchange(self.connection, p.ts_ns, ts_ns, p.api_key, spec.name if spec else None,
                         p.api_version, p.correlation_id, p.client_id, p.body, response,
                         tuple(p.warnings + warnings), p.size, size, self.context.topic_names)
 
