@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -33,6 +34,9 @@ from kproto.log.file_pool import default_pool
 from kproto import protocol
 from kproto.schemas.message import RECORDS, carries
 from kproto.server import access, emulation, fault_hook, group_service, handlers, share_service, txn_service
+from kproto.server.cluster.controller import Controller
+from kproto.server.cluster.replica_manager import ReplicaManager
+from kproto.server.cluster.settings import cluster_settings
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.faults import FaultPlan
@@ -88,12 +92,28 @@ class Broker:
         self.faults = FaultPlan()       # empty: no fault, no cost but one truth test per request
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
                                    on_connect=self.security.on_connect, faults=self.faults)
+        # A node of a cluster (process.roles set): its controller, if it is the static quorum's
+        # one, and its ReplicaManager; both None for the standalone node (docs/cluster.md).
+        self.cluster_settings = cluster_settings(self.config.values)
+        self.controller: Controller | None = None
+        self.cluster: ReplicaManager | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> tuple[str, int]:
+        settings = self.cluster_settings
+        if settings is not None and "controller" in settings.roles and settings.node_id == settings.controller_id:
+            self.controller = Controller(self.logs.data_dir, self.config, self.cluster_id)
+            bound = await self.controller.start(*settings.voters[settings.node_id])
+            voters = dict(settings.voters)
+            voters[settings.node_id] = bound        # port 0 in the voters: the port it bound
+            settings = self.cluster_settings = replace(settings, voters=voters)
+        if settings is not None and "broker" in settings.roles:
+            self.cluster = ReplicaManager(self, settings)     # before the listeners: handlers ask it
         host, port = await self.security.start(self.server)
         self.port = port
+        if self.cluster is not None:
+            await self.cluster.start()
         await self._start_groups()
         self.transactions = txn_service.TxnService(self.logs, self.config.values,
                                                    allocate_producer_id=self.producer_ids.allocate,
@@ -112,6 +132,8 @@ class Broker:
         await self.shares.start()
 
     async def close(self) -> None:
+        if self.cluster is not None:
+            await self.cluster.close()
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -122,6 +144,8 @@ class Broker:
             await self.shares.close()
         if self.transactions is not None:
             await self.transactions.close()
+        if self.controller is not None:
+            await self.controller.close()
         self.logs.close()
 
     async def reconfigure(self, config: BrokerConfig) -> None:

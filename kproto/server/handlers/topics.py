@@ -109,6 +109,8 @@ CREATE_PARTITIONS = PerEntry("topics", topic_name, R.TOPIC, O.ALTER, "results",
 
 @handles(P.create_topics, authorize=CREATE_TOPICS)
 async def create_topics(broker, ctx, body) -> dict:
+    if broker.cluster is not None:
+        return await broker.cluster.create_topics(body, ctx.request_api_version)
     # Files are created off the event loop: thousands of partitions take seconds,
     # and every other connection must keep being served meanwhile.
     topics = await asyncio.to_thread(
