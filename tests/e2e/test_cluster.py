@@ -1,0 +1,192 @@
+"""A three-broker kproto cluster with real clients, real processes and real SIGKILL
+(issue 27, docs/cluster.md): replication, acks=all, failover, rejoining the ISR.
+
+Every wait is on the event itself (Metadata showing a leader or an ISR, a number of
+acknowledged records); timeouts are only safety nets. Node 1 is the static
+controller and is never killed here: failover needs it (no Raft yet).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from confluent_kafka import Consumer, KafkaError as CKError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from kproto.client.data import DataClient
+from kproto.client.transport import BrokerClient
+from kproto.errors import ErrorCode
+from kproto.records import NewRecord, build_record_batch, iter_batches
+from kproto.testing import Cluster
+
+@pytest.fixture
+def cluster(tmp_path):
+    with Cluster(brokers=3, data_dir=tmp_path / "cluster") as c:
+        yield c
+
+
+def create(cluster: Cluster, topic: str, assignment: list[list[int]], **configs) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    new = NewTopic(topic, len(assignment), replica_assignment=assignment, config={k.replace("_", "."): str(v)
+                                                                    for k, v in configs.items()})
+    admin.create_topics([new])[topic].result(timeout=60)
+    for p, replicas in enumerate(assignment):
+        cluster.wait_for_isr(topic, p, replicas)
+
+
+def consume_all(cluster: Cluster, topic: str, partition: int, end: int) -> list[bytes]:
+    """Every record of the partition below offset ``end``, from its leader."""
+    c = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "check", "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, partition, 0)])
+    out: list[bytes] = []
+    try:
+        while len(out) < end:
+            m = c.poll(30)
+            assert m is not None, f"no record after {len(out)} of {end}"
+            assert m.error() is None, m.error()
+            out.append(m.value())
+    finally:
+        c.close()
+    return out
+
+
+def segment_bytes(cluster: Cluster, node: int, topic: str, partition: int) -> bytes:
+    d = cluster.nodes[node].data_dir / f"{topic}-{partition}"
+    return b"".join(p.read_bytes() for p in sorted(d.glob("*.log")))
+
+
+def test_replicated_topic_every_replica_holds_the_leaders_batches(cluster):
+    create(cluster, "rep", [[2, 3, 1]], min_insync_replicas=2)
+    md = cluster.partition("rep", 0)
+    assert (md.leader, md.replicas, set(md.isr), md.offline_replicas) == (2, (2, 3, 1), {1, 2, 3}, ())
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "enable.idempotence": True,
+                  "linger.ms": 5})
+    acked = []
+    for i in range(500):
+        p.produce("rep", value=b"%d" % i, partition=0,
+                  on_delivery=lambda e, m: acked.append(m.offset()) if e is None else None)
+    assert p.flush(60) == 0
+    assert sorted(acked) == list(range(500))
+    assert consume_all(cluster, "rep", 0, 500) == [b"%d" % i for i in range(500)]
+    # acks=all answered once the ISR had the records: a follower may still lack the HW's
+    # update, never the records, so every replica's segments are the leader's bytes
+    leader = segment_bytes(cluster, 2, "rep", 0)
+    assert sum(b.next_offset - b.base_offset for b in iter_batches(leader)) == 500
+    assert segment_bytes(cluster, 3, "rep", 0) == leader
+    assert segment_bytes(cluster, 1, "rep", 0) == leader
+
+
+def test_consumers_read_only_below_the_high_watermark(tmp_path):
+    """A follower that stopped fetching holds the HW back (it stays in the ISR for
+    replica.lag.time.max.ms, its session lives broker.session.timeout.ms, both a
+    generous 60 s here): an acks=1 write is in the leader's log, but consumers see
+    nothing past the HW until the follower is back and has fetched it."""
+    config = {"broker.session.timeout.ms": 60000, "replica.lag.time.max.ms": 60000}
+    with Cluster(brokers=3, data_dir=tmp_path / "cluster", config=config) as cluster, \
+            BrokerClient(cluster.bootstrap_servers) as client:
+        create(cluster, "hw", [[2, 3, 1]])
+        data = DataClient(client)
+        cluster.kill(3)
+        result = data.produce({("hw", 0): build_record_batch([NewRecord(value=b"x")])}, acks=1)[("hw", 0)]
+        assert (result.error, result.base_offset) == (ErrorCode.NONE, 0)
+        assert cluster.nodes[2].data_dir.joinpath("hw-0").exists()
+        fetched = data.fetch({("hw", 0): 0}, max_wait_ms=0)[("hw", 0)]
+        assert (fetched.error, fetched.high_watermark, fetched.records) == (ErrorCode.NONE, 0, b"")
+        cluster.start(3)                    # it re-registers, fetches, and the HW moves
+        fetched = data.fetch({("hw", 0): 0}, max_wait_ms=60000)[("hw", 0)]
+        assert (fetched.error, fetched.high_watermark) == (ErrorCode.NONE, 1)
+        assert [r.value for b in iter_batches(fetched.records) for r in b] == [b"x"]
+        data.close()
+
+
+def test_leader_sigkill_loses_no_acknowledged_record_and_the_node_rejoins(cluster):
+    create(cluster, "fail", [[2, 3, 1]], min_insync_replicas=2)
+    acked: list[bytes] = []
+    errors: list[str] = []
+    enough = threading.Event()
+    target = [300]
+    stop = threading.Event()
+
+    def produce() -> None:
+        p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "enable.idempotence": True,
+                      "linger.ms": 2, "message.timeout.ms": 120000, "topic.metadata.refresh.interval.ms": 500})
+
+        def delivered(err, m) -> None:
+            if err is None:
+                acked.append(m.value())
+                if len(acked) >= target[0]:
+                    enough.set()
+            else:
+                errors.append(str(err))
+        i = 0
+        while not stop.is_set():
+            try:
+                p.produce("fail", value=b"%d" % i, partition=0, on_delivery=delivered)
+                i += 1
+            except BufferError:
+                pass
+            p.poll(0.001)
+        assert p.flush(180) == 0
+
+    t = threading.Thread(target=produce)
+    t.start()
+    try:
+        assert enough.wait(120), f"{len(acked)} acknowledged before the kill"
+        cluster.kill(2)
+        assert cluster.wait_for_leader("fail", 0, not_in={2}) == 3     # the next of the ISR in assignment order
+        enough.clear()
+        target[0] = len(acked) + 300
+        assert enough.wait(180), f"{len(acked)} acknowledged after the failover"
+    finally:
+        stop.set()
+        t.join(240)
+    assert errors == []
+    records = consume_all(cluster, "fail", 0, len(acked))
+    # every acknowledged record exactly once (the idempotent producer's retries deduplicated
+    # by the new leader, which replicated the producer state), in the order they were sent
+    assert sorted(records, key=int) == records
+    assert len(set(records)) == len(records)
+    assert set(acked) <= set(records)
+    # the killed node restarts, truncates to where its epoch ended on the new leader, and
+    # rejoins the ISR; one more acks=all write reaches the whole ISR, so every replica's
+    # segments then hold the same batches, byte for byte
+    cluster.start(2)
+    cluster.wait_for_isr("fail", 0, [1, 2, 3])
+    assert cluster.leader("fail", 0) == 3
+    with BrokerClient(cluster.bootstrap_servers) as client:
+        data = DataClient(client)
+        last = data.produce({("fail", 0): build_record_batch([NewRecord(value=b"last")])}, acks=-1)[("fail", 0)]
+        assert last.error == ErrorCode.NONE
+        data.close()
+    leader = segment_bytes(cluster, 3, "fail", 0)
+    assert segment_bytes(cluster, 2, "fail", 0) == leader
+    assert segment_bytes(cluster, 1, "fail", 0) == leader
+
+
+def test_two_of_three_killed_gives_not_enough_replicas_and_no_acknowledged_write(cluster):
+    create(cluster, "min", [[2, 3, 1]], min_insync_replicas=2)
+    cluster.kill(2)
+    cluster.kill(3)
+    assert cluster.wait_for_isr("min", 0, [1]) == (1,)
+    assert cluster.leader("min", 0) == 1
+    with BrokerClient(cluster.bootstrap_servers) as client:
+        data = DataClient(client)
+        result = data.produce({("min", 0): build_record_batch([NewRecord(value=b"no")])}, acks=-1)[("min", 0)]
+        assert result.error == ErrorCode.NOT_ENOUGH_REPLICAS
+        assert result.message == ("The size of the current ISR [1] is insufficient to satisfy the min.isr "
+                                  "requirement of 2 for partition min-0")
+        fetched = data.fetch({("min", 0): 0}, max_wait_ms=0)[("min", 0)]
+        assert (fetched.high_watermark, fetched.records) == (0, b"")
+        data.close()
+    # a real client: the write is never acknowledged (librdkafka retries NOT_ENOUGH_REPLICAS
+    # until its message timeout)
+    failed = []
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "message.timeout.ms": 3000})
+    p.produce("min", value=b"no", partition=0, on_delivery=lambda e, m: failed.append(e))
+    p.flush(30)
+    assert len(failed) == 1 and failed[0] is not None
+    assert failed[0].code() in (CKError.NOT_ENOUGH_REPLICAS, CKError._MSG_TIMED_OUT)
+    with BrokerClient(cluster.bootstrap_servers) as client:
+        fetched = DataClient(client).fetch({("min", 0): 0}, max_wait_ms=0)[("min", 0)]
+        assert fetched.log_start_offset == 0 and fetched.high_watermark == 0
