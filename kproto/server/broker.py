@@ -325,9 +325,12 @@ class Broker:
         return self._appended
 
     def auto_create(self, topic: str) -> bool:
-        """Metadata/Produce auto-creation (auto.create.topics.enable); True if it exists now."""
-        if self.logs.has_topic(topic):
+        """Metadata/Produce auto-creation (auto.create.topics.enable); True if it exists now.
+        A node of a cluster creates none yet (Kafka's AutoTopicCreationManager asks the controller)."""
+        if self.has_topic(topic):
             return True
+        if self.cluster is not None:
+            return False
         if not self.config["auto.create.topics.enable"]:
             return False
         try:
@@ -341,7 +344,21 @@ class Broker:
         address of the listener the request came in on."""
         return self.security.endpoint(ctx.listener) or (self.host, self.port)
 
+    # The topics clients are told of: this node's logs, or on a node of a cluster the
+    # controller's registrations (a broker hosts only some of them).
+
+    def topic_names(self) -> set[str]:
+        return set(self.cluster.image.topics) if self.cluster is not None else self.logs.topics()
+
+    def has_topic(self, topic: str) -> bool:
+        return topic in self.cluster.image.topics if self.cluster is not None else self.logs.has_topic(topic)
+
+    def topic_id(self, topic: str):
+        return self.cluster.image.topics[topic].topic_id if self.cluster is not None else self.logs.topic_id(topic)
+
     def partition_count(self, topic: str) -> int:
+        if self.cluster is not None:
+            return len(self.cluster.image.topics[topic].partitions)
         return self.logs.partition_count(topic)
 
 

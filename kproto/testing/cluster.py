@@ -108,7 +108,10 @@ class Cluster:
     def __enter__(self) -> "Cluster":
         try:
             self.start()
-            self.wait_for(lambda md: len(md.brokers) == len(self.nodes) or None, "every broker unfenced")
+            try:
+                self.wait_for(lambda md: len(md.brokers) == len(self.nodes) or None, "every broker unfenced")
+            except TimeoutError as e:
+                raise BrokerStartError(str(e)) from None
         except BaseException:
             self.close()
             raise

@@ -132,6 +132,9 @@ class ReplicaManager:
         self.incarnation_id = uuid.uuid4()
         self.broker_epoch = -1
         self.fenced = True
+        # loops end on this, not only on cancellation: Python 3.11's wait_for may swallow a
+        # cancel that arrives as the awaited request completes
+        self.closing = False
         self._unfenced = asyncio.Event()
         self._metadata_applied: asyncio.Future | None = None
         self._tasks: list[asyncio.Task] = []
@@ -150,6 +153,7 @@ class ReplicaManager:
         await asyncio.wait_for(self._unfenced.wait(), timeout_s)
 
     async def close(self) -> None:
+        self.closing = True
         if self.broker_epoch >= 0:     # controlled shutdown: leaderships move before we go
             try:
                 await asyncio.wait_for(self._heartbeat(want_shut_down=True), 5)
@@ -171,7 +175,7 @@ class ReplicaManager:
                                      {tp: plog.high_watermark for tp, plog in sorted(self.broker.logs.logs().items())})
 
     async def _checkpointer(self) -> None:
-        while True:
+        while not self.closing:
             await asyncio.sleep(self.cfg["replica.high.watermark.checkpoint.interval.ms"] / 1000)
             self.checkpoint()
 
@@ -182,7 +186,7 @@ class ReplicaManager:
         body = {"broker_id": self.node_id, "cluster_id": self.broker.cluster_id,
                 "incarnation_id": self.incarnation_id, "listeners": listeners, "features": [], "rack": None,
                 "is_migrating_zk_broker": False, "log_dirs": [], "previous_broker_epoch": -1}
-        while True:
+        while not self.closing:
             try:
                 r = await self.controller.request(P.broker_registration.API.key, 0, body)
             except ConnectionError as e:
@@ -211,7 +215,7 @@ class ReplicaManager:
 
     async def _heartbeats(self) -> None:
         await self._register()
-        while True:
+        while not self.closing:
             try:
                 r = await self._heartbeat()
                 if r.error_code in (ErrorCode.STALE_BROKER_EPOCH, ErrorCode.BROKER_ID_NOT_REGISTERED):
@@ -225,7 +229,7 @@ class ReplicaManager:
     # -- metadata (BrokerMetadataListener / MetadataLoader) -----------------------------------
 
     async def _follow_metadata(self) -> None:
-        while True:
+        while not self.closing:
             try:
                 r = await self.metadata_channel.request(P.fetch.API.key, FETCH_VERSION, {
                     "replica_id": self.node_id, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 1 << 24,
@@ -420,7 +424,7 @@ class ReplicaManager:
 
     async def _isr_shrinker(self) -> None:
         """ReplicaManager.maybeShrinkIsr, every half lag time."""
-        while True:
+        while not self.closing:
             await asyncio.sleep(self.cfg["replica.lag.time.max.ms"] / 2000)
             now = now_ms()
             for part in list(self.partitions.values()):
@@ -515,7 +519,7 @@ class Fetcher:
     async def _run(self) -> None:
         m = self.manager
         backoff = m.cfg["replica.fetch.backoff.ms"] / 1000
-        while True:
+        while not m.closing:
             live = {k: p for k, p in self.partitions.items() if p.reg is not None and p.reg.leader == self.leader_id}
             where = m.endpoint_of(self.leader_id)
             if not live or where is None:

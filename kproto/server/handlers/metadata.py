@@ -57,18 +57,11 @@ def topic_metadata(broker, topic: str, *, auto_create: bool) -> dict:
         validate_topic_name(topic)
     except KafkaError as e:
         return {"error_code": e.error_code, "name": topic, "topic_id": ZERO_UUID, "partitions": []}
-    if broker.cluster is not None:
-        t = broker.cluster.image.topics.get(topic)
-        if t is None:
-            return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": topic, "topic_id": ZERO_UUID,
-                    "partitions": []}
-        return {"error_code": 0, "name": topic, "topic_id": t.topic_id, "is_internal": is_internal(topic),
-                "partitions": partition_metadata(broker, topic)}
-    exists = broker.logs.has_topic(topic) or (auto_create and broker.auto_create(topic))
+    exists = broker.has_topic(topic) or (auto_create and broker.auto_create(topic))
     if not exists:
         return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": topic, "topic_id": ZERO_UUID,
                 "partitions": []}
-    return {"error_code": 0, "name": topic, "topic_id": broker.logs.topic_id(topic),
+    return {"error_code": 0, "name": topic, "topic_id": broker.topic_id(topic),
             "is_internal": is_internal(topic), "partitions": partition_metadata(broker, topic)}
 
 
@@ -105,18 +98,11 @@ async def _metadata(a: Access, broker, ctx, body, handler):
 async def metadata(broker, ctx, body) -> dict:
     version = ctx.request_api_version
     requested = body.topics
-    if broker.cluster is not None:
-        topics = broker.cluster.image.topics
-        known = sorted(topics)
-        by_id = {t.topic_id: n for n, t in topics.items()}
-    else:
-        known = None
     if requested is None or (version == 0 and not requested):
-        names = known if known is not None else sorted(broker.logs.topics())
+        names = sorted(broker.topic_names())
         auto = False
     else:
-        if known is None:
-            by_id = {broker.logs.topic_id(t): t for t in broker.logs.topics()}
+        by_id = {broker.topic_id(t): t for t in broker.topic_names()}
         names = [t.name if t.name is not None else by_id.get(t.topic_id, "") for t in requested]
         auto = body.allow_auto_topic_creation
     return {"throttle_time_ms": 0, "brokers": broker_nodes(broker, ctx), "cluster_id": broker.cluster_id,
