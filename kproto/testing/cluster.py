@@ -20,7 +20,9 @@ wait for: a test waits on the event itself, the timeout is only a safety net.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -99,6 +101,14 @@ class Cluster:
     def kill(self, node: int) -> None:
         """SIGKILL: no checkpoints, no controlled shutdown, as a crash."""
         self.nodes[node].kill()
+
+    def pause(self, node: int) -> None:
+        """SIGSTOP: the node holds its connections but answers nothing and sends no heartbeat
+        (a hung broker), until ``resume``."""
+        os.killpg(self.nodes[node].pid, signal.SIGSTOP)
+
+    def resume(self, node: int) -> None:
+        os.killpg(self.nodes[node].pid, signal.SIGCONT)
 
     def close(self) -> None:
         self.stop()

@@ -12,10 +12,11 @@ ReplicationControlManager, BrokerHeartbeatManager):
   ``replica_id``, as KRaft brokers fetch from the quorum) and apply the same
   records, so their image is the controller's, a little later.
 * **BrokerRegistration** writes a fenced RegisterBrokerRecord; the broker epoch
-  is that record's offset (ClusterControlManager.registerBroker). A broker
-  registering again while it was unfenced crashed and came back: it is fenced
-  first (ReplicationControlManager.handleBrokerUncleanShutdown). Another
-  incarnation of a broker whose session is alive is DUPLICATE_BROKER_REGISTRATION.
+  is that record's offset (ClusterControlManager.registerBroker). Another
+  incarnation of a broker whose session is alive is DUPLICATE_BROKER_REGISTRATION
+  (a broker that crashed retries until its old session expired); a new
+  incarnation of one unfenced but expired is fenced first
+  (ReplicationControlManager.handleBrokerUncleanShutdown).
 * **BrokerHeartbeat** keeps the session (``broker.session.timeout.ms``); a
   fenced broker that has fetched the metadata up to its registration is
   unfenced (BrokerHeartbeatManager.calculateNextBrokerState) and elected
@@ -160,15 +161,19 @@ class Controller:
         log.info("unfencing broker %d", broker)
         self.write(records)
 
+    def fence_stale(self, now: int) -> list[int]:
+        """Fence the unfenced brokers whose session expired (QuorumController.maybeFenceStaleBroker
+        over BrokerHeartbeatManager.findOneStaleBroker); -> their ids."""
+        stale = [b for b, info in sorted(self.image.brokers.items())
+                 if not info.fenced and now > self.sessions.get(b, 0)]
+        for b in stale:
+            self.fence(b, f"no heartbeat for {self.session_timeout_ms} ms")
+        return stale
+
     async def _expire_sessions(self) -> None:
-        """BrokerHeartbeatManager.findOneStaleBroker, checked a few times a session."""
         while True:
             await asyncio.sleep(max(self.session_timeout_ms / 8, 50) / 1000)
-            now = now_ms()
-            for b, deadline in list(self.sessions.items()):
-                info = self.image.brokers.get(b)
-                if info is not None and not info.fenced and now > deadline:
-                    self.fence(b, f"no heartbeat for {self.session_timeout_ms} ms")
+            self.fence_stale(now_ms())
 
     # -- dispatch (ControllerApis) --------------------------------------------------------------
 
@@ -195,15 +200,17 @@ class Controller:
             return out
         b = body.broker_id
         old = self.image.brokers.get(b)
-        if old is not None and old.incarnation_id != body.incarnation_id:
-            if not old.fenced:
-                # ClusterControlManager.registerBroker refuses another incarnation while the
-                # session lives; a broker that crashed and restarted is such a one, but its old
-                # incarnation is gone: fence it (handleBrokerUncleanShutdown) and register anew
-                self.fence(b, "registered again by a new incarnation")
-        elif old is not None and old.incarnation_id == body.incarnation_id:
-            out["broker_epoch"] = old.epoch         # a retried registration
+        if old is not None and old.incarnation_id == body.incarnation_id:
+            out["broker_epoch"] = old.epoch         # a retried registration: the epoch stays
             return out
+        if old is not None and not old.fenced:
+            if now_ms() <= self.sessions.get(b, 0):
+                # BrokerHeartbeatManager.hasValidSession: another incarnation is alive (or a
+                # crashed one's session has not expired yet: the broker retries until it has)
+                out["error_code"] = ErrorCode.DUPLICATE_BROKER_REGISTRATION
+                return out
+            # the old incarnation is gone (handleBrokerUncleanShutdown): out of every ISR first
+            self.fence(b, "registered again by a new incarnation")
         record = {"broker_id": b, "incarnation_id": body.incarnation_id, "broker_epoch": self.image.end_offset,
                   "end_points": [{"name": e.name, "host": e.host, "port": e.port,
                                   "security_protocol": e.security_protocol} for e in body.listeners],
@@ -243,28 +250,36 @@ class Controller:
             parts = []
             for p in t.partitions:
                 reg = self.image.partition(t.topic_name, p.partition_index)
-                out = {"partition_index": p.partition_index, "error_code": 0, "leader_id": -1, "leader_epoch": -1,
-                       "isr": [], "leader_recovery_state": 0, "partition_epoch": -1}
+                out = {"partition_index": p.partition_index, "error_code": 0, "leader_id": 0, "leader_epoch": 0,
+                       "isr": [], "leader_recovery_state": 0, "partition_epoch": 0}
                 parts.append(out)
                 if reg is None:
                     out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     continue
                 new_isr = tuple(p.new_isr)
-                if reg.leader != body.broker_id:
-                    error = ErrorCode.INVALID_REQUEST
-                elif p.leader_epoch != reg.leader_epoch:
+                # ReplicationControlManager.validateAlterPartitionData, in its order
+                if p.leader_epoch > reg.leader_epoch or p.partition_epoch > reg.partition_epoch:
+                    error = ErrorCode.NOT_CONTROLLER
+                elif p.leader_epoch < reg.leader_epoch:
                     error = ErrorCode.FENCED_LEADER_EPOCH
-                elif p.partition_epoch != reg.partition_epoch:
+                elif reg.leader != body.broker_id:
+                    error = ErrorCode.INVALID_REQUEST
+                elif p.partition_epoch < reg.partition_epoch:
                     error = ErrorCode.INVALID_UPDATE_VERSION
-                elif any(r not in reg.replicas for r in new_isr) or body.broker_id not in new_isr:
+                elif any(r not in reg.replicas for r in new_isr) or len(set(new_isr)) != len(new_isr) \
+                        or reg.leader not in new_isr:
                     error = ErrorCode.INVALID_REQUEST
                 elif any(r not in alive for r in new_isr):
-                    error = ErrorCode.INELIGIBLE_REPLICA
+                    # fenced or unknown brokers (v0-1 say OPERATION_NOT_ATTEMPTED, v2+ INELIGIBLE_REPLICA)
+                    error = ErrorCode.INELIGIBLE_REPLICA if version > 1 else ErrorCode.OPERATION_NOT_ATTEMPTED
                 else:
                     error = ErrorCode.NONE
                     self.write(self._change(t.topic_name, p.partition_index, reg.change(isr=new_isr)))
                     reg = self.image.partition(t.topic_name, p.partition_index)
-                out.update(error_code=error, leader_id=reg.leader, leader_epoch=reg.leader_epoch, isr=list(reg.isr),
+                if error:
+                    out["error_code"] = error
+                    continue
+                out.update(leader_id=reg.leader, leader_epoch=reg.leader_epoch, isr=list(reg.isr),
                            partition_epoch=reg.partition_epoch)
             topics.append({"topic_name": t.topic_name, "partitions": parts})
         return {"throttle_time_ms": 0, "error_code": 0, "topics": topics}

@@ -377,9 +377,12 @@ class ReplicaManager:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
         error = part.leader.append_error(acks)
         if error:
-            return error, (f"The size of the current ISR {sorted(part.leader.isr)} is insufficient to satisfy "
-                           f"the min.isr requirement of {part.leader.min_insync_replicas} for partition "
-                           f"{topic}-{index}")
+            # Kafka's NotEnoughReplicasException text, logged; the answer carries no message
+            # (ReplicaManager's LogAppendResult: hasCustomErrorMessage = false)
+            log.info("The size of the current ISR Set(%s) is insufficient to satisfy the min.isr requirement "
+                     "of %d for partition %s-%d", ", ".join(map(str, sorted(part.leader.isr))),
+                     part.leader.min_insync_replicas, topic, index)
+            return error, None
         return None
 
     def on_append(self, topic: str, index: int) -> int:
