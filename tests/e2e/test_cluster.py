@@ -9,6 +9,7 @@ controller and is never killed here: failover needs it (no Raft yet).
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaError as CKError, Producer, TopicPartition
@@ -191,3 +192,36 @@ def test_two_of_three_killed_gives_not_enough_replicas_and_no_acknowledged_write
     with BrokerClient(cluster.bootstrap_servers) as client:
         fetched = DataClient(client).fetch({("min", 0): 0}, max_wait_ms=0)[("min", 0)]
         assert fetched.log_start_offset == 0 and fetched.high_watermark == 0
+
+
+def test_one_consumer_group_across_nodes(cluster):
+    """Members bootstrapped from different nodes find one coordinator (the controller's node,
+    until __consumer_offsets is replicated) and split the partitions."""
+    create(cluster, "grp", [[2, 3, 1], [3, 1, 2]])
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    for i in range(20):
+        p.produce("grp", value=b"%d" % i, partition=i % 2)
+    assert p.flush(60) == 0
+    consumers = [Consumer({"bootstrap.servers": cluster.nodes[n].bootstrap_servers, "group.id": "g1",
+                           "auto.offset.reset": "earliest", "enable.auto.commit": False}) for n in (2, 3)]
+    try:
+        for c in consumers:
+            c.subscribe(["grp"])
+        seen: dict[int, list[bytes]] = {0: [], 1: []}
+        deadline = time.monotonic() + 120       # a safety net: the loop ends on the records
+        while sum(map(len, seen.values())) < 20 or any(not c.assignment() for c in consumers):
+            assert time.monotonic() < deadline, (seen, [c.assignment() for c in consumers])
+            for c in consumers:
+                m = c.poll(0.2)
+                if m is not None and m.error() is None:
+                    seen[m.partition()].append(m.value())
+        assignments = [{tp.partition for tp in c.assignment()} for c in consumers]
+        assert sorted(map(sorted, assignments)) == [[0], [1]]
+        assert seen == {0: [b"%d" % i for i in range(0, 20, 2)], 1: [b"%d" % i for i in range(1, 20, 2)]}
+        for c in consumers:
+            c.commit(asynchronous=False)
+        committed = consumers[0].committed([TopicPartition("grp", 0), TopicPartition("grp", 1)], timeout=30)
+        assert [(tp.partition, tp.offset) for tp in committed] == [(0, 10), (1, 10)]
+    finally:
+        for c in consumers:
+            c.close()
