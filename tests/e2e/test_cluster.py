@@ -225,3 +225,35 @@ def test_one_consumer_group_across_nodes(cluster):
     finally:
         for c in consumers:
             c.close()
+
+
+def test_only_the_leader_answers_produce_fetch_and_list_offsets(cluster):
+    """ReplicaManager.getPartitionOrError and Partition.checkCurrentLeaderEpoch, over raw frames."""
+    create(cluster, "led", [[2, 3, 1]])
+    batch = build_record_batch([NewRecord(value=b"v")])
+
+    def ask(node: int, epoch: int = -1) -> tuple[int, int, int]:
+        with BrokerClient(cluster.nodes[node].bootstrap_servers) as c:
+            produced = c.request(0, {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+                {"name": "led", "partition_data": [{"index": 0, "records": batch}]}]}).responses[0]
+            fetched = c.request(1, {
+                "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+                "session_id": 0, "session_epoch": -1, "topics": [{"topic": "led", "partitions": [{
+                    "partition": 0, "current_leader_epoch": epoch, "fetch_offset": 0, "last_fetched_epoch": -1,
+                    "log_start_offset": -1, "partition_max_bytes": 1 << 20}]}],
+                "forgotten_topics_data": [], "rack_id": ""}).responses[0]
+            listed = c.request(2, {"replica_id": -1, "isolation_level": 0, "topics": [{"name": "led", "partitions": [
+                {"partition_index": 0, "current_leader_epoch": epoch, "timestamp": -1}]}]}).topics[0]
+        return (produced.partition_responses[0].error_code, fetched.partitions[0].error_code,
+                listed.partitions[0].error_code)
+
+    assert ask(3) == (ErrorCode.NOT_LEADER_OR_FOLLOWER,) * 3
+    assert ask(1) == (ErrorCode.NOT_LEADER_OR_FOLLOWER,) * 3
+    assert ask(2) == (0, 0, 0)
+    # the leader's epoch moves on a failover; a client still at the old one is fenced
+    cluster.stop(2)                 # controlled shutdown: the leadership moves at once
+    assert cluster.wait_for_leader("led", 0, not_in={2}) == 3
+    assert cluster.partition("led", 0).leader_epoch == 1
+    assert ask(3, epoch=0)[1:] == (ErrorCode.FENCED_LEADER_EPOCH,) * 2
+    assert ask(3, epoch=2)[1:] == (ErrorCode.UNKNOWN_LEADER_EPOCH,) * 2
+    assert ask(3, epoch=1) == (0, 0, 0)

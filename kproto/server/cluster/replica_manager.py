@@ -39,7 +39,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from kproto.common import CLUSTER_METADATA_TOPIC_NAME, now_ms
+from kproto.common import CLUSTER_METADATA_TOPIC_NAME, is_internal, now_ms
 from kproto.errors import ErrorCode, KafkaError
 from kproto.log import checkpoint as ckpt
 from kproto.log.validator import AppendOrigin
@@ -138,9 +138,8 @@ class ReplicaManager:
         self._unfenced = asyncio.Event()
         self._metadata_applied: asyncio.Future | None = None
         self._tasks: list[asyncio.Task] = []
+        # each replicated log's HW, set when its partition is first applied (ReplicaManager.getOrCreatePartition)
         self._hw_checkpoint = ckpt.read_offset_checkpoint(broker.logs.data_dir / REPLICATION_OFFSET_CHECKPOINT)
-        for tp, plog in broker.logs.logs().items():     # ReplicaManager: each log's HW from the checkpoint
-            plog.update_high_watermark(self._hw_checkpoint.get(tp, 0))
 
     # -- lifecycle (BrokerLifecycleManager) ----------------------------------------------------
 
@@ -359,22 +358,31 @@ class ReplicaManager:
         part = self.partitions.get((topic, index))
         return part if part is not None and part.leader is not None else None
 
-    def check_epoch(self, part: Partition | None, current_leader_epoch: int) -> ErrorCode:
-        """Partition.checkCurrentLeaderEpoch, for a request to a partition's leader."""
+    def replicated(self, topic: str) -> bool:
+        """Whether the controller's metadata governs ``topic`` here: every topic but the
+        coordinators' internal ones, which each node still keeps locally (docs/cluster.md)."""
+        return topic in self.image.topics or not is_internal(topic)
+
+    def leader_for(self, topic: str, index: int, current_leader_epoch: int = -1) -> tuple[Partition | None, ErrorCode]:
+        """The partition if this node leads it (ReplicaManager.getPartitionOrError, then
+        Partition.checkCurrentLeaderEpoch): unknown to the metadata, UNKNOWN_TOPIC_OR_PARTITION;
+        led elsewhere, NOT_LEADER_OR_FOLLOWER; an older or newer epoch asked, FENCED_LEADER_EPOCH
+        or UNKNOWN_LEADER_EPOCH."""
+        if self.image.partition(topic, index) is None:
+            return None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        part = self.leading(topic, index)
         if part is None:
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+            return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
         if current_leader_epoch == -1 or current_leader_epoch == part.leader_epoch:
-            return ErrorCode.NONE
-        return (ErrorCode.FENCED_LEADER_EPOCH if current_leader_epoch < part.leader_epoch
-                else ErrorCode.UNKNOWN_LEADER_EPOCH)
+            return part, ErrorCode.NONE
+        return part, (ErrorCode.FENCED_LEADER_EPOCH if current_leader_epoch < part.leader_epoch
+                      else ErrorCode.UNKNOWN_LEADER_EPOCH)
 
     def produce_error(self, topic: str, index: int, acks: int) -> tuple[ErrorCode, str | None] | None:
         """Checked before an append (ReplicaManager.appendToLocalLog, Partition.appendRecordsToLeader)."""
-        if self.image.partition(topic, index) is None:
-            return None          # unknown here: the append answers UNKNOWN_TOPIC_OR_PARTITION
-        part = self.leading(topic, index)
-        if part is None:
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
+        part, error = self.leader_for(topic, index)
+        if error:
+            return error, None
         error = part.leader.append_error(acks)
         if error:
             # Kafka's NotEnoughReplicasException text, logged; the answer carries no message
@@ -488,8 +496,7 @@ class ReplicaManager:
     def end_offset_for(self, topic: str, index: int, epoch: int, current_leader_epoch: int) -> dict:
         """OffsetForLeaderEpoch on the leader (Partition.lastOffsetForLeaderEpoch)."""
         out = {"partition": index, "error_code": 0, "leader_epoch": UNDEFINED_EPOCH, "end_offset": -1}
-        part = self.leading(topic, index)
-        error = self.check_epoch(part, current_leader_epoch)
+        part, error = self.leader_for(topic, index, current_leader_epoch)
         if error:
             out["error_code"] = error
             return out
@@ -535,6 +542,8 @@ class Fetcher:
             try:
                 if any(not p.truncated for p in live.values()):
                     await self._truncate([p for p in live.values() if not p.truncated])
+                    if any(not p.truncated for p in live.values()):
+                        await self._idle(backoff)       # the leader does not know its epoch yet
                     continue
                 if not await self._fetch(live):
                     await self._idle(backoff)

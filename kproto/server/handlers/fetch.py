@@ -50,11 +50,10 @@ def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, 
             parts.append(out)
             plog = broker.logs.get_log(t.topic, p.partition)
             max_offset = None
-            if cluster is not None and (plog is not None or cluster.image.partition(t.topic, p.partition)):
+            if cluster is not None and cluster.replicated(t.topic):
                 # a node of a cluster answers from the leader only (ReplicaManager.readFromLog);
                 # a follower's fetch first moves its progress (Partition.updateFollowerFetchState)
-                part = cluster.leading(t.topic, p.partition)
-                error = cluster.check_epoch(part, p.get("current_leader_epoch", -1))
+                part, error = cluster.leader_for(t.topic, p.partition, p.get("current_leader_epoch", -1))
                 if not error and replica_id >= 0:
                     error = cluster.on_follower_fetch(part, replica_id, p.fetch_offset)
                 if error:

@@ -14,9 +14,8 @@ def _partition(broker, topic: str, p, version: int) -> dict:
     out = {"partition_index": p.partition_index, "error_code": 0, "timestamp": -1, "offset": -1,
            "leader_epoch": -1 if version < 4 else LEADER_EPOCH}
     plog = broker.logs.get_log(topic, p.partition_index)
-    if broker.cluster is not None and broker.cluster.image.partition(topic, p.partition_index) is not None:
-        part = broker.cluster.leading(topic, p.partition_index)    # the leader answers (KafkaApis)
-        error = broker.cluster.check_epoch(part, p.get("current_leader_epoch", -1))
+    if broker.cluster is not None and broker.cluster.replicated(topic):      # the leader answers
+        part, error = broker.cluster.leader_for(topic, p.partition_index, p.get("current_leader_epoch", -1))
         if error:
             out["error_code"] = error
             return out
