@@ -12,9 +12,10 @@ import threading
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaError as CKError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Consumer, KafkaError as CKError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
+from kproto.client.admin import Admin
 from kproto.client.data import DataClient
 from kproto.client.transport import BrokerClient
 from kproto.errors import ErrorCode
@@ -257,3 +258,19 @@ def test_only_the_leader_answers_produce_fetch_and_list_offsets(cluster):
     assert ask(3, epoch=0)[1:] == (ErrorCode.FENCED_LEADER_EPOCH,) * 2
     assert ask(3, epoch=2)[1:] == (ErrorCode.UNKNOWN_LEADER_EPOCH,) * 2
     assert ask(3, epoch=1) == (0, 0, 0)
+
+
+def test_topic_changes_the_controller_does_not_make_are_refused_not_done_on_one_node(cluster):
+    create(cluster, "keep", [[2, 3, 1]])
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future, api in [(admin.delete_topics(["keep"])["keep"], "DeleteTopics"),
+                        (admin.create_partitions([NewPartitions("keep", 2)])["keep"], "CreatePartitions")]:
+        with pytest.raises(KafkaException) as e:
+            future.result(timeout=30)
+        assert e.value.args[0].code() == CKError.INVALID_REQUEST, api
+    with BrokerClient(cluster.bootstrap_servers) as client:
+        result = Admin(client).delete_topics(["keep"])["keep"]
+    assert (result.error, result.message) == (ErrorCode.INVALID_REQUEST, "DeleteTopics is not served by a kproto "
+                                              "cluster yet: its controller does not make this change (docs/cluster.md)")
+    assert [len(t.partitions) for t in [cluster.metadata(["keep"]).topics["keep"]]] == [1]
+    assert all((b.data_dir / "keep-0").is_dir() for b in cluster.nodes.values())

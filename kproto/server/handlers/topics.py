@@ -136,12 +136,21 @@ def _delete(broker, name: str | None, topic_id: uuid.UUID) -> dict:
     return out
 
 
+# What a node of a cluster answers for topic changes its controller does not make yet
+# (docs/cluster.md): refused, never done on one node only.
+NOT_IN_A_CLUSTER = "{} is not served by a kproto cluster yet: its controller does not make this change (docs/cluster.md)"
+
+
 @handles(P.delete_topics, authorize=_delete_topics)
 async def delete_topics(broker, ctx, body) -> dict:
     if ctx.request_api_version >= 6:
         wanted = [(t.name, t.topic_id) for t in body.topics]
     else:
         wanted = [(n, ZERO_UUID) for n in body.topic_names]
+    if broker.cluster is not None:
+        return {"throttle_time_ms": 0, "responses": [
+            {"name": n, "topic_id": i, "error_code": ErrorCode.INVALID_REQUEST,
+             "error_message": NOT_IN_A_CLUSTER.format("DeleteTopics")} for n, i in wanted]}
     responses = await asyncio.to_thread(lambda: [_delete(broker, n, i) for n, i in wanted])
     return {"throttle_time_ms": 0, "responses": responses}
 
@@ -182,5 +191,9 @@ def _grow(broker, t, validate_only: bool) -> dict:
 
 @handles(P.create_partitions, authorize=CREATE_PARTITIONS)
 async def create_partitions(broker, ctx, body) -> dict:
+    if broker.cluster is not None:
+        return {"throttle_time_ms": 0, "results": [
+            {"name": t.name, "error_code": ErrorCode.INVALID_REQUEST,
+             "error_message": NOT_IN_A_CLUSTER.format("CreatePartitions")} for t in body.topics]}
     results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only) for t in body.topics])
     return {"throttle_time_ms": 0, "results": results}
