@@ -274,3 +274,14 @@ def test_topic_changes_the_controller_does_not_make_are_refused_not_done_on_one_
                                               "cluster yet: its controller does not make this change (docs/cluster.md)")
     assert [len(t.partitions) for t in [cluster.metadata(["keep"]).topics["keep"]]] == [1]
     assert all((b.data_dir / "keep-0").is_dir() for b in cluster.nodes.values())
+
+
+def test_transactions_are_refused_in_a_cluster(cluster):
+    """Their markers would be written by one node, not by each partition's leader: refused at
+    FindCoordinator, before anything is written."""
+    with BrokerClient(cluster.bootstrap_servers) as client:
+        r = client.request(10, {"key_type": 1, "coordinator_keys": ["tx"], "key": "tx"})
+    answer = r.coordinators[0] if "coordinators" in r else r
+    assert (answer.error_code, answer.node_id, answer.error_message) == (
+        ErrorCode.INVALID_REQUEST, -1, "transactions and share groups are not served by a kproto cluster yet "
+        "(docs/cluster.md)")
