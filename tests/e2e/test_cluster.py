@@ -285,3 +285,38 @@ def test_transactions_are_refused_in_a_cluster(cluster):
     assert (answer.error_code, answer.node_id, answer.error_message) == (
         ErrorCode.INVALID_REQUEST, -1, "transactions and share groups are not served by a kproto cluster yet "
         "(docs/cluster.md)")
+
+
+def test_a_lagging_follower_leaves_the_isr_and_rejoins_when_caught_up(tmp_path):
+    """The leader's own rules, not fencing (sessions of 60 s here): a follower that has not
+    caught up for replica.lag.time.max.ms is shrunk out by AlterPartition, and expanded back
+    in once it reaches the HW (Partition.maybeShrinkIsr / maybeExpandIsr)."""
+    config = {"broker.session.timeout.ms": 60000, "replica.lag.time.max.ms": 2000}
+    with Cluster(brokers=3, data_dir=tmp_path / "cluster", config=config) as cluster, \
+            BrokerClient(cluster.bootstrap_servers) as client:
+        create(cluster, "lag", [[2, 3, 1]], min_insync_replicas=2)
+        data = DataClient(client)
+        cluster.pause(3)
+        assert set(cluster.wait_for_isr("lag", 0, [2, 1])) == {1, 2}
+        assert cluster.partition("lag", 0).offline_replicas == ()       # not fenced: its session lives
+        ok = data.produce({("lag", 0): build_record_batch([NewRecord(value=b"a")])}, acks=-1)[("lag", 0)]
+        assert (ok.error, ok.base_offset) == (ErrorCode.NONE, 0)        # the ISR {1, 2} has it
+        cluster.resume(3)
+        cluster.wait_for_isr("lag", 0, [1, 2, 3])
+        data.close()
+    assert segment_bytes(cluster, 3, "lag", 0) == segment_bytes(cluster, 2, "lag", 0)
+
+
+def test_the_controller_restarts_and_failover_works_after(cluster):
+    create(cluster, "ctl", [[2, 3, 1]])
+    cluster.stop(1)
+    cluster.start(1)            # replays its metadata log; the brokers reconnect
+    cluster.wait_for(lambda md: len(md.brokers) == 3 or None, "every broker unfenced again")
+    cluster.wait_for_isr("ctl", 0, [1, 2, 3])
+    cluster.kill(2)
+    assert cluster.wait_for_leader("ctl", 0, not_in={2}) == 3
+    with BrokerClient(cluster.bootstrap_servers) as client:
+        data = DataClient(client)
+        ok = data.produce({("ctl", 0): build_record_batch([NewRecord(value=b"after")])}, acks=-1)[("ctl", 0)]
+        assert ok.error == ErrorCode.NONE
+        data.close()
