@@ -199,19 +199,24 @@ def test_one_consumer_group_across_nodes(cluster):
     """Members bootstrapped from different nodes find one coordinator (the controller's node,
     until __consumer_offsets is replicated) and split the partitions."""
     create(cluster, "grp", [[2, 3, 1], [3, 1, 2]])
-    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
-    for i in range(20):
-        p.produce("grp", value=b"%d" % i, partition=i % 2)
-    assert p.flush(60) == 0
     consumers = [Consumer({"bootstrap.servers": cluster.nodes[n].bootstrap_servers, "group.id": "g1",
                            "auto.offset.reset": "earliest", "enable.auto.commit": False}) for n in (2, 3)]
     try:
         for c in consumers:
             c.subscribe(["grp"])
+        deadline = time.monotonic() + 120       # safety nets: the loops end on the events
+        while any(not c.assignment() for c in consumers):     # both members in, one partition each
+            assert time.monotonic() < deadline, [c.assignment() for c in consumers]
+            for c in consumers:
+                c.poll(0.2)
+        # written once the group is stable, so no rebalance hands a partition over mid-way
+        p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+        for i in range(20):
+            p.produce("grp", value=b"%d" % i, partition=i % 2)
+        assert p.flush(60) == 0
         seen: dict[int, list[bytes]] = {0: [], 1: []}
-        deadline = time.monotonic() + 120       # a safety net: the loop ends on the records
-        while sum(map(len, seen.values())) < 20 or any(not c.assignment() for c in consumers):
-            assert time.monotonic() < deadline, (seen, [c.assignment() for c in consumers])
+        while sum(map(len, seen.values())) < 20:
+            assert time.monotonic() < deadline, seen
             for c in consumers:
                 m = c.poll(0.2)
                 if m is not None and m.error() is None:
@@ -297,10 +302,13 @@ def test_a_lagging_follower_leaves_the_isr_and_rejoins_when_caught_up(tmp_path):
         create(cluster, "lag", [[2, 3, 1]], min_insync_replicas=2)
         data = DataClient(client)
         cluster.pause(3)
+        # an idle follower at the leader's end is caught up (Replica.isCaughtUp): a write makes it lag
+        one = data.produce({("lag", 0): build_record_batch([NewRecord(value=b"a")])}, acks=1)[("lag", 0)]
+        assert (one.error, one.base_offset) == (ErrorCode.NONE, 0)
         assert set(cluster.wait_for_isr("lag", 0, [2, 1])) == {1, 2}
         assert cluster.partition("lag", 0).offline_replicas == ()       # not fenced: its session lives
-        ok = data.produce({("lag", 0): build_record_batch([NewRecord(value=b"a")])}, acks=-1)[("lag", 0)]
-        assert (ok.error, ok.base_offset) == (ErrorCode.NONE, 0)        # the ISR {1, 2} has it
+        ok = data.produce({("lag", 0): build_record_batch([NewRecord(value=b"b")])}, acks=-1)[("lag", 0)]
+        assert (ok.error, ok.base_offset) == (ErrorCode.NONE, 1)        # the ISR {1, 2} has it
         cluster.resume(3)
         cluster.wait_for_isr("lag", 0, [1, 2, 3])
         data.close()
