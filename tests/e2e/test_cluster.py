@@ -20,6 +20,7 @@ from kproto.client.data import DataClient
 from kproto.client.transport import BrokerClient
 from kproto.errors import ErrorCode
 from kproto.records import NewRecord, build_record_batch, iter_batches
+from kproto.schemas import protocol as P
 from kproto.testing import Cluster
 
 @pytest.fixture
@@ -240,15 +241,15 @@ def test_only_the_leader_answers_produce_fetch_and_list_offsets(cluster):
 
     def ask(node: int, epoch: int = -1) -> tuple[int, int, int]:
         with BrokerClient(cluster.nodes[node].bootstrap_servers) as c:
-            produced = c.request(0, {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+            produced = c.request(P.produce.API.key, {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
                 {"name": "led", "partition_data": [{"index": 0, "records": batch}]}]}).responses[0]
-            fetched = c.request(1, {
+            fetched = c.request(P.fetch.API.key, {
                 "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
                 "session_id": 0, "session_epoch": -1, "topics": [{"topic": "led", "partitions": [{
                     "partition": 0, "current_leader_epoch": epoch, "fetch_offset": 0, "last_fetched_epoch": -1,
                     "log_start_offset": -1, "partition_max_bytes": 1 << 20}]}],
                 "forgotten_topics_data": [], "rack_id": ""}).responses[0]
-            listed = c.request(2, {"replica_id": -1, "isolation_level": 0, "topics": [{"name": "led", "partitions": [
+            listed = c.request(P.list_offsets.API.key, {"replica_id": -1, "isolation_level": 0, "topics": [{"name": "led", "partitions": [
                 {"partition_index": 0, "current_leader_epoch": epoch, "timestamp": -1}]}]}).topics[0]
         return (produced.partition_responses[0].error_code, fetched.partitions[0].error_code,
                 listed.partitions[0].error_code)
@@ -285,7 +286,7 @@ def test_transactions_are_refused_in_a_cluster(cluster):
     """Their markers would be written by one node, not by each partition's leader: refused at
     FindCoordinator, before anything is written."""
     with BrokerClient(cluster.bootstrap_servers) as client:
-        r = client.request(10, {"key_type": 1, "coordinator_keys": ["tx"], "key": "tx"})
+        r = client.request(P.find_coordinator.API.key, {"key_type": 1, "coordinator_keys": ["tx"], "key": "tx"})
     answer = r.coordinators[0] if "coordinators" in r else r
     assert (answer.error_code, answer.node_id, answer.error_message) == (
         ErrorCode.INVALID_REQUEST, -1, "transactions and share groups are not served by a kproto cluster yet "

@@ -64,7 +64,9 @@ def test_parse_voters_skips_empty_items():
       "controller.listener.names=C"],
      "process.roles=controller: a controller-only node is not served yet; use process.roles=broker,controller "
      "(docs/cluster.md)"),
-    (["process.roles=broker", "controller.quorum.voters=1@127.0.0.1:9093",
+    (["process.roles=broker", "node.id=1", "controller.quorum.voters=1@127.0.0.1:9093"],
+     "node.id 1 is the voter of controller.quorum.voters: its process.roles must be broker,controller"),
+    (["process.roles=broker", "node.id=2", "controller.quorum.voters=1@127.0.0.1:9093",
       "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL"],
      "listener.security.protocol.map: brokers of a kproto cluster talk PLAINTEXT to each other and the "
      "controller; TLS/SASL listeners are not served in a cluster yet"),

@@ -91,6 +91,9 @@ def check_served(settings: ClusterSettings, values: Mapping[str, Any]) -> None:
     if len(settings.voters) != 1:
         raise InvalidConfigError(f"controller.quorum.voters names {len(settings.voters)} voters: kproto serves one "
                                  "static controller (no Raft quorum yet, docs/cluster.md)")
+    if settings.node_id in settings.voters and "controller" not in settings.roles:
+        raise InvalidConfigError(f"node.id {settings.node_id} is the voter of controller.quorum.voters: its "
+                                 "process.roles must be broker,controller")
     if "broker" not in settings.roles:
         raise InvalidConfigError("process.roles=controller: a controller-only node is not served yet; use "
                                  "process.roles=broker,controller (docs/cluster.md)")
