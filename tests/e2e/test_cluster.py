@@ -8,12 +8,15 @@ controller and is never killed here: failover needs it (no Raft yet).
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaError as CKError, KafkaException, Producer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition as KTopicPartition
 
 from kproto.client.admin import Admin
 from kproto.client.data import DataClient
@@ -329,3 +332,56 @@ def test_the_controller_restarts_and_failover_works_after(cluster):
         ok = data.produce({("ctl", 0): build_record_batch([NewRecord(value=b"after")])}, acks=-1)[("ctl", 0)]
         assert ok.error == ErrorCode.NONE
         data.close()
+
+
+def test_kafka_python_and_aiokafka_follow_a_new_leader(cluster):
+    """Both clients read the cluster's Metadata, write acks=all to the leader, and after its
+    SIGKILL find the new one (their retries: NOT_LEADER_OR_FOLLOWER, a closed connection)."""
+    create(cluster, "clients", [[3, 2, 1]], min_insync_replicas=2)
+    kp = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", retries=50, retry_backoff_ms=200,
+                       request_timeout_ms=30000)
+
+    async def aio_send(values: list[bytes]) -> None:
+        p = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", enable_idempotence=True,
+                             request_timeout_ms=30000)
+        await p.start()
+        try:
+            for v in values:
+                await p.send_and_wait("clients", v, partition=0)
+        finally:
+            await p.stop()
+
+    for i in range(5):
+        kp.send("clients", b"kp-%d" % i, partition=0).get(timeout=60)
+    asyncio.run(aio_send([b"aio-%d" % i for i in range(5)]))
+    cluster.kill(3)
+    assert cluster.wait_for_leader("clients", 0, not_in={3}) == 2
+    for i in range(5, 10):
+        kp.send("clients", b"kp-%d" % i, partition=0).get(timeout=120)
+    kp.close()
+    asyncio.run(aio_send([b"aio-%d" % i for i in range(5, 10)]))
+    want = [b"kp-%d" % i for i in range(5)] + [b"aio-%d" % i for i in range(5)] + \
+        [b"kp-%d" % i for i in range(5, 10)] + [b"aio-%d" % i for i in range(5, 10)]
+    k = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest",
+                      consumer_timeout_ms=30000)
+    k.assign([KTopicPartition("clients", 0)])
+    got = []
+    for m in k:
+        got.append(m.value)
+        if len(got) == len(want):
+            break
+    k.close()
+    assert got == want
+
+    async def aio_read() -> list[bytes]:
+        c = AIOKafkaConsumer("clients", bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest")
+        await c.start()
+        out: list[bytes] = []
+        try:
+            while len(out) < len(want):
+                batch = await asyncio.wait_for(c.getmany(timeout_ms=1000), 60)
+                out += [m.value for msgs in batch.values() for m in msgs]
+        finally:
+            await c.stop()
+        return out
+    assert asyncio.run(aio_read()) == want
