@@ -22,6 +22,7 @@ from kproto.client.admin import Admin
 from kproto.client.data import DataClient
 from kproto.client.transport import BrokerClient
 from kproto.errors import ErrorCode
+from kproto.log.checkpoint import read_offset_checkpoint
 from kproto.records import NewRecord, build_record_batch, iter_batches
 from kproto.schemas import protocol as P
 from kproto.testing import Cluster
@@ -30,6 +31,9 @@ from kproto.testing import Cluster
 def cluster(tmp_path):
     with Cluster(brokers=3, data_dir=tmp_path / "cluster") as c:
         yield c
+        running = [i for i, b in c.nodes.items() if b.running]
+    # every node still running shut down cleanly (exit status 0: checkpoints written)
+    assert {i: c.nodes[i].returncode for i in running} == dict.fromkeys(running, 0)
 
 
 def create(cluster: Cluster, topic: str, assignment: list[list[int]], **configs) -> None:
@@ -168,6 +172,11 @@ def test_leader_sigkill_loses_no_acknowledged_record_and_the_node_rejoins(cluste
     leader = segment_bytes(cluster, 3, "fail", 0)
     assert segment_bytes(cluster, 2, "fail", 0) == leader
     assert segment_bytes(cluster, 1, "fail", 0) == leader
+    # each replica's leader-epoch-checkpoint (LeaderEpochCheckpointFile) names where epoch 1 began
+    epoch_one = next(b.base_offset for b in iter_batches(leader) if b.partition_leader_epoch == 1)
+    for node in (1, 2, 3):
+        path = cluster.nodes[node].data_dir / "fail-0" / "leader-epoch-checkpoint"
+        assert path.read_text() == f"0\n2\n0 0\n1 {epoch_one}\n", node
 
 
 def test_two_of_three_killed_gives_not_enough_replicas_and_no_acknowledged_write(cluster):
@@ -317,6 +326,9 @@ def test_a_lagging_follower_leaves_the_isr_and_rejoins_when_caught_up(tmp_path):
         cluster.wait_for_isr("lag", 0, [1, 2, 3])
         data.close()
     assert segment_bytes(cluster, 3, "lag", 0) == segment_bytes(cluster, 2, "lag", 0)
+    # stopped cleanly: the leader checkpointed its HW (ReplicaManager.checkpointHighWatermarks)
+    hw = read_offset_checkpoint(cluster.nodes[2].data_dir / "replication-offset-checkpoint")
+    assert hw[("lag", 0)] == 2
 
 
 def test_the_controller_restarts_and_failover_works_after(cluster):

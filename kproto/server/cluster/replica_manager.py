@@ -166,7 +166,8 @@ class ReplicaManager:
         self.controller.close()
         self.metadata_channel.close()
         for f in self.fetchers.values():
-            f.channel.close()
+            if f.channel is not None:       # a fetcher that never connected has none
+                f.channel.close()
         self.checkpoint()
 
     def checkpoint(self) -> None:
