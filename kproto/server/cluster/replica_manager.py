@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from kproto.common import CLUSTER_METADATA_TOPIC_NAME, is_internal, now_ms
-from kproto.errors import ErrorCode, KafkaError
+from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.log import checkpoint as ckpt
 from kproto.log.validator import AppendOrigin
 from kproto.records import RecordBatch, iter_batches
@@ -245,7 +245,12 @@ class ReplicaManager:
                 continue
             data = r.responses[0].partitions[0].records
             if data:
-                self.apply_metadata(bytes(data))
+                try:
+                    self.apply_metadata(bytes(data))
+                except (KafkaError, DecodeError, KeyError) as e:
+                    # a record this image cannot apply: logged, and fetched again after a pause
+                    log.error("metadata at offset %d: %r", self.image.end_offset, e)
+                    await asyncio.sleep(1)
 
     def apply_metadata(self, data: bytes) -> None:
         changed: list[tuple[str, int]] = []
@@ -551,6 +556,11 @@ class Fetcher:
             except ConnectionError as e:
                 log.info("fetcher to %d: %s", self.leader_id, e)
                 await self._idle(min(backoff, 0.5))
+            except (KafkaError, DecodeError) as e:
+                # what the leader sent does not append here (AbstractFetcherThread marks the
+                # partition failed; here the round is retried after the backoff, and logged)
+                log.error("fetcher to %d: %s", self.leader_id, e)
+                await self._idle(backoff)
 
     async def _truncate(self, parts: list[Partition]) -> None:
         """AbstractFetcherThread.truncateToEpochEndOffsets."""
