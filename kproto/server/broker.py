@@ -28,6 +28,7 @@ import asyncio
 import logging
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -43,6 +44,9 @@ from kproto.schemas.message import RECORDS, carries
 from kproto.server import (
     access, emulation, fault_hook, group_service, handlers, share_service, topic_ids, txn_service,
 )
+from kproto.server.cluster.controller import Controller
+from kproto.server.cluster.replica_manager import ReplicaManager
+from kproto.server.cluster.settings import cluster_settings
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.faults import FaultPlan
@@ -116,12 +120,28 @@ class Broker:
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
                                    on_connect=self.security.on_connect, faults=self.faults,
                                    connection_throttle=lambda host: self.quotas.connections.record(host, now_ms()))
+        # A node of a cluster (process.roles set): its controller, if it is the static quorum's
+        # one, and its ReplicaManager; both None for the standalone node (docs/cluster.md).
+        self.cluster_settings = cluster_settings(self.config.values)
+        self.controller: Controller | None = None
+        self.cluster: ReplicaManager | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> tuple[str, int]:
+        settings = self.cluster_settings
+        if settings is not None and "controller" in settings.roles and settings.node_id == settings.controller_id:
+            self.controller = Controller(self.logs.data_dir, self.config, self.cluster_id)
+            bound = await self.controller.start(*settings.voters[settings.node_id])
+            voters = dict(settings.voters)
+            voters[settings.node_id] = bound        # port 0 in the voters: the port it bound
+            settings = self.cluster_settings = replace(settings, voters=voters)
+        if settings is not None and "broker" in settings.roles:
+            self.cluster = ReplicaManager(self, settings)     # before the listeners: handlers ask it
         host, port = await self.security.start(self.server)
         self.port = port
+        if self.cluster is not None:
+            await self.cluster.start()
         await self._start_groups()
         self.transactions = txn_service.TxnService(self.logs, self.config.values,
                                                    allocate_producer_id=self.producer_ids.allocate,
@@ -140,6 +160,8 @@ class Broker:
         await self.shares.start()
 
     async def close(self) -> None:
+        if self.cluster is not None:
+            await self.cluster.close()
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -150,6 +172,8 @@ class Broker:
             await self.shares.close()
         if self.transactions is not None:
             await self.transactions.close()
+        if self.controller is not None:
+            await self.controller.close()
         self.logs.close()
 
     async def reconfigure(self, config: BrokerConfig) -> None:
@@ -384,9 +408,12 @@ class Broker:
         return self._appended
 
     def auto_create(self, topic: str) -> bool:
-        """Metadata/Produce auto-creation (auto.create.topics.enable); True if it exists now."""
-        if self.logs.has_topic(topic):
+        """Metadata/Produce auto-creation (auto.create.topics.enable); True if it exists now.
+        A node of a cluster creates none yet (Kafka's AutoTopicCreationManager asks the controller)."""
+        if self.has_topic(topic):
             return True
+        if self.cluster is not None:
+            return False
         if not self.config["auto.create.topics.enable"]:
             return False
         try:
@@ -400,7 +427,21 @@ class Broker:
         address of the listener the request came in on."""
         return self.security.endpoint(ctx.listener) or (self.host, self.port)
 
+    # The topics clients are told of: this node's logs, or on a node of a cluster the
+    # controller's registrations (a broker hosts only some of them).
+
+    def topic_names(self) -> set[str]:
+        return set(self.cluster.image.topics) if self.cluster is not None else self.logs.topics()
+
+    def has_topic(self, topic: str) -> bool:
+        return topic in self.cluster.image.topics if self.cluster is not None else self.logs.has_topic(topic)
+
+    def topic_id(self, topic: str):
+        return self.cluster.image.topics[topic].topic_id if self.cluster is not None else self.logs.topic_id(topic)
+
     def partition_count(self, topic: str) -> int:
+        if self.cluster is not None:
+            return len(self.cluster.image.topics[topic].partitions)
         return self.logs.partition_count(topic)
 
 

@@ -194,16 +194,33 @@ async def find_coordinator(broker, ctx, body) -> dict:
     version = ctx.request_api_version
     node_id = _groups(broker, offsets_topic=body.key_type == GROUP_KEY_TYPE).node[0]
     host, port = broker.endpoint(ctx)      # the listener the client came in on
+    if broker.cluster is not None:
+        # no replicated __consumer_offsets yet (docs/cluster.md): every group is coordinated
+        # on the controller's node, so all clients agree
+        node_id = broker.cluster_settings.controller_id
+        where = broker.cluster.endpoint_of(node_id, ctx.listener.name if ctx.listener else None)
+        if where is None or node_id not in broker.cluster.image.alive():
+            node_id, where = -1, ("", -1)        # its node is down: COORDINATOR_NOT_AVAILABLE, below
+        host, port = where
     keys = body.coordinator_keys if version >= 4 else [body.key]
-    if body.key_type == TRANSACTION_KEY_TYPE:
+    standalone = broker.cluster is None         # a cluster answers groups only (below)
+    if standalone and body.key_type == TRANSACTION_KEY_TYPE:
         broker.transactions.ensure_topic()      # Kafka creates __transaction_state here
-    elif body.key_type == SHARE_KEY_TYPE:
+    elif standalone and body.key_type == SHARE_KEY_TYPE:
         broker.shares.ensure_topic()            # and __share_group_state here (key "group:topicId:partition")
 
     def answer(k: str) -> dict:
         if body.key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
             return {"key": k, "node_id": -1, "host": "", "port": -1,
                     "error_code": ErrorCode.INVALID_REQUEST, "error_message": f"Unknown key type {body.key_type}"}
+        if not standalone and body.key_type != GROUP_KEY_TYPE:
+            # its markers would be written to this node's logs, not by each partition's leader
+            return {"key": k, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.INVALID_REQUEST,
+                    "error_message": "transactions and share groups are not served by a kproto cluster yet "
+                                     "(docs/cluster.md)"}
+        if node_id == -1:
+            return {"key": k, "node_id": -1, "host": "", "port": -1,
+                    "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "error_message": None}
         return {"key": k, "node_id": node_id, "host": host, "port": port,
                 "error_code": 0, "error_message": None}
 

@@ -152,6 +152,8 @@ CREATE_PARTITIONS = PerEntry("topics", topic_name, R.TOPIC, O.ALTER, "results",
 
 @handles(P.create_topics, authorize=CREATE_TOPICS)
 async def create_topics(broker, ctx, body) -> dict:
+    if broker.cluster is not None:
+        return await broker.cluster.create_topics(body, ctx.request_api_version)
     # Files are created off the event loop: thousands of partitions take seconds,
     # and every other connection must keep being served meanwhile.
     quota = _mutation_quota(broker, ctx, 6)
@@ -179,12 +181,21 @@ def _delete(broker, name: str | None, topic_id: uuid.UUID, quota) -> dict:
     return out
 
 
+# What a node of a cluster answers for topic changes its controller does not make yet
+# (docs/cluster.md): refused, never done on one node only.
+NOT_IN_A_CLUSTER = "{} is not served by a kproto cluster yet: its controller does not make this change (docs/cluster.md)"
+
+
 @handles(P.delete_topics, authorize=_delete_topics)
 async def delete_topics(broker, ctx, body) -> dict:
     if ctx.request_api_version >= 6:
         wanted = [(t.name, t.topic_id) for t in body.topics]
     else:
         wanted = [(n, ZERO_UUID) for n in body.topic_names]
+    if broker.cluster is not None:
+        return {"throttle_time_ms": 0, "responses": [
+            {"name": n, "topic_id": i, "error_code": ErrorCode.INVALID_REQUEST,
+             "error_message": NOT_IN_A_CLUSTER.format("DeleteTopics")} for n, i in wanted]}
     quota = _mutation_quota(broker, ctx, 5)
     responses = await asyncio.to_thread(lambda: [_delete(broker, n, i, quota) for n, i in wanted])
     return _answer(ctx, quota, {"throttle_time_ms": 0, "responses": responses})
@@ -227,6 +238,10 @@ def _grow(broker, t, validate_only: bool, quota) -> dict:
 
 @handles(P.create_partitions, authorize=CREATE_PARTITIONS)
 async def create_partitions(broker, ctx, body) -> dict:
+    if broker.cluster is not None:
+        return {"throttle_time_ms": 0, "results": [
+            {"name": t.name, "error_code": ErrorCode.INVALID_REQUEST,
+             "error_message": NOT_IN_A_CLUSTER.format("CreatePartitions")} for t in body.topics]}
     quota = _mutation_quota(broker, ctx, 3)
     results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only, quota) for t in body.topics])
     return _answer(ctx, quota, {"throttle_time_ms": 0, "results": results})
