@@ -126,7 +126,8 @@ def test_create_topics_places_replicas_round_robin_and_elects_the_first(tmp_path
     too_many = create(ctrl, "u", 1, 4)
     assert (too_many.error_code, too_many.error_message) == (
         ErrorCode.INVALID_REPLICATION_FACTOR, "Unable to replicate the partition 4 time(s): The target replication "
-        "factor of 4 cannot be reached because only 3 broker(s) are registered.")
+        "factor of 4 cannot be reached because only 3 broker(s) are registered or some brokers have all their log "
+        "directories cordoned.")
     assigned = create(ctrl, "v", assignments=[[3, 1]])
     assert (assigned.error_code, ctrl.image.partition("v", 0)) == (0, PartitionRegistration((3, 1), (3, 1), 3))
     assert create(ctrl, "w", assignments=[[3, 7]]).error_code == ErrorCode.INVALID_REPLICA_ASSIGNMENT
