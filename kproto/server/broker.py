@@ -152,10 +152,18 @@ class Broker:
         return host, port
 
     async def _start_groups(self) -> None:
+        # On a node of a cluster __consumer_offsets is the controller's, offsets.topic.replication.factor
+        # Kafka's default 3 unless set (kproto's standalone default is 1: one node)
+        rf = int(self.config.overrides.get("offsets.topic.replication.factor", 3))
         self.groups = group_service.GroupService(self.logs, self.config.values,
                                                  node=(self.node_id, self.host, self.port),
-                                                 append_lock=self.append_lock)
+                                                 append_lock=self.append_lock, replication=self.cluster,
+                                                 replication_factor=rf)
         await self.groups.start()
+        if self.cluster is not None:        # what this node already leads
+            for (topic, index), part in sorted(self.cluster.partitions.items()):
+                if part.leader is not None:
+                    self.coordinator_elected(topic, index)
         self.shares = share_service.ShareService(self.logs, self.config.values, append_lock=self.append_lock)
         await self.shares.start()
 
@@ -395,6 +403,20 @@ class Broker:
                 self.groups.coordinator.complete_txn_offsets(partition, order.producer_id,
                                                              order.result.name == "COMMIT")
         self.notify_appended()
+
+    def _state_topic_shell(self, topic: str):
+        return self.groups if topic == GROUP_METADATA_TOPIC_NAME else None
+
+    def coordinator_elected(self, topic: str, partition: int) -> None:
+        """This node became the leader of a coordinator's state partition (a node of a cluster)."""
+        shell = self._state_topic_shell(topic)
+        if shell is not None:
+            shell.elected(partition)
+
+    def coordinator_resigned(self, topic: str, partition: int) -> None:
+        shell = self._state_topic_shell(topic)
+        if shell is not None:
+            shell.resigned(partition)
 
     def notify_appended(self) -> None:
         """Wake long-polling fetches (they re-read and decide)."""

@@ -209,8 +209,8 @@ def test_two_of_three_killed_gives_not_enough_replicas_and_no_acknowledged_write
 
 
 def test_one_consumer_group_across_nodes(cluster):
-    """Members bootstrapped from different nodes find one coordinator (the controller's node,
-    until __consumer_offsets is replicated) and split the partitions."""
+    """Members bootstrapped from different nodes find one coordinator (the leader of the
+    group's __consumer_offsets partition) and split the partitions."""
     create(cluster, "grp", [[2, 3, 1], [3, 1, 2]])
     consumers = [Consumer({"bootstrap.servers": cluster.nodes[n].bootstrap_servers, "group.id": "g1",
                            "auto.offset.reset": "earliest", "enable.auto.commit": False}) for n in (2, 3)]

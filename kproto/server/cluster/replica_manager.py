@@ -138,6 +138,7 @@ class ReplicaManager:
         self._unfenced = asyncio.Event()
         self._metadata_applied: asyncio.Future | None = None
         self._tasks: list[asyncio.Task] = []
+        self._creating: set[str] = set()        # internal topics asked of the controller
         # each replicated log's HW, set when its partition is first applied (ReplicaManager.getOrCreatePartition)
         self._hw_checkpoint = ckpt.read_offset_checkpoint(broker.logs.data_dir / REPLICATION_OFFSET_CHECKPOINT)
 
@@ -298,6 +299,7 @@ class ReplicaManager:
             self.partitions[(topic, index)] = part
         old = part.reg
         part.reg = reg
+        was_leader = part.leader is not None
         if reg.leader == self.node_id:
             if part.leader is not None and old is not None and old.leader_epoch == reg.leader_epoch:
                 if part.leader.set_isr(frozenset(reg.isr)):     # the ISR the controller decided
@@ -306,10 +308,16 @@ class ReplicaManager:
                 return
             self._stop_following(part)
             self._become_leader(part, reg)
+            if not was_leader:
+                # a coordinator's state partition loads once per leadership; a new epoch of
+                # the same leadership keeps it (CoordinatorRuntime.scheduleLoadOperation)
+                self.broker.coordinator_elected(topic, index)
         else:
             if part.leader is not None or old is None or old.leader_epoch != reg.leader_epoch or \
                     old.leader != reg.leader:
                 self._become_follower(part, reg)
+            if was_leader:
+                self.broker.coordinator_resigned(topic, index)
 
     def _become_leader(self, part: Partition, reg: PartitionRegistration) -> None:
         """Partition.makeLeader: the new epoch starts at the log end."""
@@ -498,6 +506,33 @@ class ReplicaManager:
             await self.wait_for_metadata(lambda: all(n in self.image.topics for n in created),
                                          max(body.timeout_ms, 0) / 1000)
         return r
+
+    def ensure_internal_topic(self, topic: str, partitions: int, replication_factor: int,
+                              configs: dict[str, Any]) -> None:
+        """A coordinator's state topic, created through the controller when first needed
+        (AutoTopicCreationManager.createTopics with offsets.topic.replication.factor or
+        transaction.state.log.replication.factor, not capped: with fewer brokers the
+        controller refuses INVALID_REPLICATION_FACTOR and FindCoordinator answers
+        COORDINATOR_NOT_AVAILABLE until there are enough). One request in flight at a time."""
+        if topic in self.image.topics or topic in self._creating or self.closing:
+            return
+        self._creating.add(topic)
+        body = {"topics": [{"name": topic, "num_partitions": partitions, "replication_factor": replication_factor,
+                            "assignments": [], "configs": [{"name": k, "value": str(v)} for k, v in configs.items()]}],
+                "timeout_ms": 30000, "validate_only": False}
+
+        async def create() -> None:
+            try:
+                r = await self.controller.request(P.create_topics.API.key, 7, body)
+                t = r.topics[0]
+                if t.error_code not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
+                    log.warning("creating %s: %s %s", topic, ErrorCode(t.error_code).name, t.error_message)
+            except ConnectionError as e:
+                log.info("creating %s: %s", topic, e)
+            finally:
+                self._creating.discard(topic)
+
+        self._tasks.append(asyncio.create_task(create()))
 
     def end_offset_for(self, topic: str, index: int, epoch: int, current_leader_epoch: int) -> dict:
         """OffsetForLeaderEpoch on the leader (Partition.lastOffsetForLeaderEpoch)."""

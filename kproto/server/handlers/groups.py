@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from typing import Any, Callable
 
+from kproto.common import GROUP_METADATA_TOPIC_NAME
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
@@ -34,6 +35,7 @@ from kproto.server.coordinator import (
 )
 from kproto.server.access import G_DENIED, T_DENIED, TXN_DENIED, Access, PerEntry, partitions_denied, topic_name
 from kproto.server.handlers import handles
+from kproto.server.runtime.state_topic import partition_for
 
 GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE = 0, 1, 2     # FindCoordinator key_type
 
@@ -194,14 +196,6 @@ async def find_coordinator(broker, ctx, body) -> dict:
     version = ctx.request_api_version
     node_id = _groups(broker, offsets_topic=body.key_type == GROUP_KEY_TYPE).node[0]
     host, port = broker.endpoint(ctx)      # the listener the client came in on
-    if broker.cluster is not None:
-        # no replicated __consumer_offsets yet (docs/cluster.md): every group is coordinated
-        # on the controller's node, so all clients agree
-        node_id = broker.cluster_settings.controller_id
-        where = broker.cluster.endpoint_of(node_id, ctx.listener.name if ctx.listener else None)
-        if where is None or node_id not in broker.cluster.image.alive():
-            node_id, where = -1, ("", -1)        # its node is down: COORDINATOR_NOT_AVAILABLE, below
-        host, port = where
     keys = body.coordinator_keys if version >= 4 else [body.key]
     standalone = broker.cluster is None         # a cluster answers groups only (below)
     if standalone and body.key_type == TRANSACTION_KEY_TYPE:
@@ -218,10 +212,11 @@ async def find_coordinator(broker, ctx, body) -> dict:
             return {"key": k, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.INVALID_REQUEST,
                     "error_message": "transactions and share groups are not served by a kproto cluster yet "
                                      "(docs/cluster.md)"}
-        if node_id == -1:
+        node, where = (node_id, (host, port)) if standalone else _partition_leader(broker, ctx, k)
+        if node == -1:
             return {"key": k, "node_id": -1, "host": "", "port": -1,
                     "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "error_message": None}
-        return {"key": k, "node_id": node_id, "host": host, "port": port,
+        return {"key": k, "node_id": node, "host": where[0], "port": where[1],
                 "error_code": 0, "error_message": None}
 
     if version >= 4:
@@ -229,6 +224,19 @@ async def find_coordinator(broker, ctx, body) -> dict:
     single = answer(keys[0])
     del single["key"]           # v0-3 answer for the one key asked
     return {"throttle_time_ms": 0, **single}
+
+
+def _partition_leader(broker, ctx, group_id: str) -> tuple[int, tuple[str, int]]:
+    """On a node of a cluster a group's coordinator is the leader of its
+    ``__consumer_offsets`` partition (KafkaApis.getCoordinator: partitionFor, then the
+    partition's leader in the metadata cache); -1 while the topic is being created or
+    the partition has no live leader (COORDINATOR_NOT_AVAILABLE)."""
+    cluster = broker.cluster
+    reg = cluster.image.partition(GROUP_METADATA_TOPIC_NAME, partition_for(group_id, broker.groups.partitions))
+    if reg is None or reg.leader not in cluster.image.alive():
+        return -1, ("", -1)
+    where = cluster.endpoint_of(reg.leader, ctx.listener.name if ctx.listener else None)
+    return (-1, ("", -1)) if where is None else (reg.leader, where)
 
 
 @handles(P.join_group, authorize=_JOIN_GROUP)
