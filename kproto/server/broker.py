@@ -34,7 +34,7 @@ from typing import Any, Awaitable, Callable
 
 from construct import Container
 
-from kproto.common import GROUP_METADATA_TOPIC_NAME, now_ms
+from kproto.common import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
 from kproto.features import FRESH_CLUSTER, SUPPORTED as SUPPORTED_FEATURES, FinalizedFeatures
 from kproto.log import LogManager
@@ -143,11 +143,14 @@ class Broker:
         if self.cluster is not None:
             await self.cluster.start()
         await self._start_groups()
-        self.transactions = txn_service.TxnService(self.logs, self.config.values,
-                                                   allocate_producer_id=self.producer_ids.allocate,
-                                                   append_lock=self.append_lock, on_markers=self.markers_written)
+        self.transactions = txn_service.TxnService(
+            self.logs, self.config.values, allocate_producer_id=self.producer_ids.allocate,
+            append_lock=self.append_lock, on_markers=self.markers_written, replication=self.cluster,
+            replication_factor=int(self.config.overrides.get("transaction.state.log.replication.factor", 3)))
         await self.transactions.start()
-        self._abort_orphaned_txn_offsets()
+        self._elect_led(TRANSACTION_STATE_TOPIC_NAME)
+        if self.cluster is None:    # in a cluster the two coordinators of a transaction are on different nodes
+            self._abort_orphaned_txn_offsets()
         self._tasks.append(asyncio.create_task(self._background()))
         return host, port
 
@@ -160,10 +163,7 @@ class Broker:
                                                  append_lock=self.append_lock, replication=self.cluster,
                                                  replication_factor=rf)
         await self.groups.start()
-        if self.cluster is not None:        # what this node already leads
-            for (topic, index), part in sorted(self.cluster.partitions.items()):
-                if part.leader is not None:
-                    self.coordinator_elected(topic, index)
+        self._elect_led(GROUP_METADATA_TOPIC_NAME)
         self.shares = share_service.ShareService(self.logs, self.config.values, append_lock=self.append_lock)
         await self.shares.start()
 
@@ -405,7 +405,14 @@ class Broker:
         self.notify_appended()
 
     def _state_topic_shell(self, topic: str):
-        return self.groups if topic == GROUP_METADATA_TOPIC_NAME else None
+        return {GROUP_METADATA_TOPIC_NAME: self.groups, TRANSACTION_STATE_TOPIC_NAME: self.transactions}.get(topic)
+
+    def _elect_led(self, topic: str) -> None:
+        """A coordinator started after the node's partitions were applied: load what it leads."""
+        if self.cluster is not None:
+            for (name, index), part in sorted(self.cluster.partitions.items()):
+                if name == topic and part.leader is not None:
+                    self.coordinator_elected(name, index)
 
     def coordinator_elected(self, topic: str, partition: int) -> None:
         """This node became the leader of a coordinator's state partition (a node of a cluster)."""

@@ -103,6 +103,7 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "transaction.remove.expired.transaction.cleanup.interval.ms": (3600000, int),
     "transaction.state.log.num.partitions": (50, int),
     "transaction.state.log.segment.bytes": (104857600, int),
+    "transaction.state.log.replication.factor": (1, int),     # as offsets.topic.replication.factor
     "log.retention.check.interval.ms": (300000, int),
     "log.flush.scheduler.interval.ms": (2**63 - 1, int),
     "log.cleaner.enable": (True, bool),

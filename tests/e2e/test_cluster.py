@@ -294,17 +294,6 @@ def test_topic_changes_the_controller_does_not_make_are_refused_not_done_on_one_
     assert all((b.data_dir / "keep-0").is_dir() for b in cluster.nodes.values())
 
 
-def test_transactions_are_refused_in_a_cluster(cluster):
-    """Their markers would be written by one node, not by each partition's leader: refused at
-    FindCoordinator, before anything is written."""
-    with BrokerClient(cluster.bootstrap_servers) as client:
-        r = client.request(P.find_coordinator.API.key, {"key_type": 1, "coordinator_keys": ["tx"], "key": "tx"})
-    answer = r.coordinators[0] if "coordinators" in r else r
-    assert (answer.error_code, answer.node_id, answer.error_message) == (
-        ErrorCode.INVALID_REQUEST, -1, "transactions and share groups are not served by a kproto cluster yet "
-        "(docs/cluster.md)")
-
-
 def test_a_lagging_follower_leaves_the_isr_and_rejoins_when_caught_up(tmp_path):
     """The leader's own rules, not fencing (sessions of 60 s here): a follower that has not
     caught up for replica.lag.time.max.ms is shrunk out by AlterPartition, and expanded back

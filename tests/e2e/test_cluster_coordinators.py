@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kproto.client.transport import BrokerClient
-from kproto.common import GROUP_METADATA_TOPIC_NAME
+from kproto.common import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.server.runtime.state_topic import partition_for
@@ -25,24 +25,25 @@ OFFSETS_PARTITIONS = 5
 @pytest.fixture
 def cluster(tmp_path):
     with Cluster(brokers=3, data_dir=tmp_path / "cluster",
-                 config={"offsets.topic.num.partitions": OFFSETS_PARTITIONS}) as c:
+                 config={"offsets.topic.num.partitions": OFFSETS_PARTITIONS,
+                         "transaction.state.log.num.partitions": OFFSETS_PARTITIONS}) as c:
         yield c
         running = [i for i, b in c.nodes.items() if b.running]
     assert {i: c.nodes[i].returncode for i in running} == dict.fromkeys(running, 0)
 
 
-def find_coordinator(servers: str, group: str):
+def find_coordinator(servers: str, key: str, key_type: int = 0):
     with BrokerClient(servers) as client:
-        r = client.request(P.find_coordinator.API.key, {"key_type": 0, "coordinator_keys": [group], "key": group})
+        r = client.request(P.find_coordinator.API.key, {"key_type": key_type, "coordinator_keys": [key], "key": key})
     return r.coordinators[0] if "coordinators" in r else r
 
 
-def wait_for_coordinator(cluster: Cluster, group: str, not_in=(), timeout: float = 120):
+def wait_for_coordinator(cluster: Cluster, key: str, not_in=(), timeout: float = 120, key_type: int = 0):
     """FindCoordinator's answer once it names a live node outside ``not_in`` (the topic is
     created by the first FindCoordinator, COORDINATOR_NOT_AVAILABLE meanwhile)."""
     deadline = time.monotonic() + timeout
     while True:
-        a = find_coordinator(cluster.bootstrap_servers, group)
+        a = find_coordinator(cluster.bootstrap_servers, key, key_type)
         if a.error_code == 0 and a.node_id not in not_in:
             return a
         assert a.error_code in (0, ErrorCode.COORDINATOR_NOT_AVAILABLE), a
@@ -127,3 +128,78 @@ def test_group_reforms_on_the_new_coordinator_and_its_offsets_survive_a_sigkill(
             [TopicPartition("work", q) for q in range(3)], timeout=30)} == dict.fromkeys(range(3), 20)
     finally:
         second.close()
+
+
+def off_the_controller(cluster: Cluster, topic: str, prefix: str) -> str:
+    """A key whose state partition is led by a node other than the controller's (node 1 is
+    never killed: docs/cluster.md)."""
+    return next(k for k in (f"{prefix}-{i}" for i in range(100))
+                if cluster.leader(topic, partition_for(k, OFFSETS_PARTITIONS)) not in (1, -1))
+
+
+def read_all(cluster: Cluster, topic: str, partitions: int, isolation: str = "read_committed") -> list[bytes]:
+    """Every record a consumer of ``isolation`` sees up to each partition's end."""
+    c = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "reader",
+                  "isolation.level": isolation, "enable.auto.commit": False})
+    try:
+        ends = {q: c.get_watermark_offsets(TopicPartition(topic, q), timeout=30)[1] for q in range(partitions)}
+        c.assign([TopicPartition(topic, q, 0) for q in range(partitions)])
+        out: list[bytes] = []
+        deadline = time.monotonic() + 120
+        while any(c.position([TopicPartition(topic, q)])[0].offset < end for q, end in ends.items() if end > 0):
+            assert time.monotonic() < deadline, (out, ends)
+            m = c.poll(0.5)
+            if m is not None and m.error() is None:
+                out.append(m.value())
+        return out
+    finally:
+        c.close()
+
+
+def test_transactions_commit_and_abort_and_survive_the_coordinators_sigkill(cluster):
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin.create_topics([NewTopic("tx", 3, replication_factor=3)])["tx"].result(timeout=60)
+    wait_for_coordinator(cluster, "probe", key_type=1)      # creates __transaction_state
+    for q in range(OFFSETS_PARTITIONS):
+        cluster.wait_for_isr(TRANSACTION_STATE_TOPIC_NAME, q, [1, 2, 3])
+    for q in range(3):
+        cluster.wait_for_isr("tx", q, [1, 2, 3])
+    txn_id = off_the_controller(cluster, TRANSACTION_STATE_TOPIC_NAME, "txn")
+    state_partition = partition_for(txn_id, OFFSETS_PARTITIONS)
+    old = wait_for_coordinator(cluster, txn_id, key_type=1).node_id
+    assert old == cluster.leader(TRANSACTION_STATE_TOPIC_NAME, state_partition) != 1
+
+    p = Producer({"bootstrap.servers": cluster.nodes[1].bootstrap_servers, "transactional.id": txn_id})
+    p.init_transactions(60)
+
+    def transaction(tag: str, commit: bool) -> None:
+        p.begin_transaction()
+        for i in range(9):
+            p.produce("tx", value=b"%s-%d" % (tag.encode(), i), partition=i % 3)
+        assert p.flush(60) == 0         # written before the end (an abort purges what is unsent)
+        if commit:
+            p.commit_transaction(60)
+        else:
+            p.abort_transaction(60)
+
+    transaction("committed1", True)
+    transaction("aborted", False)
+    cluster.kill(old)
+    new = cluster.wait_for_leader(TRANSACTION_STATE_TOPIC_NAME, state_partition, not_in=[old], timeout=120)
+    assert wait_for_coordinator(cluster, txn_id, not_in=[old], key_type=1).node_id == new
+    transaction("committed2", True)         # the same producer, on the new coordinator
+    transaction("aborted2", False)
+
+    seen = read_all(cluster, "tx", 3)
+    assert sorted(seen) == sorted(b"%s-%d" % (t, i) for t in (b"committed1", b"committed2") for i in range(9))
+    # the aborted ones are in the logs, ended by ABORT markers on every partition's leader
+    everything = read_all(cluster, "tx", 3, "read_uncommitted")
+    assert sorted(everything) == sorted(b"%s-%d" % (t, i) for t in (b"committed1", b"committed2", b"aborted",
+                                                                     b"aborted2") for i in range(9))
+
+
+def test_share_groups_are_refused_in_a_cluster(cluster):
+    """__share_group_state is not replicated yet: refused at FindCoordinator, nothing written."""
+    a = find_coordinator(cluster.bootstrap_servers, "sg:topic:0", key_type=2)
+    assert (a.error_code, a.node_id, a.error_message) == (
+        ErrorCode.INVALID_REQUEST, -1, "share groups are not served by a kproto cluster yet (docs/cluster.md)")

@@ -139,6 +139,7 @@ class ReplicaManager:
         self._metadata_applied: asyncio.Future | None = None
         self._tasks: list[asyncio.Task] = []
         self._creating: set[str] = set()        # internal topics asked of the controller
+        self._brokers: dict[int, Channel] = {}      # request_broker's channels
         # each replicated log's HW, set when its partition is first applied (ReplicaManager.getOrCreatePartition)
         self._hw_checkpoint = ckpt.read_offset_checkpoint(broker.logs.data_dir / REPLICATION_OFFSET_CHECKPOINT)
 
@@ -166,6 +167,8 @@ class ReplicaManager:
         await asyncio.gather(*self._tasks, *(f.task for f in self.fetchers.values()), return_exceptions=True)
         self.controller.close()
         self.metadata_channel.close()
+        for channel in self._brokers.values():
+            channel.close()
         for f in self.fetchers.values():
             if f.channel is not None:       # a fetcher that never connected has none
                 f.channel.close()
@@ -506,6 +509,19 @@ class ReplicaManager:
             await self.wait_for_metadata(lambda: all(n in self.image.topics for n in created),
                                          max(body.timeout_ms, 0) / 1000)
         return r
+
+    async def request_broker(self, broker_id: int, api_key: int, version: int, body: Any) -> Any:
+        """One request to another broker over the inter-broker listener (the transaction
+        coordinator's markers and verifications); ConnectionError if it has no endpoint."""
+        where = self.endpoint_of(broker_id)
+        if where is None:
+            raise ConnectionError(f"broker {broker_id} is not registered")
+        channel = self._brokers.get(broker_id)
+        if channel is None or channel.address != where:
+            if channel is not None:
+                channel.close()
+            channel = self._brokers[broker_id] = Channel(*where, f"broker-{self.node_id}-to-{broker_id}")
+        return await channel.request(api_key, version, body)
 
     def ensure_internal_topic(self, topic: str, partitions: int, replication_factor: int,
                               configs: dict[str, Any]) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from typing import Any, Callable
 
-from kproto.common import GROUP_METADATA_TOPIC_NAME
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
@@ -197,8 +196,8 @@ async def find_coordinator(broker, ctx, body) -> dict:
     node_id = _groups(broker, offsets_topic=body.key_type == GROUP_KEY_TYPE).node[0]
     host, port = broker.endpoint(ctx)      # the listener the client came in on
     keys = body.coordinator_keys if version >= 4 else [body.key]
-    standalone = broker.cluster is None         # a cluster answers groups only (below)
-    if standalone and body.key_type == TRANSACTION_KEY_TYPE:
+    standalone = broker.cluster is None         # a cluster answers groups and transactions (below)
+    if body.key_type == TRANSACTION_KEY_TYPE:
         broker.transactions.ensure_topic()      # Kafka creates __transaction_state here
     elif standalone and body.key_type == SHARE_KEY_TYPE:
         broker.shares.ensure_topic()            # and __share_group_state here (key "group:topicId:partition")
@@ -207,12 +206,12 @@ async def find_coordinator(broker, ctx, body) -> dict:
         if body.key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
             return {"key": k, "node_id": -1, "host": "", "port": -1,
                     "error_code": ErrorCode.INVALID_REQUEST, "error_message": f"Unknown key type {body.key_type}"}
-        if not standalone and body.key_type != GROUP_KEY_TYPE:
-            # its markers would be written to this node's logs, not by each partition's leader
+        if not standalone and body.key_type == SHARE_KEY_TYPE:
+            # __share_group_state would be this node's, not replicated
             return {"key": k, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.INVALID_REQUEST,
-                    "error_message": "transactions and share groups are not served by a kproto cluster yet "
-                                     "(docs/cluster.md)"}
-        node, where = (node_id, (host, port)) if standalone else _partition_leader(broker, ctx, k)
+                    "error_message": "share groups are not served by a kproto cluster yet (docs/cluster.md)"}
+        shell = broker.groups if body.key_type == GROUP_KEY_TYPE else broker.transactions
+        node, where = (node_id, (host, port)) if standalone else _partition_leader(broker, ctx, k, shell)
         if node == -1:
             return {"key": k, "node_id": -1, "host": "", "port": -1,
                     "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "error_message": None}
@@ -226,13 +225,14 @@ async def find_coordinator(broker, ctx, body) -> dict:
     return {"throttle_time_ms": 0, **single}
 
 
-def _partition_leader(broker, ctx, group_id: str) -> tuple[int, tuple[str, int]]:
-    """On a node of a cluster a group's coordinator is the leader of its
-    ``__consumer_offsets`` partition (KafkaApis.getCoordinator: partitionFor, then the
-    partition's leader in the metadata cache); -1 while the topic is being created or
-    the partition has no live leader (COORDINATOR_NOT_AVAILABLE)."""
+def _partition_leader(broker, ctx, key: str, shell) -> tuple[int, tuple[str, int]]:
+    """On a node of a cluster the coordinator of a group (transactional id) is the leader
+    of its ``__consumer_offsets`` (``__transaction_state``) partition, ``shell``'s topic
+    (KafkaApis.getCoordinator: partitionFor, then the partition's leader in the metadata
+    cache); -1 while the topic is being created or the partition has no live leader
+    (COORDINATOR_NOT_AVAILABLE)."""
     cluster = broker.cluster
-    reg = cluster.image.partition(GROUP_METADATA_TOPIC_NAME, partition_for(group_id, broker.groups.partitions))
+    reg = cluster.image.partition(shell.topic, partition_for(key, shell.partitions))
     if reg is None or reg.leader not in cluster.image.alive():
         return -1, ("", -1)
     where = cluster.endpoint_of(reg.leader, ctx.listener.name if ctx.listener else None)

@@ -147,7 +147,7 @@ async def produce(broker, ctx, body):
     # as ReplicaManager refuses it without V2, and nothing is written.
     refused = {}
     if body.transactional_id is not None:
-        refused = broker.transactions.verify_produce(body.transactional_id, [
+        refused = await broker.transactions.verify_produce(body.transactional_id, [
             (t.name, p.index, _idempotent_batch(p.records) if p.records else None)
             for t in body.topic_data for p in t.partition_data], abortable=ctx.request_api_version >= 11)
     if broker.cluster is not None:

@@ -184,10 +184,13 @@ async def write_txn_markers(broker, ctx, body) -> dict:
         order = WriteTxnMarkers(0, "", m.producer_id, m.producer_epoch, m.coordinator_epoch,
                                 TransactionResult.COMMIT if m.transaction_result else TransactionResult.ABORT,
                                 tuple((t.name, p) for t in m.topics for p in t.partition_indexes))
-        errors = {tp: broker.transactions.write_marker(order, *tp) for tp in order.partitions}
-        written = [tp for tp, error in errors.items() if error is E.NONE]
-        if written:
-            broker.markers_written(order, written)
+        if broker.cluster is not None:      # the leader's markers, replicated before the answer
+            errors = await broker.transactions.replicated_markers(order, list(order.partitions))
+        else:
+            errors = {tp: broker.transactions.write_marker(order, *tp) for tp in order.partitions}
+            written = [tp for tp, error in errors.items() if error is E.NONE]
+            if written:
+                broker.markers_written(order, written)
         markers.append({"producer_id": m.producer_id, "topics": [
             {"name": t.name, "partitions": [{"partition_index": p, "error_code": errors[(t.name, p)]}
                                             for p in t.partition_indexes]} for t in m.topics]})
@@ -201,7 +204,7 @@ async def txn_offset_commit(broker, ctx, body) -> dict:
         return {"throttle_time_ms": 0, "topics": unknown}
     version = ctx.request_api_version
     broker.groups.ensure_topic()
-    verification = broker.transactions.verify(
+    verification = await broker.transactions.verify(
         body.transactional_id, GROUP_METADATA_TOPIC_NAME, broker.groups.coordinator.partition_for(body.group_id),
         body.producer_id, body.producer_epoch, abortable=version >= 4)     # v4 knows TRANSACTION_ABORTABLE
     r = await broker.groups.ask(TxnOffsetCommitRequest(

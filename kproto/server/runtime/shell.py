@@ -108,11 +108,13 @@ class CoordinatorShell:
     def elected(self, partition: int) -> None:
         """This node leads ``partition`` of the state topic now: replay it and own it
         (GroupCoordinator.onElection / TransactionCoordinator.onElection)."""
-        t = now_ms()
-        self.coordinator.begin_load(partition, t)
-        loaded = self.coordinator.load_partition(partition, self.records(partition), now_ms())
+        self.coordinator.begin_load(partition, now_ms())
+        loaded = self._load(partition)
         self.log.info("leader of %s-%d: loaded %d %s", self.topic, partition, len(loaded), self.loaded_noun)
         self.drive()
+
+    def _load(self, partition: int) -> tuple:
+        return self.coordinator.load_partition(partition, self.records(partition), now_ms())
 
     def resigned(self, partition: int) -> None:
         """Another node leads ``partition`` now: drop its state (onResignation); its
