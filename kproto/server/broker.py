@@ -438,12 +438,15 @@ class Broker:
 
     def auto_create(self, topic: str) -> bool:
         """Metadata/Produce auto-creation (auto.create.topics.enable); True if it exists now.
-        A node of a cluster creates none yet (Kafka's AutoTopicCreationManager asks the controller)."""
+        A node of a cluster asks the controller and answers False meanwhile (Kafka's
+        AutoTopicCreationManager; Metadata says LEADER_NOT_AVAILABLE until the topic is there)."""
         if self.has_topic(topic):
             return True
-        if self.cluster is not None:
-            return False
         if not self.config["auto.create.topics.enable"]:
+            return False
+        if self.cluster is not None:
+            self.cluster.auto_create_topic(topic, self.config["num.partitions"],
+                                           self.config["default.replication.factor"], {})
             return False
         try:
             self.logs.create_topic(topic, self.config["num.partitions"])

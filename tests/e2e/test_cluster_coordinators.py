@@ -203,3 +203,20 @@ def test_share_groups_are_refused_in_a_cluster(cluster):
     a = find_coordinator(cluster.bootstrap_servers, "sg:topic:0", key_type=2)
     assert (a.error_code, a.node_id, a.error_message) == (
         ErrorCode.INVALID_REQUEST, -1, "share groups are not served by a kproto cluster yet (docs/cluster.md)")
+
+
+def test_metadata_auto_creates_a_topic_through_the_controller(tmp_path):
+    """A producer's Metadata for a missing topic has the controller create it with the
+    broker's num.partitions and default.replication.factor (AutoTopicCreationManager):
+    LEADER_NOT_AVAILABLE until it is there, then every replica hosts it."""
+    with Cluster(brokers=3, data_dir=tmp_path / "cluster",
+                 config={"num.partitions": 2, "default.replication.factor": 3}) as cluster:
+        p = Producer({"bootstrap.servers": cluster.nodes[2].bootstrap_servers, "acks": "all"})
+        for i in range(4):
+            p.produce("auto", value=b"%d" % i, partition=i % 2)
+        assert p.flush(60) == 0
+        topic = cluster.metadata(["auto"]).topics["auto"]
+        assert sorted(len(q.replicas) for q in topic.partitions) == [3, 3]
+        for q in range(2):
+            cluster.wait_for_isr("auto", q, [1, 2, 3])
+        assert all((b.data_dir / f"auto-{q}").is_dir() for b in cluster.nodes.values() for q in range(2))

@@ -523,13 +523,14 @@ class ReplicaManager:
             channel = self._brokers[broker_id] = Channel(*where, f"broker-{self.node_id}-to-{broker_id}")
         return await channel.request(api_key, version, body)
 
-    def ensure_internal_topic(self, topic: str, partitions: int, replication_factor: int,
-                              configs: dict[str, Any]) -> None:
-        """A coordinator's state topic, created through the controller when first needed
-        (AutoTopicCreationManager.createTopics with offsets.topic.replication.factor or
-        transaction.state.log.replication.factor, not capped: with fewer brokers the
-        controller refuses INVALID_REPLICATION_FACTOR and FindCoordinator answers
-        COORDINATOR_NOT_AVAILABLE until there are enough). One request in flight at a time."""
+    def auto_create_topic(self, topic: str, partitions: int, replication_factor: int,
+                          configs: dict[str, Any]) -> None:
+        """Create ``topic`` through the controller, not waiting (AutoTopicCreationManager.createTopics):
+        a coordinator's state topic when first needed (offsets.topic.replication.factor or
+        transaction.state.log.replication.factor, not capped: with fewer brokers the controller
+        refuses INVALID_REPLICATION_FACTOR and FindCoordinator answers COORDINATOR_NOT_AVAILABLE
+        until there are enough), or a topic Metadata asked for with auto-creation. One request
+        per topic in flight at a time."""
         if topic in self.image.topics or topic in self._creating or self.closing:
             return
         self._creating.add(topic)

@@ -59,8 +59,11 @@ def topic_metadata(broker, topic: str, *, auto_create: bool) -> dict:
         return {"error_code": e.error_code, "name": topic, "topic_id": ZERO_UUID, "partitions": []}
     exists = broker.has_topic(topic) or (auto_create and broker.auto_create(topic))
     if not exists:
-        return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": topic, "topic_id": ZERO_UUID,
-                "partitions": []}
+        # a node of a cluster asked its controller: LEADER_NOT_AVAILABLE until the topic is in its
+        # metadata (DefaultAutoTopicCreationManager.createTopics)
+        creating = auto_create and broker.cluster is not None and broker.config["auto.create.topics.enable"]
+        return {"error_code": ErrorCode.LEADER_NOT_AVAILABLE if creating else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                "name": topic, "topic_id": ZERO_UUID, "partitions": []}
     return {"error_code": 0, "name": topic, "topic_id": broker.topic_id(topic),
             "is_internal": is_internal(topic), "partitions": partition_metadata(broker, topic)}
 

@@ -100,7 +100,7 @@ class CoordinatorShell:
     def ensure_topic(self) -> None:
         """Create the state topic on the first request that needs it (as Kafka does)."""
         if self.replication is not None:
-            self.replication.ensure_internal_topic(self.topic, self.partitions, self.replication_factor,
+            self.replication.auto_create_topic(self.topic, self.partitions, self.replication_factor,
                                                    self.topic_configs)
         elif not self.logs.has_topic(self.topic):
             self.logs.create_topic(self.topic, self.partitions, self.topic_configs, internal=True)
