@@ -281,17 +281,37 @@ def test_only_the_leader_answers_produce_fetch_and_list_offsets(cluster):
 def test_topic_changes_the_controller_does_not_make_are_refused_not_done_on_one_node(cluster):
     create(cluster, "keep", [[2, 3, 1]])
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    for future, api in [(admin.delete_topics(["keep"])["keep"], "DeleteTopics"),
-                        (admin.create_partitions([NewPartitions("keep", 2)])["keep"], "CreatePartitions")]:
-        with pytest.raises(KafkaException) as e:
-            future.result(timeout=30)
-        assert e.value.args[0].code() == CKError.INVALID_REQUEST, api
-    with BrokerClient(cluster.bootstrap_servers) as client:
-        result = Admin(client).delete_topics(["keep"])["keep"]
-    assert (result.error, result.message) == (ErrorCode.INVALID_REQUEST, "DeleteTopics is not served by a kproto "
-                                              "cluster yet: its controller does not make this change (docs/cluster.md)")
+    with pytest.raises(KafkaException) as e:
+        admin.create_partitions([NewPartitions("keep", 2)])["keep"].result(timeout=30)
+    assert e.value.args[0].code() == CKError.INVALID_REQUEST
     assert [len(t.partitions) for t in [cluster.metadata(["keep"]).topics["keep"]]] == [1]
-    assert all((b.data_dir / "keep-0").is_dir() for b in cluster.nodes.values())
+    assert all((b.data_dir / "keep-0").is_dir() and not (b.data_dir / "keep-1").exists()
+               for b in cluster.nodes.values())
+
+
+def test_delete_topics_through_the_controller_on_every_replica(cluster):
+    """DeleteTopics forwarded to the controller (a RemoveTopicRecord): every node drops the
+    topic and its logs; a topic of the same name starts afresh; internal and unknown topics
+    are refused."""
+    create(cluster, "gone", [[2, 3, 1]])
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    for i in range(3):
+        p.produce("gone", value=b"old-%d" % i, partition=0)
+    assert p.flush(60) == 0
+    admin = AdminClient({"bootstrap.servers": cluster.nodes[3].bootstrap_servers})
+    admin.delete_topics(["gone"])["gone"].result(timeout=60)
+    assert "gone" not in cluster.metadata().topics
+    assert not any((b.data_dir / "gone-0").exists() for b in cluster.nodes.values())
+    create(cluster, "gone", [[3, 1, 2]])
+    p.produce("gone", value=b"new", partition=0)
+    assert p.flush(60) == 0
+    assert consume_all(cluster, "gone", 0, 1) == [b"new"]
+    with BrokerClient(cluster.bootstrap_servers) as client:
+        results = Admin(client).delete_topics(["__consumer_offsets", "never"])
+    assert {n: (r.error, r.message) for n, r in results.items()} == {
+        "__consumer_offsets": (ErrorCode.INVALID_REQUEST, "Topic __consumer_offsets is a kafka internal topic and "
+                                                         "is not allowed to be marked for deletion."),
+        "never": (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")}
 
 
 def test_a_lagging_follower_leaves_the_isr_and_rejoins_when_caught_up(tmp_path):

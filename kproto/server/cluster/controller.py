@@ -80,6 +80,7 @@ class Controller:
             P.broker_heartbeat.API.key: ((0, 2), self.broker_heartbeat),
             P.alter_partition.API.key: ((0, 1), self.alter_partition),
             P.create_topics.API.key: (P.create_topics.API.served, self.create_topics),
+            P.delete_topics.API.key: ((6, P.delete_topics.API.served[1]), self.delete_topics),
             P.fetch.API.key: ((4, 12), self.fetch),
         }
 
@@ -329,6 +330,24 @@ class Controller:
         except KafkaError as e:
             out.update(error_code=e.error_code, error_message=str(e))
         return out
+
+    async def delete_topics(self, body: Any, version: int) -> dict:
+        """ReplicationControlManager.deleteTopics: a RemoveTopicRecord per topic, by name or id."""
+        out = []
+        for t in body.topics:
+            name = t.name if t.name is not None else self.image.names.get(t.topic_id)
+            topic = self.image.topics.get(name) if name is not None else None
+            answer = {"name": name, "topic_id": topic.topic_id if topic else t.topic_id, "error_code": 0,
+                      "error_message": None}
+            if topic is None:
+                answer.update(error_code=ErrorCode.UNKNOWN_TOPIC_ID if t.name is None
+                              else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                              error_message="This server does not host this topic ID." if t.name is None
+                              else "This server does not host this topic-partition.")
+            else:
+                self.write([(I.REMOVE_TOPIC, {"topic_id": topic.topic_id})])
+            out.append(answer)
+        return {"throttle_time_ms": 0, "responses": out}
 
     async def fetch(self, body: Any, version: int) -> dict:
         """Brokers fetching ``__cluster_metadata`` (KafkaRaftClient.handleFetchRequest,

@@ -17,15 +17,15 @@ from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batc
 from kproto.schemas.cluster_metadata import build_metadata_record, parse_metadata_record
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 
-__all__ = ["REGISTER_BROKER", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
+__all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
            "UNFENCE_BROKER", "TOPIC_RESOURCE", "BrokerInfo", "TopicImage", "MetadataImage",
            "records_batch", "iter_records"]
 
 # MetadataRecordType ids (metadata/*.json apiKey) and the versions written here.
 REGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 2, 4, 3, 5
-FENCE_BROKER, UNFENCE_BROKER = 7, 8
+FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
 VERSIONS = {REGISTER_BROKER: 1, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
-            FENCE_BROKER: 0, UNFENCE_BROKER: 0}
+            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0}
 #: ConfigResource.Type.TOPIC
 TOPIC_RESOURCE = 2
 # PartitionChangeRecord's "leader unchanged"
@@ -81,6 +81,10 @@ class MetadataImage:
         elif record_type == TOPIC:
             self.topics[r.name] = TopicImage(r.name, r.topic_id)
             self.names[r.topic_id] = r.name
+        elif record_type == REMOVE_TOPIC:        # the topic and its partitions go
+            name = self.names.pop(r.topic_id, None)
+            if name is not None:
+                self.topics.pop(name, None)
         elif record_type == CONFIG:
             t = self.topics.get(r.resource_name)
             if r.resource_type == TOPIC_RESOURCE and t is not None:

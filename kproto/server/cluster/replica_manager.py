@@ -258,12 +258,15 @@ class ReplicaManager:
 
     def apply_metadata(self, data: bytes) -> None:
         changed: list[tuple[str, int]] = []
-        topics_before = set(self.image.topics)
+        ids_before = {name: t.topic_id for name, t in self.image.topics.items()}
         for offset, record_type, rec in I.iter_records(data):
             tp = self.image.apply(record_type, rec, offset)
             if tp is not None and tp not in changed:
                 changed.append(tp)
-        for name in set(self.image.topics) - topics_before:     # a new topic: its id and configs here
+        ids_after = {name: t.topic_id for name, t in self.image.topics.items()}
+        for name in [n for n, i in ids_before.items() if ids_after.get(n) != i]:
+            self._remove_topic(name)
+        for name in [n for n, i in ids_after.items() if ids_before.get(n) != i]:     # new: its id and configs
             t = self.image.topics[name]
             self.broker.logs.adopt_topic(name, t.topic_id, t.configs)
         for topic, p in changed:
@@ -273,6 +276,18 @@ class ReplicaManager:
         self._metadata_applied = None
         for f in list(self.fetchers.values()):
             f.wake()
+
+    def _remove_topic(self, name: str) -> None:
+        """A RemoveTopicRecord applied (ReplicaManager.applyDelta's deleted partitions):
+        fetchers stop, waiting producers are answered, the logs are deleted."""
+        for key in [k for k in self.partitions if k[0] == name]:
+            part = self.partitions.pop(key)
+            self._stop_following(part)
+            part.leader = None
+            part.wake()
+        if any(t == name for t, _ in self.broker.logs.logs()):
+            self.broker.logs.delete_topic(name)
+        log.info("deleted topic %s", name)
 
     async def wait_for_metadata(self, done, timeout_s: float) -> bool:
         """Wait until ``done()`` holds of the image (CreateTopics waiting for its topics)."""
@@ -550,6 +565,38 @@ class ReplicaManager:
                 self._creating.discard(topic)
 
         self._tasks.append(asyncio.create_task(create()))
+
+    async def delete_topics(self, wanted: list[tuple[str | None, Any]], timeout_ms: int) -> list[dict]:
+        """DeleteTopics through the controller (ForwardingManager; ControllerApis.deleteTopics);
+        the answer waits until this broker's metadata no longer has the topics, up to the
+        request's timeout. Internal topics are refused here as by the standalone node."""
+        answers: dict[int, dict] = {}
+        ask = []
+        for i, (name, topic_id) in enumerate(wanted):
+            try:
+                if name is not None:
+                    self.broker.logs.check_not_internal(name, "delete")
+                ask.append(i)
+            except KafkaError as e:
+                answers[i] = {"name": name, "topic_id": topic_id, "error_code": e.error_code,
+                              "error_message": str(e)}
+        if ask:
+            try:
+                r = await self.controller.request(P.delete_topics.API.key, 6, {
+                    "topics": [{"name": wanted[i][0], "topic_id": wanted[i][1]} for i in ask],
+                    "timeout_ms": timeout_ms})
+                for i, a in zip(ask, r.responses):
+                    answers[i] = {"name": a.name, "topic_id": a.topic_id, "error_code": a.error_code,
+                                  "error_message": a.error_message}
+            except ConnectionError as e:
+                for i in ask:
+                    answers[i] = {"name": wanted[i][0], "topic_id": wanted[i][1],
+                                  "error_code": ErrorCode.REQUEST_TIMED_OUT,
+                                  "error_message": f"the controller is unreachable: {e}"}
+        deleted = {(a["name"], a["topic_id"]) for a in answers.values() if a["error_code"] == 0}
+        await self.wait_for_metadata(lambda: all(n not in self.image.topics or self.image.topics[n].topic_id != i
+                                                 for n, i in deleted), max(timeout_ms, 0) / 1000)
+        return [answers[i] for i in range(len(wanted))]
 
     def end_offset_for(self, topic: str, index: int, epoch: int, current_leader_epoch: int) -> dict:
         """OffsetForLeaderEpoch on the leader (Partition.lastOffsetForLeaderEpoch)."""

@@ -193,9 +193,7 @@ async def delete_topics(broker, ctx, body) -> dict:
     else:
         wanted = [(n, ZERO_UUID) for n in body.topic_names]
     if broker.cluster is not None:
-        return {"throttle_time_ms": 0, "responses": [
-            {"name": n, "topic_id": i, "error_code": ErrorCode.INVALID_REQUEST,
-             "error_message": NOT_IN_A_CLUSTER.format("DeleteTopics")} for n, i in wanted]}
+        return {"throttle_time_ms": 0, "responses": await broker.cluster.delete_topics(wanted, body.timeout_ms)}
     quota = _mutation_quota(broker, ctx, 5)
     responses = await asyncio.to_thread(lambda: [_delete(broker, n, i, quota) for n, i in wanted])
     return _answer(ctx, quota, {"throttle_time_ms": 0, "responses": responses})
