@@ -278,15 +278,30 @@ def test_only_the_leader_answers_produce_fetch_and_list_offsets(cluster):
     assert ask(3, epoch=1) == (0, 0, 0)
 
 
-def test_topic_changes_the_controller_does_not_make_are_refused_not_done_on_one_node(cluster):
-    create(cluster, "keep", [[2, 3, 1]])
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+def test_create_partitions_through_the_controller(cluster):
+    """CreatePartitions checked by the broker in the controller's words, then made by the
+    controller (PartitionRecords): every replica hosts the new partitions, which take records."""
+    create(cluster, "grow", [[2, 3, 1]])
+    admin = AdminClient({"bootstrap.servers": cluster.nodes[2].bootstrap_servers})
+    admin.create_partitions([NewPartitions("grow", 3)])["grow"].result(timeout=60)
+    topic = cluster.metadata(["grow"]).topics["grow"]
+    assert sorted((q.partition, len(q.replicas)) for q in topic.partitions) == [(0, 3), (1, 3), (2, 3)]
+    for q in (1, 2):
+        cluster.wait_for_isr("grow", q, [1, 2, 3])
+    assert all((b.data_dir / f"grow-{q}").is_dir() for b in cluster.nodes.values() for q in range(3))
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    p.produce("grow", value=b"two", partition=2)
+    assert p.flush(60) == 0
+    assert consume_all(cluster, "grow", 2, 1) == [b"two"]
     with pytest.raises(KafkaException) as e:
-        admin.create_partitions([NewPartitions("keep", 2)])["keep"].result(timeout=30)
-    assert e.value.args[0].code() == CKError.INVALID_REQUEST
-    assert [len(t.partitions) for t in [cluster.metadata(["keep"]).topics["keep"]]] == [1]
-    assert all((b.data_dir / "keep-0").is_dir() and not (b.data_dir / "keep-1").exists()
-               for b in cluster.nodes.values())
+        admin.create_partitions([NewPartitions("grow", 4, replica_assignment=[[1, 7]])])["grow"].result(timeout=30)
+    assert (e.value.args[0].code(), e.value.args[0].str()) == (
+        CKError.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes broker 7, but no such broker "
+                                            "is registered.")
+    with pytest.raises(KafkaException) as e:
+        admin.create_partitions([NewPartitions("grow", 2)])["grow"].result(timeout=30)
+    assert (e.value.args[0].code(), e.value.args[0].str()) == (
+        CKError.INVALID_PARTITIONS, "The topic grow currently has 3 partition(s); 2 would not be an increase.")
 
 
 def test_delete_topics_through_the_controller_on_every_replica(cluster):

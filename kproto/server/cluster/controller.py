@@ -81,6 +81,7 @@ class Controller:
             P.alter_partition.API.key: ((0, 1), self.alter_partition),
             P.create_topics.API.key: (P.create_topics.API.served, self.create_topics),
             P.delete_topics.API.key: ((6, P.delete_topics.API.served[1]), self.delete_topics),
+            P.create_partitions.API.key: ((3, 3), self.create_partitions),
             P.fetch.API.key: ((4, 12), self.fetch),
         }
 
@@ -348,6 +349,40 @@ class Controller:
                 self.write([(I.REMOVE_TOPIC, {"topic_id": topic.topic_id})])
             out.append(answer)
         return {"throttle_time_ms": 0, "responses": out}
+
+    async def create_partitions(self, body: Any, version: int) -> dict:
+        """ReplicationControlManager.createPartitions, for requests the broker checked: a
+        PartitionRecord per new partition, placed as given or over the unfenced brokers with
+        the topic's replication factor (its first partition's), leader elected as at creation."""
+        out = []
+        for t in body.topics:
+            answer = {"name": t.name, "error_code": 0, "error_message": None}
+            topic = self.image.topics.get(t.name)
+            try:
+                if topic is None:
+                    raise KafkaError(f"The topic '{t.name}' does not exist.",
+                                     error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                current = len(topic.partitions)
+                if t.count <= current:
+                    raise KafkaError(f"Topic already has {current} partition(s).",
+                                     error_code=ErrorCode.INVALID_PARTITIONS)
+                alive = sorted(self.image.alive())
+                if t.assignments is not None:
+                    placement = {current + i: list(a.broker_ids) for i, a in enumerate(t.assignments)}
+                else:
+                    rf = len(topic.partitions[0].replicas)
+                    placement = {current + p: r for p, r in assign_replicas(t.count - current, rf, alive).items()}
+                records = []
+                for p, replicas in sorted(placement.items()):
+                    isr = tuple(r for r in replicas if r in alive)
+                    reg = PartitionRegistration(tuple(replicas), isr or tuple(replicas),
+                                                elect_leader(tuple(replicas), isr, set(alive), unclean=False))
+                    records.append(I.partition_record(topic.topic_id, p, reg))
+                self.write(records)
+            except KafkaError as e:
+                answer.update(error_code=e.error_code, error_message=str(e))
+            out.append(answer)
+        return {"throttle_time_ms": 0, "results": out}
 
     async def fetch(self, body: Any, version: int) -> dict:
         """Brokers fetching ``__cluster_metadata`` (KafkaRaftClient.handleFetchRequest,

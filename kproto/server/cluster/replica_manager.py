@@ -598,6 +598,25 @@ class ReplicaManager:
                                                  for n, i in deleted), max(timeout_ms, 0) / 1000)
         return [answers[i] for i in range(len(wanted))]
 
+    async def create_partitions(self, topics: list[Any], timeout_ms: int) -> dict[str, dict]:
+        """CreatePartitions through the controller (checked by the caller); -> each topic's
+        answer, once this broker's metadata has the new partitions (up to the timeout)."""
+        body = {"topics": [{"name": t.name, "count": t.count,
+                            "assignments": None if t.assignments is None else
+                            [{"broker_ids": list(a.broker_ids)} for a in t.assignments]} for t in topics],
+                "timeout_ms": timeout_ms, "validate_only": False}
+        try:
+            r = await self.controller.request(P.create_partitions.API.key, 3, body)
+        except ConnectionError as e:
+            return {t.name: {"name": t.name, "error_code": ErrorCode.REQUEST_TIMED_OUT,
+                             "error_message": f"the controller is unreachable: {e}"} for t in topics}
+        answers = {a.name: {"name": a.name, "error_code": a.error_code, "error_message": a.error_message}
+                   for a in r.results}
+        counts = {t.name: t.count for t in topics if not answers[t.name]["error_code"]}
+        await self.wait_for_metadata(lambda: all(n in self.image.topics and len(self.image.topics[n].partitions) >= c
+                                                 for n, c in counts.items()), max(timeout_ms, 0) / 1000)
+        return answers
+
     def end_offset_for(self, topic: str, index: int, epoch: int, current_leader_epoch: int) -> dict:
         """OffsetForLeaderEpoch on the leader (Partition.lastOffsetForLeaderEpoch)."""
         out = {"partition": index, "error_code": 0, "leader_epoch": UNDEFINED_EPOCH, "end_offset": -1}

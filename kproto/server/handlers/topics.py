@@ -39,13 +39,14 @@ def _check_assignment(broker, broker_ids) -> None:
     """ReplicationControlManager.validateManualPartitionAssignment, in its order and
     words (measured on Kafka 4.4): the ids sorted, the first unregistered one named.
     On one node every id but its own is unregistered, so a partition that passes has
-    one replica, as every other has."""
+    one replica, as every other has; a node of a cluster knows the controller's registrations."""
+    registered = set(broker.cluster.image.brokers) if broker.cluster is not None else {broker.node_id}
     ids = sorted(broker_ids)
     if not ids:
         raise KafkaError("The manual partition assignment includes an empty replica list.",
                          error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
     for previous, b in zip([None] + ids, ids):
-        if b != broker.node_id:
+        if b not in registered:
             raise KafkaError(f"The manual partition assignment includes broker {b}, but no such broker is "
                              "registered.", error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
         if b == previous:
@@ -181,11 +182,6 @@ def _delete(broker, name: str | None, topic_id: uuid.UUID, quota) -> dict:
     return out
 
 
-# What a node of a cluster answers for topic changes its controller does not make yet
-# (docs/cluster.md): refused, never done on one node only.
-NOT_IN_A_CLUSTER = "{} is not served by a kproto cluster yet: its controller does not make this change (docs/cluster.md)"
-
-
 @handles(P.delete_topics, authorize=_delete_topics)
 async def delete_topics(broker, ctx, body) -> dict:
     if ctx.request_api_version >= 6:
@@ -200,9 +196,11 @@ async def delete_topics(broker, ctx, body) -> dict:
 
 
 def _grow(broker, t, validate_only: bool, quota) -> dict:
+    """One topic of CreatePartitions, checked; standalone, its new logs created (a node of a
+    cluster hands what passes to its controller)."""
     out = {"name": t.name, "error_code": 0, "error_message": None}
     try:
-        if not broker.logs.has_topic(t.name):
+        if not broker.has_topic(t.name):
             raise UnknownTopicOrPartitionError(f"The topic '{t.name}' does not exist.")
         broker.logs.check_not_internal(t.name, "grow")
         current = broker.partition_count(t.name)
@@ -222,7 +220,7 @@ def _grow(broker, t, validate_only: bool, quota) -> dict:
         if t.count - current > MAX_RECORDS_PER_USER_OP:
             raise KafkaError(EXCESSIVE_BATCH, error_code=ErrorCode.POLICY_VIOLATION)
         _apply(quota, t.count - current)
-        if not validate_only:
+        if not validate_only and broker.cluster is None:
             try:
                 for p in range(current, t.count):
                     broker.logs.get_or_create_log(t.name, p)
@@ -236,10 +234,14 @@ def _grow(broker, t, validate_only: bool, quota) -> dict:
 
 @handles(P.create_partitions, authorize=CREATE_PARTITIONS)
 async def create_partitions(broker, ctx, body) -> dict:
-    if broker.cluster is not None:
-        return {"throttle_time_ms": 0, "results": [
-            {"name": t.name, "error_code": ErrorCode.INVALID_REQUEST,
-             "error_message": NOT_IN_A_CLUSTER.format("CreatePartitions")} for t in body.topics]}
     quota = _mutation_quota(broker, ctx, 3)
+    if broker.cluster is not None:
+        # checked here in the controller's words, then made by the controller (PartitionRecords)
+        results = [_grow(broker, t, body.validate_only, quota) for t in body.topics]
+        grow = [t for t, r in zip(body.topics, results) if not r["error_code"]]
+        if grow and not body.validate_only:
+            made = await broker.cluster.create_partitions(grow, body.timeout_ms)
+            results = [made.get(r["name"], r) for r in results]
+        return _answer(ctx, quota, {"throttle_time_ms": 0, "results": results})
     results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only, quota) for t in body.topics])
     return _answer(ctx, quota, {"throttle_time_ms": 0, "results": results})
