@@ -102,6 +102,10 @@ class UnifiedLog:
         self._pending_deletes: list[tuple[int, LogSegment]] = []
         self._closed = False
         self._append_failing = False      # logged the failure of this episode already
+        # A replicated partition's high watermark, set by its leader's or follower's state
+        # (Partition.maybeIncrementLeaderHW, ReplicaFetcherThread); None: a standalone log,
+        # whose every appended record is committed, so its HW is its LEO.
+        self._high_watermark: int | None = None
 
     @classmethod
     def open(cls, dir: Path, config: LogConfig | None = None, *, recovery_point: int = 0,
@@ -142,7 +146,13 @@ class UnifiedLog:
 
     @property
     def high_watermark(self) -> int:
-        return self._end.message_offset
+        hw = self._high_watermark
+        return self._end.message_offset if hw is None else min(hw, self._end.message_offset)
+
+    def update_high_watermark(self, offset: int) -> None:
+        """Set the HW of a replicated log (UnifiedLog.updateHighWatermark): clamped to the
+        log start and end offsets, as Kafka's is."""
+        self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
 
     @property
     def last_stable_offset(self) -> int:
@@ -397,8 +407,8 @@ class UnifiedLog:
         record with the largest timestamp."""
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             return TimestampOffset(NO_TIMESTAMP, self.log_start_offset)
-        if timestamp == LATEST_TIMESTAMP:
-            return TimestampOffset(NO_TIMESTAMP, self.log_end_offset)
+        if timestamp == LATEST_TIMESTAMP:     # for consumers, the HW (UnifiedLog.fetchOffsetByTimestamp)
+            return TimestampOffset(NO_TIMESTAMP, self.high_watermark)
         segments = self._segments
         if timestamp == MAX_TIMESTAMP:
             seg = max(segments, key=lambda s: s.max_timestamp_so_far)

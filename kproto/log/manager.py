@@ -229,6 +229,13 @@ class LogManager:
             return next((t for t, i in self._topic_ids.items() if i == topic_id and t in self._partition_counts),
                         None)
 
+    def adopt_topic(self, topic: str, topic_id: uuid.UUID, overrides: Mapping[str, Any]) -> None:
+        """A topic the cluster's controller created (a TopicRecord): its id and configs
+        become this node's before any of its replicas' logs is created here."""
+        with self._lock:
+            self._topic_ids[topic] = topic_id
+            self.set_topic_config(topic, overrides)
+
     def get_or_create_log(self, topic: str, partition: int) -> UnifiedLog:
         with self._lock:
             log = self._logs.get((topic, partition))

@@ -28,12 +28,13 @@ import asyncio
 import logging
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from construct import Container
 
-from kproto.common import GROUP_METADATA_TOPIC_NAME, now_ms
+from kproto.common import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
 from kproto.features import FRESH_CLUSTER, SUPPORTED as SUPPORTED_FEATURES, TRANSACTION_VERSION, FinalizedFeatures
 from kproto.log import LogManager
@@ -43,6 +44,9 @@ from kproto.schemas.message import RECORDS, carries
 from kproto.server import (
     access, emulation, fault_hook, group_service, handlers, share_service, topic_ids, txn_service,
 )
+from kproto.server.cluster.controller import Controller
+from kproto.server.cluster.replica_manager import ReplicaManager
+from kproto.server.cluster.settings import cluster_settings
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.faults import FaultPlan
@@ -116,32 +120,57 @@ class Broker:
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
                                    on_connect=self.security.on_connect, faults=self.faults,
                                    connection_throttle=lambda host: self.quotas.connections.record(host, now_ms()))
+        # A node of a cluster (process.roles set): its controller, if it is the static quorum's
+        # one, and its ReplicaManager; both None for the standalone node (docs/cluster.md).
+        self.cluster_settings = cluster_settings(self.config.values)
+        self.controller: Controller | None = None
+        self.cluster: ReplicaManager | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> tuple[str, int]:
+        settings = self.cluster_settings
+        if settings is not None and "controller" in settings.roles and settings.node_id == settings.controller_id:
+            self.controller = Controller(self.logs.data_dir, self.config, self.cluster_id)
+            bound = await self.controller.start(*settings.voters[settings.node_id])
+            voters = dict(settings.voters)
+            voters[settings.node_id] = bound        # port 0 in the voters: the port it bound
+            settings = self.cluster_settings = replace(settings, voters=voters)
+        if settings is not None and "broker" in settings.roles:
+            self.cluster = ReplicaManager(self, settings)     # before the listeners: handlers ask it
         host, port = await self.security.start(self.server)
         self.port = port
+        if self.cluster is not None:
+            await self.cluster.start()
         await self._start_groups()
-        self.transactions = txn_service.TxnService(self.logs, self.config.values,
-                                                   allocate_producer_id=self.producer_ids.allocate,
-                                                   append_lock=self.append_lock, on_markers=self.markers_written,
-                                                   transaction_version=lambda: self.features.level(
-                                                       TRANSACTION_VERSION))
+        self.transactions = txn_service.TxnService(
+            self.logs, self.config.values, allocate_producer_id=self.producer_ids.allocate,
+            append_lock=self.append_lock, on_markers=self.markers_written,
+            transaction_version=lambda: self.features.level(TRANSACTION_VERSION), replication=self.cluster,
+            replication_factor=int(self.config.overrides.get("transaction.state.log.replication.factor", 3)))
         await self.transactions.start()
-        self._abort_orphaned_txn_offsets()
+        self._elect_led(TRANSACTION_STATE_TOPIC_NAME)
+        if self.cluster is None:    # in a cluster the two coordinators of a transaction are on different nodes
+            self._abort_orphaned_txn_offsets()
         self._tasks.append(asyncio.create_task(self._background()))
         return host, port
 
     async def _start_groups(self) -> None:
+        # On a node of a cluster __consumer_offsets is the controller's, offsets.topic.replication.factor
+        # Kafka's default 3 unless set (kproto's standalone default is 1: one node)
+        rf = int(self.config.overrides.get("offsets.topic.replication.factor", 3))
         self.groups = group_service.GroupService(self.logs, self.config.values,
                                                  node=(self.node_id, self.host, self.port),
-                                                 append_lock=self.append_lock)
+                                                 append_lock=self.append_lock, replication=self.cluster,
+                                                 replication_factor=rf)
         await self.groups.start()
+        self._elect_led(GROUP_METADATA_TOPIC_NAME)
         self.shares = share_service.ShareService(self.logs, self.config.values, append_lock=self.append_lock)
         await self.shares.start()
 
     async def close(self) -> None:
+        if self.cluster is not None:
+            await self.cluster.close()
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -152,6 +181,8 @@ class Broker:
             await self.shares.close()
         if self.transactions is not None:
             await self.transactions.close()
+        if self.controller is not None:
+            await self.controller.close()
         self.logs.close()
 
     async def reconfigure(self, config: BrokerConfig) -> None:
@@ -374,6 +405,27 @@ class Broker:
                                                              order.result.name == "COMMIT")
         self.notify_appended()
 
+    def _state_topic_shell(self, topic: str):
+        return {GROUP_METADATA_TOPIC_NAME: self.groups, TRANSACTION_STATE_TOPIC_NAME: self.transactions}.get(topic)
+
+    def _elect_led(self, topic: str) -> None:
+        """A coordinator started after the node's partitions were applied: load what it leads."""
+        if self.cluster is not None:
+            for (name, index), part in sorted(self.cluster.partitions.items()):
+                if name == topic and part.leader is not None:
+                    self.coordinator_elected(name, index)
+
+    def coordinator_elected(self, topic: str, partition: int) -> None:
+        """This node became the leader of a coordinator's state partition (a node of a cluster)."""
+        shell = self._state_topic_shell(topic)
+        if shell is not None:
+            shell.elected(partition)
+
+    def coordinator_resigned(self, topic: str, partition: int) -> None:
+        shell = self._state_topic_shell(topic)
+        if shell is not None:
+            shell.resigned(partition)
+
     def notify_appended(self) -> None:
         """Wake long-polling fetches (they re-read and decide)."""
         if self._appended is not None and not self._appended.done():
@@ -386,10 +438,16 @@ class Broker:
         return self._appended
 
     def auto_create(self, topic: str) -> bool:
-        """Metadata/Produce auto-creation (auto.create.topics.enable); True if it exists now."""
-        if self.logs.has_topic(topic):
+        """Metadata/Produce auto-creation (auto.create.topics.enable); True if it exists now.
+        A node of a cluster asks the controller and answers False meanwhile (Kafka's
+        AutoTopicCreationManager; Metadata says LEADER_NOT_AVAILABLE until the topic is there)."""
+        if self.has_topic(topic):
             return True
         if not self.config["auto.create.topics.enable"]:
+            return False
+        if self.cluster is not None:
+            self.cluster.auto_create_topic(topic, self.config["num.partitions"],
+                                           self.config["default.replication.factor"], {})
             return False
         try:
             self.logs.create_topic(topic, self.config["num.partitions"])
@@ -402,7 +460,21 @@ class Broker:
         address of the listener the request came in on."""
         return self.security.endpoint(ctx.listener) or (self.host, self.port)
 
+    # The topics clients are told of: this node's logs, or on a node of a cluster the
+    # controller's registrations (a broker hosts only some of them).
+
+    def topic_names(self) -> set[str]:
+        return set(self.cluster.image.topics) if self.cluster is not None else self.logs.topics()
+
+    def has_topic(self, topic: str) -> bool:
+        return topic in self.cluster.image.topics if self.cluster is not None else self.logs.has_topic(topic)
+
+    def topic_id(self, topic: str):
+        return self.cluster.image.topics[topic].topic_id if self.cluster is not None else self.logs.topic_id(topic)
+
     def partition_count(self, topic: str) -> int:
+        if self.cluster is not None:
+            return len(self.cluster.image.topics[topic].partitions)
         return self.logs.partition_count(topic)
 
 

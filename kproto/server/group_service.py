@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
 from kproto.common import GROUP_METADATA_TOPIC_NAME, is_internal
 from kproto.errors import InvalidConfigError
@@ -55,14 +56,19 @@ class GroupService(CoordinatorShell):
     loaded_noun = "group(s)"
 
     def __init__(self, logs: LogManager, values: dict, *, node: tuple[int, str, int],
-                 append_lock: threading.Lock | None = None) -> None:
+                 append_lock: threading.Lock | None = None, replication: Any = None,
+                 replication_factor: int = 1) -> None:
+        """``replication``: the node's ReplicaManager on a node of a cluster, where the
+        coordinator owns the partitions this node leads, none at first."""
         self.values = values
         self.node = node
-        super().__init__(GroupCoordinator(coordinator_config(values)), logs, GROUP_METADATA_TOPIC_NAME,
+        coordinator = GroupCoordinator(coordinator_config(values), owned_partitions=None if replication is None else ())
+        super().__init__(coordinator, logs, GROUP_METADATA_TOPIC_NAME,
                          values["offsets.topic.num.partitions"],
                          {"cleanup.policy": "compact", "compression.type": "producer",
                           "segment.bytes": values["offsets.topic.segment.bytes"]},
                          append_lock=append_lock, log=log)
+        self.replication, self.replication_factor = replication, replication_factor
         self._image_key: tuple = ()
 
     def refresh_topics(self) -> None:

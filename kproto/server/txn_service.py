@@ -10,6 +10,7 @@ get their markers written again.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Callable
@@ -20,14 +21,19 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.log import AppendOrigin, LogManager
 from kproto.log.manager import LEADER_EPOCH
 from kproto.records import build_control_batch
+from kproto.schemas import protocol as P
 from kproto.server.runtime.shell import CoordinatorShell
 from kproto.server.txn_coordinator import (
-    TV_2, AddPartitionsToTxnRequest, TransactionConfig, TransactionCoordinator, TransactionState, WriteTxnMarkers,
+    TV_2, AddPartitionsToTxnRequest, TransactionConfig, TransactionCoordinator, TransactionResult,
+    TransactionState, WriteTxnMarkers,
 )
 
 log = logging.getLogger("kproto.server.transactions")
 
 __all__ = ["TxnService", "txn_config"]
+
+#: How long a leader waits for its ISR to have markers (request.timeout.ms's default)
+REQUEST_TIMEOUT_MS = 30000
 
 _RETRIABLE_VERIFICATION = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
                                      ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
@@ -56,28 +62,102 @@ class TxnService(CoordinatorShell):
     def __init__(self, logs: LogManager, values: dict, *, allocate_producer_id: Callable[[], int],
                  append_lock: threading.Lock | None = None,
                  on_markers: Callable[[WriteTxnMarkers, list[tuple[str, int]]], None] | None = None,
-                 transaction_version: Callable[[], int] = lambda: 0) -> None:
+                 transaction_version: Callable[[], int] = lambda: 0,
+                 replication: Any = None, replication_factor: int = 1) -> None:
         """``on_markers(order, written)``: called after markers reach partitions
         (the broker wakes fetches; the group coordinator completes transactional offsets).
-        ``transaction_version``: the finalized transaction.version (kproto.features)."""
+        ``transaction_version``: the finalized transaction.version (kproto.features).
+        ``replication``: the node's ReplicaManager on a node of a cluster, where the
+        coordinator owns the ``__transaction_state`` partitions this node leads."""
         self.values = values
         self.config = txn_config(values)
         self.on_markers = on_markers
         self.transaction_version = transaction_version
-        super().__init__(TransactionCoordinator(self.config, allocate_producer_id=allocate_producer_id,
-                                                transaction_version=transaction_version), logs,
+        coordinator = TransactionCoordinator(self.config, allocate_producer_id=allocate_producer_id,
+                                             transaction_version=transaction_version,
+                                             owned_partitions=None if replication is None else ())
+        super().__init__(coordinator, logs,
                          TRANSACTION_STATE_TOPIC_NAME, self.config.transaction_state_log_num_partitions,
                          {"cleanup.policy": "compact", "compression.type": "uncompressed",
                           "segment.bytes": values["transaction.state.log.segment.bytes"]},
                          append_lock=append_lock, log=log)
+        self.replication, self.replication_factor = replication, replication_factor
+
+    def _load(self, partition: int) -> tuple:
+        # the coordinator epoch is the partition's leader epoch (TransactionCoordinator.onElection)
+        epoch = self.replication.partitions[(self.topic, partition)].leader_epoch
+        return self.coordinator.load_partition(partition, self.records(partition), now_ms(), coordinator_epoch=epoch)
 
     def drive_more(self) -> bool:
         """The coordinator's marker orders, each written and reported."""
         orders = self.coordinator.take_markers()
         for order in orders:
+            if self.replication is not None:
+                self._spawn(self._send_markers(order))
+                continue
             failed = self.write_markers(order)
             self.coordinator.markers_done(order.id, now_ms(), failed)
         return bool(orders)
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._replicating.add(task)
+        task.add_done_callback(self._replicating.discard)
+
+    async def _send_markers(self, order: WriteTxnMarkers) -> None:
+        """A node of a cluster: each partition's marker through its leader, as
+        TransactionMarkerChannelManager sends WriteTxnMarkers per leader broker; the ones here
+        are written as that request's handler writes them (replicated_markers)."""
+        r = self.replication
+        by_leader: dict[int, list[tuple[str, int]]] = {}
+        errors: dict[tuple[str, int], ErrorCode] = {}
+        for topic, partition in order.partitions:
+            reg = r.image.partition(topic, partition)
+            if reg is None:
+                errors[(topic, partition)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION      # gone: dropped
+            elif reg.leader not in r.image.alive():
+                errors[(topic, partition)] = ErrorCode.NOT_LEADER_OR_FOLLOWER      # retried after the backoff
+            else:
+                by_leader.setdefault(reg.leader, []).append((topic, partition))
+        for leader, parts in by_leader.items():
+            if leader == r.node_id:
+                errors.update(await self.replicated_markers(order, parts))
+                continue
+            topics: dict[str, list[int]] = {}
+            for topic, partition in parts:
+                topics.setdefault(topic, []).append(partition)
+            try:
+                answer = await r.request_broker(leader, P.write_txn_markers.API.key, 1, {"markers": [{
+                    "producer_id": order.producer_id, "producer_epoch": order.producer_epoch,
+                    "transaction_result": order.result is TransactionResult.COMMIT,
+                    "coordinator_epoch": order.coordinator_epoch,
+                    "topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()]}]})
+                for t in answer.markers[0].topics:
+                    for p in t.partitions:
+                        errors[(t.name, p.partition_index)] = ErrorCode(p.error_code)
+            except (ConnectionError, KafkaError) as e:
+                log.info("markers of %r to broker %d: %s", order.transactional_id, leader, e)
+                errors.update(dict.fromkeys(parts, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+        failed = [tp for tp, error in errors.items()
+                  if error not in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+        self.coordinator.markers_done(order.id, now_ms(), failed)
+        self.drive()
+
+    async def replicated_markers(self, order: WriteTxnMarkers,
+                                 partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
+        """A leader's markers on a node of a cluster: appended with its leader epoch, done once
+        the ISR has them (KafkaApis.handleWriteTxnMarkersRequest appends with requiredAcks -1);
+        NOT_LEADER_OR_FOLLOWER where this node does not lead."""
+        r = self.replication
+        errors = {tp: self.write_marker(order, *tp) for tp in partitions}
+        waits = {tp: r.on_append(*tp) for tp, error in errors.items() if error is ErrorCode.NONE}
+        deadline = now_ms() + REQUEST_TIMEOUT_MS
+        for tp, required in waits.items():
+            errors[tp] = await r.wait_acks(*tp, required, deadline)
+        written = [tp for tp, error in errors.items() if error is ErrorCode.NONE]
+        if self.on_markers is not None and written:
+            self.on_markers(order, written)
+        return errors
 
     def write_markers(self, order: WriteTxnMarkers) -> list[tuple[str, int]]:
         """Append the order's control batch to each partition; the partitions that failed."""
@@ -90,7 +170,14 @@ class TxnService(CoordinatorShell):
 
     def write_marker(self, order: WriteTxnMarkers, topic: str, partition: int) -> ErrorCode:
         """One partition's marker (also WriteTxnMarkers' path); UNKNOWN_TOPIC_OR_PARTITION if it is gone."""
-        plog = self.logs.get_log(topic, partition)
+        epoch = LEADER_EPOCH
+        if self.replication is not None:
+            part, error = self.replication.leader_for(topic, partition)
+            if error:
+                return error
+            plog, epoch = part.log, part.leader_epoch
+        else:
+            plog = self.logs.get_log(topic, partition)
         if plog is None:
             log.info("dropping the %s marker of %r for %s-%d: no such partition", order.result.name,
                      order.transactional_id, topic, partition)
@@ -100,7 +187,7 @@ class TxnService(CoordinatorShell):
                                     coordinator_epoch=order.coordinator_epoch, timestamp=now_ms())
         try:
             with self.append_lock:
-                plog.append(batch, leader_epoch=LEADER_EPOCH, origin=AppendOrigin.COORDINATOR)
+                plog.append(batch, leader_epoch=epoch, origin=AppendOrigin.COORDINATOR)
         except KafkaError as e:
             log.warning("writing the %s marker of %r to %s-%d failed: %s", order.result.name,
                         order.transactional_id, topic, partition, e)
@@ -136,19 +223,51 @@ class TxnService(CoordinatorShell):
         entry = plog.producer_state.producers.get(producer_id) if plog is not None else None
         if entry is not None and entry.current_txn_first_offset is not None:
             return ErrorCode.NONE
-        request = AddPartitionsToTxnRequest(
-            transactional_id=transactional_id, producer_id=producer_id, producer_epoch=producer_epoch,
-            partitions=((topic, partition),), verify_only=not add, client_transaction_version=TV_2 if add else 0)
-        if add:
-            error = (await self.ask(request)).error_code
-        else:
-            r = self.coordinator.handle(request, now_ms())
-            error = r.verified[0][1] if r.verified else r.error_code
+        ask = self._verify_here if self.replication is None else self._verify_at_coordinator
+        error = await ask(transactional_id, topic, partition, producer_id, producer_epoch, add)
         if error is ErrorCode.PRODUCER_FENCED:
             return ErrorCode.INVALID_PRODUCER_EPOCH
         if error is ErrorCode.TRANSACTION_ABORTABLE and not abortable:
             return ErrorCode.INVALID_TXN_STATE
         return error
+
+    async def _verify_here(self, transactional_id: str, topic: str, partition: int, producer_id: int,
+                           producer_epoch: int, add: bool) -> ErrorCode:
+        """This node's coordinator: checks (verify_only), or with ``add`` adds the partition
+        (a write to __transaction_state, so through the shell)."""
+        request = AddPartitionsToTxnRequest(
+            transactional_id=transactional_id, producer_id=producer_id, producer_epoch=producer_epoch,
+            partitions=((topic, partition),), verify_only=not add, client_transaction_version=TV_2 if add else 0)
+        if add:
+            return (await self.ask(request)).error_code
+        r = self.coordinator.handle(request, now_ms())
+        return r.verified[0][1] if r.verified else r.error_code
+
+    async def _verify_at_coordinator(self, transactional_id: str, topic: str, partition: int, producer_id: int,
+                                     producer_epoch: int, add: bool) -> ErrorCode:
+        """A node of a cluster asks the transactional id's coordinator (the leader of its
+        ``__transaction_state`` partition), as AddPartitionsToTxnManager sends
+        AddPartitionsToTxn v4+ with verify_only (not with ``add``, transaction version 2: the
+        coordinator adds the partition); COORDINATOR_NOT_AVAILABLE while it has none."""
+        r = self.replication
+        reg = r.image.partition(self.topic, self.coordinator.partition_for(transactional_id))
+        if reg is None or reg.leader not in r.image.alive():
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if reg.leader == r.node_id:
+            return await self._verify_here(transactional_id, topic, partition, producer_id, producer_epoch, add)
+        try:
+            answer = await r.request_broker(reg.leader, P.add_partitions_to_txn.API.key, 5 if add else 4, {
+                "transactions": [{"transactional_id": transactional_id, "producer_id": producer_id,
+                                  "producer_epoch": producer_epoch, "verify_only": not add,
+                                  "topics": [{"name": topic, "partitions": [partition]}]}]})
+        except (ConnectionError, KafkaError) as e:
+            log.info("verifying %r at broker %d: %s", transactional_id, reg.leader, e)
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if answer.error_code or not answer.results_by_transaction:
+            return ErrorCode(answer.error_code)
+        results = [p.partition_error_code for t in answer.results_by_transaction[0].topic_results
+                   for p in t.results_by_partition]
+        return ErrorCode(results[0]) if results else ErrorCode.NONE
 
     async def verify_produce(self, transactional_id: str, batches, *, version: int
                              ) -> dict[tuple[str, int], tuple[ErrorCode, str]]:

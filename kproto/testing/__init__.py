@@ -45,7 +45,7 @@ from kproto.errors import KprotoError
 from kproto.security.config import is_secret
 from kproto.testing.faults import Faults
 
-__all__ = ["Broker", "BrokerStartError", "FIXTURE_DEFAULTS", "InProcessBroker", "broker"]
+__all__ = ["Broker", "BrokerStartError", "Cluster", "FIXTURE_DEFAULTS", "InProcessBroker", "broker"]
 
 #: Broker settings the fixtures start with (a test's config overrides them): no
 #: 3 s wait before a new group's first rebalance, and one __consumer_offsets
@@ -433,3 +433,6 @@ def broker(config: Mapping[str, object] | None = None, *, data_dir: str | Path |
         b = (InProcessBroker if in_process else Broker)(data_dir, settings, **kwargs)
         stack.callback(b.stop)
         yield b.start()
+
+
+from kproto.testing.cluster import Cluster  # noqa: E402  (it builds on Broker, above)

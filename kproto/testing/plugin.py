@@ -20,6 +20,12 @@ Loaded through the ``pytest11`` entry point once kproto is installed. Fixtures:
     or ``@pytest.mark.parametrize("kafka_topic", [{"partitions": 3}], indirect=True)``.
 ``kafka_admin``
     kproto's admin client (``kproto.client.admin.Admin``) connected to ``kafka_broker``.
+``kafka_cluster``
+    A ``kproto.testing.Cluster`` of its own for each test (3 nodes; choose with
+    ``@pytest.mark.kafka_cluster(brokers=5, config={"min.insync.replicas": 2})``):
+    ``.bootstrap_servers``, ``.kill(node)`` (SIGKILL), ``.stop(node)``, ``.start(node)``,
+    ``.pause(node)``/``.resume(node)``, ``.leader(topic, partition)``, ``.wait_for_leader``,
+    ``.wait_for_isr``. Node 1 is its static controller (docs/cluster.md).
 
 Broker settings: ``--kproto-broker-config KEY=VALUE`` (repeatable) and the ini
 line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``;
@@ -41,7 +47,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from kproto.testing import FIXTURE_DEFAULTS, Broker, InProcessBroker
+from kproto.testing import FIXTURE_DEFAULTS, Broker, Cluster, InProcessBroker
 
 SCOPES = ("session", "package", "module", "class", "function")
 #: Log lines attached to a failing test's report, per broker (the newest ones).
@@ -74,6 +80,8 @@ def pytest_configure(config: pytest.Config) -> None:
     broker_config(config)       # a malformed setting is a usage error before any test runs
     config.addinivalue_line(
         "markers", "kafka_topic(partitions=1, config=None, name=None): the topic kafka_topic creates")
+    config.addinivalue_line(
+        "markers", "kafka_cluster(brokers=3, config=None): the cluster kafka_cluster starts")
 
 
 def broker_config(config: pytest.Config) -> dict[str, str]:
@@ -157,6 +165,24 @@ def kafka_broker_factory(request: pytest.FixtureRequest,
     finally:
         for broker in brokers:
             broker.stop()
+
+
+@pytest.fixture
+def kafka_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A replicating cluster of its own (``kproto.testing.Cluster``), stopped when the test ends."""
+    marker = request.node.get_closest_marker("kafka_cluster")
+    spec = {} if marker is None else {**dict(zip(("brokers", "config"), marker.args)), **marker.kwargs}
+    unknown = set(spec) - {"brokers", "config"}
+    if unknown:
+        pytest.fail(f"kafka_cluster: unknown parameter(s) {', '.join(sorted(unknown))}; takes brokers, config",
+                    pytrace=False)
+    settings = {**broker_config(request.config), **{k: _setting(v) for k, v in (spec.get("config") or {}).items()}}
+    cluster = Cluster(int(spec.get("brokers", 3)), data_dir=tmp_path_factory.mktemp("kproto-cluster"),
+                      config=settings)
+    for node in cluster.nodes.values():
+        _note_use(request, node)
+    with cluster:
+        yield cluster
 
 
 class Topic(str):

@@ -80,6 +80,7 @@ def exit_status_help(failed: str, *, ok: str = "ok", partial: str | None = None,
 # client imports). name -> ("module:attribute", one-line help for the listing).
 COMMANDS = {
     "serve": ("kproto.tools.serve:serve", "Run the reference broker."),
+    "cluster": ("kproto.tools.cluster:cluster", "Run N replicating brokers on loopback until Ctrl-C."),
     "dump-log": ("kproto.tools.dump_log.command:dump_log", "Dump log segments and index files like kafka-dump-log.sh."),
     "topics": ("kproto.tools.topics.command:topics", "Create, delete, describe, or change a topic like kafka-topics.sh."),
     "delete-records": ("kproto.tools.delete_records:delete_records",

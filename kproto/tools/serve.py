@@ -48,10 +48,10 @@ def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str, 
         from kproto.server.emulation import release
         kafka_version = release(kafka_version)
     config = BrokerConfig.from_props(parse_config_args(configs))
-    from kproto.server.cluster.settings import cluster_settings
-    if cluster_settings(config.values) is not None:     # checked, then refused: no cluster is served yet
-        raise UsageError("process.roles: kproto serve runs a standalone node only; the cluster's rules "
-                         "exist (kproto.server.cluster) but no replication is served yet (docs/cluster.md)")
+    from kproto.server.cluster.settings import cluster_settings, check_served
+    settings = cluster_settings(config.values)
+    if settings is not None:
+        check_served(settings, config.values)
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     keep_freed_memory()

@@ -263,3 +263,28 @@ def test_an_in_process_broker_that_cannot_start_says_why(tmp_path: Path):
     with pytest.raises(kproto.testing.BrokerStartError, match="could not start: .*num.partitions"):
         b.start()
     assert not b.running
+
+
+def test_kafka_cluster_fixture(project: pytest.Pytester):
+    """A user's test with the kafka_cluster fixture: its marker, a failover, its nodes' logs."""
+    project.makepyfile(test_cluster='''
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+
+@pytest.mark.kafka_cluster(brokers=2, config={"min.insync.replicas": 1})
+def test_failover(kafka_cluster):
+    assert sorted(kafka_cluster.nodes) == [1, 2] and len(kafka_cluster.bootstrap_servers.split(",")) == 2
+    admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap_servers})
+    admin.create_topics([NewTopic("t", 1, replica_assignment=[[2, 1]])])["t"].result(timeout=60)
+    kafka_cluster.wait_for_isr("t", 0, [1, 2])
+    assert kafka_cluster.leader("t", 0) == 2
+    kafka_cluster.kill(2)
+    assert kafka_cluster.wait_for_leader("t", 0, not_in={2}) == 1
+
+@pytest.mark.kafka_cluster(nodes=2)
+def test_misspelt(kafka_cluster):
+    pass
+''')
+    result = run(project, "-v")
+    result.assert_outcomes(passed=1, errors=1)
+    assert "kafka_cluster: unknown parameter(s) nodes; takes brokers, config" in result.stdout.str()

@@ -55,14 +55,30 @@ def test_parse_voters_skips_empty_items():
     assert parse_voters("") == {} and parse_voters("5@a:1,") == {5: ("a", 1)}
 
 
-def test_serve_refuses_cluster_settings_in_one_line(tmp_path):
+@pytest.mark.parametrize("configs, text", [
+    (["process.roles=broker,controller", "node.id=1", "controller.quorum.voters=1@127.0.0.1:9093,2@127.0.0.1:9094",
+      "controller.listener.names=C"],
+     "controller.quorum.voters names 2 voters: kproto serves one static controller (no Raft quorum yet, "
+     "docs/cluster.md)"),
+    (["process.roles=controller", "node.id=1", "controller.quorum.voters=1@127.0.0.1:9093",
+      "controller.listener.names=C"],
+     "process.roles=controller: a controller-only node is not served yet; use process.roles=broker,controller "
+     "(docs/cluster.md)"),
+    (["process.roles=broker", "node.id=1", "controller.quorum.voters=1@127.0.0.1:9093"],
+     "node.id 1 is the voter of controller.quorum.voters: its process.roles must be broker,controller"),
+    (["process.roles=broker", "node.id=2", "controller.quorum.voters=1@127.0.0.1:9093",
+      "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL"],
+     "listener.security.protocol.map: brokers of a kproto cluster talk PLAINTEXT to each other and the "
+     "controller; TLS/SASL listeners are not served in a cluster yet"),
+])
+def test_serve_refuses_what_no_cluster_serves_yet_in_one_line(tmp_path, configs, text):
     from kproto.tools.main import cli
-    result = CliRunner().invoke(cli, ["serve", "--data-dir", str(tmp_path / "d"), "--config", "process.roles=broker",
-                                      "--config", "controller.quorum.voters=1@127.0.0.1:9093"])
+    args = ["serve", "--data-dir", str(tmp_path / "d")]
+    for c in configs:
+        args += ["--config", c]
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code != 0
-    assert result.output.strip() == (
-        "kproto: error: process.roles: kproto serve runs a standalone node only; the cluster's rules exist "
-        "(kproto.server.cluster) but no replication is served yet (docs/cluster.md)")
+    assert result.output.strip() == f"kproto: error: {text}"
     assert not (tmp_path / "d").exists()
     bad = CliRunner().invoke(cli, ["serve", "--data-dir", str(tmp_path / "d"), "--config", "process.roles=broker"])
     assert bad.exit_code != 0 and "controller.quorum.voters must name the controllers" in bad.output

@@ -24,7 +24,7 @@ COMMANDS = _commands()
 
 def test_the_walk_finds_every_command():
     assert {p[0] for p in COMMANDS if p} == {
-        "acls", "broker-api-versions", "configs", "conformance", "consume", "consumer-perf-test", "decode", "delete-records", "dump-log", "export", "features", "get-offsets", "groups", "log-dirs",
+        "acls", "broker-api-versions", "cluster", "configs", "conformance", "consume", "consumer-perf-test", "decode", "delete-records", "dump-log", "export", "features", "get-offsets", "groups", "log-dirs",
         "metadata-quorum",
         "offsets", "produce", "producer-perf-test", "serve", "share-groups", "topics", "transactions", "users", "verifiable-consumer",
         "verifiable-producer"}

@@ -6,8 +6,9 @@ for it, so nothing about it changes. With ``process.roles`` the node belongs to
 the cluster ``controller.quorum.voters`` names (``id@host:port`` each, as
 Kafka's QuorumConfig.parseVoterConnections reads them).
 
-kproto serves no cluster yet: ``kproto serve`` checks these settings and then
-refuses them in one line (docs/cluster.md says what is built and what is next).
+``kproto serve`` serves what is built (docs/cluster.md): one static controller
+(the single voter, ``process.roles=broker,controller``) and brokers
+(``process.roles=broker``); ``check_served`` refuses the rest in one line.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Mapping
 
 from kproto.errors import InvalidConfigError
 
-__all__ = ["ROLES", "ClusterSettings", "parse_voters", "cluster_settings"]
+__all__ = ["ROLES", "ClusterSettings", "parse_voters", "cluster_settings", "check_served"]
 
 ROLES = ("broker", "controller")
 
@@ -82,3 +83,21 @@ def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
         raise InvalidConfigError("controller.listener.names must be set when process.roles has controller")
     return ClusterSettings(roles, node_id, voters, names, values.get("inter.broker.listener.name") or None,
                            int(values.get("replica.lag.time.max.ms", 30000)))
+
+
+def check_served(settings: ClusterSettings, values: Mapping[str, Any]) -> None:
+    """What kproto serves of a cluster today (no Raft: one static controller, which is also
+    a broker; brokers over PLAINTEXT between them): anything else is one line."""
+    if len(settings.voters) != 1:
+        raise InvalidConfigError(f"controller.quorum.voters names {len(settings.voters)} voters: kproto serves one "
+                                 "static controller (no Raft quorum yet, docs/cluster.md)")
+    if settings.node_id in settings.voters and "controller" not in settings.roles:
+        raise InvalidConfigError(f"node.id {settings.node_id} is the voter of controller.quorum.voters: its "
+                                 "process.roles must be broker,controller")
+    if "broker" not in settings.roles:
+        raise InvalidConfigError("process.roles=controller: a controller-only node is not served yet; use "
+                                 "process.roles=broker,controller (docs/cluster.md)")
+    protocols = str(values.get("listener.security.protocol.map") or "")
+    if any(not p.strip().endswith(":PLAINTEXT") for p in protocols.split(",") if p.strip()):
+        raise InvalidConfigError("listener.security.protocol.map: brokers of a kproto cluster talk PLAINTEXT "
+                                 "to each other and the controller; TLS/SASL listeners are not served in a cluster yet")

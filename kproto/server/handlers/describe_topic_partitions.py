@@ -48,7 +48,7 @@ def _describe(broker, body, allowed: Callable[[str], bool]) -> tuple[dict, list[
     cursor = body.cursor
     after = cursor.topic_name if cursor is not None else ""
     fetch_all = not body.topics
-    names = sorted({n for n in (broker.logs.topics() if fetch_all else (t.name for t in body.topics)) if n >= after})
+    names = sorted({n for n in (broker.topic_names() if fetch_all else (t.name for t in body.topics)) if n >= after})
     if cursor is not None and not fetch_all and cursor.topic_name not in names:
         return _error_response(body, ErrorCode.INVALID_REQUEST), []     # "topic list should contain the cursor topic"
     if cursor is not None and cursor.partition_index < 0:
@@ -61,7 +61,7 @@ def _describe(broker, body, allowed: Callable[[str], bool]) -> tuple[dict, list[
         if remaining == 0:      # the previous topic filled the answer: the next one starts the next page
             next_cursor = {"topic_name": name, "partition_index": 0}
             break
-        if not broker.logs.has_topic(name):
+        if not broker.has_topic(name):
             if not fetch_all:
                 topics.append(_missing(name))
             continue
@@ -70,7 +70,7 @@ def _describe(broker, body, allowed: Callable[[str], bool]) -> tuple[dict, list[
         upper = min(count, start + remaining)
         partitions = [dict(p, eligible_leader_replicas=[], last_known_elr=[])     # Replicas.toList: empty, not null
                       for p in partition_metadata(broker, name)[start:upper]]
-        topics.append({"error_code": 0, "name": name, "topic_id": broker.logs.topic_id(name),
+        topics.append({"error_code": 0, "name": name, "topic_id": broker.topic_id(name),
                        "is_internal": is_internal(name), "partitions": partitions})
         if upper < count:
             next_cursor = {"topic_name": name, "partition_index": upper}

@@ -36,6 +36,10 @@ def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, 
     remaining = body.max_bytes if body.max_bytes > 0 else 2**31 - 1
     total, errors, first = 0, False, True
     read_committed = body.get("isolation_level", 0) == READ_COMMITTED
+    cluster = broker.cluster
+    replica_id = body.get("replica_id", -1)
+    if replica_id == -1 and body.get("replica_state") is not None:
+        replica_id = body.replica_state.replica_id
     responses = []
     for t in body.topics:
         parts = []
@@ -45,11 +49,24 @@ def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, 
                    "preferred_read_replica": -1, "records": b""}
             parts.append(out)
             plog = broker.logs.get_log(t.topic, p.partition)
+            max_offset = None
+            if cluster is not None and cluster.replicated(t.topic):
+                # a node of a cluster answers from the leader only (ReplicaManager.readFromLog);
+                # a follower's fetch first moves its progress (Partition.updateFollowerFetchState)
+                part, error = cluster.leader_for(t.topic, p.partition, p.get("current_leader_epoch", -1))
+                if not error and replica_id >= 0:
+                    error = cluster.on_follower_fetch(part, replica_id, p.fetch_offset)
+                if error:
+                    out["error_code"] = error
+                    errors = True
+                    continue
+                if replica_id < 0:
+                    max_offset = plog.high_watermark      # consumers read below the HW only
             if plog is None:
                 out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 errors = True
                 continue
-            hw, lso = plog.log_end_offset, plog.last_stable_offset
+            hw, lso = plog.high_watermark, plog.last_stable_offset
             out.update(high_watermark=hw, last_stable_offset=lso, log_start_offset=plog.log_start_offset)
             if read_committed:
                 out["aborted_transactions"] = []
@@ -57,7 +74,7 @@ def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, 
                 continue
             try:
                 found = plog.read(p.fetch_offset, min(p.partition_max_bytes, remaining), min_one_message=first,
-                                  max_offset=lso if read_committed else None)
+                                  max_offset=lso if read_committed else max_offset)
             except KafkaError as e:
                 out["error_code"] = e.error_code
                 errors = True

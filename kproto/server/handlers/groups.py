@@ -34,6 +34,7 @@ from kproto.server.coordinator import (
 )
 from kproto.server.access import G_DENIED, T_DENIED, TXN_DENIED, Access, PerEntry, partitions_denied, topic_name
 from kproto.server.handlers import handles
+from kproto.server.runtime.state_topic import partition_for
 
 GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE = 0, 1, 2     # FindCoordinator key_type
 
@@ -195,16 +196,26 @@ async def find_coordinator(broker, ctx, body) -> dict:
     node_id = _groups(broker, offsets_topic=body.key_type == GROUP_KEY_TYPE).node[0]
     host, port = broker.endpoint(ctx)      # the listener the client came in on
     keys = body.coordinator_keys if version >= 4 else [body.key]
+    standalone = broker.cluster is None         # a cluster answers groups and transactions (below)
     if body.key_type == TRANSACTION_KEY_TYPE:
         broker.transactions.ensure_topic()      # Kafka creates __transaction_state here
-    elif body.key_type == SHARE_KEY_TYPE:
+    elif standalone and body.key_type == SHARE_KEY_TYPE:
         broker.shares.ensure_topic()            # and __share_group_state here (key "group:topicId:partition")
 
     def answer(k: str) -> dict:
         if body.key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
             return {"key": k, "node_id": -1, "host": "", "port": -1,
                     "error_code": ErrorCode.INVALID_REQUEST, "error_message": f"Unknown key type {body.key_type}"}
-        return {"key": k, "node_id": node_id, "host": host, "port": port,
+        if not standalone and body.key_type == SHARE_KEY_TYPE:
+            # __share_group_state would be this node's, not replicated
+            return {"key": k, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.INVALID_REQUEST,
+                    "error_message": "share groups are not served by a kproto cluster yet (docs/cluster.md)"}
+        shell = broker.groups if body.key_type == GROUP_KEY_TYPE else broker.transactions
+        node, where = (node_id, (host, port)) if standalone else _partition_leader(broker, ctx, k, shell)
+        if node == -1:
+            return {"key": k, "node_id": -1, "host": "", "port": -1,
+                    "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "error_message": None}
+        return {"key": k, "node_id": node, "host": where[0], "port": where[1],
                 "error_code": 0, "error_message": None}
 
     if version >= 4:
@@ -212,6 +223,20 @@ async def find_coordinator(broker, ctx, body) -> dict:
     single = answer(keys[0])
     del single["key"]           # v0-3 answer for the one key asked
     return {"throttle_time_ms": 0, **single}
+
+
+def _partition_leader(broker, ctx, key: str, shell) -> tuple[int, tuple[str, int]]:
+    """On a node of a cluster the coordinator of a group (transactional id) is the leader
+    of its ``__consumer_offsets`` (``__transaction_state``) partition, ``shell``'s topic
+    (KafkaApis.getCoordinator: partitionFor, then the partition's leader in the metadata
+    cache); -1 while the topic is being created or the partition has no live leader
+    (COORDINATOR_NOT_AVAILABLE)."""
+    cluster = broker.cluster
+    reg = cluster.image.partition(shell.topic, partition_for(key, shell.partitions))
+    if reg is None or reg.leader not in cluster.image.alive():
+        return -1, ("", -1)
+    where = cluster.endpoint_of(reg.leader, ctx.listener.name if ctx.listener else None)
+    return (-1, ("", -1)) if where is None else (reg.leader, where)
 
 
 @handles(P.join_group, authorize=_JOIN_GROUP)

@@ -15,6 +15,13 @@ def _partition(broker, topic: str, p, version: int) -> dict:
     out = {"partition_index": p.partition_index, "error_code": 0, "timestamp": -1, "offset": -1,
            "leader_epoch": -1}
     plog = broker.logs.get_log(topic, p.partition_index)
+    if broker.cluster is not None and broker.cluster.replicated(topic):      # the leader answers
+        part, error = broker.cluster.leader_for(topic, p.partition_index, p.get("current_leader_epoch", -1))
+        if error:
+            out["error_code"] = error
+            return out
+        if version >= 4:
+            out["leader_epoch"] = part.leader_epoch
     if plog is None:
         out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return out

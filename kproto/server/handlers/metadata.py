@@ -1,4 +1,10 @@
-"""Metadata: one node that leads every partition; topics auto-created on request."""
+"""Metadata: one node that leads every partition; topics auto-created on request.
+
+A node of a cluster answers from its metadata image instead (KRaftMetadataCache):
+the unfenced brokers, each partition's leader, replicas and ISR as the
+controller registered them, replicas on fenced brokers as offline, and
+LEADER_NOT_AVAILABLE for a partition without a leader.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.common import is_internal, validate_topic_name
 from kproto.log.manager import LEADER_EPOCH
 from kproto.schemas import protocol as P
+from kproto.server.cluster.election import NO_LEADER
 from kproto.security.acl import CLUSTER_NAME, AclOperation as O, ResourceType as R
 from kproto.server.access import T_DENIED, Access
 from kproto.server.handlers import handles
@@ -17,11 +24,28 @@ ZERO_UUID = uuid.UUID(int=0)
 
 
 def broker_nodes(broker, ctx) -> list[dict]:
+    if broker.cluster is not None:
+        listener = ctx.listener.name if ctx.listener is not None else None
+        nodes = []
+        for b in sorted(broker.cluster.image.alive()):
+            where = broker.cluster.endpoint_of(b, listener)
+            if where is not None:
+                nodes.append({"node_id": b, "host": where[0], "port": where[1],
+                              "rack": broker.cluster.image.brokers[b].rack})
+        return nodes
     host, port = broker.endpoint(ctx)
     return [{"node_id": broker.node_id, "host": host, "port": port, "rack": None}]
 
 
 def partition_metadata(broker, topic: str) -> list[dict]:
+    if broker.cluster is not None:
+        image = broker.cluster.image
+        alive = image.alive()
+        return [{"error_code": ErrorCode.LEADER_NOT_AVAILABLE if reg.leader == NO_LEADER else 0,
+                 "partition_index": p, "leader_id": reg.leader, "leader_epoch": reg.leader_epoch,
+                 "replica_nodes": list(reg.replicas), "isr_nodes": list(reg.isr),
+                 "offline_replicas": [r for r in reg.replicas if r not in alive]}
+                for p, reg in sorted(image.topics[topic].partitions.items())]
     n = broker.node_id
     return [{"error_code": 0, "partition_index": p, "leader_id": n, "leader_epoch": LEADER_EPOCH,
              "replica_nodes": [n], "isr_nodes": [n], "offline_replicas": []}
@@ -33,11 +57,14 @@ def topic_metadata(broker, topic: str, *, auto_create: bool) -> dict:
         validate_topic_name(topic)
     except KafkaError as e:
         return {"error_code": e.error_code, "name": topic, "topic_id": ZERO_UUID, "partitions": []}
-    exists = broker.logs.has_topic(topic) or (auto_create and broker.auto_create(topic))
+    exists = broker.has_topic(topic) or (auto_create and broker.auto_create(topic))
     if not exists:
-        return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": topic, "topic_id": ZERO_UUID,
-                "partitions": []}
-    return {"error_code": 0, "name": topic, "topic_id": broker.logs.topic_id(topic),
+        # a node of a cluster asked its controller: LEADER_NOT_AVAILABLE until the topic is in its
+        # metadata (DefaultAutoTopicCreationManager.createTopics)
+        creating = auto_create and broker.cluster is not None and broker.config["auto.create.topics.enable"]
+        return {"error_code": ErrorCode.LEADER_NOT_AVAILABLE if creating else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                "name": topic, "topic_id": ZERO_UUID, "partitions": []}
+    return {"error_code": 0, "name": topic, "topic_id": broker.topic_id(topic),
             "is_internal": is_internal(topic), "partitions": partition_metadata(broker, topic)}
 
 
@@ -75,12 +102,12 @@ async def metadata(broker, ctx, body) -> dict:
     version = ctx.request_api_version
     requested = body.topics
     if requested is None or (version == 0 and not requested):
-        names = sorted(broker.logs.topics())
+        names = sorted(broker.topic_names())
         auto = False
     else:
-        by_id = {broker.logs.topic_id(t): t for t in broker.logs.topics()}
+        by_id = {broker.topic_id(t): t for t in broker.topic_names()}
         names = [t.name if t.name is not None else by_id.get(t.topic_id, "") for t in requested]
         auto = body.allow_auto_topic_creation
     return {"throttle_time_ms": 0, "error_code": 0, "brokers": broker_nodes(broker, ctx), "cluster_id": broker.cluster_id,
-            "controller_id": broker.node_id,
+            "controller_id": broker.node_id if broker.cluster is None else broker.cluster_settings.controller_id,
             "topics": [topic_metadata(broker, t, auto_create=auto) for t in names]}

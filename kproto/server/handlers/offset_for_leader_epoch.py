@@ -22,6 +22,8 @@ UNDEFINED_EPOCH = UNDEFINED_EPOCH_OFFSET = -1
 
 
 def _end_offset(broker, topic: str, p) -> dict:
+    if broker.cluster is not None and broker.cluster.replicated(topic):     # its epoch cache, on its leader
+        return broker.cluster.end_offset_for(topic, p.partition, p.leader_epoch, p.current_leader_epoch)
     out = {"partition": p.partition, "error_code": 0, "leader_epoch": UNDEFINED_EPOCH,
            "end_offset": UNDEFINED_EPOCH_OFFSET}
     log = broker.logs.get_log(topic, p.partition)

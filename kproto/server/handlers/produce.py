@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 
-from kproto.common import is_internal
+from kproto.common import is_internal, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.log.manager import LEADER_EPOCH
 from kproto.log.validator import RecordValidationError
@@ -61,7 +61,8 @@ def append_partition(broker, topic: str, partition: int, records) -> dict:
         return out
     try:
         # a retried idempotent batch comes back with the first append's offsets (the log's dedup)
-        info = plog.append(records or b"", leader_epoch=LEADER_EPOCH)
+        epoch = LEADER_EPOCH if broker.cluster is None else broker.cluster.partitions[(topic, partition)].leader_epoch
+        info = plog.append(records or b"", leader_epoch=epoch)
     except RecordValidationError as e:
         out.update(error_code=e.error_code, error_message=str(e), log_start_offset=plog.log_start_offset,
                    record_errors=[{"batch_index": i, "batch_index_error_message": text}
@@ -148,8 +149,46 @@ async def produce(broker, ctx, body):
         refused = await broker.transactions.verify_produce(body.transactional_id, [
             (t.name, p.index, _idempotent_batch(p.records) if p.records else None)
             for t in body.topic_data for p in t.partition_data], version=ctx.request_api_version)
+    if broker.cluster is not None:
+        refused.update(_cluster_refusals(broker, body))
     responses = await _append(broker, body.topic_data, refused)
+    if broker.cluster is not None:
+        await _replicated(broker, body, responses)
     broker.notify_appended()
     if body.acks == 0:
         return None
     return {"responses": responses, "throttle_time_ms": 0}
+
+
+def _cluster_refusals(broker, body) -> dict:
+    """A node of a cluster appends only where it leads, and acks=all only with
+    min.insync.replicas in the ISR (ReplicaManager.appendToLocalLog)."""
+    refused = {}
+    for t in body.topic_data:
+        for p in t.partition_data:
+            if not is_internal(t.name):
+                error = broker.cluster.produce_error(t.name, p.index, body.acks)
+                if error is not None:
+                    refused[(t.name, p.index)] = error
+    return refused
+
+
+async def _replicated(broker, body, responses: list[dict]) -> None:
+    """The leader's state learns of each append; acks=all answers once the ISR has the
+    records (DelayedProduce), NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+    the minimum meanwhile, REQUEST_TIMED_OUT at the request's timeout."""
+    cluster = broker.cluster
+    waits = []
+    for t in responses:
+        for out in t["partition_responses"]:
+            if out["error_code"] == 0 and not is_internal(t["name"]):
+                required = cluster.on_append(t["name"], out["index"])
+                if body.acks == -1:
+                    waits.append((out, t["name"], required))
+    if waits:
+        deadline = now_ms() + max(body.timeout_ms, 0)
+        errors = await asyncio.gather(*(cluster.wait_acks(topic, out["index"], required, deadline)
+                                        for out, topic, required in waits))
+        for (out, _, _), error in zip(waits, errors):
+            if error:
+                out["error_code"] = error

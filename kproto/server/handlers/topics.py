@@ -39,13 +39,14 @@ def _check_assignment(broker, broker_ids) -> None:
     """ReplicationControlManager.validateManualPartitionAssignment, in its order and
     words (measured on Kafka 4.4): the ids sorted, the first unregistered one named.
     On one node every id but its own is unregistered, so a partition that passes has
-    one replica, as every other has."""
+    one replica, as every other has; a node of a cluster knows the controller's registrations."""
+    registered = set(broker.cluster.image.brokers) if broker.cluster is not None else {broker.node_id}
     ids = sorted(broker_ids)
     if not ids:
         raise KafkaError("The manual partition assignment includes an empty replica list.",
                          error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
     for previous, b in zip([None] + ids, ids):
-        if b != broker.node_id:
+        if b not in registered:
             raise KafkaError(f"The manual partition assignment includes broker {b}, but no such broker is "
                              "registered.", error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
         if b == previous:
@@ -152,6 +153,8 @@ CREATE_PARTITIONS = PerEntry("topics", topic_name, R.TOPIC, O.ALTER, "results",
 
 @handles(P.create_topics, authorize=CREATE_TOPICS)
 async def create_topics(broker, ctx, body) -> dict:
+    if broker.cluster is not None:
+        return await broker.cluster.create_topics(body, ctx.request_api_version)
     # Files are created off the event loop: thousands of partitions take seconds,
     # and every other connection must keep being served meanwhile.
     quota = _mutation_quota(broker, ctx, 6)
@@ -185,15 +188,19 @@ async def delete_topics(broker, ctx, body) -> dict:
         wanted = [(t.name, t.topic_id) for t in body.topics]
     else:
         wanted = [(n, ZERO_UUID) for n in body.topic_names]
+    if broker.cluster is not None:
+        return {"throttle_time_ms": 0, "responses": await broker.cluster.delete_topics(wanted, body.timeout_ms)}
     quota = _mutation_quota(broker, ctx, 5)
     responses = await asyncio.to_thread(lambda: [_delete(broker, n, i, quota) for n, i in wanted])
     return _answer(ctx, quota, {"throttle_time_ms": 0, "responses": responses})
 
 
 def _grow(broker, t, validate_only: bool, quota) -> dict:
+    """One topic of CreatePartitions, checked; standalone, its new logs created (a node of a
+    cluster hands what passes to its controller)."""
     out = {"name": t.name, "error_code": 0, "error_message": None}
     try:
-        if not broker.logs.has_topic(t.name):
+        if not broker.has_topic(t.name):
             raise UnknownTopicOrPartitionError(f"The topic '{t.name}' does not exist.")
         broker.logs.check_not_internal(t.name, "grow")
         current = broker.partition_count(t.name)
@@ -213,7 +220,7 @@ def _grow(broker, t, validate_only: bool, quota) -> dict:
         if t.count - current > MAX_RECORDS_PER_USER_OP:
             raise KafkaError(EXCESSIVE_BATCH, error_code=ErrorCode.POLICY_VIOLATION)
         _apply(quota, t.count - current)
-        if not validate_only:
+        if not validate_only and broker.cluster is None:
             try:
                 for p in range(current, t.count):
                     broker.logs.get_or_create_log(t.name, p)
@@ -228,5 +235,13 @@ def _grow(broker, t, validate_only: bool, quota) -> dict:
 @handles(P.create_partitions, authorize=CREATE_PARTITIONS)
 async def create_partitions(broker, ctx, body) -> dict:
     quota = _mutation_quota(broker, ctx, 3)
+    if broker.cluster is not None:
+        # checked here in the controller's words, then made by the controller (PartitionRecords)
+        results = [_grow(broker, t, body.validate_only, quota) for t in body.topics]
+        grow = [t for t, r in zip(body.topics, results) if not r["error_code"]]
+        if grow and not body.validate_only:
+            made = await broker.cluster.create_partitions(grow, body.timeout_ms)
+            results = [made.get(r["name"], r) for r in results]
+        return _answer(ctx, quota, {"throttle_time_ms": 0, "results": results})
     results = await asyncio.to_thread(lambda: [_grow(broker, t, body.validate_only, quota) for t in body.topics])
     return _answer(ctx, quota, {"throttle_time_ms": 0, "results": results})

@@ -188,10 +188,13 @@ async def write_txn_markers(broker, ctx, body) -> dict:
         order = WriteTxnMarkers(0, "", m.producer_id, m.producer_epoch, m.coordinator_epoch,
                                 TransactionResult.COMMIT if m.transaction_result else TransactionResult.ABORT,
                                 tuple((t.name, p) for t in m.topics for p in t.partition_indexes))
-        errors = {tp: broker.transactions.write_marker(order, *tp) for tp in order.partitions}
-        written = [tp for tp, error in errors.items() if error is E.NONE]
-        if written:
-            broker.markers_written(order, written)
+        if broker.cluster is not None:      # the leader's markers, replicated before the answer
+            errors = await broker.transactions.replicated_markers(order, list(order.partitions))
+        else:
+            errors = {tp: broker.transactions.write_marker(order, *tp) for tp in order.partitions}
+            written = [tp for tp, error in errors.items() if error is E.NONE]
+            if written:
+                broker.markers_written(order, written)
         markers.append({"producer_id": m.producer_id, "topics": [
             {"name": t.name, "partitions": [{"partition_index": p, "error_code": errors[(t.name, p)]}
                                             for p in t.partition_indexes]} for t in m.topics]})

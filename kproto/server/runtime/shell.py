@@ -17,6 +17,14 @@ answered (COORDINATOR_LOAD_IN_PROGRESS meanwhile is the coordinator's own
 answer); unreadable records are skipped and logged, never fatal. As in Kafka,
 the topic itself is created by the first request that needs it
 (``ensure_topic``), not at start-up: a fresh cluster lists no internal topic.
+
+On a node of a cluster (``replication`` set) the state topic is the
+controller's like any other: ``ensure_topic`` asks the controller for it
+(AutoTopicCreationManager), the coordinator owns no partition until this node
+becomes its leader (``elected``: load it, as GroupCoordinator.onElection) and
+drops it when another node leads it (``resigned``: onResignation), and an
+append is reported done only once the partition's high watermark passed it
+(CoordinatorRuntime completes a write when the HW reaches its offset).
 """
 
 from __future__ import annotations
@@ -63,12 +71,19 @@ class CoordinatorShell:
         self._wake = asyncio.Event()
         self._timer: asyncio.Task | None = None
         self._closed = False
+        #: the node's ReplicaManager on a node of a cluster; None standalone
+        self.replication: Any = None
+        #: the state topic's replication factor when the controller creates it
+        self.replication_factor = 1
+        #: how long an append waits for the ISR (offsets.commit.timeout.ms)
+        self.append_timeout_ms = 5000
+        self._replicating: set[asyncio.Task] = set()
 
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Replay every partition of the state topic, then run the timers."""
-        if self.logs.has_topic(self.topic):
+        if self.replication is None and self.logs.has_topic(self.topic):
             t = now_ms()
             for p in range(self.partitions):
                 self.coordinator.begin_load(p, t)
@@ -84,8 +99,29 @@ class CoordinatorShell:
 
     def ensure_topic(self) -> None:
         """Create the state topic on the first request that needs it (as Kafka does)."""
-        if not self.logs.has_topic(self.topic):
+        if self.replication is not None:
+            self.replication.auto_create_topic(self.topic, self.partitions, self.replication_factor,
+                                                   self.topic_configs)
+        elif not self.logs.has_topic(self.topic):
             self.logs.create_topic(self.topic, self.partitions, self.topic_configs, internal=True)
+
+    def elected(self, partition: int) -> None:
+        """This node leads ``partition`` of the state topic now: replay it and own it
+        (GroupCoordinator.onElection / TransactionCoordinator.onElection)."""
+        self.coordinator.begin_load(partition, now_ms())
+        loaded = self._load(partition)
+        self.log.info("leader of %s-%d: loaded %d %s", self.topic, partition, len(loaded), self.loaded_noun)
+        self.drive()
+
+    def _load(self, partition: int) -> tuple:
+        return self.coordinator.load_partition(partition, self.records(partition), now_ms())
+
+    def resigned(self, partition: int) -> None:
+        """Another node leads ``partition`` now: drop its state (onResignation); its
+        requests answer NOT_COORDINATOR."""
+        self.coordinator.unload_partition(partition, now_ms())
+        self.log.info("no longer leader of %s-%d: unloaded", self.topic, partition)
+        self.drive()
 
     async def close(self) -> None:
         # The flag as well as the cancel: Python 3.11's wait_for can swallow a
@@ -95,6 +131,9 @@ class CoordinatorShell:
         if self._timer is not None:
             self._timer.cancel()
             await asyncio.gather(self._timer, return_exceptions=True)
+        for task in list(self._replicating):
+            task.cancel()
+        await asyncio.gather(*self._replicating, return_exceptions=True)
         for future in self._waiting.values():
             future.cancel()
 
@@ -121,6 +160,9 @@ class CoordinatorShell:
                     future.set_result(response)
             appends = c.take_appends()
             for a in appends:
+                if self.replication is not None:
+                    self._append_replicated(a)
+                    continue
                 error = ErrorCode.NONE
                 try:
                     with self.append_lock:
@@ -135,6 +177,33 @@ class CoordinatorShell:
             if not self.drive_more() and not appends:
                 break
         self._wake.set()
+
+    def _append_replicated(self, a: Any) -> None:
+        """An append on a node of a cluster: to the partition's log as its leader, with
+        its leader epoch; done once the ISR has it (the HW passed it). Not the leader:
+        NOT_LEADER_OR_FOLLOWER, which the coordinator answers as NOT_COORDINATOR."""
+        r = self.replication
+        part, error = r.leader_for(self.topic, a.partition)
+        if error:
+            self.coordinator.append_done(a.id, now_ms(), error)
+            return
+        try:
+            with self.append_lock:
+                part.log.append(append_batch(a), leader_epoch=part.leader_epoch, origin=AppendOrigin.COORDINATOR)
+        except KafkaError as e:
+            self.log.error("append to %s-%d failed: %s", self.topic, a.partition, e)
+            self.coordinator.append_done(a.id, now_ms(), e.error_code)
+            return
+        required = r.on_append(self.topic, a.partition)
+
+        async def replicated() -> None:
+            error = await r.wait_acks(self.topic, a.partition, required, now_ms() + self.append_timeout_ms)
+            self.coordinator.append_done(a.id, now_ms(), error)
+            self.drive()
+
+        task = asyncio.get_running_loop().create_task(replicated())
+        self._replicating.add(task)
+        task.add_done_callback(self._replicating.discard)
 
     def drive_more(self) -> bool:
         """Other work the coordinator hands out, done here; True when there was some."""

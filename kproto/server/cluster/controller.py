@@ -1,0 +1,410 @@
+"""The controller: kproto's static quorum of one (the lowest voter of
+``controller.quorum.voters``; no Raft yet), on its own listener as Kafka's
+ControllerApis is.
+
+Theory of operation (Kafka's QuorumController, ClusterControlManager,
+ReplicationControlManager, BrokerHeartbeatManager):
+
+* Every decision is written first as ``__cluster_metadata`` records, one batch
+  per decision, to the controller's log (``<data dir>/__cluster_metadata-0``),
+  then applied to its ``MetadataImage``; a restarted controller replays the log.
+  Brokers fetch that log (Fetch on ``__cluster_metadata`` with their id as
+  ``replica_id``, as KRaft brokers fetch from the quorum) and apply the same
+  records, so their image is the controller's, a little later.
+* **BrokerRegistration** writes a fenced RegisterBrokerRecord; the broker epoch
+  is that record's offset (ClusterControlManager.registerBroker). Another
+  incarnation of a broker whose session is alive is DUPLICATE_BROKER_REGISTRATION
+  (a broker that crashed retries until its old session expired); a new
+  incarnation of one unfenced but expired is fenced first
+  (ReplicationControlManager.handleBrokerUncleanShutdown).
+* **BrokerHeartbeat** keeps the session (``broker.session.timeout.ms``); a
+  fenced broker that has fetched the metadata up to its registration is
+  unfenced (BrokerHeartbeatManager.calculateNextBrokerState) and elected
+  where a partition has no leader; ``want_shut_down`` (controlled shutdown)
+  fences it at once. A session that expires fences the broker: it leaves every
+  ISR and the partitions it led elect again (election.fence_broker).
+* **AlterPartition** from a partition's leader changes its ISR, checked as
+  ReplicationControlManager.alterPartition does: the leader and its epoch, the
+  partition epoch, replicas only, unfenced only.
+* **CreateTopics** places replicas on the unfenced brokers (election.assign_replicas)
+  and writes TopicRecord, ConfigRecords and PartitionRecords.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from kproto import protocol
+from kproto.common import now_ms, validate_topic_name
+from kproto.errors import DecodeError, ErrorCode, KafkaError
+from kproto.log import UnifiedLog
+from kproto.log.validator import AppendOrigin
+from kproto.schemas import protocol as P
+from kproto.server.cluster import image as I
+from kproto.server.cluster.election import (
+    PartitionRegistration, assign_replicas, elect_leader, fence_broker, unfence_broker,
+)
+from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, Limits
+from kproto.topic_config import LogConfig
+
+log = logging.getLogger("kproto.server.controller")
+
+METADATA_LOG_DIR = "__cluster_metadata-0"
+#: The controller's epoch in the batches it writes (a single, static leader).
+CONTROLLER_EPOCH = 1
+
+
+class Controller:
+    """The static controller: its metadata log, image, broker sessions and listener."""
+
+    def __init__(self, data_dir: str | Path, config: Any, cluster_id: str) -> None:
+        self.config = config
+        self.cluster_id = cluster_id
+        self.session_timeout_ms = config["broker.session.timeout.ms"]
+        self.log = UnifiedLog.open(Path(data_dir) / METADATA_LOG_DIR)
+        self.image = I.MetadataImage()
+        for offset, record_type, r in I.iter_records(self._read_all()):
+            self.image.apply(record_type, r, offset)
+        now = now_ms()
+        # a controller (re)starting gives every registered broker a fresh session
+        self.sessions: dict[int, int] = {b: now + self.session_timeout_ms for b in self.image.brokers}
+        self._appended: asyncio.Future | None = None
+        self._tasks: list[asyncio.Task] = []
+        self.server = BrokerServer(self.handle, limits=Limits.from_config(config))
+        self.handlers: dict[int, tuple[tuple[int, int], Callable]] = {
+            P.broker_registration.API.key: ((0, 4), self.broker_registration),
+            P.broker_heartbeat.API.key: ((0, 2), self.broker_heartbeat),
+            P.alter_partition.API.key: ((0, 1), self.alter_partition),
+            P.create_topics.API.key: (P.create_topics.API.served, self.create_topics),
+            P.delete_topics.API.key: ((6, P.delete_topics.API.served[1]), self.delete_topics),
+            P.create_partitions.API.key: ((3, 3), self.create_partitions),
+            P.fetch.API.key: ((4, 12), self.fetch),
+        }
+
+    def _read_all(self) -> bytes:
+        out, offset = bytearray(), self.log.log_start_offset
+        while offset < self.log.log_end_offset:
+            found = self.log.read(offset, 1 << 20)
+            if not found.length:
+                break
+            data = found.read()
+            out += data
+            offset = list(I.iter_records(data))[-1][0] + 1
+        return bytes(out)
+
+    async def start(self, host: str, port: int) -> tuple[str, int]:
+        bound = await self.server.start(host, port)
+        self._tasks.append(asyncio.create_task(self._expire_sessions()))
+        log.info("controller listening on %s:%d, metadata log at offset %d", *bound, self.image.end_offset)
+        return bound
+
+    async def close(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.server.close()
+        self.log.close()
+
+    # -- the log -----------------------------------------------------------------------------
+
+    def write(self, records: list[tuple[int, dict]]) -> int:
+        """Append one decision and apply it; -> the offset of its first record."""
+        if not records:
+            return self.image.end_offset
+        info = self.log.append(I.records_batch(records, leader_epoch=CONTROLLER_EPOCH),
+                               origin=AppendOrigin.COORDINATOR)
+        self.log.flush()
+        self.log.update_high_watermark(self.log.log_end_offset)
+        for offset, record_type, r in I.iter_records(self.log.read(info.first_offset, 1 << 30).read()):
+            self.image.apply(record_type, r, offset)
+        if self._appended is not None and not self._appended.done():
+            self._appended.set_result(None)
+        self._appended = None
+        return info.first_offset
+
+    def _wait_for_append(self) -> asyncio.Future:
+        if self._appended is None:
+            self._appended = asyncio.get_running_loop().create_future()
+        return self._appended
+
+    def _change(self, topic: str, partition: int, new: PartitionRegistration) -> list[tuple[int, dict]]:
+        t = self.image.topics[topic]
+        old = t.partitions[partition]
+        return [] if new == old else [I.change_record(t.topic_id, partition, old, new)]
+
+    def _unclean(self, topic: str) -> bool:
+        return LogConfig.from_props(self.image.topics[topic].configs,
+                                    base=self.config.log_defaults).unclean_leader_election_enable
+
+    # -- fencing (ReplicationControlManager.handleBrokerFenced / handleBrokerUnfenced) ----------
+
+    def fence(self, broker: int, why: str) -> None:
+        info = self.image.brokers[broker]
+        alive = self.image.alive() - {broker}
+        records: list[tuple[int, dict]] = [(I.FENCE_BROKER, {"id": broker, "epoch": info.epoch})]
+        for name, t in self.image.topics.items():
+            for p, reg in t.partitions.items():
+                if broker in reg.isr or reg.leader == broker:
+                    records += self._change(name, p, fence_broker(reg, broker, alive, unclean=self._unclean(name)))
+        log.info("fencing broker %d (%s)", broker, why)
+        self.write(records)
+
+    def unfence(self, broker: int) -> None:
+        info = self.image.brokers[broker]
+        alive = self.image.alive() | {broker}
+        records: list[tuple[int, dict]] = [(I.UNFENCE_BROKER, {"id": broker, "epoch": info.epoch})]
+        for name, t in self.image.topics.items():
+            for p, reg in t.partitions.items():
+                records += self._change(name, p, unfence_broker(reg, broker, alive, unclean=self._unclean(name)))
+        log.info("unfencing broker %d", broker)
+        self.write(records)
+
+    def fence_stale(self, now: int) -> list[int]:
+        """Fence the unfenced brokers whose session expired (QuorumController.maybeFenceStaleBroker
+        over BrokerHeartbeatManager.findOneStaleBroker); -> their ids."""
+        stale = [b for b, info in sorted(self.image.brokers.items())
+                 if not info.fenced and now > self.sessions.get(b, 0)]
+        for b in stale:
+            self.fence(b, f"no heartbeat for {self.session_timeout_ms} ms")
+        return stale
+
+    async def _expire_sessions(self) -> None:
+        while True:
+            await asyncio.sleep(max(self.session_timeout_ms / 8, 50) / 1000)
+            self.fence_stale(now_ms())
+
+    # -- dispatch (ControllerApis) --------------------------------------------------------------
+
+    async def handle(self, frame: bytes, conn: ConnectionInfo) -> list | None:
+        try:
+            header, offset = protocol.decode_request_header(frame)
+        except DecodeError as e:
+            raise CloseConnection(f"unreadable request header: {e}") from None
+        key, version = header.request_api_key, header.request_api_version
+        entry = self.handlers.get(key)
+        if entry is None or not entry[0][0] <= version <= entry[0][1]:
+            raise CloseConnection(f"the controller does not answer API key {key} v{version}")
+        try:
+            body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
+        except DecodeError as e:
+            raise CloseConnection(f"malformed request: {e}") from None
+        response = await entry[1](body, version)
+        return [protocol.encode_response(key, version, header.correlation_id, response)]
+
+    async def broker_registration(self, body: Any, version: int) -> dict:
+        out = {"throttle_time_ms": 0, "error_code": 0, "broker_epoch": -1}
+        if body.cluster_id != self.cluster_id:
+            out["error_code"] = ErrorCode.INCONSISTENT_CLUSTER_ID
+            return out
+        b = body.broker_id
+        old = self.image.brokers.get(b)
+        if old is not None and old.incarnation_id == body.incarnation_id:
+            out["broker_epoch"] = old.epoch         # a retried registration: the epoch stays
+            return out
+        if old is not None and not old.fenced:
+            if now_ms() <= self.sessions.get(b, 0):
+                # BrokerHeartbeatManager.hasValidSession: another incarnation is alive (or a
+                # crashed one's session has not expired yet: the broker retries until it has)
+                out["error_code"] = ErrorCode.DUPLICATE_BROKER_REGISTRATION
+                return out
+            # the old incarnation is gone (handleBrokerUncleanShutdown): out of every ISR first
+            self.fence(b, "registered again by a new incarnation")
+        record = {"broker_id": b, "incarnation_id": body.incarnation_id, "broker_epoch": self.image.end_offset,
+                  "end_points": [{"name": e.name, "host": e.host, "port": e.port,
+                                  "security_protocol": e.security_protocol} for e in body.listeners],
+                  "features": [], "rack": body.rack, "fenced": True, "in_controlled_shutdown": False}
+        epoch = self.write([(I.REGISTER_BROKER, record)])
+        self.sessions[b] = now_ms() + self.session_timeout_ms
+        out["broker_epoch"] = epoch
+        log.info("registered broker %d at epoch %d", b, epoch)
+        return out
+
+    async def broker_heartbeat(self, body: Any, version: int) -> dict:
+        out = {"throttle_time_ms": 0, "error_code": 0, "is_caught_up": False, "is_fenced": True,
+               "should_shut_down": False}
+        info = self.image.brokers.get(body.broker_id)
+        if info is None or info.epoch != body.broker_epoch:
+            out["error_code"] = ErrorCode.STALE_BROKER_EPOCH if info is not None else ErrorCode.BROKER_ID_NOT_REGISTERED
+            return out
+        self.sessions[body.broker_id] = now_ms() + self.session_timeout_ms
+        caught_up = body.current_metadata_offset >= info.epoch
+        if body.want_shut_down:
+            if not info.fenced:
+                self.fence(body.broker_id, "controlled shutdown")
+            out.update(is_caught_up=caught_up, should_shut_down=True)
+            return out
+        if info.fenced and caught_up and not body.want_fence:
+            self.unfence(body.broker_id)
+        out.update(is_caught_up=caught_up, is_fenced=self.image.brokers[body.broker_id].fenced)
+        return out
+
+    async def alter_partition(self, body: Any, version: int) -> dict:
+        info = self.image.brokers.get(body.broker_id)
+        if info is None or info.epoch != body.broker_epoch:
+            return {"throttle_time_ms": 0, "error_code": ErrorCode.STALE_BROKER_EPOCH, "topics": []}
+        alive = self.image.alive()
+        topics = []
+        for t in body.topics:
+            parts = []
+            for p in t.partitions:
+                reg = self.image.partition(t.topic_name, p.partition_index)
+                out = {"partition_index": p.partition_index, "error_code": 0, "leader_id": 0, "leader_epoch": 0,
+                       "isr": [], "leader_recovery_state": 0, "partition_epoch": 0}
+                parts.append(out)
+                if reg is None:
+                    out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    continue
+                new_isr = tuple(p.new_isr)
+                # ReplicationControlManager.validateAlterPartitionData, in its order
+                if p.leader_epoch > reg.leader_epoch or p.partition_epoch > reg.partition_epoch:
+                    error = ErrorCode.NOT_CONTROLLER
+                elif p.leader_epoch < reg.leader_epoch:
+                    error = ErrorCode.FENCED_LEADER_EPOCH
+                elif reg.leader != body.broker_id:
+                    error = ErrorCode.INVALID_REQUEST
+                elif p.partition_epoch < reg.partition_epoch:
+                    error = ErrorCode.INVALID_UPDATE_VERSION
+                elif any(r not in reg.replicas for r in new_isr) or len(set(new_isr)) != len(new_isr) \
+                        or reg.leader not in new_isr:
+                    error = ErrorCode.INVALID_REQUEST
+                elif any(r not in alive for r in new_isr):
+                    # fenced or unknown brokers (v0-1 say OPERATION_NOT_ATTEMPTED, v2+ INELIGIBLE_REPLICA)
+                    error = ErrorCode.INELIGIBLE_REPLICA if version > 1 else ErrorCode.OPERATION_NOT_ATTEMPTED
+                else:
+                    error = ErrorCode.NONE
+                    self.write(self._change(t.topic_name, p.partition_index, reg.change(isr=new_isr)))
+                    reg = self.image.partition(t.topic_name, p.partition_index)
+                if error:
+                    out["error_code"] = error
+                    continue
+                out.update(leader_id=reg.leader, leader_epoch=reg.leader_epoch, isr=list(reg.isr),
+                           partition_epoch=reg.partition_epoch)
+            topics.append({"topic_name": t.topic_name, "partitions": parts})
+        return {"throttle_time_ms": 0, "error_code": 0, "topics": topics}
+
+    async def create_topics(self, body: Any, version: int) -> dict:
+        return {"throttle_time_ms": 0, "topics": [self._create(t, body.validate_only) for t in body.topics]}
+
+    def _create(self, t: Any, validate_only: bool) -> dict:
+        """ReplicationControlManager.createTopic: name, existing, configs, placement."""
+        out = {"name": t.name, "topic_id": uuid.UUID(int=0), "error_code": 0, "error_message": None,
+               "num_partitions": -1, "replication_factor": -1, "configs": None}
+        try:
+            validate_topic_name(t.name)
+            if t.name in self.image.topics:
+                raise KafkaError(f"Topic '{t.name}' already exists.", error_code=ErrorCode.TOPIC_ALREADY_EXISTS)
+            overrides = {c.name: c.value for c in t.configs if c.value is not None}
+            LogConfig.from_props(overrides, base=self.config.log_defaults)
+            alive = sorted(self.image.alive())
+            if t.assignments:
+                placement = {a.partition_index: list(a.broker_ids) for a in t.assignments}
+                for replicas in placement.values():
+                    unknown = [r for r in replicas if r not in self.image.brokers]
+                    if unknown or len(set(replicas)) != len(replicas) or not replicas:
+                        raise KafkaError(f"Replica assignment {replicas} is invalid: unknown or repeated brokers",
+                                         error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
+            else:
+                n = self.config["num.partitions"] if t.num_partitions == -1 else t.num_partitions
+                rf = self.config["default.replication.factor"] if t.replication_factor == -1 else t.replication_factor
+                if n < 1:
+                    raise KafkaError("Number of partitions was set to an invalid non-positive value.",
+                                     error_code=ErrorCode.INVALID_PARTITIONS)
+                placement = assign_replicas(n, rf, alive)
+            out.update(num_partitions=len(placement), replication_factor=len(next(iter(placement.values()))))
+            if validate_only:
+                return out
+            topic_id = uuid.uuid4()
+            records: list[tuple[int, dict]] = [(I.TOPIC, {"name": t.name, "topic_id": topic_id})]
+            records += [(I.CONFIG, {"resource_type": I.TOPIC_RESOURCE, "resource_name": t.name, "name": k,
+                                    "value": v}) for k, v in overrides.items()]
+            for p, replicas in sorted(placement.items()):
+                isr = tuple(r for r in replicas if r in alive)
+                reg = PartitionRegistration(tuple(replicas), isr or tuple(replicas),
+                                            elect_leader(tuple(replicas), isr, set(alive), unclean=False))
+                records.append(I.partition_record(topic_id, p, reg))
+            self.write(records)
+            out.update(topic_id=topic_id, configs=[])
+        except KafkaError as e:
+            out.update(error_code=e.error_code, error_message=str(e))
+        return out
+
+    async def delete_topics(self, body: Any, version: int) -> dict:
+        """ReplicationControlManager.deleteTopics: a RemoveTopicRecord per topic, by name or id."""
+        out = []
+        for t in body.topics:
+            name = t.name if t.name is not None else self.image.names.get(t.topic_id)
+            topic = self.image.topics.get(name) if name is not None else None
+            answer = {"name": name, "topic_id": topic.topic_id if topic else t.topic_id, "error_code": 0,
+                      "error_message": None}
+            if topic is None:
+                answer.update(error_code=ErrorCode.UNKNOWN_TOPIC_ID if t.name is None
+                              else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                              error_message="This server does not host this topic ID." if t.name is None
+                              else "This server does not host this topic-partition.")
+            else:
+                self.write([(I.REMOVE_TOPIC, {"topic_id": topic.topic_id})])
+            out.append(answer)
+        return {"throttle_time_ms": 0, "responses": out}
+
+    async def create_partitions(self, body: Any, version: int) -> dict:
+        """ReplicationControlManager.createPartitions, for requests the broker checked: a
+        PartitionRecord per new partition, placed as given or over the unfenced brokers with
+        the topic's replication factor (its first partition's), leader elected as at creation."""
+        out = []
+        for t in body.topics:
+            answer = {"name": t.name, "error_code": 0, "error_message": None}
+            topic = self.image.topics.get(t.name)
+            try:
+                if topic is None:
+                    raise KafkaError(f"The topic '{t.name}' does not exist.",
+                                     error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                current = len(topic.partitions)
+                if t.count <= current:
+                    raise KafkaError(f"Topic already has {current} partition(s).",
+                                     error_code=ErrorCode.INVALID_PARTITIONS)
+                alive = sorted(self.image.alive())
+                if t.assignments is not None:
+                    placement = {current + i: list(a.broker_ids) for i, a in enumerate(t.assignments)}
+                else:
+                    rf = len(topic.partitions[0].replicas)
+                    placement = {current + p: r for p, r in assign_replicas(t.count - current, rf, alive).items()}
+                records = []
+                for p, replicas in sorted(placement.items()):
+                    isr = tuple(r for r in replicas if r in alive)
+                    reg = PartitionRegistration(tuple(replicas), isr or tuple(replicas),
+                                                elect_leader(tuple(replicas), isr, set(alive), unclean=False))
+                    records.append(I.partition_record(topic.topic_id, p, reg))
+                self.write(records)
+            except KafkaError as e:
+                answer.update(error_code=e.error_code, error_message=str(e))
+            out.append(answer)
+        return {"throttle_time_ms": 0, "results": out}
+
+    async def fetch(self, body: Any, version: int) -> dict:
+        """Brokers fetching ``__cluster_metadata`` (KafkaRaftClient.handleFetchRequest,
+        without the Raft epochs): records from ``fetch_offset``, long-polled."""
+        t = body.topics[0]
+        p = t.partitions[0]
+        deadline = now_ms() + max(body.max_wait_ms, 0)
+        while True:
+            out = {"partition_index": 0, "error_code": 0, "high_watermark": self.log.log_end_offset,
+                   "last_stable_offset": self.log.log_end_offset, "log_start_offset": self.log.log_start_offset,
+                   "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+            if p.fetch_offset > self.log.log_end_offset:
+                out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
+                break
+            found = self.log.read(p.fetch_offset, p.partition_max_bytes)
+            wait = deadline - now_ms()
+            if found.length or wait <= 0:
+                out["records"] = found.read() if found.length else b""
+                break
+            try:
+                await asyncio.wait_for(asyncio.shield(self._wait_for_append()), wait / 1000)
+            except asyncio.TimeoutError:
+                pass
+        return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0,
+                "responses": [{"topic": t.topic, "partitions": [out]}]}

@@ -1,0 +1,147 @@
+"""The cluster's metadata as the ``__cluster_metadata`` records build it (Kafka's
+MetadataImage/MetadataDelta): brokers and their fencing, topics, partition
+registrations, topic configs. The controller applies each record it writes;
+brokers apply the same records as they fetch them, so both hold one image.
+
+``records_batch`` frames records as a controller writes them (one batch per
+change, MetadataRecordSerde values, no keys); ``iter_records`` reads them back.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator
+
+from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
+from kproto.schemas.cluster_metadata import build_metadata_record, parse_metadata_record
+from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
+
+__all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
+           "UNFENCE_BROKER", "TOPIC_RESOURCE", "BrokerInfo", "TopicImage", "MetadataImage",
+           "records_batch", "iter_records"]
+
+# MetadataRecordType ids (metadata/*.json apiKey) and the versions written here.
+REGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 2, 4, 3, 5
+FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
+VERSIONS = {REGISTER_BROKER: 1, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
+            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0}
+#: ConfigResource.Type.TOPIC
+TOPIC_RESOURCE = 2
+# PartitionChangeRecord's "leader unchanged"
+LEADER_UNCHANGED = -2
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerInfo:
+    broker_id: int
+    epoch: int
+    incarnation_id: uuid.UUID
+    endpoints: dict[str, tuple[str, int]]     # listener name -> (host, port)
+    rack: str | None
+    fenced: bool = True
+
+
+@dataclass(slots=True)
+class TopicImage:
+    name: str
+    topic_id: uuid.UUID
+    partitions: dict[int, PartitionRegistration] = field(default_factory=dict)
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+class MetadataImage:
+    """What the applied records say; ``end_offset`` is the next record's offset."""
+
+    def __init__(self) -> None:
+        self.brokers: dict[int, BrokerInfo] = {}
+        self.topics: dict[str, TopicImage] = {}
+        self.names: dict[uuid.UUID, str] = {}
+        self.end_offset = 0
+
+    def alive(self) -> set[int]:
+        """The unfenced brokers: those a leader may be elected from."""
+        return {b for b, info in self.brokers.items() if not info.fenced}
+
+    def partition(self, topic: str, partition: int) -> PartitionRegistration | None:
+        t = self.topics.get(topic)
+        return None if t is None else t.partitions.get(partition)
+
+    def apply(self, record_type: int, r: Any, offset: int) -> tuple[str, int] | None:
+        """Apply one record at ``offset``; -> the partition it changed, if any."""
+        self.end_offset = offset + 1
+        if record_type == REGISTER_BROKER:
+            self.brokers[r.broker_id] = BrokerInfo(
+                r.broker_id, r.broker_epoch, r.incarnation_id,
+                {e.name: (e.host, e.port) for e in r.end_points}, r.rack, bool(r.fenced))
+        elif record_type in (FENCE_BROKER, UNFENCE_BROKER):
+            b = self.brokers.get(r.id)
+            if b is not None and b.epoch == r.epoch:
+                self.brokers[r.id] = replace(b, fenced=record_type == FENCE_BROKER)
+        elif record_type == TOPIC:
+            self.topics[r.name] = TopicImage(r.name, r.topic_id)
+            self.names[r.topic_id] = r.name
+        elif record_type == REMOVE_TOPIC:        # the topic and its partitions go
+            name = self.names.pop(r.topic_id, None)
+            if name is not None:
+                self.topics.pop(name, None)
+        elif record_type == CONFIG:
+            t = self.topics.get(r.resource_name)
+            if r.resource_type == TOPIC_RESOURCE and t is not None:
+                if r.value is None:
+                    t.configs.pop(r.name, None)
+                else:
+                    t.configs[r.name] = r.value
+        elif record_type == PARTITION:
+            name = self.names[r.topic_id]
+            self.topics[name].partitions[r.partition_id] = PartitionRegistration(
+                tuple(r.replicas), tuple(r.isr), r.leader, r.leader_epoch, r.partition_epoch)
+            return name, r.partition_id
+        elif record_type == PARTITION_CHANGE:
+            name = self.names[r.topic_id]
+            t = self.topics[name]
+            old = t.partitions[r.partition_id]
+            leader = old.leader if r.leader == LEADER_UNCHANGED else r.leader
+            # PartitionRegistration.merge: the partition epoch on any change, the leader epoch
+            # on a new leader
+            t.partitions[r.partition_id] = PartitionRegistration(
+                old.replicas, old.isr if r.isr is None else tuple(r.isr), leader,
+                old.leader_epoch + (leader != old.leader), old.partition_epoch + 1)
+            return name, r.partition_id
+        return None
+
+
+def change_record(topic_id: uuid.UUID, partition: int, old: PartitionRegistration,
+                  new: PartitionRegistration) -> tuple[int, dict]:
+    """The PartitionChangeRecord from ``old`` to ``new`` (PartitionChangeBuilder.build)."""
+    return PARTITION_CHANGE, {
+        "partition_id": partition, "topic_id": topic_id,
+        "isr": list(new.isr) if new.isr != old.isr else None,
+        "leader": new.leader if new.leader != old.leader else LEADER_UNCHANGED,
+        "leader_recovery_state": -1}
+
+
+def partition_record(topic_id: uuid.UUID, partition: int, reg: PartitionRegistration) -> tuple[int, dict]:
+    return PARTITION, {"partition_id": partition, "topic_id": topic_id, "replicas": list(reg.replicas),
+                       "isr": list(reg.isr), "removing_replicas": [], "adding_replicas": [],
+                       "leader": reg.leader, "leader_recovery_state": 0, "leader_epoch": reg.leader_epoch,
+                       "partition_epoch": reg.partition_epoch}
+
+
+def records_batch(records: list[tuple[int, dict]], *, leader_epoch: int) -> bytes:
+    """One batch of framed metadata records, as the controller appends a change atomically."""
+    return build_record_batch([NewRecord(None, build_metadata_record(t, VERSIONS[t], data))
+                               for t, data in records], partition_leader_epoch=leader_epoch)
+
+
+def iter_records(data: bytes) -> Iterator[tuple[int, int, Any]]:
+    """(offset, record type, record) of each metadata record in ``data`` (whole batches)."""
+    for batch in iter_batches(data, verify_crc=False):
+        if not isinstance(batch, RecordBatch) or batch.is_control:
+            continue
+        for rec in batch.records():
+            record_type, _, r = parse_metadata_record(bytes(rec.value))
+            yield rec.offset, record_type, r
+
+
+__all__ += ["change_record", "partition_record", "NO_LEADER"]

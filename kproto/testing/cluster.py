@@ -1,0 +1,210 @@
+"""A cluster of ``kproto serve`` processes on loopback, for tests that kill brokers.
+
+    with kproto.testing.Cluster(brokers=3) as c:
+        admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+        ...
+        c.kill(c.leader("t", 0))          # SIGKILL, as a crash
+        c.wait_for_leader("t", 0, not_in={old})
+
+Node 1 is the controller (kproto's static quorum of one, ``process.roles=
+broker,controller``) and a broker; nodes 2..N are brokers. The controller binds
+port 0 at its first start and the other nodes are given the port it bound (read
+from its log), so there is no free-port race; every node binds its own
+listener's port again on a restart, as ``Broker.restart`` does. Killing the
+controller stops failover until it is started again (no Raft yet:
+docs/cluster.md).
+
+The ``wait_for_*`` helpers poll Metadata until the cluster shows what they
+wait for: a test waits on the event itself, the timeout is only a safety net.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, TypeVar
+
+from kproto.testing import Broker, BrokerStartError, FIXTURE_DEFAULTS
+
+__all__ = ["Cluster", "CLUSTER_DEFAULTS"]
+
+T = TypeVar("T")
+
+#: Settings every node starts with (a test's config overrides them): sessions and lag
+#: short enough that a killed broker is fenced and dropped from ISRs within seconds.
+CLUSTER_DEFAULTS: Mapping[str, str] = {
+    **FIXTURE_DEFAULTS,
+    "broker.session.timeout.ms": "3000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "3000",
+    "replica.fetch.wait.max.ms": "200",
+    "replica.fetch.backoff.ms": "200",
+}
+CONTROLLER_ID = 1
+_CONTROLLER = re.compile(r"controller listening on (\S+):(\d+)")
+
+
+class Cluster:
+    """``brokers`` nodes, ids 1..N, each with its own data dir under ``data_dir``."""
+
+    def __init__(self, brokers: int = 3, *, data_dir: str | Path | None = None,
+                 config: Mapping[str, object] | None = None, log_level: str = "info",
+                 start_timeout: float = 60.0) -> None:
+        if brokers < 1:
+            raise ValueError("a cluster has at least one broker")
+        self._tmp = None if data_dir is not None else tempfile.TemporaryDirectory(prefix="kproto-cluster-")
+        self.data_dir = Path(data_dir if data_dir is not None else self._tmp.name)
+        self.cluster_id = _cluster_id(self.data_dir)
+        self.config = {**CLUSTER_DEFAULTS, **{k: str(v) for k, v in (config or {}).items()},
+                       "cluster.id": self.cluster_id}
+        self.controller_address: tuple[str, int] | None = None
+        self.nodes: dict[int, Broker] = {
+            i: Broker(self.data_dir / f"node-{i}", self._node_config(i), log_level=log_level,
+                      start_timeout=start_timeout, control=False)
+            for i in range(1, brokers + 1)}
+
+    def _node_config(self, node: int) -> dict[str, str]:
+        host, port = self.controller_address or ("127.0.0.1", 0)
+        return {**self.config, "node.id": str(node),
+                "process.roles": "broker,controller" if node == CONTROLLER_ID else "broker",
+                "controller.quorum.voters": f"{CONTROLLER_ID}@{host}:{port}",
+                "controller.listener.names": "CONTROLLER"}
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self, node: int | None = None) -> "Cluster":
+        """Start one node, or (None) every node not running, the controller first."""
+        for i in ([node] if node is not None else sorted(self.nodes)):
+            b = self.nodes[i]
+            if b.running:
+                continue
+            b.config = {k: str(v) for k, v in self._node_config(i).items()}
+            since = b.log_size()
+            b.start()
+            if i == CONTROLLER_ID and self.controller_address is None:
+                m = _CONTROLLER.search(b.log_text(since))
+                if m is None:
+                    raise BrokerStartError(f"node {i} did not log its controller address")
+                self.controller_address = (m.group(1), int(m.group(2)))
+        return self
+
+    def stop(self, node: int | None = None, timeout: float = 30.0) -> None:
+        """SIGTERM (controlled shutdown: leaderships move first); None: every node,
+        the controller last so the others can hand their leaderships over."""
+        for i in ([node] if node is not None else sorted(self.nodes, key=lambda i: i == CONTROLLER_ID)):
+            self.nodes[i].stop(timeout)
+
+    def kill(self, node: int) -> None:
+        """SIGKILL: no checkpoints, no controlled shutdown, as a crash."""
+        self.nodes[node].kill()
+
+    def pause(self, node: int) -> None:
+        """SIGSTOP: the node holds its connections but answers nothing and sends no heartbeat
+        (a hung broker), until ``resume``."""
+        os.killpg(self.nodes[node].pid, signal.SIGSTOP)
+
+    def resume(self, node: int) -> None:
+        os.killpg(self.nodes[node].pid, signal.SIGCONT)
+
+    def close(self) -> None:
+        self.stop()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    def __enter__(self) -> "Cluster":
+        try:
+            self.start()
+            try:
+                self.wait_for(lambda md: len(md.brokers) == len(self.nodes) or None, "every broker unfenced")
+            except TimeoutError as e:
+                raise BrokerStartError(str(e)) from None
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def pids(self) -> dict[int, int | None]:
+        return {i: b.pid for i, b in self.nodes.items()}
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """The running nodes' ``host:port``, comma-separated."""
+        return ",".join(b.bootstrap_servers for b in self.nodes.values() if b.running)
+
+    # -- what the cluster says ---------------------------------------------------------------
+
+    def metadata(self, topics: Iterable[str] | None = None):
+        """Metadata from the first running node that answers (kproto.client.admin.ClusterMetadata)."""
+        from kproto.client.admin import Admin
+        from kproto.client.transport import BrokerClient
+        errors = []
+        for b in self.nodes.values():
+            if not b.running:
+                continue
+            try:
+                with BrokerClient(b.bootstrap_servers, timeout_s=10) as client:
+                    return Admin(client).metadata(topics)
+            except Exception as e:      # this node is going down: ask the next
+                errors.append(f"{b.bootstrap_servers}: {e}")
+        raise ConnectionError("no running node answered Metadata: " + "; ".join(errors))
+
+    def wait_for(self, check: Callable[..., T | None], what: str, timeout: float = 60.0) -> T:
+        """Poll Metadata until ``check(metadata)`` is not None; -> that value."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            try:
+                last = self.metadata()
+                found = check(last)
+                if found is not None:
+                    return found
+            except (ConnectionError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the cluster did not show {what} within {timeout:g}s (last metadata: {last})")
+            time.sleep(0.1)
+
+    def partition(self, topic: str, partition: int, md=None):
+        md = md or self.metadata([topic])
+        t = md.topics.get(topic)
+        return None if t is None else next((p for p in t.partitions if p.partition == partition), None)
+
+    def leader(self, topic: str, partition: int) -> int:
+        """The partition's leader now (-1: none)."""
+        p = self.partition(topic, partition)
+        return -1 if p is None else p.leader
+
+    def wait_for_leader(self, topic: str, partition: int, *, not_in: Iterable[int] = (),
+                        timeout: float = 60.0) -> int:
+        """Wait until the partition has a leader outside ``not_in``; -> it."""
+        banned = set(not_in)
+        return self.wait_for(lambda md: (lambda p: p.leader if p is not None and p.leader >= 0
+                                         and p.leader not in banned else None)(self.partition(topic, partition, md)),
+                             f"a leader of {topic}-{partition} outside {sorted(banned)}", timeout)
+
+    def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = 60.0) -> tuple[int, ...]:
+        """Wait until the partition's ISR is exactly ``isr`` (any order)."""
+        want = set(isr)
+        return self.wait_for(lambda md: (lambda p: p.isr if p is not None and set(p.isr) == want else None)(
+            self.partition(topic, partition, md)), f"ISR {sorted(want)} for {topic}-{partition}", timeout)
+
+
+def _cluster_id(data_dir: Path) -> str:
+    """A cluster id as kafka-storage.sh random-uuid makes one, kept across restarts of the same data dir."""
+    from kproto.log.checkpoint import random_uuid
+    path = data_dir / "cluster.id"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        cid = random_uuid()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(cid)
+        return cid

@@ -1,0 +1,38 @@
+"""``kproto cluster``: N ``kproto serve`` processes replicating on loopback (kproto.testing.Cluster)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import click
+
+from kproto.tools.main import exit_status_help
+
+
+@click.command(epilog=exit_status_help("a node cannot start (a bad config, a data dir of another cluster)",
+                                       ok="stopped by Ctrl-C or SIGTERM, every node shut down cleanly",
+                                       interrupted=False))
+@click.option("--brokers", default=3, show_default=True, type=click.IntRange(1, 64),
+              help="How many nodes: node 1 is the controller and a broker, the others brokers.")
+@click.option("--data-dir", default="./kproto-cluster", show_default=True,
+              help="Each node's data goes in DATA_DIR/node-<id> (kept; a restart on it keeps the topics).")
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
+              help="Kafka broker config for every node, e.g. min.insync.replicas=2 (repeatable).")
+def cluster(brokers: int, data_dir: str, configs: tuple[str, ...]) -> None:
+    """Run a replicating cluster on loopback until Ctrl-C: prints the bootstrap servers and node -> PID."""
+    from kproto.server.config import parse_config_args
+    from kproto.testing import Cluster
+
+    c = Cluster(brokers, data_dir=data_dir, config=parse_config_args(configs))
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        with c:
+            click.echo(f"kproto cluster ready: bootstrap servers {c.bootstrap_servers} (data {data_dir})")
+            for node, b in c.nodes.items():
+                role = " (controller)" if node == 1 else ""
+                click.echo(f"node {node}{role}: pid {b.pid} on {b.bootstrap_servers}")
+            sys.stdout.flush()
+            signal.pause()
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,232 @@
+"""The static controller (kproto/server/cluster/controller.py) over its wire API:
+requests encoded with kproto's codecs, handled, answers decoded, and the
+``__cluster_metadata`` records it wrote read back from its log."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from kproto import protocol
+from kproto.errors import ErrorCode
+from kproto.schemas import protocol as P
+from kproto.server.cluster import image as I
+from kproto.server.cluster.controller import METADATA_LOG_DIR, Controller
+from kproto.server.cluster.election import PartitionRegistration
+from kproto.server.config import BrokerConfig
+
+CLUSTER_ID = "q1Sh-9_ISia_zwGINzRvyQ"
+
+
+def controller(tmp_path, **props) -> Controller:
+    return Controller(tmp_path, BrokerConfig.from_props({k.replace("_", "."): str(v) for k, v in props.items()}),
+                      CLUSTER_ID)
+
+
+def call(ctrl: Controller, api, version: int, body: dict):
+    async def run():
+        parts = await ctrl.handle(protocol.encode_request(api.API.key, version, 7, "test", body), None)
+        return protocol.decode_response(api.API.key, version, parts[0])[1]
+    return asyncio.run(run())
+
+
+def register(ctrl: Controller, broker: int, incarnation: uuid.UUID | None = None, port: int = 9092):
+    return call(ctrl, P.broker_registration, 0, {
+        "broker_id": broker, "cluster_id": CLUSTER_ID, "incarnation_id": incarnation or uuid.uuid4(),
+        "listeners": [{"name": "PLAINTEXT", "host": "127.0.0.1", "port": port + broker, "security_protocol": 0}],
+        "features": [], "rack": None})
+
+
+def heartbeat(ctrl: Controller, broker: int, epoch: int, offset: int, **flags):
+    return call(ctrl, P.broker_heartbeat, 0, {"broker_id": broker, "broker_epoch": epoch,
+                                              "current_metadata_offset": offset, "want_fence": False,
+                                              "want_shut_down": False, **flags})
+
+
+def records(ctrl: Controller) -> list[tuple[int, int, dict]]:
+    """(offset, record type, the record's fields) of the whole metadata log."""
+    return [(o, t, dict(r)) for o, t, r in I.iter_records(ctrl._read_all())]
+
+
+def three_brokers(ctrl: Controller) -> dict[int, int]:
+    epochs = {}
+    for b in (1, 2, 3):
+        epochs[b] = register(ctrl, b).broker_epoch
+        assert heartbeat(ctrl, b, epochs[b], ctrl.image.end_offset - 1).is_fenced is False
+    return epochs
+
+
+def expire(ctrl: Controller, broker: int) -> list[int]:
+    """``broker``'s session ends just before the others' would: -> what the controller fenced."""
+    now = min(deadline for b, deadline in ctrl.sessions.items() if b != broker)
+    ctrl.sessions[broker] = now - 1
+    return ctrl.fence_stale(now)
+
+
+def create(ctrl: Controller, name: str, partitions: int = -1, rf: int = -1, assignments=(), configs=()):
+    return call(ctrl, P.create_topics, 7, {"topics": [{
+        "name": name, "num_partitions": partitions, "replication_factor": rf,
+        "assignments": [{"partition_index": i, "broker_ids": a} for i, a in enumerate(assignments)],
+        "configs": [{"name": k, "value": v} for k, v in configs]}], "timeout_ms": 1000,
+        "validate_only": False}).topics[0]
+
+
+def test_registration_epoch_is_the_record_offset_and_unfencing_waits_for_metadata(tmp_path):
+    ctrl = controller(tmp_path)
+    r1 = register(ctrl, 1)
+    r2 = register(ctrl, 2)
+    assert (r1.error_code, r1.broker_epoch, r2.broker_epoch) == (0, 0, 1)
+    # BrokerHeartbeatManager: unfenced once the broker read the log up to its registration
+    behind = heartbeat(ctrl, 2, 1, 0)
+    assert (behind.error_code, behind.is_caught_up, behind.is_fenced) == (0, False, True)
+    caught_up = heartbeat(ctrl, 2, 1, 1)
+    assert (caught_up.is_caught_up, caught_up.is_fenced) == (True, False)
+    assert heartbeat(ctrl, 2, 0, 5).error_code == ErrorCode.STALE_BROKER_EPOCH
+    assert heartbeat(ctrl, 9, 0, 5).error_code == ErrorCode.BROKER_ID_NOT_REGISTERED
+    log = records(ctrl)
+    assert [(o, t) for o, t, _ in log] == [(0, I.REGISTER_BROKER), (1, I.REGISTER_BROKER), (2, I.UNFENCE_BROKER)]
+    assert log[1][2]["end_points"][0]["port"] == 9094 and log[1][2]["fenced"] is True
+    assert log[2][2] == {"id": 2, "epoch": 1}
+    assert ctrl.image.alive() == {2}
+
+
+def test_a_wrong_cluster_id_and_a_second_incarnation_are_refused(tmp_path):
+    ctrl = controller(tmp_path)
+    wrong = call(ctrl, P.broker_registration, 0, {
+        "broker_id": 1, "cluster_id": "other", "incarnation_id": uuid.uuid4(), "listeners": [], "features": [],
+        "rack": None})
+    assert (wrong.error_code, wrong.broker_epoch) == (ErrorCode.INCONSISTENT_CLUSTER_ID, -1)
+    first = uuid.uuid4()
+    epoch = register(ctrl, 1, first).broker_epoch
+    heartbeat(ctrl, 1, epoch, epoch)
+    assert register(ctrl, 1, first).broker_epoch == epoch          # a retry keeps its epoch
+    # ClusterControlManager.registerBroker: another incarnation while the session lives
+    assert register(ctrl, 1).error_code == ErrorCode.DUPLICATE_BROKER_REGISTRATION
+    ctrl.sessions[1] = 0                                            # the session expired
+    again = register(ctrl, 1)
+    assert again.error_code == 0 and again.broker_epoch > epoch
+    assert [t for _, t, _ in records(ctrl)][-2:] == [I.FENCE_BROKER, I.REGISTER_BROKER]
+
+
+def test_create_topics_places_replicas_round_robin_and_elects_the_first(tmp_path):
+    ctrl = controller(tmp_path)
+    three_brokers(ctrl)
+    t = create(ctrl, "t", 3, 3, configs=[("min.insync.replicas", "2")])
+    assert (t.error_code, t.num_partitions, t.replication_factor) == (0, 3, 3)
+    topic = ctrl.image.topics["t"]
+    assert topic.topic_id == t.topic_id and topic.configs == {"min.insync.replicas": "2"}
+    assert topic.partitions == {0: PartitionRegistration((1, 2, 3), (1, 2, 3), 1),
+                                1: PartitionRegistration((2, 3, 1), (2, 3, 1), 2),
+                                2: PartitionRegistration((3, 1, 2), (3, 1, 2), 3)}
+    assert [t for _, t, _ in records(ctrl)][-5:] == [I.TOPIC, I.CONFIG, I.PARTITION, I.PARTITION, I.PARTITION]
+    again = create(ctrl, "t", 1, 1)
+    assert (again.error_code, again.error_message) == (ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 't' already exists.")
+    too_many = create(ctrl, "u", 1, 4)
+    assert (too_many.error_code, too_many.error_message) == (
+        ErrorCode.INVALID_REPLICATION_FACTOR, "Unable to replicate the partition 4 time(s): The target replication "
+        "factor of 4 cannot be reached because only 3 broker(s) are registered or some brokers have all their log "
+        "directories cordoned.")
+    assigned = create(ctrl, "v", assignments=[[3, 1]])
+    assert (assigned.error_code, ctrl.image.partition("v", 0)) == (0, PartitionRegistration((3, 1), (3, 1), 3))
+    assert create(ctrl, "w", assignments=[[3, 7]]).error_code == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+
+
+def test_a_stale_session_fences_the_broker_and_its_partitions_elect_again(tmp_path):
+    ctrl = controller(tmp_path)
+    epochs = three_brokers(ctrl)
+    create(ctrl, "t", 2, 3)
+    assert expire(ctrl, 1) == [1]
+    assert ctrl.image.partition("t", 0) == PartitionRegistration((1, 2, 3), (2, 3), 2, 1, 1)
+    assert ctrl.image.partition("t", 1) == PartitionRegistration((2, 3, 1), (2, 3), 2, 0, 1)
+    assert ctrl.fence_stale(min(ctrl.sessions[2], ctrl.sessions[3])) == []
+    changes = [r for _, t, r in records(ctrl) if t == I.PARTITION_CHANGE]
+    assert [(c["partition_id"], c["isr"], c["leader"]) for c in changes] == [(0, [2, 3], 2), (1, [2, 3], -2)]
+    # back, caught up: unfenced, but in no ISR until its leader says so (AlterPartition)
+    assert heartbeat(ctrl, 1, epochs[1], ctrl.image.end_offset - 1).is_fenced is False
+    assert ctrl.image.partition("t", 0).isr == (2, 3)
+
+
+def test_controlled_shutdown_moves_leaderships_at_once(tmp_path):
+    ctrl = controller(tmp_path)
+    epochs = three_brokers(ctrl)
+    create(ctrl, "t", 1, 3)
+    r = heartbeat(ctrl, 1, epochs[1], ctrl.image.end_offset - 1, want_shut_down=True)
+    assert (r.should_shut_down, ctrl.image.brokers[1].fenced) == (True, True)
+    assert ctrl.image.partition("t", 0).leader == 2
+
+
+def alter(ctrl: Controller, broker: int, epoch: int, isr: list[int], leader_epoch: int = 0,
+          partition_epoch: int = 0, version: int = 1):
+    topic = {"topic_name": "t"} if version < 2 else {"topic_id": ctrl.image.topics["t"].topic_id}
+    r = call(ctrl, P.alter_partition, 1, {"broker_id": broker, "broker_epoch": epoch, "topics": [{
+        **topic, "partitions": [{"partition_index": 0, "leader_epoch": leader_epoch, "new_isr": isr,
+                                 "leader_recovery_state": 0, "partition_epoch": partition_epoch}]}]})
+    return r.error_code, r.topics[0].partitions[0] if r.topics else None
+
+
+@pytest.mark.parametrize("args, error", [
+    # ReplicationControlManager.validateAlterPartitionData, in its order
+    (dict(broker=1, isr=[1, 2], leader_epoch=1), ErrorCode.NOT_CONTROLLER),
+    (dict(broker=1, isr=[1, 2], partition_epoch=2), ErrorCode.NOT_CONTROLLER),
+    (dict(broker=2, isr=[1, 2]), ErrorCode.INVALID_REQUEST),              # not the leader
+    (dict(broker=1, isr=[1, 4]), ErrorCode.INVALID_REQUEST),              # not a replica
+    (dict(broker=1, isr=[2, 3]), ErrorCode.INVALID_REQUEST),              # without the leader
+    (dict(broker=1, isr=[1, 3]), ErrorCode.OPERATION_NOT_ATTEMPTED),      # 3 is fenced (v0-1)
+])
+def test_alter_partition_refusals(tmp_path, args, error):
+    ctrl = controller(tmp_path)
+    epochs = three_brokers(ctrl)
+    create(ctrl, "t", 1, 3)
+    assert expire(ctrl, 3) == [3]
+    before = ctrl.image.partition("t", 0)
+    assert before == PartitionRegistration((1, 2, 3), (1, 2), 1, 0, 1)
+    broker = args.pop("broker")
+    kw = {"partition_epoch": 1, **args}
+    code, answer = alter(ctrl, broker, epochs[broker], **kw)
+    assert (code, answer.error_code) == (0, error)
+    assert ctrl.image.partition("t", 0) == before
+
+
+def test_alter_partition_changes_the_isr_and_answers_the_new_state(tmp_path):
+    ctrl = controller(tmp_path)
+    epochs = three_brokers(ctrl)
+    create(ctrl, "t", 1, 3)
+    code, answer = alter(ctrl, 1, epochs[1], [1, 3])
+    assert (code, answer.error_code, answer.leader_id, answer.leader_epoch, list(answer.isr),
+            answer.partition_epoch) == (0, 0, 1, 0, [1, 3], 1)
+    assert alter(ctrl, 1, epochs[1], [1, 2, 3])[1].error_code == ErrorCode.INVALID_UPDATE_VERSION
+    assert alter(ctrl, 1, epochs[1] + 100, [1])[0] == ErrorCode.STALE_BROKER_EPOCH
+    assert records(ctrl)[-1][2]["isr"] == [1, 3]
+
+
+def test_a_restarted_controller_replays_its_log(tmp_path):
+    ctrl = controller(tmp_path)
+    three_brokers(ctrl)
+    create(ctrl, "t", 2, 3, configs=[("retention.ms", "1000")])
+    alter(ctrl, 1, ctrl.image.brokers[1].epoch, [1, 2])
+    image = ctrl.image
+    ctrl.log.close()
+    again = controller(tmp_path)
+    assert (again.image.brokers, again.image.topics, again.image.end_offset) == \
+        (image.brokers, image.topics, image.end_offset)
+    assert set(again.sessions) == {1, 2, 3}
+
+
+def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
+    """kafka-dump-log --cluster-metadata-decoder prints what kproto dump-log prints."""
+    from kproto.tools.main import cli
+    from click.testing import CliRunner
+    ctrl = controller(tmp_path)
+    three_brokers(ctrl)
+    create(ctrl, "t", 2, 3, configs=[("min.insync.replicas", "2")])
+    assert expire(ctrl, 2) == [2]
+    ctrl.log.flush()
+    segment = str(tmp_path / METADATA_LOG_DIR / "00000000000000000000.log")
+    kafka = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--cluster-metadata-decoder",
+                               "--files", segment)
+    assert kafka.returncode == 0, kafka.stderr
+    ours = CliRunner().invoke(cli, ["dump-log", "--cluster-metadata-decoder", "--files", segment])
+    assert ours.output == kafka.stdout
+    assert "PARTITION_CHANGE_RECORD" in ours.output and "FENCE_BROKER_RECORD" in ours.output
