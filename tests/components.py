@@ -122,19 +122,19 @@ def zookeeper(tmp_path: Path) -> Iterator[str]:
 
 @contextlib.contextmanager
 def kproto_broker(tmp_path: Path, *configs: str, data_dir: Path | None = None,
-                  port: int | None = None) -> Iterator[str]:
+                  port: int | None = None, kafka_version: str | None = None) -> Iterator[str]:
     """``kproto serve`` through kproto.testing on loopback; yields "127.0.0.1:PORT".
 
     ``configs`` are ``key=value`` broker overrides; pass the same ``data_dir``
     (and ``port``) again to restart a broker over the data it wrote. Without a
     ``port`` the broker binds port 0 and says which. Its log (WARNING and up, as
     ``kproto serve`` logs by default) is ``tmp_path/kproto-<data dir name>.log``,
-    every start appended.
+    every start appended. ``kafka_version``: ``kproto serve --kafka-version``.
     """
     data_dir = data_dir or tmp_path / "kproto-data"
     config = dict(c.split("=", 1) for c in configs)
     with Broker(data_dir, config, port=port or 0, log_path=tmp_path / f"kproto-{data_dir.name}.log",
-                log_level="warning") as broker:
+                log_level="warning", kafka_version=kafka_version) as broker:
         yield broker.bootstrap_servers
 
 

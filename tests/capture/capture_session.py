@@ -284,7 +284,9 @@ def run_session(tmp: Path) -> Session:
     proxy_port = free_port()
     for d in ("b1", "b2"):
         (tmp / d).mkdir(exist_ok=True)
-    with kproto_broker(tmp / "b1", "group.initial.rebalance.delay.ms=0") as bs, \
+    # b1 as Kafka 3.9, the last release that still served kafka-python's 0.9 and 0.10
+    # protocols (ListOffsets v0, Fetch v0-3: Kafka 4.0 removed them, KIP-896)
+    with kproto_broker(tmp / "b1", "group.initial.rebalance.delay.ms=0", kafka_version="3.9") as bs, \
             kproto_broker(tmp / "b2", "group.initial.rebalance.delay.ms=0") as bs2:
         port, port2 = int(bs.rsplit(":", 1)[1]), int(bs2.rsplit(":", 1)[1])
         s = Session(tmp, port, port2, proxy_port)
