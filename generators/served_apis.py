@@ -36,17 +36,20 @@ NOTES: dict[int, str] = {
 
 # Kafka 4.4 broker APIs kproto does not answer, and why
 NOT_SERVED: dict[int, str] = {
-    45: "one node: no other broker to move a replica to (issue 27, clusters)",
-    46: "as AlterPartitionReassignments: nothing can be reassigned on one node",
-    64: "unregisters a broker from a KRaft cluster's metadata: kproto serves one node, not a cluster (issue 27)",
-    80: "KRaft voter changes (KIP-853): kproto has no controller quorum to change; DescribeQuorum "
-        "describes its one-node quorum",
+    45: "reassignment is not built yet in `kproto cluster` (docs/cluster.md); one node has no other "
+        "broker to move a replica to",
+    46: "as AlterPartitionReassignments",
+    64: "unregisters a broker from a KRaft cluster's metadata: not built yet in `kproto cluster`'s "
+        "static controller (docs/cluster.md)",
+    80: "KRaft voter changes (KIP-853): `kproto cluster` has one static controller, no quorum to "
+        "change; DescribeQuorum describes a node's one-voter quorum",
     81: "as AddRaftVoter",
     88: "KIP-1071 streams groups, not implemented: a third group type with its own topology, task "
         "assignor and records; Kafka Streams runs against kproto with `group.protocol=classic` only",
     89: "as StreamsGroupHeartbeat (KIP-1071)",
     93: "as StreamsGroupHeartbeat (KIP-1071)",
-    94: "removes a controller's registration from a KRaft cluster: kproto has no controllers",
+    94: "removes a controller's registration from a KRaft cluster: `kproto cluster`'s one static "
+        "controller does not register",
 }
 
 # the names of Kafka 4.4 APIs kproto's registry has no module for
@@ -105,8 +108,10 @@ def render() -> str:
     inner = [f"{key} {spec.name}" for key, spec in P.API_KEYS.items() if key not in kafka and key not in table]
     lines += ["", "## Not client-facing", "",
               "ZooKeeper-era inter-broker APIs Kafka 4 removed and the KRaft controllers' own; a Kafka "
-              f"{KAFKA} broker's listener does not advertise them, and kproto, one node with no controller "
-              "quorum, neither answers nor needs them (it decodes them: `kproto decode`, captures): "
+              f"{KAFKA} broker's listener does not advertise them, and kproto's brokers neither answer nor "
+              "need them (`kproto cluster`'s static controller answers BrokerRegistration, "
+              "BrokerHeartbeat and AlterPartition on its own listener, docs/cluster.md; every one "
+              "decodes: `kproto decode`, captures): "
               + ", ".join(inner) + ".", ""]
     return "\n".join(lines)
 
