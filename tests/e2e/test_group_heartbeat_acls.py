@@ -208,11 +208,14 @@ def test_share_fetch_and_acknowledge_check_read_on_each_topic(clusters):
                 producer.produce(topic, b"v", partition=0)
             assert producer.flush(30) == 0
             got = partition_errors(share_fetch(a, "g-share-fetch", member, epoch, wanted, wait_ms=1000), names)
-            assert got.pop(("acl-secret", 0)) == (29, 0, [])
-            assert set(got) <= {("acl-a", 0)} and all(v[:2] == (0, 0) for v in got.values())
-            acquired = got.get(("acl-a", 0), (0, 0, []))[2]
             epoch += 1
             assert epoch < 100
+            assert got.pop(("acl-secret", 0)) == (29, 0, [])
+            assert set(got) <= {("acl-a", 0)}
+            if got.get(("acl-a", 0), (0,))[0] == -1:
+                continue    # Kafka 4.4 once answered UNKNOWN_SERVER_ERROR while initializing the share partition
+            assert all(v[:2] == (0, 0) for v in got.values())
+            acquired = got.get(("acl-a", 0), (0, 0, []))[2]
         # acknowledgements: acl-a's applied, acl-secret's refused
         r = share_fetch(a, "g-share-fetch", member, epoch, [],
                         acks=[(ids["acl-a"], 0, acquired[0]), (ids["acl-secret"], 0, 0)])
