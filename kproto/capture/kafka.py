@@ -309,26 +309,23 @@ class KafkaConnection:
         return 4 <= size <= DEFAULT_MAX_FRAME and int.from_bytes(buf[pos + 4:pos + 8], "big", signed=True) in self.pending
 
     def client_data(self, items: list, ts_ns: int, out: list) -> None:
-        stream = self.requests
-        frame = stream.whole(items)
-        if frame is not None:
-            notes, stream.notes = stream.notes, []
-            self._request(frame, notes, ts_ns, out)
-            return
-        stream.feed(items)
-        for frame, notes in stream.frames():
-            self._request(frame, notes, ts_ns, out)
+        self._frames(self.requests, items, ts_ns, out, self._request)
 
     def server_data(self, items: list, ts_ns: int, out: list) -> None:
-        stream = self.responses
+        self._frames(self.responses, items, ts_ns, out, self._response)
+
+    @staticmethod
+    def _frames(stream, items: list, ts_ns: int, out: list, handle) -> None:
+        """Each whole frame of ``items`` to ``handle``: a segment that is exactly one frame
+        without the stream's buffer, anything else through it."""
         frame = stream.whole(items)
         if frame is not None:
             notes, stream.notes = stream.notes, []
-            self._response(frame, notes, ts_ns, out)
+            handle(frame, notes, ts_ns, out)
             return
         stream.feed(items)
         for frame, notes in stream.frames():
-            self._response(frame, notes, ts_ns, out)
+            handle(frame, notes, ts_ns, out)
 
     def close(self, ts_ns: int, out: list) -> None:
         """End of connection or capture: requests still waiting."""
