@@ -4,6 +4,7 @@ clock and a fake log."""
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections import defaultdict
 
 from kproto.errors import ErrorCode
@@ -13,6 +14,7 @@ from kproto.server.txn_coordinator import (
     InitProducerIdRequest, TransactionConfig, TransactionCoordinator, TransactionState, WriteTxnMarkers,
 )
 from kproto.server.txn_coordinator.persistence import transaction_log_key
+from kproto.server.coordinator.events import ConsumerGroupHeartbeatRequest
 from kproto.server.coordinator import (
     CoordinatorConfig, GroupCoordinator, GroupState, HeartbeatRequest, JoinGroupRequest,
     JoinGroupRequestProtocol, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
@@ -183,6 +185,24 @@ def commit_errors(response) -> dict[tuple[str, int], ErrorCode]:
 
 
 # --- the transaction coordinator ------------------------------------------------------------
+
+class ConsumerGroupDriver(Harness):
+    """The group coordinator with one ``__consumer_offsets`` partition and topic t (3 partitions,
+    id ``uuid.UUID(int=1)``), driven by KIP-848 heartbeats of group g."""
+
+    TOPIC_ID = uuid.UUID(int=1)
+
+    def __init__(self, **config):
+        super().__init__(offsets_topic_num_partitions=1, **config)
+        self.c.update_topics({"t": (self.TOPIC_ID, 3)})
+
+    def hb(self, member_id, epoch, **kw):
+        if epoch == 0:
+            kw.setdefault("rebalance_timeout_ms", 30_000)
+            kw.setdefault("topic_partitions", ())
+            kw.setdefault("subscribed_topic_names", ("t",))
+        return self.send(ConsumerGroupHeartbeatRequest(group_id="g", member_id=member_id, member_epoch=epoch, **kw))
+
 
 class TxnHarness(_HeldAppends):
     def __init__(self, *, auto_append: bool = True, auto_markers: bool = True, **config) -> None:

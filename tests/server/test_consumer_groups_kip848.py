@@ -23,7 +23,7 @@ from kproto.server.coordinator.events import (
     JoinGroupRequestProtocol, ListGroupsRequest, OffsetCommitRequest, OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
-from tests.server.helpers import Harness
+from tests.server.helpers import ConsumerGroupDriver
 
 T1, T2 = uuid.UUID(int=1), uuid.UUID(int=2)
 
@@ -109,19 +109,7 @@ def test_config_defaults_and_validation():
 
 # --- the coordinator, sans I/O --------------------------------------------------------------------
 
-class Driver(Harness):
-    """The group coordinator with one ``__consumer_offsets`` partition and topic t (3 partitions)."""
-
-    def __init__(self, **config):
-        super().__init__(offsets_topic_num_partitions=1, **config)
-        self.c.update_topics({"t": (T1, 3)})
-
-    def hb(self, member_id, epoch, **kw):
-        if epoch == 0:
-            kw.setdefault("rebalance_timeout_ms", 30_000)
-            kw.setdefault("topic_partitions", ())
-            kw.setdefault("subscribed_topic_names", ("t",))
-        return self.send(ConsumerGroupHeartbeatRequest(group_id="g", member_id=member_id, member_epoch=epoch, **kw))
+Driver = ConsumerGroupDriver
 
 
 def owned(r: ConsumerGroupHeartbeatResponse):

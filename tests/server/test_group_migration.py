@@ -13,27 +13,16 @@ from kproto.errors import ErrorCode as E
 from kproto.schemas import consumer_offsets as CO
 from kproto.server.coordinator import CoordinatorConfig, GroupCoordinator
 from kproto.server.coordinator.events import (
-    ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, LeaveGroupRequest, MemberIdentity,
+    ConsumerGroupDescribeRequest, LeaveGroupRequest, MemberIdentity,
 )
 from kproto.server.coordinator.state import GroupState
-from tests.server.helpers import Harness, assignment, protocols
+from tests.server.helpers import ConsumerGroupDriver, assignment, protocols
 
 T1 = uuid.UUID(int=1)
 
 
-class Driver(Harness):
+class Driver(ConsumerGroupDriver):
     """One ``__consumer_offsets`` partition, topic t with 3 partitions."""
-
-    def __init__(self, **config):
-        super().__init__(offsets_topic_num_partitions=1, **config)
-        self.c.update_topics({"t": (T1, 3)})
-
-    def hb(self, member_id, epoch, **kw):
-        if epoch == 0:
-            kw.setdefault("rebalance_timeout_ms", 30_000)
-            kw.setdefault("topic_partitions", ())
-            kw.setdefault("subscribed_topic_names", ("t",))
-        return self.send(ConsumerGroupHeartbeatRequest(group_id="g", member_id=member_id, member_epoch=epoch, **kw))
 
     def records(self, since: int = 0) -> list[tuple[int, str | None, bool]]:
         """(record type, member id, tombstone?) of the log from ``since``."""
