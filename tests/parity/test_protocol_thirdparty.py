@@ -57,7 +57,7 @@ UNWRITTEN = {
     **{(k, 0): "KIP-932 early-access v0 (Kafka 4.0) replaced by v1 in 4.1; kio has v1 only"
        for k in (76, 77, 78, 79)},
     **{kv: "Kafka 4.4 only (its kafka-clients jar); no Python codec here writes it yet"
-       for kv in ((42, 3), (88, 1), (89, 1), (28, 6))},
+       for kv in ((42, 3), (88, 1), (89, 1), (28, 6), (18, 5))},
 }
 
 # Frames kio 0.6.5 wrote from a definition Kafka 4.4 has since changed (its jar, which
