@@ -520,30 +520,35 @@ def test_emulated_2_8_advertises_that_release_within_what_kproto_serves():
     assert RELEASES["4.4"][0] == (0, 13)    # Produce still advertised from v0 (KAFKA-18659, measured)
 
 
+def produce_with_three_clients(bs: str, topic: str) -> None:
+    """One record each from confluent-kafka (c), kafka-python (k) and aiokafka (a), read back in order."""
+    p = Producer({"bootstrap.servers": bs})
+    p.produce(topic, b"c")
+    assert p.flush(30) == 0
+    from kafka import KafkaProducer
+    kp = KafkaProducer(bootstrap_servers=bs)
+    kp.send(topic, b"k").get(timeout=60)
+    kp.close()
+
+    async def aio() -> None:
+        from aiokafka import AIOKafkaProducer
+        ap = AIOKafkaProducer(bootstrap_servers=bs)
+        await ap.start()
+        try:
+            await ap.send_and_wait(topic, b"a")
+        finally:
+            await ap.stop()
+    asyncio.run(aio())
+    assert consume_values(bs, topic, 3) == [b"c", b"k", b"a"]
+
+
 def test_clients_negotiate_only_kafka_2_8_versions(tmp_path):
     pcap = tmp_path / "v28.pcap"
     with Broker(tmp_path / "data", {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "1"},
                 kafka_version="2.8") as b:
         bs, topic = b.bootstrap_servers, "emulated"
         with tcpdump(pcap, "lo", f"tcp port {b.port}"):
-            p = Producer({"bootstrap.servers": bs})
-            p.produce(topic, b"c")
-            assert p.flush(30) == 0
-            from kafka import KafkaProducer
-            kp = KafkaProducer(bootstrap_servers=bs)
-            kp.send(topic, b"k").get(timeout=60)
-            kp.close()
-
-            async def aio() -> None:
-                from aiokafka import AIOKafkaProducer
-                ap = AIOKafkaProducer(bootstrap_servers=bs)
-                await ap.start()
-                try:
-                    await ap.send_and_wait(topic, b"a")
-                finally:
-                    await ap.stop()
-            asyncio.run(aio())
-            assert consume_values(bs, topic, 3) == [b"c", b"k", b"a"]
+            produce_with_three_clients(bs, topic)
     table = RELEASES["2.8"]
     seen = list(exchanges(str(pcap), ports=[b.port]))
     versions = [ex for ex in seen if ex.api_key == 18 and ex.response is not None and
@@ -575,22 +580,5 @@ def test_clients_negotiate_within_kafka_4_x(tmp_path, release):
         bs, topic = b.bootstrap_servers, "emulated-4x"
         within = b.faults.inject(api="Produce", versions=[lo, hi], delay_ms=1)
         above = b.faults.inject(api="Produce", versions=[hi + 1, 99], delay_ms=1)
-        p = Producer({"bootstrap.servers": bs})
-        p.produce(topic, b"c")
-        assert p.flush(30) == 0
-        from kafka import KafkaProducer
-        kp = KafkaProducer(bootstrap_servers=bs)
-        kp.send(topic, b"k").get(timeout=60)
-        kp.close()
-
-        async def aio() -> None:
-            from aiokafka import AIOKafkaProducer
-            ap = AIOKafkaProducer(bootstrap_servers=bs)
-            await ap.start()
-            try:
-                await ap.send_and_wait(topic, b"a")
-            finally:
-                await ap.stop()
-        asyncio.run(aio())
-        assert consume_values(bs, topic, 3) == [b"c", b"k", b"a"]
+        produce_with_three_clients(bs, topic)
         assert within.describe()["matches"] >= 3 and above.describe()["matches"] == 0
