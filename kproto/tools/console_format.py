@@ -66,13 +66,18 @@ def record_json(topic: str, partition: int, cr: ConsumedRecord) -> dict:
             "producer_epoch": cr.producer_epoch, "is_transactional": cr.is_transactional, "is_control": False}
 
 
+def json_text(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+
 def json_formatter(topic: str, partition: int, cr: ConsumedRecord, state: PartitionState) -> bytes:
-    return json.dumps(record_json(topic, partition, cr), ensure_ascii=False,
-                      separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n"
+    return json_text(record_json(topic, partition, cr)) + b"\n"
 
 
-def parse_json_record(line: str, line_number: int) -> tuple[int | None, NewRecord]:
-    """One line of ``consume --json`` output -> (partition or None, record)."""
+def parse_json_record(line: str, line_number: int, key_encoder: Callable | None = None,
+                      value_encoder: Callable | None = None) -> tuple[int | None, NewRecord]:
+    """One line of ``consume --json`` output -> (partition or None, record). An encoder
+    (a registry format's) turns the key's or value's JSON into its bytes."""
     where = f"line {line_number}"
     try:
         obj = json.loads(line)
@@ -91,8 +96,9 @@ def parse_json_record(line: str, line_number: int) -> tuple[int | None, NewRecor
         if not isinstance(h, dict) or not isinstance(h.get("key"), str):
             raise UsageError(f"{where}: each header is {{\"key\": string, \"value\": ...}}")
         headers.append((h["key"], json_to_bytes(h.get("value"), f"{where} header {h['key']!r}")))
-    return partition, NewRecord(json_to_bytes(obj.get("key"), f"{where} key"),
-                                json_to_bytes(obj.get("value"), f"{where} value"), tuple(headers),
+    key = (key_encoder or json_to_bytes)(obj.get("key"), f"{where} key")
+    value = (value_encoder or json_to_bytes)(obj.get("value"), f"{where} value")
+    return partition, NewRecord(key, value, tuple(headers),
                                 None if ts is None or ts < 0 else ts)
 
 

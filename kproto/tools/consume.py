@@ -14,7 +14,9 @@ the group: the partitions are assigned directly, start at the group's
 committed offsets and the positions reached are committed at the end (as a
 simple, generation -1 committer); ``-e``/``--exit-at-end`` (kcat's) stops
 each partition at its high watermark (last stable offset under
-read_committed)."""
+read_committed). ``--key-format/--value-format avro|protobuf|json-schema`` with
+``--schema-registry URL`` decode Confluent's wire format (kproto.tools.schema_registry);
+the filters still match the bytes as stored."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from typing import Iterator
 import click
 
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
+from kproto.tools.schema_registry import FORMATS, serdes
 
 EARLIEST, LATEST = -2, -1
 
@@ -314,9 +317,15 @@ class Consumption:
 @click.option("--value-filter", help="Only records whose value matches this regex.")
 @click.option("--consumer-property", multiple=True, help="Client property key=value.")
 @click.option("--consumer.config", "consumer_config", type=click.Path(), help="Client properties file.")
+@click.option("--key-format", type=click.Choice(FORMATS), default="raw",
+              help="Decode keys in Confluent's wire format through --schema-registry.")
+@click.option("--value-format", type=click.Choice(FORMATS), default="raw",
+              help="Decode values in Confluent's wire format through --schema-registry.")
+@click.option("--schema-registry", help="The Schema Registry's URL (Confluent's REST API).")
 def consume(bootstrap_server, log_dir, capture, topic, include, partition, offset, from_beginning, max_messages,
             timeout_ms, exit_at_end, group, isolation_level, properties, formatter, fmt, as_json, start_time,
-            end_time, header_filter, key_filter, value_filter, consumer_property, consumer_config) -> None:
+            end_time, header_filter, key_filter, value_filter, consumer_property, consumer_config,
+            key_format, value_format, schema_registry) -> None:
     """Print the records of a topic like kafka-console-consumer.sh."""
     if sum(x is not None for x in (bootstrap_server, log_dir, capture)) != 1:
         raise UsageProblem("Exactly one of --bootstrap-server, --log-dir, --capture is required.")
@@ -352,6 +361,10 @@ def consume(bootstrap_server, log_dir, capture, topic, include, partition, offse
     end_ms = parse_time(end_time, "--end-time") if end_time is not None else None
     props = parse_properties_args(properties, "--property")
     out_format = _formatter(props, formatter, fmt, as_json)
+    key_serde, value_serde = serdes(schema_registry, key_format, value_format, UsageProblem)
+    if key_serde or value_serde:
+        from kproto.tools.schema_registry import decoding_formatter
+        out_format = decoding_formatter(out_format, as_json, key_serde, value_serde)
     filters = Filters(header_filter, key_filter, value_filter)
     isolation = 1 if isolation_level == "read_committed" else 0
     out = sys.stdout.buffer

@@ -12,16 +12,24 @@ goes to ``--partition``, else its JSON partition, else murmur2 of its key
 (the sticky partitioner's choice, round robin here). The last line on stderr
 says what was delivered and what failed. Differences from Kafka: batches are
 sent one request at a time (``--sync``: one record per request); retries are
-not made; ``--partition``, ``--json`` and ``--file`` are kproto's."""
+not made; ``--partition``, ``--json`` and ``--file`` are kproto's.
+
+``--key-format/--value-format avro|protobuf|json-schema`` with ``--schema-registry URL``
+read each key/value as JSON (the JSON text of a line, or the ``key``/``value`` of a ``--json``
+record) and write it in Confluent's wire format with ``--key-schema/--value-schema FILE``
+registered under ``<topic>-key``/``<topic>-value``, else that subject's latest version."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import sys
 from typing import IO, Iterator
 
 import click
 
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
+from kproto.tools.schema_registry import FORMATS, encoder, serdes
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 BATCH_RECORDS = 1000
@@ -133,10 +141,29 @@ def _lines(stream: IO[bytes]) -> Iterator[str]:
 @click.option("--sync", is_flag=True, help="One record per request, each waiting for its answer.")
 @click.option("--producer-property", multiple=True, help="Client property key=value (acks, compression.type ...).")
 @click.option("--producer.config", "producer_config", type=click.Path(), help="Client properties file.")
+@click.option("--key-format", type=click.Choice(FORMATS), default="raw",
+              help="Encode JSON keys in Confluent's wire format through --schema-registry.")
+@click.option("--value-format", type=click.Choice(FORMATS), default="raw",
+              help="Encode JSON values in Confluent's wire format through --schema-registry.")
+@click.option("--schema-registry", help="The Schema Registry's URL (Confluent's REST API).")
+@click.option("--key-schema", type=click.Path(dir_okay=False, exists=True),
+              help="Register this schema under <topic>-key (default: the subject's latest version).")
+@click.option("--value-schema", type=click.Path(dir_okay=False, exists=True),
+              help="Register this schema under <topic>-value (default: the subject's latest version).")
 def produce(bootstrap_server, topic, partition, path, as_json, properties, compression_codec,
-            request_required_acks, request_timeout_ms, sync, producer_property, producer_config) -> None:
+            request_required_acks, request_timeout_ms, sync, producer_property, producer_config,
+            key_format, value_format, schema_registry, key_schema, value_schema) -> None:
     """Send lines (or consume --json records) to a topic like kafka-console-producer.sh."""
     from kproto.tools.consume import parse_properties_args
+    key_serde, value_serde = serdes(schema_registry, key_format, value_format, UsageProblem)
+    for serde, schema_file, what in ((key_serde, key_schema, "key"), (value_serde, value_schema, "value")):
+        if serde is None:
+            if schema_file is not None:
+                raise UsageProblem(f"--{what}-schema needs --{what}-format")
+            continue
+        # TopicNameStrategy, as Confluent's serializers name the subject
+        with open(schema_file) if schema_file else contextlib.nullcontext() as f:
+            serde.use_schema(f"{topic}-{what}", f.read() if f else None)
     props = parse_properties_args(properties, "--property")
     config: dict[str, str] = {}
     if producer_config:
@@ -156,7 +183,8 @@ def produce(bootstrap_server, topic, partition, path, as_json, properties, compr
     stream = open(path, "rb") if path else sys.stdin.buffer
     try:
         delivered, failed, partitions = _produce(bootstrap_server, config, topic, partition, stream, reader,
-                                                 codec, acks, request_timeout_ms, sync)
+                                                 codec, acks, request_timeout_ms, sync,
+                                                 encoder(key_serde), encoder(value_serde))
     finally:
         if path:
             stream.close()
@@ -166,7 +194,24 @@ def produce(bootstrap_server, topic, partition, path, as_json, properties, compr
         sys.exit(ExitStatus.PARTIAL if delivered else ExitStatus.ERROR)
 
 
-def _produce(bootstrap, config, topic, fixed_partition, stream, reader, codec, acks, timeout_ms, sync):
+def _text_encoder(encode):
+    """A registry format over a line's key or value: its text is JSON."""
+    if encode is None:
+        return lambda b, where: b
+    import json
+
+    def from_text(b: bytes | None, where: str) -> bytes | None:
+        if b is None:
+            return None
+        try:
+            return encode(json.loads(b), where)
+        except ValueError as e:
+            raise click.ClickException(f"{where}: not JSON ({e})") from None
+    return from_text
+
+
+def _produce(bootstrap, config, topic, fixed_partition, stream, reader, codec, acks, timeout_ms, sync,
+             key_encoder=None, value_encoder=None):
     from kproto.client.data import DataClient
     from kproto.client.transport import BrokerClient
     from kproto.errors import ErrorCode
@@ -203,13 +248,17 @@ def _produce(bootstrap, config, topic, fixed_partition, stream, reader, codec, a
 
         if reader is None:
             from kproto.tools.console_format import parse_json_record
+        key_text, value_text = _text_encoder(key_encoder), _text_encoder(value_encoder)
         for n, line in enumerate(_lines(stream), 1):
             if reader is None:
                 if not line.strip():
                     continue
-                p, rec = parse_json_record(line, n)
+                p, rec = parse_json_record(line, n, key_encoder, value_encoder)
             else:
                 p, rec = None, reader.record(line, n)
+                if key_encoder or value_encoder:
+                    rec = dataclasses.replace(rec, key=key_text(rec.key, f"line {n} key"),
+                                              value=value_text(rec.value, f"line {n} value"))
             if fixed_partition is not None:
                 p = fixed_partition
             elif p is None:

@@ -3,7 +3,7 @@ registry formats will need of Confluent's API: a schema registered under a Topic
 subject (``<topic>-value``) gets an id, the same schema again gets the same id, the schema is
 fetched back by id, and Avro, Protobuf and JSON Schema are all accepted.
 
-kproto's ``--value-format avro|protobuf|json-schema`` are not built yet (issue 28)."""
+kproto's ``--key-format/--value-format`` over it: tests/tools/test_schema_registry_formats.py."""
 
 from __future__ import annotations
 
