@@ -269,10 +269,11 @@ def _avro_from_json(schema, v, named: dict):
 class AvroFormat:
     def __init__(self, schema: str) -> None:
         import fastavro
+        from fastavro.schema import SchemaParseException, UnknownType
         try:
             self.named: dict = {}
             self.schema = fastavro.parse_schema(json.loads(schema), named_schemas=self.named)
-        except Exception as e:  # fastavro raises several types for a bad schema
+        except (SchemaParseException, UnknownType, ValueError, TypeError, KeyError, AttributeError) as e:
             raise SchemaError(f"bad Avro schema: {str(e).splitlines()[0][:200]}") from None
 
     def decode(self, payload: bytes):
@@ -332,13 +333,13 @@ def _file_descriptor_proto(schema: str):
     import os
     import tempfile
     from google.protobuf import descriptor_pb2
+    from google.protobuf.message import DecodeError
     try:
-        raw = base64.b64decode(schema, validate=True)
-        fdp = descriptor_pb2.FileDescriptorProto.FromString(raw)
+        fdp = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(schema, validate=True))
         if fdp.message_type:
             return fdp, ()
-    except (binascii.Error, ValueError, Exception):  # protobuf's DecodeError is not public everywhere
-        pass
+    except (binascii.Error, ValueError, DecodeError):
+        pass        # not base64, or not a descriptor: .proto text
     try:
         from grpc_tools import protoc
     except ImportError:

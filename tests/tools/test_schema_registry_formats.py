@@ -1,7 +1,7 @@
 """``kproto consume/produce --key-format/--value-format avro|protobuf|json-schema --schema-registry``
 cross-checked with confluent-kafka's own serializers against a real registry (the
-``schema_registry`` fixture): what confluent-kafka writes, kproto decodes (live and through
-``--log-dir``) to exact JSON; what kproto writes, confluent-kafka's deserializers decode to the
+``schema_registry`` fixture): what confluent-kafka writes, kproto decodes (live, through
+``--log-dir`` and from a capture) to exact JSON; what kproto writes, confluent-kafka's deserializers decode to the
 exact objects; every error one line and a non-zero exit."""
 
 from __future__ import annotations
@@ -147,6 +147,20 @@ def test_avro_written_by_confluent_is_decoded(kbroker, schema_registry):
                                    "--schema-registry", schema_registry, "--property", "print.key=true")
     assert (status, out) == (0, '"k1"\t' + json.dumps(AVRO_ROWS[0][1], ensure_ascii=False,
                                                         separators=(",", ":")) + "\n"), err
+
+
+def test_capture_source_decodes_too(kbroker, schema_registry, tmp_path):
+    from tests.capture.capture_session import tcpdump
+    from tests.components import require_executable
+    require_executable("tcpdump", "apt-get install tcpdump")
+    b, sr = kbroker.bootstrap_servers, SchemaRegistryClient({"url": schema_registry})
+    ser = AvroSerializer(sr, json.dumps(ORDER_AVRO))
+    pcap = tmp_path / "sr.pcap"
+    with tcpdump(pcap, "lo", f"tcp port {b.rsplit(':', 1)[1]}"):
+        put(b, "ck-cap", [ser(obj, ctx("ck-cap")) for obj, _ in AVRO_ROWS])
+    got = consumed(None, "ck-cap", "--value-format", "avro", "--schema-registry", schema_registry,
+                   source=("--capture", str(pcap)))
+    assert [(r["offset"], r["value"]) for r in got] == [(0, AVRO_ROWS[0][1]), (1, AVRO_ROWS[1][1])]
 
 
 def test_protobuf_written_by_confluent_is_decoded(kbroker, schema_registry, order_pb2):
