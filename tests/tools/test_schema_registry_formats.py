@@ -10,6 +10,7 @@ import datetime
 import decimal
 import importlib
 import json
+import uuid
 import subprocess
 import sys
 
@@ -18,7 +19,7 @@ import pytest
 pytest.importorskip("confluent_kafka.schema_registry.avro")
 pytest.importorskip("grpc_tools")
 
-from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient  # noqa: E402
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer  # noqa: E402
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer  # noqa: E402
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer  # noqa: E402
@@ -45,20 +46,25 @@ ORDER_AVRO = {
         {"name": "lines", "type": {"type": "array", "items": {"type": "record", "name": "Line", "fields": [
             {"name": "sku", "type": "string"}, {"name": "qty", "type": "int"}]}}},
         {"name": "attrs", "type": {"type": "map", "values": "double"}},
+        {"name": "uid", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "clock", "type": {"type": "int", "logicalType": "time-millis"}},
     ]}
+UID = uuid.UUID("12345678-1234-5678-1234-567812345678")
 AT = datetime.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=datetime.timezone.utc)
 # (the Python objects confluent-kafka's Avro serde holds, the JSON kproto prints)
 AVRO_ROWS = [
     ({"id": 1, "note": None, "blob": b"\xff\x00", "tag": b"ab", "price": decimal.Decimal("12.34"), "at": AT,
-      "day": datetime.date(2024, 5, 6), "state": "NEW", "lines": [{"sku": "x", "qty": 2}], "attrs": {"w": 1.5}},
+      "day": datetime.date(2024, 5, 6), "state": "NEW", "lines": [{"sku": "x", "qty": 2}], "attrs": {"w": 1.5},
+      "uid": UID, "clock": datetime.time(13, 14, 15, 16000)},
      {"id": 1, "note": None, "blob": {"base64": "/wA="}, "tag": "ab", "price": "12.34",
       "at": "2024-05-06T07:08:09.123000+00:00", "day": "2024-05-06", "state": "NEW",
-      "lines": [{"sku": "x", "qty": 2}], "attrs": {"w": 1.5}}),
+      "lines": [{"sku": "x", "qty": 2}], "attrs": {"w": 1.5}, "uid": str(UID), "clock": "13:14:15.016000"}),
     ({"id": -7, "note": "ünï", "blob": b"", "tag": b"\x00\x01", "price": decimal.Decimal("-0.05"),
       "at": datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc), "day": datetime.date(1999, 12, 31),
-      "state": "PAID", "lines": [], "attrs": {}},
+      "state": "PAID", "lines": [], "attrs": {}, "uid": UID, "clock": datetime.time(0)},
      {"id": -7, "note": "ünï", "blob": "", "tag": "\x00\x01", "price": "-0.05",
-      "at": "1970-01-01T00:00:00+00:00", "day": "1999-12-31", "state": "PAID", "lines": [], "attrs": {}}),
+      "at": "1970-01-01T00:00:00+00:00", "day": "1999-12-31", "state": "PAID", "lines": [], "attrs": {},
+      "uid": str(UID), "clock": "00:00:00"}),
 ]
 PROTO = """syntax = "proto3";
 package shop;
@@ -304,10 +310,17 @@ def test_errors_are_one_line(kbroker, schema_registry, tmp_path):
                                          "\"one\" is not long\n")
     json_schema = tmp_path / "s.json"
     json_schema.write_text(json.dumps(JSON_SCHEMA))
+    sid = SchemaRegistryClient({"url": schema_registry}).register_schema(
+        "sr-err-js-value", Schema(json.dumps(JSON_SCHEMA), "JSON"))
     assert produce(b, "sr-err-p", [{"value": {"id": 1, "extra": 2}}], "--value-format", "json-schema",
                    "--value-schema", str(json_schema), "--schema-registry", schema_registry, tmp_path=tmp_path) == (
         1, "", "kproto: error: line 1 value: does not match its JSON Schema: Additional properties are not "
                "allowed ('extra' was unexpected)\n")
+    put(b, "sr-err-js", [b"\x00" + sid.to_bytes(4, "big") + b'{"id": "one"}'])
+    assert run_command("consume", b, "--topic", "sr-err-js", "--from-beginning", "-e", "--value-format",
+                       "json-schema", "--schema-registry", schema_registry) == (
+        1, "", "kproto: error: sr-err-js-0 offset 0: value: does not match its JSON Schema at id: "
+               "'one' is not of type 'integer'\n")
     create_topic(b, "sr-err-s")
     assert produce(b, "sr-err-s", [{"value": {}}], "--value-format", "avro", "--schema-registry", schema_registry,
                    tmp_path=tmp_path) == (
