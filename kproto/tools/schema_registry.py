@@ -321,7 +321,8 @@ class JsonSchemaFormat:
             raise SchemaError(f"not JSON: {e}") from None
 
     def encode(self, value) -> bytes:
-        return json.dumps(self._valid(value), ensure_ascii=False, separators=(",", ":")).encode()
+        from kproto.tools.console_format import json_text
+        return json_text(self._valid(value))
 
 
 # --- Protobuf -----------------------------------------------------------------------------------
@@ -340,23 +341,42 @@ def _file_descriptor_proto(schema: str):
             return fdp, ()
     except (binascii.Error, ValueError, DecodeError):
         pass        # not base64, or not a descriptor: .proto text
-    try:
-        from grpc_tools import protoc
-    except ImportError:
-        raise SchemaError("compiling .proto text needs grpcio-tools (pip install 'kproto[schema-registry]')") \
-            from None
-    import importlib.resources
-    include = str(importlib.resources.files("grpc_tools") / "_proto")
+    import importlib.util
+    import subprocess
+    import sys
+    spec = importlib.util.find_spec("grpc_tools")
+    if spec is None:
+        raise SchemaError("compiling .proto text needs grpcio-tools (pip install 'kproto[schema-registry]')")
+    include = os.path.join(os.path.dirname(spec.origin), "_proto")     # protobuf's well-known types
     with tempfile.TemporaryDirectory(prefix="kproto-proto-") as d:
         src, out = os.path.join(d, "schema.proto"), os.path.join(d, "schema.desc")
         with open(src, "w") as f:
             f.write(schema)
-        if protoc.main(["protoc", f"-I{d}", f"-I{include}", "--include_imports",
-                        f"--descriptor_set_out={out}", src]) != 0 or not os.path.exists(out):
-            raise SchemaError("the .proto schema does not compile (protoc: see above)")
+        # a child: protoc writes its complaints to fd 2, here taken to make one line of
+        proc = subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{d}", f"-I{include}",
+                               "--include_imports", f"--descriptor_set_out={out}", src],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0 or not os.path.exists(out):
+            first = (proc.stderr.strip().splitlines() or ["protoc failed"])[0].replace(src, "schema.proto")
+            raise SchemaError(f"the .proto schema does not compile: {first}")
         with open(out, "rb") as f:
             fds = descriptor_pb2.FileDescriptorSet.FromString(f.read())
     return fds.file[-1], tuple(fds.file[:-1])
+
+
+def _well_known(name: str):
+    """google/protobuf/timestamp.proto and its kind, from protobuf's runtime."""
+    import importlib
+    from google.protobuf import descriptor_pb2, descriptor_pool
+    try:
+        if not name.startswith("google/protobuf/"):
+            raise ImportError(name)
+        importlib.import_module("google.protobuf." + name.removeprefix("google/protobuf/")[:-len(".proto")] + "_pb2")
+        d = descriptor_pb2.FileDescriptorProto()
+        descriptor_pool.Default().FindFileByName(name).CopyToProto(d)
+        return d
+    except (ImportError, KeyError):
+        raise SchemaError(f"the Protobuf schema imports {name}: schema references are not supported") from None
 
 
 class ProtobufFormat:
@@ -365,18 +385,9 @@ class ProtobufFormat:
         fdp, deps = _file_descriptor_proto(schema)
         pool = descriptor_pool.DescriptorPool()
         known = {d.name for d in deps}
-        for name in fdp.dependency:    # well-known types named by a base64 descriptor
+        for name in fdp.dependency:    # what a base64 descriptor imports: protobuf's well-known types only
             if name not in known:
-                try:
-                    from google.protobuf import descriptor_pb2
-                    import importlib
-                    importlib.import_module("google.protobuf." + name.rsplit("/", 1)[-1][:-6] + "_pb2")
-                    d = descriptor_pb2.FileDescriptorProto()
-                    descriptor_pool.Default().FindFileByName(name).CopyToProto(d)
-                    deps += (d,)
-                except (ImportError, KeyError):
-                    raise SchemaError(f"Protobuf schema imports {name}: schema references are not supported") \
-                        from None
+                deps += (_well_known(name),)
         try:
             for d in (*deps, fdp):
                 pool.AddSerializedFile(d.SerializeToString())

@@ -321,6 +321,11 @@ def test_errors_are_one_line(kbroker, schema_registry, tmp_path):
                        "json-schema", "--schema-registry", schema_registry) == (
         1, "", "kproto: error: sr-err-js-0 offset 0: value: does not match its JSON Schema at id: "
                "'one' is not of type 'integer'\n")
+    bad_proto = tmp_path / "bad.proto"
+    bad_proto.write_text('syntax = "proto3";\nmessage A { int64 x = 1 }\n')
+    status, out, err = produce(b, "sr-err-p", [{"value": {}}], "--value-format", "protobuf", "--value-schema",
+                               str(bad_proto), "--schema-registry", schema_registry, tmp_path=tmp_path)
+    assert (status, out, err.count("\n")) == (1, "", 1) and err.startswith("kproto: error: "), err
     create_topic(b, "sr-err-s")
     assert produce(b, "sr-err-s", [{"value": {}}], "--value-format", "avro", "--schema-registry", schema_registry,
                    tmp_path=tmp_path) == (
