@@ -16,22 +16,19 @@ import sys
 
 import pytest
 
-pytest.importorskip("confluent_kafka.schema_registry.avro")
-pytest.importorskip("grpc_tools")
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
 
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient  # noqa: E402
-from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer  # noqa: E402
-from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer  # noqa: E402
-from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer  # noqa: E402
-from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
-
-from kproto.records import NewRecord, build_record_batch  # noqa: E402
-from kproto.testing import FIXTURE_DEFAULTS, Broker  # noqa: E402
-from kproto.tools.console_format import json_to_bytes  # noqa: E402
-from kproto.tools.schema_registry import message_indexes_bytes, read_message_indexes  # noqa: E402
-from tests.helpers import create_topic, produce_raw  # noqa: E402
-from tests.kafka_ref import free_port  # noqa: E402
-from tests.tools.helpers import run_command  # noqa: E402
+from kproto.records import NewRecord, build_record_batch
+from kproto.testing import FIXTURE_DEFAULTS, Broker
+from kproto.tools.console_format import json_to_bytes
+from kproto.tools.schema_registry import message_indexes_bytes, read_message_indexes
+from tests.helpers import create_topic, produce_raw
+from tests.kafka_ref import free_port
+from tests.tools.helpers import run_command
 
 ORDER_AVRO = {
     "type": "record", "name": "Order", "namespace": "shop", "fields": [
