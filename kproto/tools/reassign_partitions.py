@@ -23,9 +23,10 @@ flight. Errors are printed on stdout as Kafka's tool prints them (``Error: <mess
 or its multi-line "Error reassigning partition(s):" list), exit 1, without a stack trace.
 
 Not supported (one line, exit 2): --throttle and --replica-alter-log-dirs-throttle
-(kproto does not throttle replication), log directories other than "any" (moving a
-replica between log directories, AlterReplicaLogDirs), --bootstrap-controller, and a
-rack-aware --generate over brokers that all have racks.
+(kproto does not throttle replication), --execute with log directories other than "any"
+(moving a replica between log directories, AlterReplicaLogDirs; --verify and --cancel
+read them: a replica is never being moved), --bootstrap-controller, and a rack-aware
+--generate over brokers that all have racks.
 """
 
 from __future__ import annotations
@@ -204,6 +205,29 @@ class Cluster:
                 out.update({(t, p, b): path for t, p in d.replicas if (t, p) in assignment})
         return out
 
+    def replica_moves(self, targets: dict[tuple[str, int, int], str]) -> list[str]:
+        """findLogDirMoveStates + replicaMoveStatesToString, for replicas that name a log
+        directory: kproto never moves one between directories (no future replica), so each is
+        where it should be, elsewhere, or not on that broker."""
+        brokers = self.brokers()
+        found: dict[tuple[str, int, int], str] = {}
+        for b in sorted({b for _, _, b in targets}):
+            if b in brokers:
+                for path, d in self.admin.describe_log_dirs(brokers[b]).items():
+                    found.update({(t, p, b): path for t, p in d.replicas if (t, p, b) in targets})
+        lines = []
+        for t, p, b in sorted(targets, key=lambda r: (r[2], r[0], r[1])):
+            target, current = targets[(t, p, b)], found.get((t, p, b))
+            if current is None:
+                lines.append(f"Partition {t}-{p} is not found in any live log dir on broker {b}. There is likely "
+                             "an offline log directory on the broker.")
+            elif current == target:
+                lines.append(f"Reassignment of replica {t}-{p}-{b} completed successfully.")
+            else:
+                lines.append(f"Partition {t}-{p} on broker {b} is not being moved from log dir {current} to "
+                             f"{target}.")
+        return lines
+
     def reassignments(self, partitions: list[TP] | None = None) -> dict[TP, tuple[list[int], list[int], list[int]]]:
         """ListPartitionReassignments: (replicas, adding, removing) of those in flight."""
         from kproto.errors import KafkaError
@@ -348,7 +372,6 @@ def verify_assignment(cluster: Cluster, plan_json: str, preserve_throttles: bool
     """verifyAssignment: each partition done (its replicas as a topic description shows
     them) or still in progress; the throttles cleared once nothing is in flight."""
     parts, dirs = parse_reassignment(plan_json)
-    _refuse_log_dirs(dirs)
     ongoing = cluster.reassignments()
     topics = list(dict.fromkeys(tp[0] for tp, _ in parts if tp not in ongoing))
     described: dict[TP, list[int]] = {}
@@ -369,15 +392,14 @@ def verify_assignment(cluster: Cluster, plan_json: str, preserve_throttles: bool
             lines.append(f"There is no active reassignment of partition {_tp(tp)}, but replica set is "
                          f"{','.join(map(str, current))} rather than {','.join(map(str, target))}.")
     click.echo("\n".join(lines))
-    click.echo("")                                  # the replica moves: none (log dirs are "any")
+    click.echo("\n".join(cluster.replica_moves(dirs)))      # never in progress: no future replicas
     if not ongoing and not preserve_throttles:
         cluster.clear_throttles(parts)
 
 
 def cancel_assignment(cluster: Cluster, plan_json: str, preserve_throttles: bool) -> None:
     """cancelAssignment: those of the file in flight are cancelled."""
-    parts, dirs = parse_reassignment(plan_json)
-    _refuse_log_dirs(dirs)
+    parts, _ = parse_reassignment(plan_json)
     active = _sorted(cluster.reassignments(list(dict.fromkeys(tp for tp, _ in parts))))
     if active:
         errors = cluster.alter(dict.fromkeys(active))
@@ -390,7 +412,8 @@ def cancel_assignment(cluster: Cluster, plan_json: str, preserve_throttles: bool
                    + ",".join(map(_tp, active)))
     else:
         click.echo("None of the specified partition reassignments are active.")
-    click.echo("None of the specified partition moves are active.", nl=False)     # Kafka's print, no newline
+    # no replica is ever being moved between log directories here; Kafka's print, no newline
+    click.echo("None of the specified partition moves are active.", nl=False)
     if not preserve_throttles:
         cluster.clear_throttles(parts)
 
