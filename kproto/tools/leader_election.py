@@ -9,7 +9,7 @@ partitions t-0, t-1``, ``Valid replica already elected for partitions ...`` and,
 each failure, ``Error completing leader election (TYPE) for partition: t-0: <exception>:
 <message>``, each list in the order of Kafka's HashSet of TopicPartition. With
 ``--all-topic-partitions`` the partitions that need no election are not answered, so
-not printed. The JSON file is ``{"partitions": [{"topic": "t", "partition": 0}, ...]}``.
+not printed (Kafka's LeaderElectionCommandTest pins the first two lines). The JSON file is ``{"partitions": [{"topic": "t", "partition": 0}, ...]}``.
 
 Differences: bad flags are one line and exit 2 (Kafka prints the same message with a
 stack trace, exit 1); a failed election's summary ``N replica(s) could not be elected``

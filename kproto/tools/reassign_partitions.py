@@ -22,6 +22,10 @@ sent to that broker) as Kafka's tool does; --cancel cancels those of the file st
 flight. Errors are printed on stdout as Kafka's tool prints them (``Error: <message>``,
 or its multi-line "Error reassigning partition(s):" list), exit 1, without a stack trace.
 
+Kafka's own tests pin several of these lines (tools/src/test ReassignPartitionsUnitTest:
+"Status of partition reassignment:", "Reassignment of partition bar-0 is still in
+progress.", "No partition reassignments found.", the duplicate-entry refusals).
+
 Not supported (one line, exit 2): --throttle and --replica-alter-log-dirs-throttle
 (kproto does not throttle replication), --execute with log directories other than "any"
 (moving a replica between log directories, AlterReplicaLogDirs; --verify and --cancel

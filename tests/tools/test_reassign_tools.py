@@ -223,3 +223,38 @@ def test_verify_and_cancel_clear_throttles_as_kafkas_tool_on_one_node(kafka_brok
     assert run_command("reassign-partitions", bs, "--verify", "--reassignment-json-file", str(plan))[1] == (
         "Status of partition reassignment:\nReassignment of partition one-0 is completed.\n\n"
         "Clearing broker-level throttles on broker 1\nClearing topic-level throttles on topic one\n")
+
+
+# -- the strings Kafka's own tests pin (tools/src/test: ReassignPartitionsUnitTest,
+# LeaderElectionCommandTest), without a broker --------------------------------------------------
+
+def test_plan_checks_are_kafkas():
+    from kproto.tools.reassign_partitions import Failed, check_execute_plan, parse_reassignment
+    # ReassignPartitionsUnitTest.testParseExecuteAssignmentArgs: "Partition reassignment contains
+    # duplicate topic partitions", "Partition replica lists may not contain duplicate entries"
+    for plan, message in (
+            ('{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[0,1]},'
+             '{"topic":"foo","partition":0,"replicas":[2,3,4]}]}',
+             "Error: Partition reassignment contains duplicate topic partitions: foo-0"),
+            ('{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[0,1,1]}]}',
+             "Error: Partition replica lists may not contain duplicate entries: foo-0 contains multiple "
+             "entries for 1"),
+            ('{"version":1,"partitions":[]}', "Error: Partition reassignment list cannot be empty"),
+            ('{"version":2,"partitions":[]}', "Error: Not supported version field value 2")):
+        with pytest.raises(Failed) as e:
+            check_execute_plan(parse_reassignment(plan)[0])
+        assert str(e.value) == message
+
+
+def test_election_lines_are_kafkas():
+    from kproto.errors import ErrorCode as E
+    from kproto.tools.leader_election import election_lines
+    # LeaderElectionCommandTest.testPathToJsonFile...: the success line, then the no-op one
+    lines, failed = election_lines("PREFERRED", {("t", 0): (E.NONE, None), ("t", 1): (E.ELECTION_NOT_NEEDED, None),
+                                                 ("t", 2): (E.PREFERRED_LEADER_NOT_AVAILABLE, None)})
+    assert failed == 1 and lines == [
+        "Successfully completed leader election (PREFERRED) for partitions t-0",
+        "Valid replica already elected for partitions t-1",
+        "Error completing leader election (PREFERRED) for partition: t-2: "
+        "org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: "
+        + E.PREFERRED_LEADER_NOT_AVAILABLE.description]
