@@ -281,6 +281,7 @@ class ReplicaManager:
         """A reassignment took this broker out of the partition's replicas (ReplicaManager.applyDelta's
         deleted partitions, StopReplica with deletion): stop leading or following, delete the log."""
         part = self.partitions.pop((topic, index))
+        self._hw_checkpoint.pop((topic, index), None)     # a later replica here starts empty
         self._stop_following(part)
         if part.leader is not None:
             part.leader = None
