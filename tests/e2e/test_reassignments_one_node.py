@@ -44,8 +44,8 @@ def test_one_node_answers_reassignments_as_kafka(broker):
         missing = broker.unique("missing")
         assert _alter(client, missing, [(0, [1])]) == [
             (0, E.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {missing}.")]
-        # Kafka 4.4 does not refuse a replication factor change when asked not to allow one:
-        # the unknown broker is what it answers
+        # asked not to change the replication factor, and naming another broker: the unknown
+        # broker is refused first, and the flag echoed
         r = client.request(P.alter_partition_reassignments.API.key, {
             "timeout_ms": 30000, "allow_replication_factor_change": False,
             "topics": [{"name": topic, "partitions": [{"partition_index": 0, "replicas": [1, 2]}]}]})

@@ -176,8 +176,9 @@ def _reassign(controller: Any, topic: str, partition: int, replicas: list[int] |
 
 def alter_partition_reassignments(controller: Any, body: Any) -> dict:
     """ReplicationControlManager.alterPartitionReassignments: one batch for the whole request.
-    Kafka 4.4's controller does not check ``allow_replication_factor_change`` (measured: a
-    request with it false is answered as any other); the answer echoes it."""
+    ``allow_replication_factor_change`` false (v1, KIP-860) is echoed but not enforced yet:
+    Kafka 4.4 refuses a change of replication factor then, in a text not measured here (a
+    one-broker Kafka cannot show it: the other broker is refused first)."""
     records: list = []
     responses = []
     for t in body.topics:
