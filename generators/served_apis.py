@@ -32,13 +32,14 @@ NOTES: dict[int, str] = {
     P.alter_replica_log_dirs.API.key: "between the node's own `log.dirs`",
     P.update_features.API.key: "the features kproto implements (`kproto features`)",
     P.share_fetch.API.key: "share sessions; READ on the group and on each topic",
+    P.alter_partition_reassignments.API.key: "through the controller in a cluster; one node answers Kafka's "
+                                             "one-broker answers",
+    P.list_partition_reassignments.API.key: "as AlterPartitionReassignments",
+    P.elect_leaders.API.key: "through the controller in a cluster",
 }
 
 # Kafka 4.4 broker APIs kproto does not answer, and why
 NOT_SERVED: dict[int, str] = {
-    45: "reassignment is not built yet in `kproto cluster` (docs/cluster.md); one node has no other "
-        "broker to move a replica to",
-    46: "as AlterPartitionReassignments",
     64: "unregisters a broker from a KRaft cluster's metadata: not built yet in `kproto cluster`'s "
         "static controller (docs/cluster.md)",
     80: "KRaft voter changes (KIP-853): `kproto cluster` has one static controller, no quorum to "

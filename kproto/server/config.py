@@ -68,6 +68,10 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "replica.fetch.backoff.ms": (1000, int),
     "replica.high.watermark.checkpoint.interval.ms": (5000, int),
     "broker.session.timeout.ms": (9000, int),
+    # the controller's preferred-leader balancing (QuorumController; KRaft ignores the percentage)
+    "auto.leader.rebalance.enable": (True, bool),
+    "leader.imbalance.check.interval.seconds": (300, int),
+    "leader.imbalance.per.broker.percentage": (10, int),
     "broker.heartbeat.interval.ms": (2000, int),
     "socket.request.max.bytes": (104857600, int),
     "queued.max.request.bytes": (-1, int),

@@ -118,6 +118,11 @@ COMMANDS = {
                         "Describe the metadata quorum like kafka-metadata-quorum.sh."),
     "get-offsets": ("kproto.tools.get_offsets:get_offsets",
                     "Print topic:partition:offset for a time like kafka-get-offsets.sh."),
+    "leader-election": ("kproto.tools.leader_election:leader_election",
+                        "Elect preferred or unclean leaders like kafka-leader-election.sh."),
+    "reassign-partitions": ("kproto.tools.reassign_partitions:reassign_partitions",
+                            "Generate, execute, verify, list or cancel partition reassignments like "
+                            "kafka-reassign-partitions.sh."),
 }
 
 

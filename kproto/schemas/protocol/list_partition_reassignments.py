@@ -1,7 +1,7 @@
 """ListPartitionReassignments (key 46): list ongoing partition reassignments.
 
 Ledger: v0 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v0 (ApiSpec.served).
 
     v0   first version
     not supported: nothing else in Kafka's definitions (up to Kafka 4.4.0).
@@ -84,6 +84,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("ListPartitionReassignments", key=46, min_version=0, max_version=0, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 0))
 request = API.request
 response = API.response

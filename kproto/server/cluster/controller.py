@@ -45,8 +45,9 @@ from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.schemas import protocol as P
 from kproto.server.cluster import image as I
+from kproto.server.cluster import operations
 from kproto.server.cluster.election import (
-    PartitionRegistration, assign_replicas, elect_leader, fence_broker, unfence_broker,
+    PartitionRegistration, assign_replicas, complete_reassignment, elect_leader, fence_broker, unfence_broker,
 )
 from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, Limits
 from kproto.topic_config import LogConfig
@@ -84,6 +85,7 @@ class Controller:
             P.create_partitions.API.key: ((3, 3), self.create_partitions),
             P.fetch.API.key: ((4, 12), self.fetch),
         }
+        operations.install(self)    # ElectLeaders, reassignments
 
     def _read_all(self) -> bytes:
         out, offset = bytearray(), self.log.log_start_offset
@@ -99,6 +101,7 @@ class Controller:
     async def start(self, host: str, port: int) -> tuple[str, int]:
         bound = await self.server.start(host, port)
         self._tasks.append(asyncio.create_task(self._expire_sessions()))
+        self._tasks.append(asyncio.create_task(operations.run_balancer(self)))
         log.info("controller listening on %s:%d, metadata log at offset %d", *bound, self.image.end_offset)
         return bound
 
@@ -276,7 +279,9 @@ class Controller:
                     error = ErrorCode.INELIGIBLE_REPLICA if version > 1 else ErrorCode.OPERATION_NOT_ATTEMPTED
                 else:
                     error = ErrorCode.NONE
-                    self.write(self._change(t.topic_name, p.partition_index, reg.change(isr=new_isr)))
+                    # a reassignment completes once its target is in the ISR (PartitionChangeBuilder.build)
+                    self.write(self._change(t.topic_name, p.partition_index,
+                                            complete_reassignment(reg, alive, isr=new_isr)))
                     reg = self.image.partition(t.topic_name, p.partition_index)
                 if error:
                     out["error_code"] = error

@@ -21,7 +21,15 @@ Theory of operation:
   again. Every leader or ISR change bumps the partition epoch; a leader change
   bumps the leader epoch.
 * **Preferred election** (``preferred_leader``, ElectLeaders type 0): the
-  first replica, when it is alive and in the ISR.
+  first replica, when it is alive and in the ISR. **Unclean election**
+  (``unclean_leader``, type 1) only where the partition has no leader.
+* **Reassignment** (``start_reassignment``, ``complete_reassignment``,
+  ``cancel_reassignment``; ReplicationControlManager.changePartitionReassignment,
+  PartitionReassignmentReplicas, PartitionReassignmentRevert): the replicas
+  become target + removing, with ``adding``/``removing`` recorded; once the
+  ISR holds every replica of the target, the removing ones leave the replicas
+  and the ISR and a leader outside the target is replaced. A cancel drops the
+  adding replicas (from replicas and ISR) and clears both lists.
 """
 
 from __future__ import annotations
@@ -31,7 +39,8 @@ from dataclasses import dataclass, replace
 from kproto.errors import ErrorCode, KafkaError
 
 __all__ = ["NO_LEADER", "PartitionRegistration", "assign_replicas", "elect_leader", "fence_broker",
-           "unfence_broker", "preferred_leader"]
+           "unfence_broker", "preferred_leader", "unclean_leader", "start_reassignment",
+           "complete_reassignment", "cancel_reassignment"]
 
 #: MetadataResponse's leader of an offline partition (LeaderConstants.NO_LEADER).
 NO_LEADER = -1
@@ -72,6 +81,13 @@ class PartitionRegistration:
     leader: int
     leader_epoch: int = 0
     partition_epoch: int = 0
+    adding: tuple[int, ...] = ()      # a reassignment's replicas not yet caught up
+    removing: tuple[int, ...] = ()    # a reassignment's replicas to drop once it completes
+
+    @property
+    def reassigning(self) -> bool:
+        """PartitionReassignmentReplicas.isReassignmentInProgress."""
+        return bool(self.adding or self.removing)
 
     @classmethod
     def new(cls, replicas: list[int], alive: set[int]) -> "PartitionRegistration":
@@ -86,6 +102,16 @@ class PartitionRegistration:
             return self
         return replace(self, isr=isr, leader=leader, partition_epoch=self.partition_epoch + 1,
                        leader_epoch=self.leader_epoch + (leader != self.leader))
+
+    def reassign(self, replicas: tuple[int, ...], isr: tuple[int, ...], leader: int, adding: tuple[int, ...],
+                 removing: tuple[int, ...]) -> "PartitionRegistration":
+        """A change of the replica set; a replica leaving it bumps the leader epoch even when the
+        leader stays (PartitionChangeBuilder.triggerLeaderEpochBumpForReplicaReassignmentIfNeeded)."""
+        new = replace(self, replicas=replicas, isr=isr, leader=leader, adding=adding, removing=removing)
+        if new == self:
+            return self
+        bump = leader != self.leader or not set(self.replicas) <= set(replicas)
+        return replace(new, partition_epoch=self.partition_epoch + 1, leader_epoch=self.leader_epoch + bump)
 
 
 def elect_leader(replicas: tuple[int, ...], isr: tuple[int, ...], alive: set[int], *, unclean: bool) -> int:
@@ -131,3 +157,78 @@ def preferred_leader(reg: PartitionRegistration, alive: set[int]) -> tuple[Parti
     if preferred not in alive or preferred not in reg.isr:
         return reg, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
     return reg.change(leader=preferred), ErrorCode.NONE
+
+
+def unclean_leader(reg: PartitionRegistration, alive: set[int]) -> tuple[PartitionRegistration, ErrorCode]:
+    """ElectLeaders with election type UNCLEAN (1): only a partition with no leader elects, first
+    from its ISR, else any alive replica (which becomes the ISR); none: ELIGIBLE_LEADERS_NOT_AVAILABLE
+    (ReplicationControlManager.electLeader)."""
+    if reg.leader != NO_LEADER:
+        return reg, ErrorCode.ELECTION_NOT_NEEDED
+    leader = elect_leader(reg.replicas, reg.isr, alive, unclean=True)
+    if leader == NO_LEADER:
+        return reg, ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+    return reg.change(leader=leader, isr=reg.isr if leader in reg.isr else (leader,)), ErrorCode.NONE
+
+
+def _completed(replicas: tuple[int, ...], isr: tuple[int, ...], adding: tuple[int, ...],
+               removing: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """PartitionReassignmentReplicas.maybeCompleteReassignment: (replicas, ISR) once the ISR
+    without the removing replicas is not empty and holds every replica left, else None."""
+    if not adding and not removing:
+        return None
+    isr = tuple(r for r in isr if r not in removing)
+    replicas = tuple(r for r in replicas if r not in removing)
+    if not isr or not replicas or not set(replicas) <= set(isr):
+        return None
+    return replicas, isr
+
+
+def _build(reg: PartitionRegistration, replicas: tuple[int, ...], isr: tuple[int, ...], adding: tuple[int, ...],
+           removing: tuple[int, ...], alive: set[int]) -> PartitionRegistration:
+    """PartitionChangeBuilder.build for a reassignment: complete it if the ISR allows, then
+    replace a leader no longer in the ISR (the first of the replicas in it); one record."""
+    done = _completed(replicas, isr, adding, removing)
+    if done is not None:
+        (replicas, isr), adding, removing = done, (), ()
+    leader = reg.leader
+    if leader not in isr or leader not in replicas or leader not in alive:
+        leader = elect_leader(replicas, isr, alive, unclean=False)
+    return reg.reassign(replicas, isr, leader, adding, removing)
+
+
+def complete_reassignment(reg: PartitionRegistration, alive: set[int], *,
+                          isr: tuple[int, ...] | None = None) -> PartitionRegistration:
+    """``reg`` with the ISR ``isr`` (an AlterPartition's; default its own), the reassignment
+    completed if that ISR holds its target."""
+    isr = reg.isr if isr is None else isr
+    if not reg.reassigning:
+        return reg.change(isr=isr)
+    return _build(reg, reg.replicas, isr, reg.adding, reg.removing, alive)
+
+
+def start_reassignment(reg: PartitionRegistration, target: list[int], alive: set[int]) -> PartitionRegistration:
+    """changePartitionReassignment: replicas = target then the removing ones (both difference
+    sets sorted, as Kafka's TreeSets), completed at once when the ISR already allows it."""
+    removing = tuple(sorted(set(reg.replicas) - set(target)))
+    adding = tuple(sorted(set(target) - set(reg.replicas)))
+    return _build(reg, tuple(target) + removing, reg.isr, adding, removing, alive)
+
+
+def cancel_reassignment(reg: PartitionRegistration, alive: set[int], *, unclean: bool,
+                        where: str) -> PartitionRegistration:
+    """PartitionReassignmentRevert: the original replicas back (the adding ones leave replicas
+    and ISR); an ISR left empty keeps the first original replica, which needs unclean election
+    (KafkaError INVALID_REPLICA_ASSIGNMENT when the topic does not allow it); ``where`` is
+    ``topic:partition`` for that message."""
+    replicas = tuple(r for r in reg.replicas if r not in reg.adding)
+    isr = tuple(r for r in reg.isr if r not in reg.adding)
+    if not isr:
+        if not unclean:
+            raise KafkaError(f"Unable to revert partition assignment for {where} because it would require "
+                             "an unclean leader election.", error_code=ErrorCode.INVALID_REPLICA_ASSIGNMENT)
+        isr = replicas[:1]
+    leader = reg.leader
+    if leader not in isr or leader not in alive:
+        leader = elect_leader(replicas, isr, alive, unclean=unclean)
+    return reg.reassign(replicas, isr, leader, (), ())

@@ -95,7 +95,8 @@ class MetadataImage:
         elif record_type == PARTITION:
             name = self.names[r.topic_id]
             self.topics[name].partitions[r.partition_id] = PartitionRegistration(
-                tuple(r.replicas), tuple(r.isr), r.leader, r.leader_epoch, r.partition_epoch)
+                tuple(r.replicas), tuple(r.isr), r.leader, r.leader_epoch, r.partition_epoch,
+                tuple(r.adding_replicas or ()), tuple(r.removing_replicas or ()))
             return name, r.partition_id
         elif record_type == PARTITION_CHANGE:
             name = self.names[r.topic_id]
@@ -103,27 +104,40 @@ class MetadataImage:
             old = t.partitions[r.partition_id]
             leader = old.leader if r.leader == LEADER_UNCHANGED else r.leader
             # PartitionRegistration.merge: the partition epoch on any change, the leader epoch
-            # on a new leader
+            # whenever the record names a leader (the same one too: a reassignment's bump);
+            # null lists are unchanged
             t.partitions[r.partition_id] = PartitionRegistration(
-                old.replicas, old.isr if r.isr is None else tuple(r.isr), leader,
-                old.leader_epoch + (leader != old.leader), old.partition_epoch + 1)
+                old.replicas if r.replicas is None else tuple(r.replicas),
+                old.isr if r.isr is None else tuple(r.isr), leader,
+                old.leader_epoch + (r.leader != LEADER_UNCHANGED), old.partition_epoch + 1,
+                old.adding if r.adding_replicas is None else tuple(r.adding_replicas),
+                old.removing if r.removing_replicas is None else tuple(r.removing_replicas))
             return name, r.partition_id
         return None
 
 
 def change_record(topic_id: uuid.UUID, partition: int, old: PartitionRegistration,
                   new: PartitionRegistration) -> tuple[int, dict]:
-    """The PartitionChangeRecord from ``old`` to ``new`` (PartitionChangeBuilder.build)."""
+    """The PartitionChangeRecord from ``old`` to ``new`` (PartitionChangeBuilder.build): the
+    leader named when it changes or the leader epoch bumps."""
+    def changed(a: tuple[int, ...], b: tuple[int, ...]) -> list[int] | None:
+        return list(b) if a != b else None
+
     return PARTITION_CHANGE, {
         "partition_id": partition, "topic_id": topic_id,
-        "isr": list(new.isr) if new.isr != old.isr else None,
-        "leader": new.leader if new.leader != old.leader else LEADER_UNCHANGED,
+        "isr": changed(old.isr, new.isr),
+        "leader": new.leader if new.leader != old.leader or new.leader_epoch != old.leader_epoch
+        else LEADER_UNCHANGED,
+        "replicas": changed(old.replicas, new.replicas),
+        "removing_replicas": changed(old.removing, new.removing),
+        "adding_replicas": changed(old.adding, new.adding),
         "leader_recovery_state": -1}
 
 
 def partition_record(topic_id: uuid.UUID, partition: int, reg: PartitionRegistration) -> tuple[int, dict]:
     return PARTITION, {"partition_id": partition, "topic_id": topic_id, "replicas": list(reg.replicas),
-                       "isr": list(reg.isr), "removing_replicas": [], "adding_replicas": [],
+                       "isr": list(reg.isr), "removing_replicas": list(reg.removing),
+                       "adding_replicas": list(reg.adding),
                        "leader": reg.leader, "leader_recovery_state": 0, "leader_epoch": reg.leader_epoch,
                        "partition_epoch": reg.partition_epoch}
 

@@ -217,6 +217,13 @@ class PartitionLeader:
                          and not self.followers[r].caught_up(self.log_end_offset, now,
                                                              self.replica_lag_time_max_ms))
 
+    def set_replicas(self, replicas: tuple[int, ...]) -> None:
+        """The replica set changed at the same leader epoch (a reassignment adding replicas,
+        Partition.makeLeader's updateAssignmentAndIsr): new followers start never caught up."""
+        self.replicas = tuple(replicas)
+        self.followers = {r: self.followers.get(r) or FollowerProgress(last_caught_up_ms=0)
+                          for r in replicas if r != self.local_id}
+
     def set_isr(self, isr: frozenset[int]) -> bool:
         """The controller's decided ISR; True if the HW moved (a shrink can free it)."""
         self.isr = frozenset(isr) | {self.local_id}

@@ -277,6 +277,20 @@ class ReplicaManager:
         for f in list(self.fetchers.values()):
             f.wake()
 
+    def _remove_replica(self, topic: str, index: int) -> None:
+        """A reassignment took this broker out of the partition's replicas (ReplicaManager.applyDelta's
+        deleted partitions, StopReplica with deletion): stop leading or following, delete the log."""
+        part = self.partitions.pop((topic, index))
+        self._hw_checkpoint.pop((topic, index), None)     # a later replica here starts empty
+        self._stop_following(part)
+        if part.leader is not None:
+            part.leader = None
+            self.broker.coordinator_resigned(topic, index)
+        part.wake()
+        if self.broker.logs.get_log(topic, index) is not None:
+            self.broker.logs.delete_log(topic, index)
+        log.info("removed replica %s-%d (reassigned away)", topic, index)
+
     def _remove_topic(self, name: str) -> None:
         """A RemoveTopicRecord applied (ReplicaManager.applyDelta's deleted partitions):
         fetchers stop, waiting producers are answered, the logs are deleted."""
@@ -308,7 +322,11 @@ class ReplicaManager:
     def _apply_partition(self, topic: str, index: int) -> None:
         """ReplicaManager.applyDelta for one partition."""
         reg = self.image.partition(topic, index)
-        if reg is None or self.node_id not in reg.replicas:
+        if reg is None:
+            return
+        if self.node_id not in reg.replicas:
+            if (topic, index) in self.partitions:
+                self._remove_replica(topic, index)
             return
         part = self.partitions.get((topic, index))
         if part is None:
@@ -320,6 +338,8 @@ class ReplicaManager:
         was_leader = part.leader is not None
         if reg.leader == self.node_id:
             if part.leader is not None and old is not None and old.leader_epoch == reg.leader_epoch:
+                if reg.replicas != old.replicas:    # a reassignment's adding replicas: new followers
+                    part.leader.set_replicas(reg.replicas)
                 if part.leader.set_isr(frozenset(reg.isr)):     # the ISR the controller decided
                     self._hw_moved(part)
                 part.wake()
@@ -525,6 +545,11 @@ class ReplicaManager:
             await self.wait_for_metadata(lambda: all(n in self.image.topics for n in created),
                                          max(body.timeout_ms, 0) / 1000)
         return r
+
+    async def forward(self, api_key: int, version: int, body: Any) -> Any:
+        """A request the controller answers as it is (ForwardingManager: ElectLeaders,
+        AlterPartitionReassignments, ListPartitionReassignments); ConnectionError if unreachable."""
+        return await self.controller.request(api_key, version, body)
 
     async def request_broker(self, broker_id: int, api_key: int, version: int, body: Any) -> Any:
         """One request to another broker over the inter-broker listener (the transaction

@@ -7,6 +7,9 @@ UNKNOWN_TOPIC_OR_PARTITION, whatever the election type (measured on Kafka 4.4's 
 request for all partitions (``topic_partitions`` null) lists every topic with no partitions:
 those needing no election are left out. ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED
 for the request and each named partition. v0-2, as Kafka 4.4.
+
+In a cluster the request goes to the controller (ReplicationControlManager.electLeaders,
+kproto/server/cluster/operations.py), which elects as election.py's rules say.
 """
 
 from __future__ import annotations
@@ -43,6 +46,11 @@ async def _authorize(a: Access, broker, ctx, body, handler) -> dict:
 
 @handles(P.elect_leaders, authorize=_authorize)
 async def elect_leaders(broker, ctx, body) -> dict:
+    if broker.cluster is not None:
+        try:
+            return await broker.cluster.forward(P.elect_leaders.API.key, ctx.request_api_version, body)
+        except ConnectionError:     # the controller unreachable: nothing elected
+            return _response(ErrorCode.REQUEST_TIMED_OUT, {})
     logs = broker.logs
     if body.topic_partitions is None:
         return _response(0, {t: [] for t in sorted(logs.topics())})
