@@ -222,6 +222,10 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     three_brokers(ctrl)
     create(ctrl, "t", 2, 3, configs=[("min.insync.replicas", "2")])
     assert expire(ctrl, 2) == [2]
+    # ConfigRecords of a topic and of broker layers, one with a null value (a removed key)
+    incremental(ctrl, 2, "t", ("retention.ms", 0, "1000"), ("min.insync.replicas", 1, None))
+    incremental(ctrl, 4, "", ("log.retention.ms", 0, "5000"))
+    incremental(ctrl, 4, "3", ("log.cleaner.threads", 0, "2"))
     ctrl.log.flush()
     segment = str(tmp_path / METADATA_LOG_DIR / "00000000000000000000.log")
     kafka = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--cluster-metadata-decoder",
@@ -230,3 +234,47 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     ours = CliRunner().invoke(cli, ["dump-log", "--cluster-metadata-decoder", "--files", segment])
     assert ours.output == kafka.stdout
     assert "PARTITION_CHANGE_RECORD" in ours.output and "FENCE_BROKER_RECORD" in ours.output
+    assert "CONFIG_RECORD" in ours.output
+
+
+def incremental(ctrl: Controller, resource_type: int, name: str, *ops, validate_only: bool = False):
+    r = call(ctrl, P.incremental_alter_configs, 1, {"resources": [{
+        "resource_type": resource_type, "resource_name": name,
+        "configs": [{"name": k, "config_operation": op, "value": v} for k, op, v in ops]}],
+        "validate_only": validate_only}).responses[0]
+    return r.error_code, r.error_message
+
+
+def test_config_changes_are_config_records_of_what_changed(tmp_path):
+    ctrl = controller(tmp_path)
+    three_brokers(ctrl)
+    create(ctrl, "t", 1, 3, configs=[("retention.ms", "1000")])
+    end = ctrl.image.end_offset
+    # SET a new key and an unchanged one, DELETE one: a record per change only
+    assert incremental(ctrl, 2, "t", ("segment.ms", 0, "60000"), ("retention.ms", 1, None)) == (0, None)
+    assert [(t, r) for _, t, r in records(ctrl)[end - len(records(ctrl)):]] == [
+        (I.CONFIG, {"resource_type": 2, "resource_name": "t", "name": "segment.ms", "value": "60000"}),
+        (I.CONFIG, {"resource_type": 2, "resource_name": "t", "name": "retention.ms", "value": None})]
+    assert ctrl.image.topics["t"].configs == {"segment.ms": "60000"}
+    end = ctrl.image.end_offset
+    assert incremental(ctrl, 2, "t", ("segment.ms", 0, "60000")) == (0, None)
+    assert ctrl.image.end_offset == end                # nothing changed, nothing written
+    assert incremental(ctrl, 2, "t", ("cleanup.policy", 2, "compact"), validate_only=True) == (0, None)
+    assert ctrl.image.end_offset == end
+    # refusals, nothing written
+    assert incremental(ctrl, 2, "u", ("segment.ms", 0, "1")) == (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'u' does not exist.")
+    assert incremental(ctrl, 2, "t", ("segment.ms", 0, "x"))[0] == ErrorCode.INVALID_CONFIG
+    assert incremental(ctrl, 4, "one", ("log.retention.ms", 0, "1")) == (
+        ErrorCode.INVALID_REQUEST, "Node id must be an integer, but it is: one")
+    assert ctrl.image.end_offset == end
+    # dynamic broker configs: the cluster default "" and a broker's own layer
+    assert incremental(ctrl, 4, "", ("log.retention.ms", 0, "5000")) == (0, None)
+    assert incremental(ctrl, 4, "2", ("log.cleaner.threads", 0, "2")) == (0, None)
+    assert ctrl.image.broker_configs == {"": {"log.retention.ms": "5000"}, "2": {"log.cleaner.threads": "2"}}
+    assert records(ctrl)[-1][2] == {"resource_type": 4, "resource_name": "2", "name": "log.cleaner.threads",
+                                    "value": "2"}
+    # the legacy call replaces the layer: log.retention.ms removed
+    r = call(ctrl, P.alter_configs, 2, {"resources": [{"resource_type": 4, "resource_name": "", "configs": [
+        {"name": "log.segment.bytes", "value": "2000000"}]}], "validate_only": False}).responses[0]
+    assert (r.error_code, ctrl.image.broker_configs[""]) == (0, {"log.segment.bytes": "2000000"})

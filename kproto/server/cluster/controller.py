@@ -44,6 +44,7 @@ from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.schemas import protocol as P
+from kproto.server.cluster import config_control
 from kproto.server.cluster import image as I
 from kproto.server.cluster.election import (
     PartitionRegistration, assign_replicas, elect_leader, fence_broker, unfence_broker,
@@ -83,6 +84,9 @@ class Controller:
             P.delete_topics.API.key: ((6, P.delete_topics.API.served[1]), self.delete_topics),
             P.create_partitions.API.key: ((3, 3), self.create_partitions),
             P.fetch.API.key: ((4, 12), self.fetch),
+            P.alter_configs.API.key: (P.alter_configs.API.served, self.alter_configs),
+            P.incremental_alter_configs.API.key: (P.incremental_alter_configs.API.served,
+                                                  self.incremental_alter_configs),
         }
 
     def _read_all(self) -> bytes:
@@ -383,6 +387,20 @@ class Controller:
                 answer.update(error_code=e.error_code, error_message=str(e))
             out.append(answer)
         return {"throttle_time_ms": 0, "results": out}
+
+    async def alter_configs(self, body: Any, version: int) -> dict:
+        return self._alter_configs(body, incremental=False)
+
+    async def incremental_alter_configs(self, body: Any, version: int) -> dict:
+        return self._alter_configs(body, incremental=True)
+
+    def _alter_configs(self, body: Any, *, incremental: bool) -> dict:
+        """ConfigurationControlManager: the configs checked, then one batch of ConfigRecords."""
+        answers, records = config_control.alter_configs(self.image, self.config.log_defaults, body.resources,
+                                                        incremental=incremental)
+        if not body.validate_only:
+            self.write(records)
+        return {"throttle_time_ms": 0, "responses": answers}
 
     async def fetch(self, body: Any, version: int) -> dict:
         """Brokers fetching ``__cluster_metadata`` (KafkaRaftClient.handleFetchRequest,

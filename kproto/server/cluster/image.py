@@ -18,7 +18,7 @@ from kproto.schemas.cluster_metadata import build_metadata_record, parse_metadat
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 
 __all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
-           "UNFENCE_BROKER", "TOPIC_RESOURCE", "BrokerInfo", "TopicImage", "MetadataImage",
+           "UNFENCE_BROKER", "TOPIC_RESOURCE", "BROKER_RESOURCE", "BrokerInfo", "TopicImage", "MetadataImage",
            "records_batch", "iter_records"]
 
 # MetadataRecordType ids (metadata/*.json apiKey) and the versions written here.
@@ -26,8 +26,8 @@ REGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 2, 4, 3, 5
 FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
 VERSIONS = {REGISTER_BROKER: 1, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
             FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0}
-#: ConfigResource.Type.TOPIC
-TOPIC_RESOURCE = 2
+#: ConfigResource.Type.TOPIC and BROKER (a broker's id, or "" for the cluster-wide default)
+TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
 # PartitionChangeRecord's "leader unchanged"
 LEADER_UNCHANGED = -2
 
@@ -57,11 +57,21 @@ class MetadataImage:
         self.brokers: dict[int, BrokerInfo] = {}
         self.topics: dict[str, TopicImage] = {}
         self.names: dict[uuid.UUID, str] = {}
+        #: dynamic broker configs: "" (the cluster default) or a broker id -> name -> value
+        self.broker_configs: dict[str, dict[str, str]] = {}
         self.end_offset = 0
 
     def alive(self) -> set[int]:
         """The unfenced brokers: those a leader may be elected from."""
         return {b for b, info in self.brokers.items() if not info.fenced}
+
+    def configs(self, resource_type: int, name: str) -> dict[str, str] | None:
+        """A topic's or a broker layer's configs as the ConfigRecords set them; None for
+        a topic that does not exist."""
+        if resource_type == TOPIC_RESOURCE:
+            t = self.topics.get(name)
+            return None if t is None else dict(t.configs)
+        return dict(self.broker_configs.get(name, {}))
 
     def partition(self, topic: str, partition: int) -> PartitionRegistration | None:
         t = self.topics.get(topic)
@@ -87,11 +97,14 @@ class MetadataImage:
                 self.topics.pop(name, None)
         elif record_type == CONFIG:
             t = self.topics.get(r.resource_name)
-            if r.resource_type == TOPIC_RESOURCE and t is not None:
+            configs = (t.configs if r.resource_type == TOPIC_RESOURCE and t is not None
+                       else self.broker_configs.setdefault(r.resource_name, {})
+                       if r.resource_type == BROKER_RESOURCE else None)
+            if configs is not None:
                 if r.value is None:
-                    t.configs.pop(r.name, None)
+                    configs.pop(r.name, None)
                 else:
-                    t.configs[r.name] = r.value
+                    configs[r.name] = r.value
         elif record_type == PARTITION:
             name = self.names[r.topic_id]
             self.topics[name].partitions[r.partition_id] = PartitionRegistration(

@@ -1,0 +1,130 @@
+"""What goes through a kproto cluster's controller besides topics (docs/cluster.md):
+topic and dynamic broker configs as ConfigRecords, asked of any node and applied by
+every node. Three ``kproto serve`` processes, kproto's Admin and confluent-kafka."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import pytest
+from confluent_kafka.admin import (
+    AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource as CKResource, ConfigSource, NewTopic,
+)
+
+from kproto.client.admin import Admin, AlterConfigOp, ConfigResource
+from kproto.client.data import DataClient
+from kproto.client.transport import BrokerClient
+from kproto.errors import ErrorCode
+from kproto.records import NewRecord, build_record_batch
+from kproto.server.dynamic_config import DEFAULT_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DYNAMIC_TOPIC_CONFIG
+from kproto.testing import Cluster
+
+TOPIC, BROKER = 2, 4
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with Cluster(brokers=3, data_dir=tmp_path_factory.mktemp("cluster")) as c:
+        yield c
+
+
+@contextmanager
+def admin_on(cluster: Cluster, node: int) -> Iterator[Admin]:
+    with BrokerClient(cluster.nodes[node].bootstrap_servers) as client:
+        admin = Admin(client)
+        try:
+            yield admin
+        finally:
+            admin.close()
+
+
+def described(cluster: Cluster, node: int, resource: ConfigResource, key: str) -> tuple[str | None, int]:
+    with admin_on(cluster, node) as admin:
+        result = admin.describe_configs([resource], keys=[key])[resource]
+    assert result.error == ErrorCode.NONE, result
+    entries = {e.name: e for e in result.entries}
+    return (entries[key].value, entries[key].source) if key in entries else (None, -1)
+
+
+def test_topic_configs_altered_on_one_node_apply_on_every_node(cluster):
+    admin = AdminClient({"bootstrap.servers": cluster.nodes[2].bootstrap_servers})
+    admin.create_topics([NewTopic("cfg", 1, replica_assignment=[[2, 3, 1]])])["cfg"].result(timeout=60)
+    cluster.wait_for_isr("cfg", 0, [1, 2, 3])
+    topic = ConfigResource(TOPIC, "cfg")
+    # asked of node 3 (a follower), an incremental change goes to the controller
+    with admin_on(cluster, 3) as a:
+        assert a.incremental_alter_configs({topic: [
+            AlterConfigOp("retention.ms", "set", "3600000"), AlterConfigOp("cleanup.policy", "append", "compact"),
+            AlterConfigOp("min.insync.replicas", "set", "3")]}) == {topic: (ErrorCode.NONE, None)}
+    for node in (1, 2, 3):
+        assert described(cluster, node, topic, "retention.ms") == ("3600000", DYNAMIC_TOPIC_CONFIG)
+        assert described(cluster, node, topic, "cleanup.policy") == ("delete,compact", DYNAMIC_TOPIC_CONFIG)
+        assert described(cluster, node, topic, "min.insync.replicas") == ("3", DYNAMIC_TOPIC_CONFIG)
+    # the leader (node 2) took min.insync.replicas=3: with node 3 stopped, acks=all is refused
+    cluster.stop(3)
+    try:
+        cluster.wait_for_isr("cfg", 0, [1, 2])
+        with BrokerClient(cluster.nodes[2].bootstrap_servers) as client:
+            data = DataClient(client)
+            result = data.produce({("cfg", 0): build_record_batch([NewRecord(value=b"x")])}, acks=-1)[("cfg", 0)]
+            assert result.error == ErrorCode.NOT_ENOUGH_REPLICAS
+            # back to 2 through node 1 (the legacy call replaces every override): accepted
+            with admin_on(cluster, 1) as a:
+                assert a.alter_configs({topic: {"min.insync.replicas": "2"}}) == {topic: (ErrorCode.NONE, None)}
+            assert described(cluster, 2, topic, "retention.ms") == ("604800000", DEFAULT_CONFIG)
+            result = data.produce({("cfg", 0): build_record_batch([NewRecord(value=b"y")])}, acks=-1)[("cfg", 0)]
+            assert (result.error, result.base_offset) == (ErrorCode.NONE, 0)
+            data.close()
+    finally:
+        cluster.start(3)
+    cluster.wait_for_isr("cfg", 0, [1, 2, 3])
+    # a restarted node replays the ConfigRecords
+    assert described(cluster, 3, topic, "min.insync.replicas") == ("2", DYNAMIC_TOPIC_CONFIG)
+
+
+def test_the_controller_refuses_in_kafkas_words(cluster):
+    with admin_on(cluster, 2) as a:
+        missing, bad, node = ConfigResource(TOPIC, "nope"), ConfigResource(TOPIC, "cfg2"), ConfigResource(BROKER, "x")
+        assert a.incremental_alter_configs({missing: [AlterConfigOp("retention.ms", "set", "1")]})[missing] == (
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'nope' does not exist.")
+        assert a.incremental_alter_configs({node: [AlterConfigOp("log.retention.ms", "set", "1")]})[node] == (
+            ErrorCode.INVALID_REQUEST, "Node id must be an integer, but it is: x")
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        admin.create_topics([NewTopic("cfg2", 1, replication_factor=3)])["cfg2"].result(timeout=60)
+        error, message = a.incremental_alter_configs({bad: [AlterConfigOp("retention.ms", "set", "soon")]})[bad]
+        assert error == ErrorCode.INVALID_CONFIG and "retention.ms" in message
+        error, _ = a.incremental_alter_configs({bad: [AlterConfigOp("no.such.config", "set", "1")]})[bad]
+        assert error == ErrorCode.INVALID_CONFIG
+        # validate_only writes nothing
+        assert a.incremental_alter_configs({bad: [AlterConfigOp("retention.ms", "set", "5")]},
+                                           validate_only=True)[bad] == (ErrorCode.NONE, None)
+    assert described(cluster, 1, bad, "retention.ms") == ("604800000", DEFAULT_CONFIG)
+
+
+def test_dynamic_broker_configs_cluster_wide_and_per_broker_through_the_controller(cluster):
+    default = ConfigResource(BROKER, "")
+    with admin_on(cluster, 1) as a:        # the legacy call replaces the cluster-wide layer
+        assert a.alter_configs({default: {"log.retention.ms": "7200000"}}) == {default: (ErrorCode.NONE, None)}
+    for node in (1, 2, 3):
+        assert described(cluster, node, ConfigResource(BROKER, str(node)), "log.retention.ms") == (
+            "7200000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+        assert described(cluster, node, default, "log.retention.ms") == ("7200000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+    # a per-broker config for node 3 asked of node 1: node 3 takes it, node 2 does not
+    with admin_on(cluster, 1) as a:
+        three = ConfigResource(BROKER, "3")
+        assert a.incremental_alter_configs({three: [AlterConfigOp("log.retention.ms", "set", "60000")]}) == {
+            three: (ErrorCode.NONE, None)}
+    assert described(cluster, 3, ConfigResource(BROKER, "3"), "log.retention.ms") == ("60000", DYNAMIC_BROKER_CONFIG)
+    assert described(cluster, 2, ConfigResource(BROKER, "2"), "log.retention.ms") == (
+        "7200000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+    # confluent-kafka sends a broker's resource to that broker; node 2 forwards it
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    two = CKResource("BROKER", "2", incremental_configs=[
+        ConfigEntry("log.retention.ms", "120000", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([two])[two].result(timeout=60)
+    entries = admin.describe_configs([CKResource("BROKER", "2")])[CKResource("BROKER", "2")].result(timeout=60)
+    assert entries["log.retention.ms"].value == "120000"
+    assert entries["log.retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value
+    # and the topics without an override on node 2 follow it: DescribeConfigs shows the synonym's value
+    assert described(cluster, 2, ConfigResource(TOPIC, "cfg2"), "retention.ms")[0] == "120000"
