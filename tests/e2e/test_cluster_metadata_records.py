@@ -4,12 +4,14 @@ every node. Three ``kproto serve`` processes, kproto's Admin and confluent-kafka
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
 import pytest
+from click.testing import CliRunner
 from confluent_kafka.admin import (
-    AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource as CKResource, ConfigSource, NewTopic,
+    AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType, ResourceType, AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource as CKResource, ConfigSource, NewTopic,
 )
 
 from kproto.client.admin import Admin, AlterConfigOp, ConfigResource
@@ -19,6 +21,7 @@ from kproto.errors import ErrorCode
 from kproto.records import NewRecord, build_record_batch
 from kproto.server.dynamic_config import DEFAULT_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DYNAMIC_TOPIC_CONFIG
 from kproto.testing import Cluster
+from kproto.tools.main import cli
 
 TOPIC, BROKER = 2, 4
 
@@ -128,3 +131,72 @@ def test_dynamic_broker_configs_cluster_wide_and_per_broker_through_the_controll
     assert entries["log.retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value
     # and the topics without an override on node 2 follow it: DescribeConfigs shows the synonym's value
     assert described(cluster, 2, ConfigResource(TOPIC, "cfg2"), "retention.ms")[0] == "120000"
+
+
+def test_acls_through_the_controller_reach_every_nodes_authorizer(tmp_path):
+    with Cluster(brokers=3, data_dir=tmp_path / "cluster", config={
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "allow.everyone.if.no.acl.found": "true"}) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        admin.create_topics([NewTopic("locked", 1, replica_assignment=[[3, 1, 2]])])["locked"].result(timeout=60)
+        cluster.wait_for_isr("locked", 0, [1, 2, 3])
+
+        def produce() -> ErrorCode:     # on the leader, node 3
+            with BrokerClient(cluster.nodes[3].bootstrap_servers) as client:
+                data = DataClient(client)
+                try:
+                    return data.produce({("locked", 0): build_record_batch([NewRecord(value=b"x")])},
+                                        acks=-1)[("locked", 0)].error
+                finally:
+                    data.close()
+
+        assert produce() == ErrorCode.NONE
+        # ALL allowed (with an ACL on the topic, allow.everyone.if.no.acl.found no longer
+        # applies: Metadata needs DESCRIBE), WRITE denied
+        allow, deny = (AclBinding(ResourceType.TOPIC, "locked", ResourcePatternType.LITERAL, "User:ANONYMOUS", "*",
+                                  op, permission) for op, permission in ((AclOperation.ALL, AclPermissionType.ALLOW),
+                                                                         (AclOperation.WRITE, AclPermissionType.DENY)))
+        # created through node 2: answered once node 2 applied the records
+        admin = admin_for(cluster, 2)
+        assert [f.result(timeout=60) for f in admin.create_acls([allow, deny]).values()] == [None, None]
+        assert sorted(described_acls(cluster, 2), key=str) == sorted([allow, deny], key=str)
+        # node 3 (the leader) fetches the same records: its authorizer refuses the write
+        eventually(lambda: len(described_acls(cluster, 3)) == 2)
+        assert produce() == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        # deleted through node 3: answered once node 3 applied the removal
+        flt = AclBindingFilter(ResourceType.TOPIC, "locked", ResourcePatternType.ANY, None, None,
+                               AclOperation.ANY, AclPermissionType.ANY)
+        admin = admin_for(cluster, 3)
+        assert sorted(admin.delete_acls([flt])[flt].result(timeout=60), key=str) == sorted([allow, deny], key=str)
+        assert produce() == ErrorCode.NONE
+        eventually(lambda: described_acls(cluster, 1) == [])
+        text = dump_metadata(cluster)
+        assert text.count("ACCESS_CONTROL_ENTRY_RECORD") == 4      # two entries, two removals
+        assert "REMOVE_ACCESS_CONTROL_ENTRY_RECORD" in text
+
+
+def admin_for(cluster: Cluster, node: int) -> AdminClient:
+    return AdminClient({"bootstrap.servers": cluster.nodes[node].bootstrap_servers})
+
+
+def described_acls(cluster: Cluster, node: int) -> list:
+    admin = admin_for(cluster, node)
+    return admin.describe_acls(AclBindingFilter(
+        ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+        AclPermissionType.ANY)).result(timeout=60)
+
+
+def eventually(done, timeout: float = 60.0) -> None:
+    """Until ``done()`` holds (another node applying the metadata log), ``timeout`` as the safety net."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def dump_metadata(cluster: Cluster) -> str:
+    """``kproto dump-log --cluster-metadata-decoder`` of the controller's log (node 1)."""
+    segment = cluster.nodes[1].data_dir / "__cluster_metadata-0" / "00000000000000000000.log"
+    out = CliRunner().invoke(cli, ["dump-log", "--cluster-metadata-decoder", "--files", str(segment)])
+    assert out.exit_code == 0, out.output
+    return out.output

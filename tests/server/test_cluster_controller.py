@@ -226,6 +226,8 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     incremental(ctrl, 2, "t", ("retention.ms", 0, "1000"), ("min.insync.replicas", 1, None))
     incremental(ctrl, 4, "", ("log.retention.ms", 0, "5000"))
     incremental(ctrl, 4, "3", ("log.cleaner.threads", 0, "2"))
+    call(ctrl, P.create_acls, 3, {"creations": [acl(), acl(resource_type=4, name="kafka-cluster", operation=7)]})
+    call(ctrl, P.delete_acls, 3, {"filters": [acl_filter(operation=4)]})
     ctrl.log.flush()
     segment = str(tmp_path / METADATA_LOG_DIR / "00000000000000000000.log")
     kafka = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--cluster-metadata-decoder",
@@ -234,7 +236,7 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     ours = CliRunner().invoke(cli, ["dump-log", "--cluster-metadata-decoder", "--files", segment])
     assert ours.output == kafka.stdout
     assert "PARTITION_CHANGE_RECORD" in ours.output and "FENCE_BROKER_RECORD" in ours.output
-    assert "CONFIG_RECORD" in ours.output
+    assert "CONFIG_RECORD" in ours.output and "REMOVE_ACCESS_CONTROL_ENTRY_RECORD" in ours.output
 
 
 def incremental(ctrl: Controller, resource_type: int, name: str, *ops, validate_only: bool = False):
@@ -278,3 +280,39 @@ def test_config_changes_are_config_records_of_what_changed(tmp_path):
     r = call(ctrl, P.alter_configs, 2, {"resources": [{"resource_type": 4, "resource_name": "", "configs": [
         {"name": "log.segment.bytes", "value": "2000000"}]}], "validate_only": False}).responses[0]
     assert (r.error_code, ctrl.image.broker_configs[""]) == (0, {"log.segment.bytes": "2000000"})
+
+
+def acl(resource_type=2, name="t", pattern_type=3, principal="User:alice", host="*", operation=4, permission=3):
+    return {"resource_type": resource_type, "resource_name": name, "resource_pattern_type": pattern_type,
+            "principal": principal, "host": host, "operation": operation, "permission_type": permission}
+
+
+def acl_filter(name="t", operation=1):
+    return {"resource_type_filter": 2, "resource_name_filter": name, "pattern_type_filter": 1,
+            "principal_filter": None, "host_filter": None, "operation": operation, "permission_type": 1}
+
+
+def test_acls_are_access_control_entry_records(tmp_path):
+    ctrl = controller(tmp_path)
+    end = ctrl.image.end_offset
+    r = call(ctrl, P.create_acls, 3, {"creations": [acl(), acl(operation=3), acl(name=""), acl()]})
+    assert [(x.error_code, x.error_message) for x in r.results] == [
+        (0, None), (0, None), (ErrorCode.INVALID_REQUEST, "Resource name should not be empty"), (0, None)]
+    written = records(ctrl)[end:]
+    # the repeated binding is written once; each gets its own id
+    assert [t for _, t, _ in written] == [I.ACCESS_CONTROL_ENTRY] * 2
+    assert {(w["operation"], w["principal"], w["resource_name"], w["pattern_type"]) for _, _, w in written} == {
+        (4, "User:alice", "t", 3), (3, "User:alice", "t", 3)}
+    ids = {w["id"] for _, _, w in written}
+    assert set(ctrl.image.acls) == ids and len(ids) == 2
+    assert call(ctrl, P.create_acls, 3, {"creations": [acl()]}).results[0].error_code == 0
+    assert ctrl.image.end_offset == end + 2          # already there: nothing written
+    # DeleteAcls: both filters match the WRITE binding, removed once, answered by both
+    r = call(ctrl, P.delete_acls, 3, {"filters": [acl_filter(operation=4), acl_filter()]})
+    assert [[m.operation for m in f.matching_acls] for f in r.filter_results] == [[4], [3, 4]]
+    id_of = {w["operation"]: w["id"] for _, _, w in written}
+    assert [(t, w) for _, t, w in records(ctrl)[end + 2:]] == [
+        (I.REMOVE_ACCESS_CONTROL_ENTRY, {"id": id_of[4]}), (I.REMOVE_ACCESS_CONTROL_ENTRY, {"id": id_of[3]})]
+    assert ctrl.image.acls == {}
+    bad = dict(acl_filter(), operation=0)
+    assert call(ctrl, P.delete_acls, 3, {"filters": [bad]}).filter_results[0].error_code == ErrorCode.INVALID_REQUEST

@@ -44,7 +44,7 @@ from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.schemas import protocol as P
-from kproto.server.cluster import config_control
+from kproto.server.cluster import acl_control, config_control
 from kproto.server.cluster import image as I
 from kproto.server.cluster.election import (
     PartitionRegistration, assign_replicas, elect_leader, fence_broker, unfence_broker,
@@ -87,6 +87,8 @@ class Controller:
             P.alter_configs.API.key: (P.alter_configs.API.served, self.alter_configs),
             P.incremental_alter_configs.API.key: (P.incremental_alter_configs.API.served,
                                                   self.incremental_alter_configs),
+            P.create_acls.API.key: (P.create_acls.API.served, self.create_acls),
+            P.delete_acls.API.key: (P.delete_acls.API.served, self.delete_acls),
         }
 
     def _read_all(self) -> bytes:
@@ -401,6 +403,16 @@ class Controller:
         if not body.validate_only:
             self.write(records)
         return {"throttle_time_ms": 0, "responses": answers}
+
+    async def create_acls(self, body: Any, version: int) -> dict:
+        results, records = acl_control.create_acls(self.image, body.creations)
+        self.write(records)
+        return {"throttle_time_ms": 0, "results": results}
+
+    async def delete_acls(self, body: Any, version: int) -> dict:
+        results, records = acl_control.delete_acls(self.image, body.filters)
+        self.write(records)
+        return {"throttle_time_ms": 0, "filter_results": results}
 
     async def fetch(self, body: Any, version: int) -> dict:
         """Brokers fetching ``__cluster_metadata`` (KafkaRaftClient.handleFetchRequest,

@@ -15,6 +15,9 @@ from typing import Any, Iterator
 
 from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
 from kproto.schemas.cluster_metadata import build_metadata_record, parse_metadata_record
+from kproto.security.acl import (
+    AccessControlEntry, AclBinding, AclOperation, AclPermissionType, PatternType, ResourcePattern, ResourceType,
+)
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 
 __all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
@@ -24,8 +27,10 @@ __all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "P
 # MetadataRecordType ids (metadata/*.json apiKey) and the versions written here.
 REGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 2, 4, 3, 5
 FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
+PRODUCER_IDS, ACCESS_CONTROL_ENTRY, REMOVE_ACCESS_CONTROL_ENTRY = 15, 18, 19
 VERSIONS = {REGISTER_BROKER: 1, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
-            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0}
+            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0, PRODUCER_IDS: 0, ACCESS_CONTROL_ENTRY: 0,
+            REMOVE_ACCESS_CONTROL_ENTRY: 0}
 #: ConfigResource.Type.TOPIC and BROKER (a broker's id, or "" for the cluster-wide default)
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
 # PartitionChangeRecord's "leader unchanged"
@@ -59,6 +64,10 @@ class MetadataImage:
         self.names: dict[uuid.UUID, str] = {}
         #: dynamic broker configs: "" (the cluster default) or a broker id -> name -> value
         self.broker_configs: dict[str, dict[str, str]] = {}
+        #: the ACLs by their ids (AccessControlEntryRecord; AclControlManager's idToAcl)
+        self.acls: dict[uuid.UUID, AclBinding] = {}
+        #: the first producer id of the next block the controller hands out (ProducerIdsRecord)
+        self.next_producer_id = 0
         self.end_offset = 0
 
     def alive(self) -> set[int]:
@@ -105,6 +114,15 @@ class MetadataImage:
                     configs.pop(r.name, None)
                 else:
                     configs[r.name] = r.value
+        elif record_type == ACCESS_CONTROL_ENTRY:
+            self.acls[r.id] = AclBinding(
+                ResourcePattern(ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type)),
+                AccessControlEntry(r.principal, r.host, AclOperation(r.operation),
+                                   AclPermissionType(r.permission_type)))
+        elif record_type == REMOVE_ACCESS_CONTROL_ENTRY:
+            self.acls.pop(r.id, None)
+        elif record_type == PRODUCER_IDS:
+            self.next_producer_id = max(self.next_producer_id, r.next_producer_id)
         elif record_type == PARTITION:
             name = self.names[r.topic_id]
             self.topics[name].partitions[r.partition_id] = PartitionRegistration(
@@ -141,6 +159,13 @@ def partition_record(topic_id: uuid.UUID, partition: int, reg: PartitionRegistra
                        "partition_epoch": reg.partition_epoch}
 
 
+def acl_record(acl_id: uuid.UUID, b: AclBinding) -> tuple[int, dict]:
+    return ACCESS_CONTROL_ENTRY, {
+        "id": acl_id, "resource_type": b.pattern.resource_type, "resource_name": b.pattern.name,
+        "pattern_type": b.pattern.pattern_type, "principal": b.entry.principal, "host": b.entry.host,
+        "operation": b.entry.operation, "permission_type": b.entry.permission_type}
+
+
 def records_batch(records: list[tuple[int, dict]], *, leader_epoch: int) -> bytes:
     """One batch of framed metadata records, as the controller appends a change atomically."""
     return build_record_batch([NewRecord(None, build_metadata_record(t, VERSIONS[t], data))
@@ -157,4 +182,5 @@ def iter_records(data: bytes) -> Iterator[tuple[int, int, Any]]:
             yield rec.offset, record_type, r
 
 
-__all__ += ["change_record", "partition_record", "NO_LEADER"]
+__all__ += ["change_record", "partition_record", "acl_record", "NO_LEADER", "PRODUCER_IDS", "ACCESS_CONTROL_ENTRY",
+            "REMOVE_ACCESS_CONTROL_ENTRY"]

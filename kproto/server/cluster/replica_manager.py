@@ -59,6 +59,8 @@ REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 FETCH_VERSION, OFFSET_FOR_LEADER_EPOCH_VERSION, ALTER_PARTITION_VERSION = 12, 4, 1
+#: how long a forwarded request's answer waits for this broker's metadata to show the change
+FORWARD_TIMEOUT_S = 30.0
 
 
 def read_epoch_checkpoint(path: Path) -> list[tuple[int, int]]:
@@ -266,7 +268,7 @@ class ReplicaManager:
         end = r.responses[0].partitions[0].high_watermark
         return await self.wait_for_metadata(lambda: self.image.end_offset >= end, timeout_s)
 
-    async def forward(self, api_key: int, version: int, body: Any, timeout_s: float) -> Any:
+    async def forward(self, api_key: int, version: int, body: Any, timeout_s: float = FORWARD_TIMEOUT_S) -> Any:
         """A request the controller answers (ForwardingManager), the answer once this
         broker's metadata has what it wrote; ConnectionError if the controller is unreachable."""
         r = await self.controller.request(api_key, version, body)
@@ -276,6 +278,7 @@ class ReplicaManager:
     def apply_metadata(self, data: bytes) -> None:
         changed: list[tuple[str, int]] = []
         configs: set[tuple[int, str]] = set()
+        acls_changed = False
         ids_before = {name: t.topic_id for name, t in self.image.topics.items()}
         for offset, record_type, rec in I.iter_records(data):
             tp = self.image.apply(record_type, rec, offset)
@@ -283,6 +286,7 @@ class ReplicaManager:
                 changed.append(tp)
             if record_type == I.CONFIG:
                 configs.add((rec.resource_type, rec.resource_name))
+            acls_changed = acls_changed or record_type in (I.ACCESS_CONTROL_ENTRY, I.REMOVE_ACCESS_CONTROL_ENTRY)
         ids_after = {name: t.topic_id for name, t in self.image.topics.items()}
         for name in [n for n, i in ids_before.items() if ids_after.get(n) != i]:
             self._remove_topic(name)
@@ -294,6 +298,8 @@ class ReplicaManager:
                 self._apply_topic_config(name)
             elif kind == I.BROKER_RESOURCE and name in ("", str(self.node_id)):
                 self._apply_broker_config(name)
+        if acls_changed:        # the authorizer reads the image's ACLs (StandardAuthorizer.loadSnapshot/addAcl)
+            self.broker.security.acls.replace(self.image.acls.values())
         for topic, p in changed:
             self._apply_partition(topic, p)
         if self._metadata_applied is not None and not self._metadata_applied.done():

@@ -34,8 +34,6 @@ GROUP_CONFIG_SOURCE = 8        # DescribeConfigsResponse ConfigSource.GROUP_CONF
 CLIENT_METRICS_CONFIG_SOURCE = 7     # ConfigSource.CLIENT_METRICS_CONFIG
 CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-#: how long a forwarded change waits for this broker's metadata to show it
-FORWARD_TIMEOUT_S = 30.0
 
 
 def _broker_defaults(broker) -> tuple[dict, dict]:
@@ -268,7 +266,7 @@ async def _forward(broker, ctx, body, responses: dict, *, incremental: bool) -> 
     api = P.incremental_alter_configs if incremental else P.alter_configs
     try:
         r = await broker.cluster.forward(api.API.key, ctx.request_api_version, {
-            "resources": [body.resources[i] for i in ask], "validate_only": body.validate_only}, FORWARD_TIMEOUT_S)
+            "resources": [body.resources[i] for i in ask], "validate_only": body.validate_only})
     except ConnectionError as e:
         for i in ask:
             responses[i] = _result(body.resources[i], KafkaError(f"the controller is unreachable: {e}",
