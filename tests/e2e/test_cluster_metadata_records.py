@@ -20,15 +20,20 @@ from kproto.client.transport import BrokerClient
 from kproto.errors import ErrorCode
 from kproto.records import NewRecord, build_record_batch
 from kproto.server.dynamic_config import DEFAULT_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DYNAMIC_TOPIC_CONFIG
+from kproto.schemas import protocol as P
+from kproto.server.runtime.state_topic import partition_for
 from kproto.testing import Cluster
 from kproto.tools.main import cli
+from tests.e2e.test_cluster_coordinators import wait_for_coordinator
 
 TOPIC, BROKER = 2, 4
+STATE_PARTITIONS = 5
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    with Cluster(brokers=3, data_dir=tmp_path_factory.mktemp("cluster")) as c:
+    with Cluster(brokers=3, data_dir=tmp_path_factory.mktemp("cluster"),
+                 config={"transaction.state.log.num.partitions": STATE_PARTITIONS}) as c:
         yield c
 
 
@@ -200,3 +205,40 @@ def dump_metadata(cluster: Cluster) -> str:
     out = CliRunner().invoke(cli, ["dump-log", "--cluster-metadata-decoder", "--files", str(segment)])
     assert out.exit_code == 0, out.output
     return out.output
+
+
+def init_producer_id(cluster: Cluster, node: int, transactional_id: str | None = None) -> int:
+    with BrokerClient(cluster.nodes[node].bootstrap_servers) as client:
+        r = client.request(P.init_producer_id.API.key, {
+            "transactional_id": transactional_id, "transaction_timeout_ms": 60000, "producer_id": -1,
+            "producer_epoch": -1})
+    assert r.error_code == ErrorCode.NONE, r
+    return r.producer_id
+
+
+def test_producer_ids_come_in_blocks_from_the_controller_unique_across_nodes(cluster):
+    # idempotent producers on each node: consecutive ids of the node's own block of 1000
+    ids = {node: [init_producer_id(cluster, node) for _ in range(3)] for node in (1, 2, 3)}
+    for got in ids.values():
+        assert got == list(range(got[0], got[0] + 3))
+    assert len({got[0] // 1000 for got in ids.values()}) == 3
+    # transactional producers coordinated on each node: ids of that node's block, never another's
+    wait_for_coordinator(cluster, "probe", key_type=1)          # creates __transaction_state
+    for q in range(STATE_PARTITIONS):
+        cluster.wait_for_isr("__transaction_state", q, [1, 2, 3])
+    txn_ids = {}
+    for key in (f"txn-{i}" for i in range(100)):
+        txn_ids.setdefault(cluster.leader("__transaction_state", partition_for(key, STATE_PARTITIONS)), key)
+    assert set(txn_ids) == {1, 2, 3}
+    every = [pid for got in ids.values() for pid in got]
+    for node, key in sorted(txn_ids.items()):
+        assert wait_for_coordinator(cluster, key, key_type=1).node_id == node
+        pid = init_producer_id(cluster, node, key)
+        assert pid // 1000 == ids[node][0] // 1000
+        every.append(pid)
+    assert len(set(every)) == len(every) == 12
+    # a restarted node gets a new block, after every block handed out so far
+    cluster.stop(2)
+    cluster.start(2)
+    assert init_producer_id(cluster, 2) >= (max(every) // 1000 + 1) * 1000
+    assert dump_metadata(cluster).count("PRODUCER_IDS_RECORD") == 4

@@ -228,6 +228,7 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     incremental(ctrl, 4, "3", ("log.cleaner.threads", 0, "2"))
     call(ctrl, P.create_acls, 3, {"creations": [acl(), acl(resource_type=4, name="kafka-cluster", operation=7)]})
     call(ctrl, P.delete_acls, 3, {"filters": [acl_filter(operation=4)]})
+    call(ctrl, P.allocate_producer_ids, 0, {"broker_id": 1, "broker_epoch": ctrl.image.brokers[1].epoch})
     ctrl.log.flush()
     segment = str(tmp_path / METADATA_LOG_DIR / "00000000000000000000.log")
     kafka = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--cluster-metadata-decoder",
@@ -237,6 +238,7 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     assert ours.output == kafka.stdout
     assert "PARTITION_CHANGE_RECORD" in ours.output and "FENCE_BROKER_RECORD" in ours.output
     assert "CONFIG_RECORD" in ours.output and "REMOVE_ACCESS_CONTROL_ENTRY_RECORD" in ours.output
+    assert "PRODUCER_IDS_RECORD" in ours.output
 
 
 def incremental(ctrl: Controller, resource_type: int, name: str, *ops, validate_only: bool = False):
@@ -316,3 +318,24 @@ def test_acls_are_access_control_entry_records(tmp_path):
     assert ctrl.image.acls == {}
     bad = dict(acl_filter(), operation=0)
     assert call(ctrl, P.delete_acls, 3, {"filters": [bad]}).filter_results[0].error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_producer_id_blocks_are_producer_ids_records_unique_across_brokers_and_restarts(tmp_path):
+    ctrl = controller(tmp_path)
+    epochs = three_brokers(ctrl)
+
+    def allocate(c: Controller, broker: int, epoch: int):
+        r = call(c, P.allocate_producer_ids, 0, {"broker_id": broker, "broker_epoch": epoch})
+        return r.error_code, r.producer_id_start, r.producer_id_len
+
+    assert allocate(ctrl, 2, epochs[2]) == (0, 0, 1000)
+    assert allocate(ctrl, 1, epochs[1]) == (0, 1000, 1000)
+    assert records(ctrl)[-1][1:] == (I.PRODUCER_IDS, {"broker_id": 1, "broker_epoch": epochs[1],
+                                                      "next_producer_id": 2000})
+    end = ctrl.image.end_offset
+    assert allocate(ctrl, 3, epochs[3] + 1) == (ErrorCode.STALE_BROKER_EPOCH, -1, 0)
+    assert allocate(ctrl, 9, 0) == (ErrorCode.STALE_BROKER_EPOCH, -1, 0)
+    assert ctrl.image.end_offset == end
+    ctrl.log.close()
+    again = controller(tmp_path)          # the next block survives a restart: it is in the log
+    assert allocate(again, 3, epochs[3]) == (0, 2000, 1000)

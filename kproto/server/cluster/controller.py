@@ -45,6 +45,7 @@ from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.schemas import protocol as P
 from kproto.server.cluster import acl_control, config_control
+from kproto.server.cluster.producer_ids import BLOCK_SIZE as PRODUCER_ID_BLOCK_SIZE
 from kproto.server.cluster import image as I
 from kproto.server.cluster.election import (
     PartitionRegistration, assign_replicas, elect_leader, fence_broker, unfence_broker,
@@ -89,6 +90,7 @@ class Controller:
                                                   self.incremental_alter_configs),
             P.create_acls.API.key: (P.create_acls.API.served, self.create_acls),
             P.delete_acls.API.key: (P.delete_acls.API.served, self.delete_acls),
+            P.allocate_producer_ids.API.key: ((0, 0), self.allocate_producer_ids),
         }
 
     def _read_all(self) -> bytes:
@@ -413,6 +415,20 @@ class Controller:
         results, records = acl_control.delete_acls(self.image, body.filters)
         self.write(records)
         return {"throttle_time_ms": 0, "filter_results": results}
+
+    async def allocate_producer_ids(self, body: Any, version: int) -> dict:
+        """ProducerIdControlManager.generateNextProducerId: the next block of ids for a
+        registered broker at its current epoch, recorded as a ProducerIdsRecord."""
+        out = {"throttle_time_ms": 0, "error_code": 0, "producer_id_start": -1, "producer_id_len": 0}
+        info = self.image.brokers.get(body.broker_id)
+        if info is None or info.epoch != body.broker_epoch:     # ClusterControlManager.checkBrokerEpoch
+            out["error_code"] = ErrorCode.STALE_BROKER_EPOCH
+            return out
+        start = self.image.next_producer_id
+        self.write([(I.PRODUCER_IDS, {"broker_id": body.broker_id, "broker_epoch": body.broker_epoch,
+                                      "next_producer_id": start + PRODUCER_ID_BLOCK_SIZE})])
+        out.update(producer_id_start=start, producer_id_len=PRODUCER_ID_BLOCK_SIZE)
+        return out
 
     async def fetch(self, body: Any, version: int) -> dict:
         """Brokers fetching ``__cluster_metadata`` (KafkaRaftClient.handleFetchRequest,

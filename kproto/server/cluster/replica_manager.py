@@ -48,6 +48,7 @@ from kproto.schemas import protocol as P
 from kproto.server.cluster import image as I
 from kproto.server.cluster.channel import Channel
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
+from kproto.server.cluster.producer_ids import ProducerIdBlocks
 from kproto.server.cluster.replica import (
     UNDEFINED_EPOCH, EpochEndOffset, LeaderEpochCache, PartitionLeader, truncation_offset,
 )
@@ -141,6 +142,7 @@ class ReplicaManager:
         self._metadata_applied: asyncio.Future | None = None
         self._tasks: list[asyncio.Task] = []
         self._creating: set[str] = set()        # internal topics asked of the controller
+        self.producer_ids = ProducerIdBlocks(self)      # the broker's producer ids, from the controller
         self._brokers: dict[int, Channel] = {}      # request_broker's channels
         # each replicated log's HW, set when its partition is first applied (ReplicaManager.getOrCreatePartition)
         self._hw_checkpoint = ckpt.read_offset_checkpoint(broker.logs.data_dir / REPLICATION_OFFSET_CHECKPOINT)
