@@ -242,3 +242,23 @@ def test_producer_ids_come_in_blocks_from_the_controller_unique_across_nodes(clu
     cluster.start(2)
     assert init_producer_id(cluster, 2) >= (max(every) // 1000 + 1) * 1000
     assert dump_metadata(cluster).count("PRODUCER_IDS_RECORD") == 4
+
+
+def described_quotas(cluster: Cluster, node: int) -> dict:
+    with BrokerClient(cluster.nodes[node].bootstrap_servers) as client:
+        r = client.request(P.describe_client_quotas.API.key, {"components": [], "strict": False})
+    assert r.error_code == 0, r
+    return {tuple((d.entity_type, d.entity_name) for d in e.entity): {v["key"]: v["value"] for v in e["values"]}
+            for e in r.entries}
+
+
+def test_client_quotas_through_the_controller_reach_every_node(cluster):
+    with BrokerClient(cluster.nodes[2].bootstrap_servers) as client:
+        r = client.request(P.alter_client_quotas.API.key, {"entries": [{
+            "entity": [{"entity_type": "user", "entity_name": "alice"}],
+            "ops": [{"key": "producer_byte_rate", "value": 4096.0, "remove": False}]}], "validate_only": False})
+    assert [(e.error_code, e.error_message) for e in r.entries] == [(0, None)]
+    assert described_quotas(cluster, 2) == {(("user", "alice"),): {"producer_byte_rate": 4096.0}}
+    for node in (1, 3):
+        eventually(lambda: described_quotas(cluster, node) == {(("user", "alice"),): {"producer_byte_rate": 4096.0}})
+    assert "CLIENT_QUOTA_RECORD" in dump_metadata(cluster)

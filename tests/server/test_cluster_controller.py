@@ -229,6 +229,9 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     call(ctrl, P.create_acls, 3, {"creations": [acl(), acl(resource_type=4, name="kafka-cluster", operation=7)]})
     call(ctrl, P.delete_acls, 3, {"filters": [acl_filter(operation=4)]})
     call(ctrl, P.allocate_producer_ids, 0, {"broker_id": 1, "broker_epoch": ctrl.image.brokers[1].epoch})
+    alter_quotas(ctrl, [("user", "alice"), ("client-id", None)], ("producer_byte_rate", 1024.0),
+                 ("request_percentage", 12.0))
+    alter_quotas(ctrl, [("user", "alice"), ("client-id", None)], ("request_percentage", None))
     ctrl.log.flush()
     segment = str(tmp_path / METADATA_LOG_DIR / "00000000000000000000.log")
     kafka = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--cluster-metadata-decoder",
@@ -238,7 +241,7 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     assert ours.output == kafka.stdout
     assert "PARTITION_CHANGE_RECORD" in ours.output and "FENCE_BROKER_RECORD" in ours.output
     assert "CONFIG_RECORD" in ours.output and "REMOVE_ACCESS_CONTROL_ENTRY_RECORD" in ours.output
-    assert "PRODUCER_IDS_RECORD" in ours.output
+    assert "PRODUCER_IDS_RECORD" in ours.output and "CLIENT_QUOTA_RECORD" in ours.output
 
 
 def incremental(ctrl: Controller, resource_type: int, name: str, *ops, validate_only: bool = False):
@@ -339,3 +342,32 @@ def test_producer_id_blocks_are_producer_ids_records_unique_across_brokers_and_r
     ctrl.log.close()
     again = controller(tmp_path)          # the next block survives a restart: it is in the log
     assert allocate(again, 3, epochs[3]) == (0, 2000, 1000)
+
+
+def alter_quotas(ctrl: Controller, entity: list[tuple[str, str | None]], *ops, validate_only: bool = False):
+    r = call(ctrl, P.alter_client_quotas, 1, {"entries": [{
+        "entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
+        "ops": [{"key": k, "value": v if v is not None else 0.0, "remove": v is None} for k, v in ops]}],
+        "validate_only": validate_only}).entries[0]
+    return r.error_code, r.error_message
+
+
+def test_client_quotas_are_client_quota_records(tmp_path):
+    ctrl = controller(tmp_path)
+    end = ctrl.image.end_offset
+    alice = [("user", "alice")]
+    assert alter_quotas(ctrl, alice, ("producer_byte_rate", 1024.0), ("consumer_byte_rate", 2048.0)) == (0, None)
+    assert alter_quotas(ctrl, alice, ("consumer_byte_rate", None), ("producer_byte_rate", 1024.0)) == (0, None)
+    entity = [{"entity_type": "user", "entity_name": "alice"}]
+    assert [(t, r) for _, t, r in records(ctrl)[end:]] == [
+        (I.CLIENT_QUOTA, {"entity": entity, "key": "producer_byte_rate", "value": 1024.0, "remove": False}),
+        (I.CLIENT_QUOTA, {"entity": entity, "key": "consumer_byte_rate", "value": 2048.0, "remove": False}),
+        (I.CLIENT_QUOTA, {"entity": entity, "key": "consumer_byte_rate", "value": 0.0, "remove": True})]
+    assert ctrl.image.client_quotas == {(("user", "alice"),): {"producer_byte_rate": 1024.0}}
+    # refused in ClientQuotaControlManager's words, validate_only: nothing written
+    error, _ = alter_quotas(ctrl, alice, ("no_such_quota", 1.0))
+    assert error == ErrorCode.INVALID_REQUEST
+    assert alter_quotas(ctrl, alice, ("producer_byte_rate", 1.0), validate_only=True) == (0, None)
+    assert ctrl.image.end_offset == end + 3
+    assert alter_quotas(ctrl, alice, ("producer_byte_rate", None)) == (0, None)
+    assert ctrl.image.client_quotas == {}

@@ -44,7 +44,9 @@ from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.schemas import protocol as P
+from kproto.server import quotas
 from kproto.server.cluster import acl_control, config_control
+from kproto.server.handlers import quotas as quota_handlers
 from kproto.server.cluster.producer_ids import BLOCK_SIZE as PRODUCER_ID_BLOCK_SIZE
 from kproto.server.cluster import image as I
 from kproto.server.cluster.election import (
@@ -91,6 +93,7 @@ class Controller:
             P.create_acls.API.key: (P.create_acls.API.served, self.create_acls),
             P.delete_acls.API.key: (P.delete_acls.API.served, self.delete_acls),
             P.allocate_producer_ids.API.key: ((0, 0), self.allocate_producer_ids),
+            P.alter_client_quotas.API.key: (P.alter_client_quotas.API.served, self.alter_client_quotas),
         }
 
     def _read_all(self) -> bytes:
@@ -415,6 +418,14 @@ class Controller:
         results, records = acl_control.delete_acls(self.image, body.filters)
         self.write(records)
         return {"throttle_time_ms": 0, "filter_results": results}
+
+    async def alter_client_quotas(self, body: Any, version: int) -> dict:
+        """ClientQuotaControlManager.alterClientQuotas over the image's quotas: a
+        ClientQuotaRecord per key set, changed or removed."""
+        results, changes = quotas.alter(self.image.client_quotas, quota_handlers.alterations(body))
+        if not body.validate_only:
+            self.write(I.quota_records(self.image.client_quotas, changes))
+        return quota_handlers.answer(results)
 
     async def allocate_producer_ids(self, body: Any, version: int) -> dict:
         """ProducerIdControlManager.generateNextProducerId: the next block of ids for a

@@ -18,6 +18,7 @@ from kproto.schemas.cluster_metadata import build_metadata_record, parse_metadat
 from kproto.security.acl import (
     AccessControlEntry, AclBinding, AclOperation, AclPermissionType, PatternType, ResourcePattern, ResourceType,
 )
+from kproto.server import quotas
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 
 __all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
@@ -27,9 +28,9 @@ __all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "P
 # MetadataRecordType ids (metadata/*.json apiKey) and the versions written here.
 REGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 2, 4, 3, 5
 FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
-PRODUCER_IDS, ACCESS_CONTROL_ENTRY, REMOVE_ACCESS_CONTROL_ENTRY = 15, 18, 19
+CLIENT_QUOTA, PRODUCER_IDS, ACCESS_CONTROL_ENTRY, REMOVE_ACCESS_CONTROL_ENTRY = 14, 15, 18, 19
 VERSIONS = {REGISTER_BROKER: 1, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
-            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0, PRODUCER_IDS: 0, ACCESS_CONTROL_ENTRY: 0,
+            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0, CLIENT_QUOTA: 0, PRODUCER_IDS: 0, ACCESS_CONTROL_ENTRY: 0,
             REMOVE_ACCESS_CONTROL_ENTRY: 0}
 #: ConfigResource.Type.TOPIC and BROKER (a broker's id, or "" for the cluster-wide default)
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
@@ -66,6 +67,8 @@ class MetadataImage:
         self.broker_configs: dict[str, dict[str, str]] = {}
         #: the ACLs by their ids (AccessControlEntryRecord; AclControlManager's idToAcl)
         self.acls: dict[uuid.UUID, AclBinding] = {}
+        #: client quotas by entity (ClientQuotaRecord; ClientQuotaControlManager's clientQuotaData)
+        self.client_quotas: dict[quotas.Entity, dict[str, float]] = {}
         #: the first producer id of the next block the controller hands out (ProducerIdsRecord)
         self.next_producer_id = 0
         self.end_offset = 0
@@ -121,6 +124,15 @@ class MetadataImage:
                                    AclPermissionType(r.permission_type)))
         elif record_type == REMOVE_ACCESS_CONTROL_ENTRY:
             self.acls.pop(r.id, None)
+        elif record_type == CLIENT_QUOTA:
+            e = quotas.entity((d.entity_type, d.entity_name) for d in r.entity)
+            values = self.client_quotas.setdefault(e, {})
+            if r.remove:
+                values.pop(r.key, None)
+                if not values:
+                    del self.client_quotas[e]
+            else:
+                values[r.key] = r.value
         elif record_type == PRODUCER_IDS:
             self.next_producer_id = max(self.next_producer_id, r.next_producer_id)
         elif record_type == PARTITION:
@@ -166,6 +178,20 @@ def acl_record(acl_id: uuid.UUID, b: AclBinding) -> tuple[int, dict]:
         "operation": b.entry.operation, "permission_type": b.entry.permission_type}
 
 
+def quota_records(old: dict[quotas.Entity, dict[str, float]],
+                  changes: dict[quotas.Entity, dict[str, float]]) -> list[tuple[int, dict]]:
+    """A ClientQuotaRecord per key an entity's new values set, changed or dropped."""
+    out = []
+    for e, new in changes.items():
+        before = old.get(e, {})
+        entity = [{"entity_type": t, "entity_name": n} for t, n in e]
+        out += [(CLIENT_QUOTA, {"entity": entity, "key": k, "value": v, "remove": False})
+                for k, v in new.items() if before.get(k) != v]
+        out += [(CLIENT_QUOTA, {"entity": entity, "key": k, "value": 0.0, "remove": True})
+                for k in before if k not in new]
+    return out
+
+
 def records_batch(records: list[tuple[int, dict]], *, leader_epoch: int) -> bytes:
     """One batch of framed metadata records, as the controller appends a change atomically."""
     return build_record_batch([NewRecord(None, build_metadata_record(t, VERSIONS[t], data))
@@ -182,5 +208,5 @@ def iter_records(data: bytes) -> Iterator[tuple[int, int, Any]]:
             yield rec.offset, record_type, r
 
 
-__all__ += ["change_record", "partition_record", "acl_record", "NO_LEADER", "PRODUCER_IDS", "ACCESS_CONTROL_ENTRY",
+__all__ += ["change_record", "partition_record", "acl_record", "NO_LEADER", "PRODUCER_IDS", "CLIENT_QUOTA", "quota_records", "ACCESS_CONTROL_ENTRY",
             "REMOVE_ACCESS_CONTROL_ENTRY"]

@@ -45,6 +45,7 @@ from kproto.log import checkpoint as ckpt
 from kproto.log.validator import AppendOrigin
 from kproto.records import RecordBatch, iter_batches
 from kproto.schemas import protocol as P
+from kproto.server import quotas
 from kproto.server.cluster import image as I
 from kproto.server.cluster.channel import Channel
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
@@ -281,6 +282,7 @@ class ReplicaManager:
         changed: list[tuple[str, int]] = []
         configs: set[tuple[int, str]] = set()
         acls_changed = False
+        quota_entities: set = set()
         ids_before = {name: t.topic_id for name, t in self.image.topics.items()}
         for offset, record_type, rec in I.iter_records(data):
             tp = self.image.apply(record_type, rec, offset)
@@ -289,6 +291,8 @@ class ReplicaManager:
             if record_type == I.CONFIG:
                 configs.add((rec.resource_type, rec.resource_name))
             acls_changed = acls_changed or record_type in (I.ACCESS_CONTROL_ENTRY, I.REMOVE_ACCESS_CONTROL_ENTRY)
+            if record_type == I.CLIENT_QUOTA:
+                quota_entities.add(quotas.entity((d.entity_type, d.entity_name) for d in rec.entity))
         ids_after = {name: t.topic_id for name, t in self.image.topics.items()}
         for name in [n for n, i in ids_before.items() if ids_after.get(n) != i]:
             self._remove_topic(name)
@@ -300,6 +304,9 @@ class ReplicaManager:
                 self._apply_topic_config(name)
             elif kind == I.BROKER_RESOURCE and name in ("", str(self.node_id)):
                 self._apply_broker_config(name)
+        if quota_entities:      # ClientQuotaMetadataManager: the quota manager takes the new values
+            self.broker.dynamic.set_client_quotas({e: self.image.client_quotas.get(e, {}) for e in quota_entities})
+            self.broker.quotas.refresh()
         if acls_changed:        # the authorizer reads the image's ACLs (StandardAuthorizer.loadSnapshot/addAcl)
             self.broker.security.acls.replace(self.image.acls.values())
         for topic, p in changed:
