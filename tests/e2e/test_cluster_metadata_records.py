@@ -10,8 +10,10 @@ from typing import Iterator
 
 import pytest
 from click.testing import CliRunner
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
-    AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType, ResourceType, AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource as CKResource, ConfigSource, NewTopic,
+    AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType, ResourceType, AdminClient,
+    ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion, AlterConfigOpType, ConfigEntry, ConfigResource as CKResource, ConfigSource, NewTopic,
 )
 
 from kproto.client.admin import Admin, AlterConfigOp, ConfigResource
@@ -262,3 +264,28 @@ def test_client_quotas_through_the_controller_reach_every_node(cluster):
     for node in (1, 3):
         eventually(lambda: described_quotas(cluster, node) == {(("user", "alice"),): {"producer_byte_rate": 4096.0}})
     assert "CLIENT_QUOTA_RECORD" in dump_metadata(cluster)
+
+
+def test_scram_credentials_through_the_controller_reach_every_node(cluster):
+    admin = admin_for(cluster, 2)
+    upsert = UserScramCredentialUpsertion("carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192),
+                                          b"secret")
+    assert admin.alter_user_scram_credentials([upsert])["carol"].result(timeout=60) is None
+
+    def iterations(node: int) -> list[tuple[str, int]]:
+        admin = admin_for(cluster, node)
+        described = admin.describe_user_scram_credentials(["carol"])["carol"].result(timeout=60)
+        return [(i.mechanism.name, i.iterations) for i in described.scram_credential_infos]
+
+    assert iterations(2) == [("SCRAM_SHA_256", 8192)]
+    for node in (1, 3):
+        eventually(lambda: _described_or_none(iterations, node) == [("SCRAM_SHA_256", 8192)])
+    assert "USER_SCRAM_CREDENTIAL_RECORD" in dump_metadata(cluster)
+
+
+def _described_or_none(describe, node: int):
+    """``describe(node)``, or None while the node does not know the user yet."""
+    try:
+        return describe(node)
+    except KafkaException:      # RESOURCE_NOT_FOUND until the node applied the record
+        return None

@@ -232,6 +232,8 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     alter_quotas(ctrl, [("user", "alice"), ("client-id", None)], ("producer_byte_rate", 1024.0),
                  ("request_percentage", 12.0))
     alter_quotas(ctrl, [("user", "alice"), ("client-id", None)], ("request_percentage", None))
+    alter_scram(ctrl, upsertions=[("alice", 1, 4096), ("bob", 2, 8192)])
+    alter_scram(ctrl, deletions=[("bob", 2)])
     ctrl.log.flush()
     segment = str(tmp_path / METADATA_LOG_DIR / "00000000000000000000.log")
     kafka = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--cluster-metadata-decoder",
@@ -242,6 +244,7 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     assert "PARTITION_CHANGE_RECORD" in ours.output and "FENCE_BROKER_RECORD" in ours.output
     assert "CONFIG_RECORD" in ours.output and "REMOVE_ACCESS_CONTROL_ENTRY_RECORD" in ours.output
     assert "PRODUCER_IDS_RECORD" in ours.output and "CLIENT_QUOTA_RECORD" in ours.output
+    assert "REMOVE_USER_SCRAM_CREDENTIAL_RECORD" in ours.output
 
 
 def incremental(ctrl: Controller, resource_type: int, name: str, *ops, validate_only: bool = False):
@@ -371,3 +374,28 @@ def test_client_quotas_are_client_quota_records(tmp_path):
     assert ctrl.image.end_offset == end + 3
     assert alter_quotas(ctrl, alice, ("producer_byte_rate", None)) == (0, None)
     assert ctrl.image.client_quotas == {}
+
+
+def alter_scram(ctrl: Controller, deletions=(), upsertions=()):
+    r = call(ctrl, P.alter_user_scram_credentials, 0, {
+        "deletions": [{"name": n, "mechanism": m} for n, m in deletions],
+        "upsertions": [{"name": n, "mechanism": m, "iterations": i, "salt": b"salty", "salted_password": b"p" * 32}
+                       for n, m, i in upsertions]})
+    return [(x.user, x.error_code) for x in r.results]
+
+
+def test_scram_credentials_are_user_scram_credential_records(tmp_path):
+    from kproto.security.scram import BY_TYPE, ScramCredential
+    ctrl = controller(tmp_path)
+    end = ctrl.image.end_offset
+    assert alter_scram(ctrl, upsertions=[("alice", 1, 4096), ("bob", 2, 100)]) == [
+        ("alice", 0), ("bob", ErrorCode.UNACCEPTABLE_CREDENTIAL)]
+    expected = ScramCredential.from_salted_password(BY_TYPE[1], b"p" * 32, b"salty", 4096)
+    assert [(t, r) for _, t, r in records(ctrl)[end:]] == [(I.USER_SCRAM_CREDENTIAL, {
+        "name": "alice", "mechanism": 1, "salt": b"salty", "stored_key": expected.stored_key,
+        "server_key": expected.server_key, "iterations": 4096})]
+    assert ctrl.image.scram == {("alice", 1): expected}
+    assert alter_scram(ctrl, deletions=[("alice", 2)]) == [("alice", ErrorCode.RESOURCE_NOT_FOUND)]
+    assert alter_scram(ctrl, deletions=[("alice", 1)]) == [("alice", 0)]
+    assert records(ctrl)[-1][1:] == (I.REMOVE_USER_SCRAM_CREDENTIAL, {"name": "alice", "mechanism": 1})
+    assert ctrl.image.scram == {}

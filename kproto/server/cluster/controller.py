@@ -44,9 +44,10 @@ from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.schemas import protocol as P
+from kproto.security.scram import BY_TYPE, ScramCredential
 from kproto.server import quotas
 from kproto.server.cluster import acl_control, config_control
-from kproto.server.handlers import quotas as quota_handlers
+from kproto.server.handlers import quotas as quota_handlers, scram as scram_handlers
 from kproto.server.cluster.producer_ids import BLOCK_SIZE as PRODUCER_ID_BLOCK_SIZE
 from kproto.server.cluster import image as I
 from kproto.server.cluster.election import (
@@ -94,6 +95,8 @@ class Controller:
             P.delete_acls.API.key: (P.delete_acls.API.served, self.delete_acls),
             P.allocate_producer_ids.API.key: ((0, 0), self.allocate_producer_ids),
             P.alter_client_quotas.API.key: (P.alter_client_quotas.API.served, self.alter_client_quotas),
+            P.alter_user_scram_credentials.API.key: (P.alter_user_scram_credentials.API.served,
+                                                     self.alter_user_scram_credentials),
         }
 
     def _read_all(self) -> bytes:
@@ -426,6 +429,23 @@ class Controller:
         if not body.validate_only:
             self.write(I.quota_records(self.image.client_quotas, changes))
         return quota_handlers.answer(results)
+
+    async def alter_user_scram_credentials(self, body: Any, version: int) -> dict:
+        """ScramControlManager.alterCredentials over the image's credentials: a
+        RemoveUserScramCredentialRecord per deletion, a UserScramCredentialRecord (the keys
+        derived from the salted password, never the password) per upsertion."""
+        errors, deletions, upsertions = scram_handlers.plan(
+            body, lambda name, mech: (name, mech.type) in self.image.scram)
+        records: list[tuple[int, dict]] = [(I.REMOVE_USER_SCRAM_CREDENTIAL, {"name": d.name, "mechanism": d.mechanism})
+                                           for d in deletions.values()]
+        for u in upsertions.values():
+            c = ScramCredential.from_salted_password(BY_TYPE[u.mechanism], bytes(u.salted_password), bytes(u.salt),
+                                                     u.iterations)
+            records.append((I.USER_SCRAM_CREDENTIAL, {"name": u.name, "mechanism": u.mechanism, "salt": c.salt,
+                                                      "stored_key": c.stored_key, "server_key": c.server_key,
+                                                      "iterations": c.iterations}))
+        self.write(records)
+        return scram_handlers.answer(body, errors)
 
     async def allocate_producer_ids(self, body: Any, version: int) -> dict:
         """ProducerIdControlManager.generateNextProducerId: the next block of ids for a

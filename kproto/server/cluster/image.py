@@ -18,6 +18,7 @@ from kproto.schemas.cluster_metadata import build_metadata_record, parse_metadat
 from kproto.security.acl import (
     AccessControlEntry, AclBinding, AclOperation, AclPermissionType, PatternType, ResourcePattern, ResourceType,
 )
+from kproto.security.scram import ScramCredential
 from kproto.server import quotas
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 
@@ -28,9 +29,11 @@ __all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "P
 # MetadataRecordType ids (metadata/*.json apiKey) and the versions written here.
 REGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 2, 4, 3, 5
 FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
-CLIENT_QUOTA, PRODUCER_IDS, ACCESS_CONTROL_ENTRY, REMOVE_ACCESS_CONTROL_ENTRY = 14, 15, 18, 19
+USER_SCRAM_CREDENTIAL, CLIENT_QUOTA, PRODUCER_IDS, ACCESS_CONTROL_ENTRY = 11, 14, 15, 18
+REMOVE_ACCESS_CONTROL_ENTRY, REMOVE_USER_SCRAM_CREDENTIAL = 19, 22
 VERSIONS = {REGISTER_BROKER: 1, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
-            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0, CLIENT_QUOTA: 0, PRODUCER_IDS: 0, ACCESS_CONTROL_ENTRY: 0,
+            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0, USER_SCRAM_CREDENTIAL: 0,
+            REMOVE_USER_SCRAM_CREDENTIAL: 0, CLIENT_QUOTA: 0, PRODUCER_IDS: 0, ACCESS_CONTROL_ENTRY: 0,
             REMOVE_ACCESS_CONTROL_ENTRY: 0}
 #: ConfigResource.Type.TOPIC and BROKER (a broker's id, or "" for the cluster-wide default)
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
@@ -69,6 +72,8 @@ class MetadataImage:
         self.acls: dict[uuid.UUID, AclBinding] = {}
         #: client quotas by entity (ClientQuotaRecord; ClientQuotaControlManager's clientQuotaData)
         self.client_quotas: dict[quotas.Entity, dict[str, float]] = {}
+        #: SCRAM credentials by (user, mechanism type) (UserScramCredentialRecord; ScramControlManager)
+        self.scram: dict[tuple[str, int], ScramCredential] = {}
         #: the first producer id of the next block the controller hands out (ProducerIdsRecord)
         self.next_producer_id = 0
         self.end_offset = 0
@@ -124,6 +129,11 @@ class MetadataImage:
                                    AclPermissionType(r.permission_type)))
         elif record_type == REMOVE_ACCESS_CONTROL_ENTRY:
             self.acls.pop(r.id, None)
+        elif record_type == USER_SCRAM_CREDENTIAL:
+            self.scram[(r.name, r.mechanism)] = ScramCredential(bytes(r.salt), bytes(r.stored_key),
+                                                                bytes(r.server_key), r.iterations)
+        elif record_type == REMOVE_USER_SCRAM_CREDENTIAL:
+            self.scram.pop((r.name, r.mechanism), None)
         elif record_type == CLIENT_QUOTA:
             e = quotas.entity((d.entity_type, d.entity_name) for d in r.entity)
             values = self.client_quotas.setdefault(e, {})
@@ -208,5 +218,5 @@ def iter_records(data: bytes) -> Iterator[tuple[int, int, Any]]:
             yield rec.offset, record_type, r
 
 
-__all__ += ["change_record", "partition_record", "acl_record", "NO_LEADER", "PRODUCER_IDS", "CLIENT_QUOTA", "quota_records", "ACCESS_CONTROL_ENTRY",
+__all__ += ["change_record", "partition_record", "acl_record", "NO_LEADER", "PRODUCER_IDS", "CLIENT_QUOTA", "USER_SCRAM_CREDENTIAL", "REMOVE_USER_SCRAM_CREDENTIAL", "quota_records", "ACCESS_CONTROL_ENTRY",
             "REMOVE_ACCESS_CONTROL_ENTRY"]

@@ -45,6 +45,7 @@ from kproto.log import checkpoint as ckpt
 from kproto.log.validator import AppendOrigin
 from kproto.records import RecordBatch, iter_batches
 from kproto.schemas import protocol as P
+from kproto.security.scram import BY_TYPE
 from kproto.server import quotas
 from kproto.server.cluster import image as I
 from kproto.server.cluster.channel import Channel
@@ -283,6 +284,7 @@ class ReplicaManager:
         configs: set[tuple[int, str]] = set()
         acls_changed = False
         quota_entities: set = set()
+        credentials: set[tuple[str, int]] = set()
         ids_before = {name: t.topic_id for name, t in self.image.topics.items()}
         for offset, record_type, rec in I.iter_records(data):
             tp = self.image.apply(record_type, rec, offset)
@@ -291,6 +293,8 @@ class ReplicaManager:
             if record_type == I.CONFIG:
                 configs.add((rec.resource_type, rec.resource_name))
             acls_changed = acls_changed or record_type in (I.ACCESS_CONTROL_ENTRY, I.REMOVE_ACCESS_CONTROL_ENTRY)
+            if record_type in (I.USER_SCRAM_CREDENTIAL, I.REMOVE_USER_SCRAM_CREDENTIAL):
+                credentials.add((rec.name, rec.mechanism))
             if record_type == I.CLIENT_QUOTA:
                 quota_entities.add(quotas.entity((d.entity_type, d.entity_name) for d in rec.entity))
         ids_after = {name: t.topic_id for name, t in self.image.topics.items()}
@@ -307,6 +311,12 @@ class ReplicaManager:
         if quota_entities:      # ClientQuotaMetadataManager: the quota manager takes the new values
             self.broker.dynamic.set_client_quotas({e: self.image.client_quotas.get(e, {}) for e in quota_entities})
             self.broker.quotas.refresh()
+        for name, mechanism in sorted(credentials):     # the SASL/SCRAM authenticator's credential cache
+            credential = self.image.scram.get((name, mechanism))
+            if credential is None:
+                self.broker.security.scram.delete(name, BY_TYPE[mechanism])
+            else:
+                self.broker.security.scram.upsert(name, BY_TYPE[mechanism], credential)
         if acls_changed:        # the authorizer reads the image's ACLs (StandardAuthorizer.loadSnapshot/addAcl)
             self.broker.security.acls.replace(self.image.acls.values())
         for topic, p in changed:
