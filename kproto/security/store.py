@@ -85,6 +85,14 @@ class AclStore:
             self.bindings.update(bindings)
             self._save()
 
+    def replace(self, bindings: Iterable[AclBinding]) -> None:
+        """Take exactly ``bindings`` (a node of a cluster: the ACLs of its metadata image)."""
+        with self._lock:
+            new = set(bindings)
+            if new != self.bindings:
+                self.bindings = new
+                self._save()
+
     def remove(self, flt: AclBindingFilter) -> list[AclBinding]:
         with self._lock:
             gone = sorted(b for b in self.bindings if flt.matches(b))

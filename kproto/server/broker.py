@@ -138,6 +138,7 @@ class Broker:
             settings = self.cluster_settings = replace(settings, voters=voters)
         if settings is not None and "broker" in settings.roles:
             self.cluster = ReplicaManager(self, settings)     # before the listeners: handlers ask it
+            self.producer_ids = self.cluster.producer_ids     # blocks from the controller (AllocateProducerIds)
         host, port = await self.security.start(self.server)
         self.port = port
         if self.cluster is not None:

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Iterable
 
 from kproto.common import TRANSACTION_STATE_TOPIC_NAME, now_ms
 from kproto.errors import ErrorCode, KafkaError
@@ -83,10 +83,10 @@ class TxnService(CoordinatorShell):
                          append_lock=append_lock, log=log)
         self.replication, self.replication_factor = replication, replication_factor
 
-    def _load(self, partition: int) -> tuple:
+    def _load(self, partition: int, records: Iterable) -> tuple:
         # the coordinator epoch is the partition's leader epoch (TransactionCoordinator.onElection)
         epoch = self.replication.partitions[(self.topic, partition)].leader_epoch
-        return self.coordinator.load_partition(partition, self.records(partition), now_ms(), coordinator_epoch=epoch)
+        return self.coordinator.load_partition(partition, records, now_ms(), coordinator_epoch=epoch)
 
     def drive_more(self) -> bool:
         """The coordinator's marker orders, each written and reported."""

@@ -222,6 +222,18 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     three_brokers(ctrl)
     create(ctrl, "t", 2, 3, configs=[("min.insync.replicas", "2")])
     assert expire(ctrl, 2) == [2]
+    # ConfigRecords of a topic and of broker layers, one with a null value (a removed key)
+    incremental(ctrl, 2, "t", ("retention.ms", 0, "1000"), ("min.insync.replicas", 1, None))
+    incremental(ctrl, 4, "", ("log.retention.ms", 0, "5000"))
+    incremental(ctrl, 4, "3", ("log.cleaner.threads", 0, "2"))
+    call(ctrl, P.create_acls, 3, {"creations": [acl(), acl(resource_type=4, name="kafka-cluster", operation=7)]})
+    call(ctrl, P.delete_acls, 3, {"filters": [acl_filter(operation=4)]})
+    call(ctrl, P.allocate_producer_ids, 0, {"broker_id": 1, "broker_epoch": ctrl.image.brokers[1].epoch})
+    alter_quotas(ctrl, [("user", "alice"), ("client-id", None)], ("producer_byte_rate", 1024.0),
+                 ("request_percentage", 12.0))
+    alter_quotas(ctrl, [("user", "alice"), ("client-id", None)], ("request_percentage", None))
+    alter_scram(ctrl, upsertions=[("alice", 1, 4096), ("bob", 2, 8192)])
+    alter_scram(ctrl, deletions=[("bob", 2)])
     ctrl.log.flush()
     segment = str(tmp_path / METADATA_LOG_DIR / "00000000000000000000.log")
     kafka = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--cluster-metadata-decoder",
@@ -230,3 +242,160 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     ours = CliRunner().invoke(cli, ["dump-log", "--cluster-metadata-decoder", "--files", segment])
     assert ours.output == kafka.stdout
     assert "PARTITION_CHANGE_RECORD" in ours.output and "FENCE_BROKER_RECORD" in ours.output
+    assert "CONFIG_RECORD" in ours.output and "REMOVE_ACCESS_CONTROL_ENTRY_RECORD" in ours.output
+    assert "PRODUCER_IDS_RECORD" in ours.output and "CLIENT_QUOTA_RECORD" in ours.output
+    assert "REMOVE_USER_SCRAM_CREDENTIAL_RECORD" in ours.output
+
+
+def incremental(ctrl: Controller, resource_type: int, name: str, *ops, validate_only: bool = False):
+    r = call(ctrl, P.incremental_alter_configs, 1, {"resources": [{
+        "resource_type": resource_type, "resource_name": name,
+        "configs": [{"name": k, "config_operation": op, "value": v} for k, op, v in ops]}],
+        "validate_only": validate_only}).responses[0]
+    return r.error_code, r.error_message
+
+
+def test_config_changes_are_config_records_of_what_changed(tmp_path):
+    ctrl = controller(tmp_path)
+    three_brokers(ctrl)
+    create(ctrl, "t", 1, 3, configs=[("retention.ms", "1000")])
+    end = ctrl.image.end_offset
+    # SET a new key and an unchanged one, DELETE one: a record per change only
+    assert incremental(ctrl, 2, "t", ("segment.ms", 0, "60000"), ("retention.ms", 1, None)) == (0, None)
+    assert [(t, r) for _, t, r in records(ctrl)[end - len(records(ctrl)):]] == [
+        (I.CONFIG, {"resource_type": 2, "resource_name": "t", "name": "segment.ms", "value": "60000"}),
+        (I.CONFIG, {"resource_type": 2, "resource_name": "t", "name": "retention.ms", "value": None})]
+    assert ctrl.image.topics["t"].configs == {"segment.ms": "60000"}
+    end = ctrl.image.end_offset
+    assert incremental(ctrl, 2, "t", ("segment.ms", 0, "60000")) == (0, None)
+    assert ctrl.image.end_offset == end                # nothing changed, nothing written
+    assert incremental(ctrl, 2, "t", ("cleanup.policy", 2, "compact"), validate_only=True) == (0, None)
+    assert ctrl.image.end_offset == end
+    # refusals, nothing written
+    assert incremental(ctrl, 2, "u", ("segment.ms", 0, "1")) == (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'u' does not exist.")
+    assert incremental(ctrl, 2, "t", ("segment.ms", 0, "x"))[0] == ErrorCode.INVALID_CONFIG
+    assert incremental(ctrl, 4, "one", ("log.retention.ms", 0, "1")) == (
+        ErrorCode.INVALID_REQUEST, "Node id must be an integer, but it is: one")
+    assert ctrl.image.end_offset == end
+    # dynamic broker configs: the cluster default "" and a broker's own layer
+    assert incremental(ctrl, 4, "", ("log.retention.ms", 0, "5000")) == (0, None)
+    assert incremental(ctrl, 4, "2", ("log.cleaner.threads", 0, "2")) == (0, None)
+    assert ctrl.image.broker_configs == {"": {"log.retention.ms": "5000"}, "2": {"log.cleaner.threads": "2"}}
+    assert records(ctrl)[-1][2] == {"resource_type": 4, "resource_name": "2", "name": "log.cleaner.threads",
+                                    "value": "2"}
+    # the legacy call replaces the layer: log.retention.ms removed
+    r = call(ctrl, P.alter_configs, 2, {"resources": [{"resource_type": 4, "resource_name": "", "configs": [
+        {"name": "log.segment.bytes", "value": "2000000"}]}], "validate_only": False}).responses[0]
+    assert (r.error_code, ctrl.image.broker_configs[""]) == (0, {"log.segment.bytes": "2000000"})
+
+
+def acl(resource_type=2, name="t", pattern_type=3, principal="User:alice", host="*", operation=4, permission=3):
+    return {"resource_type": resource_type, "resource_name": name, "resource_pattern_type": pattern_type,
+            "principal": principal, "host": host, "operation": operation, "permission_type": permission}
+
+
+def acl_filter(name="t", operation=1):
+    return {"resource_type_filter": 2, "resource_name_filter": name, "pattern_type_filter": 1,
+            "principal_filter": None, "host_filter": None, "operation": operation, "permission_type": 1}
+
+
+def test_acls_are_access_control_entry_records(tmp_path):
+    ctrl = controller(tmp_path)
+    end = ctrl.image.end_offset
+    r = call(ctrl, P.create_acls, 3, {"creations": [acl(), acl(operation=3), acl(name=""), acl()]})
+    assert [(x.error_code, x.error_message) for x in r.results] == [
+        (0, None), (0, None), (ErrorCode.INVALID_REQUEST, "Resource name should not be empty"), (0, None)]
+    written = records(ctrl)[end:]
+    # the repeated binding is written once; each gets its own id
+    assert [t for _, t, _ in written] == [I.ACCESS_CONTROL_ENTRY] * 2
+    assert {(w["operation"], w["principal"], w["resource_name"], w["pattern_type"]) for _, _, w in written} == {
+        (4, "User:alice", "t", 3), (3, "User:alice", "t", 3)}
+    ids = {w["id"] for _, _, w in written}
+    assert set(ctrl.image.acls) == ids and len(ids) == 2
+    assert call(ctrl, P.create_acls, 3, {"creations": [acl()]}).results[0].error_code == 0
+    assert ctrl.image.end_offset == end + 2          # already there: nothing written
+    # DeleteAcls: both filters match the WRITE binding, removed once, answered by both
+    r = call(ctrl, P.delete_acls, 3, {"filters": [acl_filter(operation=4), acl_filter()]})
+    assert [[m.operation for m in f.matching_acls] for f in r.filter_results] == [[4], [3, 4]]
+    id_of = {w["operation"]: w["id"] for _, _, w in written}
+    assert [(t, w) for _, t, w in records(ctrl)[end + 2:]] == [
+        (I.REMOVE_ACCESS_CONTROL_ENTRY, {"id": id_of[4]}), (I.REMOVE_ACCESS_CONTROL_ENTRY, {"id": id_of[3]})]
+    assert ctrl.image.acls == {}
+    bad = dict(acl_filter(), operation=0)
+    assert call(ctrl, P.delete_acls, 3, {"filters": [bad]}).filter_results[0].error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_producer_id_blocks_are_producer_ids_records_unique_across_brokers_and_restarts(tmp_path):
+    ctrl = controller(tmp_path)
+    epochs = three_brokers(ctrl)
+
+    def allocate(c: Controller, broker: int, epoch: int):
+        r = call(c, P.allocate_producer_ids, 0, {"broker_id": broker, "broker_epoch": epoch})
+        return r.error_code, r.producer_id_start, r.producer_id_len
+
+    assert allocate(ctrl, 2, epochs[2]) == (0, 0, 1000)
+    assert allocate(ctrl, 1, epochs[1]) == (0, 1000, 1000)
+    assert records(ctrl)[-1][1:] == (I.PRODUCER_IDS, {"broker_id": 1, "broker_epoch": epochs[1],
+                                                      "next_producer_id": 2000})
+    end = ctrl.image.end_offset
+    assert allocate(ctrl, 3, epochs[3] + 1) == (ErrorCode.STALE_BROKER_EPOCH, -1, 0)
+    assert allocate(ctrl, 9, 0) == (ErrorCode.STALE_BROKER_EPOCH, -1, 0)
+    assert ctrl.image.end_offset == end
+    ctrl.log.close()
+    again = controller(tmp_path)          # the next block survives a restart: it is in the log
+    assert allocate(again, 3, epochs[3]) == (0, 2000, 1000)
+
+
+def alter_quotas(ctrl: Controller, entity: list[tuple[str, str | None]], *ops, validate_only: bool = False):
+    r = call(ctrl, P.alter_client_quotas, 1, {"entries": [{
+        "entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
+        "ops": [{"key": k, "value": v if v is not None else 0.0, "remove": v is None} for k, v in ops]}],
+        "validate_only": validate_only}).entries[0]
+    return r.error_code, r.error_message
+
+
+def test_client_quotas_are_client_quota_records(tmp_path):
+    ctrl = controller(tmp_path)
+    end = ctrl.image.end_offset
+    alice = [("user", "alice")]
+    assert alter_quotas(ctrl, alice, ("producer_byte_rate", 1024.0), ("consumer_byte_rate", 2048.0)) == (0, None)
+    assert alter_quotas(ctrl, alice, ("consumer_byte_rate", None), ("producer_byte_rate", 1024.0)) == (0, None)
+    entity = [{"entity_type": "user", "entity_name": "alice"}]
+    assert [(t, r) for _, t, r in records(ctrl)[end:]] == [
+        (I.CLIENT_QUOTA, {"entity": entity, "key": "producer_byte_rate", "value": 1024.0, "remove": False}),
+        (I.CLIENT_QUOTA, {"entity": entity, "key": "consumer_byte_rate", "value": 2048.0, "remove": False}),
+        (I.CLIENT_QUOTA, {"entity": entity, "key": "consumer_byte_rate", "value": 0.0, "remove": True})]
+    assert ctrl.image.client_quotas == {(("user", "alice"),): {"producer_byte_rate": 1024.0}}
+    # refused in ClientQuotaControlManager's words, validate_only: nothing written
+    error, _ = alter_quotas(ctrl, alice, ("no_such_quota", 1.0))
+    assert error == ErrorCode.INVALID_REQUEST
+    assert alter_quotas(ctrl, alice, ("producer_byte_rate", 1.0), validate_only=True) == (0, None)
+    assert ctrl.image.end_offset == end + 3
+    assert alter_quotas(ctrl, alice, ("producer_byte_rate", None)) == (0, None)
+    assert ctrl.image.client_quotas == {}
+
+
+def alter_scram(ctrl: Controller, deletions=(), upsertions=()):
+    r = call(ctrl, P.alter_user_scram_credentials, 0, {
+        "deletions": [{"name": n, "mechanism": m} for n, m in deletions],
+        "upsertions": [{"name": n, "mechanism": m, "iterations": i, "salt": b"salty", "salted_password": b"p" * 32}
+                       for n, m, i in upsertions]})
+    return [(x.user, x.error_code) for x in r.results]
+
+
+def test_scram_credentials_are_user_scram_credential_records(tmp_path):
+    from kproto.security.scram import BY_TYPE, ScramCredential
+    ctrl = controller(tmp_path)
+    end = ctrl.image.end_offset
+    assert alter_scram(ctrl, upsertions=[("alice", 1, 4096), ("bob", 2, 100)]) == [
+        ("alice", 0), ("bob", ErrorCode.UNACCEPTABLE_CREDENTIAL)]
+    expected = ScramCredential.from_salted_password(BY_TYPE[1], b"p" * 32, b"salty", 4096)
+    assert [(t, r) for _, t, r in records(ctrl)[end:]] == [(I.USER_SCRAM_CREDENTIAL, {
+        "name": "alice", "mechanism": 1, "salt": b"salty", "stored_key": expected.stored_key,
+        "server_key": expected.server_key, "iterations": 4096})]
+    assert ctrl.image.scram == {("alice", 1): expected}
+    assert alter_scram(ctrl, deletions=[("alice", 2)]) == [("alice", ErrorCode.RESOURCE_NOT_FOUND)]
+    assert alter_scram(ctrl, deletions=[("alice", 1)]) == [("alice", 0)]
+    assert records(ctrl)[-1][1:] == (I.REMOVE_USER_SCRAM_CREDENTIAL, {"name": "alice", "mechanism": 1})
+    assert ctrl.image.scram == {}

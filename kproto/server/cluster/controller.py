@@ -44,6 +44,11 @@ from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.schemas import protocol as P
+from kproto.security.scram import BY_TYPE, ScramCredential
+from kproto.server import quotas
+from kproto.server.cluster import acl_control, config_control
+from kproto.server.handlers import quotas as quota_handlers, scram as scram_handlers
+from kproto.server.cluster.producer_ids import BLOCK_SIZE as PRODUCER_ID_BLOCK_SIZE
 from kproto.server.cluster import image as I
 from kproto.server.cluster import operations
 from kproto.server.cluster.election import (
@@ -84,6 +89,15 @@ class Controller:
             P.delete_topics.API.key: ((6, P.delete_topics.API.served[1]), self.delete_topics),
             P.create_partitions.API.key: ((3, 3), self.create_partitions),
             P.fetch.API.key: ((4, 12), self.fetch),
+            P.alter_configs.API.key: (P.alter_configs.API.served, self.alter_configs),
+            P.incremental_alter_configs.API.key: (P.incremental_alter_configs.API.served,
+                                                  self.incremental_alter_configs),
+            P.create_acls.API.key: (P.create_acls.API.served, self.create_acls),
+            P.delete_acls.API.key: (P.delete_acls.API.served, self.delete_acls),
+            P.allocate_producer_ids.API.key: ((0, 0), self.allocate_producer_ids),
+            P.alter_client_quotas.API.key: (P.alter_client_quotas.API.served, self.alter_client_quotas),
+            P.alter_user_scram_credentials.API.key: (P.alter_user_scram_credentials.API.served,
+                                                     self.alter_user_scram_credentials),
         }
         operations.install(self)    # ElectLeaders, reassignments
 
@@ -388,6 +402,69 @@ class Controller:
                 answer.update(error_code=e.error_code, error_message=str(e))
             out.append(answer)
         return {"throttle_time_ms": 0, "results": out}
+
+    async def alter_configs(self, body: Any, version: int) -> dict:
+        return self._alter_configs(body, incremental=False)
+
+    async def incremental_alter_configs(self, body: Any, version: int) -> dict:
+        return self._alter_configs(body, incremental=True)
+
+    def _alter_configs(self, body: Any, *, incremental: bool) -> dict:
+        """ConfigurationControlManager: the configs checked, then one batch of ConfigRecords."""
+        answers, records = config_control.alter_configs(self.image, self.config.log_defaults, body.resources,
+                                                        incremental=incremental)
+        if not body.validate_only:
+            self.write(records)
+        return {"throttle_time_ms": 0, "responses": answers}
+
+    async def create_acls(self, body: Any, version: int) -> dict:
+        results, records = acl_control.create_acls(self.image, body.creations)
+        self.write(records)
+        return {"throttle_time_ms": 0, "results": results}
+
+    async def delete_acls(self, body: Any, version: int) -> dict:
+        results, records = acl_control.delete_acls(self.image, body.filters)
+        self.write(records)
+        return {"throttle_time_ms": 0, "filter_results": results}
+
+    async def alter_client_quotas(self, body: Any, version: int) -> dict:
+        """ClientQuotaControlManager.alterClientQuotas over the image's quotas: a
+        ClientQuotaRecord per key set, changed or removed."""
+        results, changes = quotas.alter(self.image.client_quotas, quota_handlers.alterations(body))
+        if not body.validate_only:
+            self.write(I.quota_records(self.image.client_quotas, changes))
+        return quota_handlers.answer(results)
+
+    async def alter_user_scram_credentials(self, body: Any, version: int) -> dict:
+        """ScramControlManager.alterCredentials over the image's credentials: a
+        RemoveUserScramCredentialRecord per deletion, a UserScramCredentialRecord (the keys
+        derived from the salted password, never the password) per upsertion."""
+        errors, deletions, upsertions = scram_handlers.plan(
+            body, lambda name, mech: (name, mech.type) in self.image.scram)
+        records: list[tuple[int, dict]] = [(I.REMOVE_USER_SCRAM_CREDENTIAL, {"name": d.name, "mechanism": d.mechanism})
+                                           for d in deletions.values()]
+        for u in upsertions.values():
+            c = ScramCredential.from_salted_password(BY_TYPE[u.mechanism], bytes(u.salted_password), bytes(u.salt),
+                                                     u.iterations)
+            records.append((I.USER_SCRAM_CREDENTIAL, {"name": u.name, "mechanism": u.mechanism, "salt": c.salt,
+                                                      "stored_key": c.stored_key, "server_key": c.server_key,
+                                                      "iterations": c.iterations}))
+        self.write(records)
+        return scram_handlers.answer(body, errors)
+
+    async def allocate_producer_ids(self, body: Any, version: int) -> dict:
+        """ProducerIdControlManager.generateNextProducerId: the next block of ids for a
+        registered broker at its current epoch, recorded as a ProducerIdsRecord."""
+        out = {"throttle_time_ms": 0, "error_code": 0, "producer_id_start": -1, "producer_id_len": 0}
+        info = self.image.brokers.get(body.broker_id)
+        if info is None or info.epoch != body.broker_epoch:     # ClusterControlManager.checkBrokerEpoch
+            out["error_code"] = ErrorCode.STALE_BROKER_EPOCH
+            return out
+        start = self.image.next_producer_id
+        self.write([(I.PRODUCER_IDS, {"broker_id": body.broker_id, "broker_epoch": body.broker_epoch,
+                                      "next_producer_id": start + PRODUCER_ID_BLOCK_SIZE})])
+        out.update(producer_id_start=start, producer_id_len=PRODUCER_ID_BLOCK_SIZE)
+        return out
 
     async def fetch(self, body: Any, version: int) -> dict:
         """Brokers fetching ``__cluster_metadata`` (KafkaRaftClient.handleFetchRequest,

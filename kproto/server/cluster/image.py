@@ -15,19 +15,28 @@ from typing import Any, Iterator
 
 from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
 from kproto.schemas.cluster_metadata import build_metadata_record, parse_metadata_record
+from kproto.security.acl import (
+    AccessControlEntry, AclBinding, AclOperation, AclPermissionType, PatternType, ResourcePattern, ResourceType,
+)
+from kproto.security.scram import ScramCredential
+from kproto.server import quotas
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 
 __all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
-           "UNFENCE_BROKER", "TOPIC_RESOURCE", "BrokerInfo", "TopicImage", "MetadataImage",
+           "UNFENCE_BROKER", "TOPIC_RESOURCE", "BROKER_RESOURCE", "BrokerInfo", "TopicImage", "MetadataImage",
            "records_batch", "iter_records"]
 
 # MetadataRecordType ids (metadata/*.json apiKey) and the versions written here.
 REGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 2, 4, 3, 5
 FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
+USER_SCRAM_CREDENTIAL, CLIENT_QUOTA, PRODUCER_IDS, ACCESS_CONTROL_ENTRY = 11, 14, 15, 18
+REMOVE_ACCESS_CONTROL_ENTRY, REMOVE_USER_SCRAM_CREDENTIAL = 19, 22
 VERSIONS = {REGISTER_BROKER: 1, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
-            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0}
-#: ConfigResource.Type.TOPIC
-TOPIC_RESOURCE = 2
+            FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0, USER_SCRAM_CREDENTIAL: 0,
+            REMOVE_USER_SCRAM_CREDENTIAL: 0, CLIENT_QUOTA: 0, PRODUCER_IDS: 0, ACCESS_CONTROL_ENTRY: 0,
+            REMOVE_ACCESS_CONTROL_ENTRY: 0}
+#: ConfigResource.Type.TOPIC and BROKER (a broker's id, or "" for the cluster-wide default)
+TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
 # PartitionChangeRecord's "leader unchanged"
 LEADER_UNCHANGED = -2
 
@@ -57,11 +66,29 @@ class MetadataImage:
         self.brokers: dict[int, BrokerInfo] = {}
         self.topics: dict[str, TopicImage] = {}
         self.names: dict[uuid.UUID, str] = {}
+        #: dynamic broker configs: "" (the cluster default) or a broker id -> name -> value
+        self.broker_configs: dict[str, dict[str, str]] = {}
+        #: the ACLs by their ids (AccessControlEntryRecord; AclControlManager's idToAcl)
+        self.acls: dict[uuid.UUID, AclBinding] = {}
+        #: client quotas by entity (ClientQuotaRecord; ClientQuotaControlManager's clientQuotaData)
+        self.client_quotas: dict[quotas.Entity, dict[str, float]] = {}
+        #: SCRAM credentials by (user, mechanism type) (UserScramCredentialRecord; ScramControlManager)
+        self.scram: dict[tuple[str, int], ScramCredential] = {}
+        #: the first producer id of the next block the controller hands out (ProducerIdsRecord)
+        self.next_producer_id = 0
         self.end_offset = 0
 
     def alive(self) -> set[int]:
         """The unfenced brokers: those a leader may be elected from."""
         return {b for b, info in self.brokers.items() if not info.fenced}
+
+    def configs(self, resource_type: int, name: str) -> dict[str, str] | None:
+        """A topic's or a broker layer's configs as the ConfigRecords set them; None for
+        a topic that does not exist."""
+        if resource_type == TOPIC_RESOURCE:
+            t = self.topics.get(name)
+            return None if t is None else dict(t.configs)
+        return dict(self.broker_configs.get(name, {}))
 
     def partition(self, topic: str, partition: int) -> PartitionRegistration | None:
         t = self.topics.get(topic)
@@ -87,11 +114,37 @@ class MetadataImage:
                 self.topics.pop(name, None)
         elif record_type == CONFIG:
             t = self.topics.get(r.resource_name)
-            if r.resource_type == TOPIC_RESOURCE and t is not None:
+            configs = (t.configs if r.resource_type == TOPIC_RESOURCE and t is not None
+                       else self.broker_configs.setdefault(r.resource_name, {})
+                       if r.resource_type == BROKER_RESOURCE else None)
+            if configs is not None:
                 if r.value is None:
-                    t.configs.pop(r.name, None)
+                    configs.pop(r.name, None)
                 else:
-                    t.configs[r.name] = r.value
+                    configs[r.name] = r.value
+        elif record_type == ACCESS_CONTROL_ENTRY:
+            self.acls[r.id] = AclBinding(
+                ResourcePattern(ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type)),
+                AccessControlEntry(r.principal, r.host, AclOperation(r.operation),
+                                   AclPermissionType(r.permission_type)))
+        elif record_type == REMOVE_ACCESS_CONTROL_ENTRY:
+            self.acls.pop(r.id, None)
+        elif record_type == USER_SCRAM_CREDENTIAL:
+            self.scram[(r.name, r.mechanism)] = ScramCredential(bytes(r.salt), bytes(r.stored_key),
+                                                                bytes(r.server_key), r.iterations)
+        elif record_type == REMOVE_USER_SCRAM_CREDENTIAL:
+            self.scram.pop((r.name, r.mechanism), None)
+        elif record_type == CLIENT_QUOTA:
+            e = quotas.entity((d.entity_type, d.entity_name) for d in r.entity)
+            values = self.client_quotas.setdefault(e, {})
+            if r.remove:
+                values.pop(r.key, None)
+                if not values:
+                    del self.client_quotas[e]
+            else:
+                values[r.key] = r.value
+        elif record_type == PRODUCER_IDS:
+            self.next_producer_id = max(self.next_producer_id, r.next_producer_id)
         elif record_type == PARTITION:
             name = self.names[r.topic_id]
             self.topics[name].partitions[r.partition_id] = PartitionRegistration(
@@ -142,6 +195,27 @@ def partition_record(topic_id: uuid.UUID, partition: int, reg: PartitionRegistra
                        "partition_epoch": reg.partition_epoch}
 
 
+def acl_record(acl_id: uuid.UUID, b: AclBinding) -> tuple[int, dict]:
+    return ACCESS_CONTROL_ENTRY, {
+        "id": acl_id, "resource_type": b.pattern.resource_type, "resource_name": b.pattern.name,
+        "pattern_type": b.pattern.pattern_type, "principal": b.entry.principal, "host": b.entry.host,
+        "operation": b.entry.operation, "permission_type": b.entry.permission_type}
+
+
+def quota_records(old: dict[quotas.Entity, dict[str, float]],
+                  changes: dict[quotas.Entity, dict[str, float]]) -> list[tuple[int, dict]]:
+    """A ClientQuotaRecord per key an entity's new values set, changed or dropped."""
+    out = []
+    for e, new in changes.items():
+        before = old.get(e, {})
+        entity = [{"entity_type": t, "entity_name": n} for t, n in e]
+        out += [(CLIENT_QUOTA, {"entity": entity, "key": k, "value": v, "remove": False})
+                for k, v in new.items() if before.get(k) != v]
+        out += [(CLIENT_QUOTA, {"entity": entity, "key": k, "value": 0.0, "remove": True})
+                for k in before if k not in new]
+    return out
+
+
 def records_batch(records: list[tuple[int, dict]], *, leader_epoch: int) -> bytes:
     """One batch of framed metadata records, as the controller appends a change atomically."""
     return build_record_batch([NewRecord(None, build_metadata_record(t, VERSIONS[t], data))
@@ -158,4 +232,5 @@ def iter_records(data: bytes) -> Iterator[tuple[int, int, Any]]:
             yield rec.offset, record_type, r
 
 
-__all__ += ["change_record", "partition_record", "NO_LEADER"]
+__all__ += ["change_record", "partition_record", "acl_record", "NO_LEADER", "PRODUCER_IDS", "CLIENT_QUOTA", "USER_SCRAM_CREDENTIAL", "REMOVE_USER_SCRAM_CREDENTIAL", "quota_records", "ACCESS_CONTROL_ENTRY",
+            "REMOVE_ACCESS_CONTROL_ENTRY"]

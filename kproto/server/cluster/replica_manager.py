@@ -45,9 +45,12 @@ from kproto.log import checkpoint as ckpt
 from kproto.log.validator import AppendOrigin
 from kproto.records import RecordBatch, iter_batches
 from kproto.schemas import protocol as P
+from kproto.security.scram import BY_TYPE
+from kproto.server import quotas
 from kproto.server.cluster import image as I
 from kproto.server.cluster.channel import Channel
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
+from kproto.server.cluster.producer_ids import ProducerIdBlocks
 from kproto.server.cluster.replica import (
     UNDEFINED_EPOCH, EpochEndOffset, LeaderEpochCache, PartitionLeader, truncation_offset,
 )
@@ -59,6 +62,8 @@ REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 FETCH_VERSION, OFFSET_FOR_LEADER_EPOCH_VERSION, ALTER_PARTITION_VERSION = 12, 4, 1
+#: how long a forwarded request's answer waits for this broker's metadata to show the change
+FORWARD_TIMEOUT_S = 30.0
 
 
 def read_epoch_checkpoint(path: Path) -> list[tuple[int, int]]:
@@ -139,6 +144,7 @@ class ReplicaManager:
         self._metadata_applied: asyncio.Future | None = None
         self._tasks: list[asyncio.Task] = []
         self._creating: set[str] = set()        # internal topics asked of the controller
+        self.producer_ids = ProducerIdBlocks(self)      # the broker's producer ids, from the controller
         self._brokers: dict[int, Channel] = {}      # request_broker's channels
         # each replicated log's HW, set when its partition is first applied (ReplicaManager.getOrCreatePartition)
         self._hw_checkpoint = ckpt.read_offset_checkpoint(broker.logs.data_dir / REPLICATION_OFFSET_CHECKPOINT)
@@ -235,14 +241,8 @@ class ReplicaManager:
     async def _follow_metadata(self) -> None:
         while not self.closing:
             try:
-                r = await self.metadata_channel.request(P.fetch.API.key, FETCH_VERSION, {
-                    "replica_id": self.node_id, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 1 << 24,
-                    "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-                    "topics": [{"topic": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{
-                        "partition": 0, "current_leader_epoch": -1, "fetch_offset": self.image.end_offset,
-                        "last_fetched_epoch": -1,
-                        "log_start_offset": -1, "partition_max_bytes": 1 << 24}]}],
-                    "forgotten_topics_data": [], "rack_id": ""})
+                r = await self.metadata_channel.request(P.fetch.API.key, FETCH_VERSION,
+                                                        self._metadata_fetch(500, 1 << 24))
             except ConnectionError as e:
                 log.info("metadata fetch: %s", e)
                 await asyncio.sleep(0.2)
@@ -256,19 +256,69 @@ class ReplicaManager:
                     log.error("metadata at offset %d: %r", self.image.end_offset, e)
                     await asyncio.sleep(1)
 
+    def _metadata_fetch(self, max_wait_ms: int, max_bytes: int) -> dict:
+        return {"replica_id": self.node_id, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": max_bytes,
+                "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+                "topics": [{"topic": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{
+                    "partition": 0, "current_leader_epoch": -1, "fetch_offset": self.image.end_offset,
+                    "last_fetched_epoch": -1, "log_start_offset": -1, "partition_max_bytes": max_bytes}]}],
+                "forgotten_topics_data": [], "rack_id": ""}
+
+    async def catch_up(self, timeout_s: float) -> bool:
+        """Wait until this broker's image holds every record the controller had when asked
+        (a forwarded request's answer then reads its own write here): the controller's log
+        end from a Fetch that does not wait, then the metadata follower reaching it."""
+        r = await self.controller.request(P.fetch.API.key, FETCH_VERSION, self._metadata_fetch(0, 1))
+        end = r.responses[0].partitions[0].high_watermark
+        return await self.wait_for_metadata(lambda: self.image.end_offset >= end, timeout_s)
+
+    async def forward(self, api_key: int, version: int, body: Any, timeout_s: float = FORWARD_TIMEOUT_S) -> Any:
+        """A request the controller answers (ForwardingManager), the answer once this
+        broker's metadata has what it wrote; ConnectionError if the controller is unreachable."""
+        r = await self.controller.request(api_key, version, body)
+        await self.catch_up(timeout_s)
+        return r
+
     def apply_metadata(self, data: bytes) -> None:
         changed: list[tuple[str, int]] = []
+        configs: set[tuple[int, str]] = set()
+        acls_changed = False
+        quota_entities: set = set()
+        credentials: set[tuple[str, int]] = set()
         ids_before = {name: t.topic_id for name, t in self.image.topics.items()}
         for offset, record_type, rec in I.iter_records(data):
             tp = self.image.apply(record_type, rec, offset)
             if tp is not None and tp not in changed:
                 changed.append(tp)
+            if record_type == I.CONFIG:
+                configs.add((rec.resource_type, rec.resource_name))
+            acls_changed = acls_changed or record_type in (I.ACCESS_CONTROL_ENTRY, I.REMOVE_ACCESS_CONTROL_ENTRY)
+            if record_type in (I.USER_SCRAM_CREDENTIAL, I.REMOVE_USER_SCRAM_CREDENTIAL):
+                credentials.add((rec.name, rec.mechanism))
+            if record_type == I.CLIENT_QUOTA:
+                quota_entities.add(quotas.entity((d.entity_type, d.entity_name) for d in rec.entity))
         ids_after = {name: t.topic_id for name, t in self.image.topics.items()}
         for name in [n for n, i in ids_before.items() if ids_after.get(n) != i]:
             self._remove_topic(name)
         for name in [n for n, i in ids_after.items() if ids_before.get(n) != i]:     # new: its id and configs
             t = self.image.topics[name]
             self.broker.logs.adopt_topic(name, t.topic_id, t.configs)
+        for kind, name in sorted(configs):
+            if kind == I.TOPIC_RESOURCE and name in self.image.topics and ids_before.get(name) is not None:
+                self._apply_topic_config(name)
+            elif kind == I.BROKER_RESOURCE and name in ("", str(self.node_id)):
+                self._apply_broker_config(name)
+        if quota_entities:      # ClientQuotaMetadataManager: the quota manager takes the new values
+            self.broker.dynamic.set_client_quotas({e: self.image.client_quotas.get(e, {}) for e in quota_entities})
+            self.broker.quotas.refresh()
+        for name, mechanism in sorted(credentials):     # the SASL/SCRAM authenticator's credential cache
+            credential = self.image.scram.get((name, mechanism))
+            if credential is None:
+                self.broker.security.scram.delete(name, BY_TYPE[mechanism])
+            else:
+                self.broker.security.scram.upsert(name, BY_TYPE[mechanism], credential)
+        if acls_changed:        # the authorizer reads the image's ACLs (StandardAuthorizer.loadSnapshot/addAcl)
+            self.broker.security.acls.replace(self.image.acls.values())
         for topic, p in changed:
             self._apply_partition(topic, p)
         if self._metadata_applied is not None and not self._metadata_applied.done():
@@ -290,6 +340,43 @@ class ReplicaManager:
         if self.broker.logs.get_log(topic, index) is not None:
             self.broker.logs.delete_log(topic, index)
         log.info("removed replica %s-%d (reassigned away)", topic, index)
+
+
+    def _apply_topic_config(self, name: str) -> None:
+        """A topic's ConfigRecords applied (BrokerMetadataPublisher's DynamicConfigPublisher):
+        its logs take the new configs (retention, cleanup.policy...), the partitions it leads
+        here their ``min.insync.replicas``."""
+        try:
+            self.broker.logs.set_topic_config(name, self.image.topics[name].configs)
+        except KafkaError as e:     # the controller validated them with its own defaults
+            log.error("configs of topic %s not applied: %s", name, e)
+            return
+        self._refresh_min_isr({name})
+
+    def _refresh_min_isr(self, topics: set[str] | None = None) -> None:
+        """The partitions led here take their log's ``min.insync.replicas`` (waiting acks=all
+        producers are woken to check again)."""
+        for (topic, _), part in self.partitions.items():
+            if part.leader is not None and (topics is None or topic in topics):
+                part.leader.min_insync_replicas = part.log.config.min_insync_replicas
+                part.wake()
+
+    def _apply_broker_config(self, name: str) -> None:
+        """A dynamic broker config layer (the cluster default "", or this broker's id) applied
+        as DynamicBrokerConfig.updateBrokerConfig / updateDefaultConfig: persisted, then the
+        new effective config taken; one that does not apply here is logged, not taken."""
+        try:
+            config = self.broker.dynamic.replace(name != "", self.image.broker_configs.get(name, {}))
+        except KafkaError as e:
+            log.error("dynamic broker configs %r not applied: %s", name, e)
+            return
+
+        async def reconfigure() -> None:
+            await self.broker.reconfigure(config)
+            self._refresh_min_isr()
+
+        self._tasks.append(asyncio.create_task(reconfigure()))
+        self._tasks = [t for t in self._tasks if not t.done()]
 
     def _remove_topic(self, name: str) -> None:
         """A RemoveTopicRecord applied (ReplicaManager.applyDelta's deleted partitions):

@@ -16,6 +16,7 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
 from kproto.server.access import self_checked
+from kproto.server.cluster.acl_control import wire
 from kproto.server.handlers import handles
 
 
@@ -31,10 +32,16 @@ def _gate(broker, ctx, operation: AclOperation) -> tuple[int, str | None]:
     return 0, None
 
 
-def _wire(b: AclBinding) -> dict:
-    return {"resource_type": b.pattern.resource_type, "resource_name": b.pattern.name,
-            "pattern_type": b.pattern.pattern_type, "principal": b.entry.principal, "host": b.entry.host,
-            "operation": b.entry.operation, "permission_type": b.entry.permission_type}
+
+
+async def _forward(broker, ctx, api, body) -> dict | None:
+    """On a node of a cluster, CreateAcls and DeleteAcls are the controller's
+    (AclControlManager): its answer, once this node's authorizer has the change;
+    None when it is unreachable."""
+    try:
+        return await broker.cluster.forward(api.API.key, ctx.request_api_version, body)
+    except ConnectionError:
+        return None
 
 
 @handles(P.create_acls, authorize=self_checked)
@@ -43,6 +50,11 @@ async def create_acls(broker, ctx, body) -> dict:
     if error:
         return {"throttle_time_ms": 0, "results": [{"error_code": error, "error_message": message}
                                                    for _ in body.creations]}
+    if broker.cluster is not None:
+        r = await _forward(broker, ctx, P.create_acls, body)
+        return r if r is not None else {"throttle_time_ms": 0, "results": [
+            {"error_code": ErrorCode.REQUEST_TIMED_OUT, "error_message": "the controller is unreachable"}
+            for _ in body.creations]}
     results, valid = [], []
     for c in body.creations:
         try:
@@ -65,7 +77,7 @@ async def describe_acls(broker, ctx, body) -> dict:
     resources: dict = {}
     for b in broker.security.acls.match(flt):
         key = (b.pattern.resource_type, b.pattern.name, b.pattern.pattern_type)
-        resources.setdefault(key, []).append(_wire(b))
+        resources.setdefault(key, []).append(wire(b))
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "resources": [{"resource_type": t, "resource_name": n, "pattern_type": p,
                            "acls": [{k: a[k] for k in ("principal", "host", "operation", "permission_type")}
@@ -76,6 +88,11 @@ async def describe_acls(broker, ctx, body) -> dict:
 @handles(P.delete_acls, authorize=self_checked)
 async def delete_acls(broker, ctx, body) -> dict:
     error, message = _gate(broker, ctx, AclOperation.ALTER)
+    if broker.cluster is not None and not error:
+        r = await _forward(broker, ctx, P.delete_acls, body)
+        if r is not None:
+            return r
+        error, message = ErrorCode.REQUEST_TIMED_OUT, "the controller is unreachable"
     results = []
     for f in body.filters:
         flt = AclBindingFilter.from_wire(f)
@@ -85,5 +102,5 @@ async def delete_acls(broker, ctx, body) -> dict:
             continue
         gone = broker.security.acls.remove(flt)
         results.append({"error_code": 0, "error_message": None,
-                        "matching_acls": [{"error_code": 0, "error_message": None, **_wire(b)} for b in gone]})
+                        "matching_acls": [{"error_code": 0, "error_message": None, **wire(b)} for b in gone]})
     return {"throttle_time_ms": 0, "filter_results": results}

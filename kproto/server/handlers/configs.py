@@ -243,22 +243,59 @@ async def _apply(broker, resource, new_configs: dict, validate_only: bool) -> No
         broker.logs.set_topic_config(resource.resource_name, new_configs)
 
 
+def _forwarded(broker, resource) -> bool:
+    """On a node of a cluster, topic and dynamic broker configs are the controller's."""
+    return broker.cluster is not None and resource.resource_type in (TOPIC, BROKER)
+
+
+async def _forward(broker, ctx, body, responses: dict, *, incremental: bool) -> None:
+    """The forwarded resources' answers into ``responses`` (by index): their entries checked
+    here (ConfigAdminManager.preprocess), the rest by the controller, which writes the
+    ConfigRecords (KafkaApis forwarding to ControllerApis); answered once this broker applied them."""
+    ask = []
+    for i, r in enumerate(body.resources):
+        if i in responses:
+            continue
+        try:
+            _check_entries(r.configs, incremental)
+            ask.append(i)
+        except KafkaError as e:
+            responses[i] = _result(r, e)
+    if not ask:
+        return
+    api = P.incremental_alter_configs if incremental else P.alter_configs
+    try:
+        r = await broker.cluster.forward(api.API.key, ctx.request_api_version, {
+            "resources": [body.resources[i] for i in ask], "validate_only": body.validate_only})
+    except ConnectionError as e:
+        for i in ask:
+            responses[i] = _result(body.resources[i], KafkaError(f"the controller is unreachable: {e}",
+                                                                  error_code=ErrorCode.REQUEST_TIMED_OUT))
+        return
+    for i, answer in zip(ask, r.responses):
+        responses[i] = {"error_code": answer.error_code, "error_message": answer.error_message,
+                        "resource_type": answer.resource_type, "resource_name": answer.resource_name}
+
+
 @handles(P.alter_configs, authorize=ALTER_CONFIGS)
 async def alter_configs(broker, ctx, body) -> dict:
     """AlterConfigs replaces a resource's configs with exactly those given (Kafka's semantics)."""
-    responses = []
-    for r in body.resources:
+    responses = {}
+    for i, r in enumerate(body.resources):
+        if _forwarded(broker, r):
+            continue
         try:
             _check_resource(broker, r, altering=True)
             _check_entries(r.configs, incremental=False)
             await _apply(broker, r, {c.name: c.value for c in r.configs}, body.validate_only)
-            responses.append(_result(r))
+            responses[i] = _result(r)
         except KafkaError as e:
-            responses.append(_result(r, e))
-    return {"throttle_time_ms": 0, "responses": responses}
+            responses[i] = _result(r, e)
+    await _forward(broker, ctx, body, responses, incremental=False)
+    return {"throttle_time_ms": 0, "responses": [responses[i] for i in range(len(body.resources))]}
 
 
-def _incremental(current: dict, op: int, name: str, value: str | None, *, broker_config: bool,
+def prepare_incremental(current: dict, op: int, name: str, value: str | None, *, broker_config: bool,
                  group_config: bool = False, client_metrics: bool = False) -> None:
     """ConfigAdminManager.prepareIncrementalConfigs: APPEND and SUBTRACT start from the
     stored value, else the config's Kafka default (not a broker-level one)."""
@@ -297,8 +334,10 @@ def _incremental(current: dict, op: int, name: str, value: str | None, *, broker
 
 @handles(P.incremental_alter_configs, authorize=ALTER_CONFIGS)
 async def incremental_alter_configs(broker, ctx, body) -> dict:
-    responses = []
-    for r in body.resources:
+    responses = {}
+    for i, r in enumerate(body.resources):
+        if _forwarded(broker, r):
+            continue
         try:
             _check_resource(broker, r, altering=True)
             _check_entries(r.configs, incremental=True)
@@ -307,10 +346,12 @@ async def incremental_alter_configs(broker, ctx, body) -> dict:
                        else broker.client_metrics.configs(r.resource_name) if r.resource_type == CLIENT_METRICS
                        else dict(broker.dynamic.layer(r.resource_name != "")))
             for c in r.configs:
-                _incremental(current, c.config_operation, c.name, c.value, broker_config=r.resource_type == BROKER,
-                             group_config=r.resource_type == GROUP, client_metrics=r.resource_type == CLIENT_METRICS)
+                prepare_incremental(current, c.config_operation, c.name, c.value,
+                                    broker_config=r.resource_type == BROKER,
+                                    group_config=r.resource_type == GROUP, client_metrics=r.resource_type == CLIENT_METRICS)
             await _apply(broker, r, current, body.validate_only)
-            responses.append(_result(r))
+            responses[i] = _result(r)
         except KafkaError as e:
-            responses.append(_result(r, e))
-    return {"throttle_time_ms": 0, "responses": responses}
+            responses[i] = _result(r, e)
+    await _forward(broker, ctx, body, responses, incremental=True)
+    return {"throttle_time_ms": 0, "responses": [responses[i] for i in range(len(body.resources))]}

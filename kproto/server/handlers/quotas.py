@@ -47,13 +47,31 @@ async def alter_client_quotas(broker, ctx, body) -> dict:
             {"error_code": code, "error_message": code.description, "entity": [
                 {"entity_type": d.entity_type, "entity_name": d.entity_name} for d in entry.entity]}
             for entry in body.entries]}
-    alterations = [quotas.Alteration(quotas.entity((d.entity_type, d.entity_name) for d in entry.entity),
-                                     tuple((op.key, None if op.remove else op.value) for op in entry.ops))
-                   for entry in body.entries]
-    results, changes = quotas.alter(broker.dynamic.client_quotas, alterations)
+    if broker.cluster is not None:      # a node of a cluster: ClientQuotaRecords by the controller
+        try:
+            return await broker.cluster.forward(P.alter_client_quotas.API.key, ctx.request_api_version, body)
+        except ConnectionError:
+            code = ErrorCode.REQUEST_TIMED_OUT
+            return {"throttle_time_ms": 0, "entries": [
+                {"error_code": code, "error_message": "the controller is unreachable", "entity": [
+                    {"entity_type": d.entity_type, "entity_name": d.entity_name} for d in entry.entity]}
+                for entry in body.entries]}
+    results, changes = quotas.alter(broker.dynamic.client_quotas, alterations(body))
     if changes and not body.validate_only:
         broker.dynamic.set_client_quotas(changes)
         broker.quotas.refresh()
+    return answer(results)
+
+
+def alterations(body) -> list[quotas.Alteration]:
+    """An AlterClientQuotas request's entries."""
+    return [quotas.Alteration(quotas.entity((d.entity_type, d.entity_name) for d in entry.entity),
+                              tuple((op.key, None if op.remove else op.value) for op in entry.ops))
+            for entry in body.entries]
+
+
+def answer(results: dict) -> dict:
+    """AlterClientQuotas' answer from ``quotas.alter``'s results."""
     return {"throttle_time_ms": 0, "entries": [
         {"error_code": code, "error_message": message, "entity": _entity_data(e)}
         for e, (code, message) in results.items()]}

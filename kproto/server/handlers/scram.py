@@ -14,10 +14,12 @@ Versions: v0 each, all Kafka has.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.security.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kproto.security.scram import BY_TYPE, ScramCredential
+from kproto.security.scram import BY_TYPE, ScramCredential, ScramMechanism
 from kproto.server.access import self_checked
 from kproto.server.handlers import handles
 
@@ -59,10 +61,31 @@ async def describe_user_scram_credentials(broker, ctx, body) -> dict:
 @handles(P.alter_user_scram_credentials, authorize=self_checked)
 async def alter_user_scram_credentials(broker, ctx, body) -> dict:
     store = broker.security.scram
-    users = list(dict.fromkeys([d.name for d in body.deletions] + [u.name for u in body.upsertions]))
+    users = _users(body)
     if not broker.security.allowed(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "results": [
             {"user": u, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None} for u in users]}
+    if broker.cluster is not None:      # a node of a cluster: the controller's records
+        try:
+            return await broker.cluster.forward(P.alter_user_scram_credentials.API.key, ctx.request_api_version,
+                                                body)
+        except ConnectionError:
+            return {"throttle_time_ms": 0, "results": [
+                {"user": u, "error_code": ErrorCode.REQUEST_TIMED_OUT, "error_message": "the controller is unreachable"}
+                for u in users]}
+    errors, deletions, upsertions = plan(body, lambda name, mech: store.lookup(name, mech) is not None)
+    for d in deletions.values():
+        store.delete(d.name, BY_TYPE[d.mechanism])
+    for u in upsertions.values():
+        mech = BY_TYPE[u.mechanism]
+        store.upsert(u.name, mech, ScramCredential.from_salted_password(
+            mech, bytes(u.salted_password), bytes(u.salt), u.iterations))
+    return answer(body, errors)
+
+
+def plan(body, exists: Callable[[str, ScramMechanism], bool]) -> tuple[dict, dict, dict]:
+    """ScramControlManager.alterCredentials' checks: (user -> (error code, message), the
+    deletions and the upsertions to make, by user)."""
     errors: dict[str, tuple[int, str]] = {}
     deletions, upsertions = {}, {}
     for d in body.deletions:
@@ -72,7 +95,7 @@ async def alter_user_scram_credentials(broker, ctx, body) -> dict:
             errors[d.name] = (ErrorCode.DUPLICATE_RESOURCE, DUPLICATE)
         elif (e := _check(d.name, d.mechanism)) is not None:
             errors[d.name] = e
-        elif store.lookup(d.name, BY_TYPE[d.mechanism]) is None:
+        elif not exists(d.name, BY_TYPE[d.mechanism]):
             errors[d.name] = (ErrorCode.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist")
         else:
             deletions[d.name] = d
@@ -89,12 +112,15 @@ async def alter_user_scram_credentials(broker, ctx, body) -> dict:
             errors[u.name] = (ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations")
         else:
             upsertions[u.name] = u
-    for d in deletions.values():
-        store.delete(d.name, BY_TYPE[d.mechanism])
-    for u in upsertions.values():
-        mech = BY_TYPE[u.mechanism]
-        store.upsert(u.name, mech, ScramCredential.from_salted_password(
-            mech, bytes(u.salted_password), bytes(u.salt), u.iterations))
+    return errors, deletions, upsertions
+
+
+def answer(body, errors: dict) -> dict:
+    """AlterUserScramCredentials' answer: each user once, in the request's order."""
     return {"throttle_time_ms": 0, "results": [
         {"user": name, "error_code": errors.get(name, (0, None))[0], "error_message": errors.get(name, (0, None))[1]}
-        for name in users]}
+        for name in _users(body)]}
+
+
+def _users(body) -> list[str]:
+    return list(dict.fromkeys([d.name for d in body.deletions] + [u.name for u in body.upsertions]))

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from kproto.common import now_ms
 from kproto.errors import ErrorCode, KafkaError
@@ -77,7 +77,8 @@ class CoordinatorShell:
         self.replication_factor = 1
         #: how long an append waits for the ISR (offsets.commit.timeout.ms)
         self.append_timeout_ms = 5000
-        self._replicating: set[asyncio.Task] = set()
+        self._replicating: set[asyncio.Task] = set()      # appends waiting for the ISR, loads
+        self._load_generation: dict[int, int] = {}        # partition -> its latest election or resignation
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -107,18 +108,50 @@ class CoordinatorShell:
 
     def elected(self, partition: int) -> None:
         """This node leads ``partition`` of the state topic now: replay it and own it
-        (GroupCoordinator.onElection / TransactionCoordinator.onElection)."""
+        (GroupCoordinator.onElection / TransactionCoordinator.onElection), in the
+        background as CoordinatorRuntime.scheduleLoadOperation: its requests answer
+        COORDINATOR_LOAD_IN_PROGRESS until the load ends (``begin_load``), while the
+        records below the log end at election are read and decoded off the event loop
+        (``asyncio.to_thread``: the bytes up to each segment's size then, which no
+        append changes); what was appended meanwhile is read on the loop after. A
+        resignation (or another election) before it ends makes that load void."""
         self.coordinator.begin_load(partition, now_ms())
-        loaded = self._load(partition)
-        self.log.info("leader of %s-%d: loaded %d %s", self.topic, partition, len(loaded), self.loaded_noun)
-        self.drive()
+        generation = self._load_generation[partition] = self._load_generation.get(partition, 0) + 1
+        plog = self.logs.get_log(self.topic, partition)
+        end = plog.log_end_offset if plog is not None else 0
+        start = plog.log_start_offset if plog is not None else 0
+        segments = [] if plog is None else [(str(seg.log.path), seg.log, seg.log.size) for seg in plog.segments]
 
-    def _load(self, partition: int) -> tuple:
-        return self.coordinator.load_partition(partition, self.records(partition), now_ms())
+        def read() -> list:
+            return list(records_from_segments(
+                (path, (b for b in file.batches(0, size) if b.next_offset > start)) for path, file, size in segments))
+
+        async def load() -> None:
+            try:
+                head = await asyncio.to_thread(read)
+            except (OSError, ValueError, KafkaError) as e:     # a segment cleaned or deleted meanwhile
+                self.log.info("reading %s-%d off the event loop failed (%s): reading it here", self.topic,
+                              partition, e)
+                head, tail_from = [], None
+            else:
+                tail_from = end
+            if self._closed or self._load_generation.get(partition) != generation:
+                return          # resigned or elected again meanwhile: that one counts
+            loaded = self._load(partition, head + list(self.records(partition, tail_from)))
+            self.log.info("leader of %s-%d: loaded %d %s", self.topic, partition, len(loaded), self.loaded_noun)
+            self.drive()
+
+        task = asyncio.get_running_loop().create_task(load())
+        self._replicating.add(task)
+        task.add_done_callback(self._replicating.discard)
+
+    def _load(self, partition: int, records: Iterable[LoggedRecord | TxnMarker]) -> tuple:
+        return self.coordinator.load_partition(partition, records, now_ms())
 
     def resigned(self, partition: int) -> None:
         """Another node leads ``partition`` now: drop its state (onResignation); its
         requests answer NOT_COORDINATOR."""
+        self._load_generation[partition] = self._load_generation.get(partition, 0) + 1
         self.coordinator.unload_partition(partition, now_ms())
         self.log.info("no longer leader of %s-%d: unloaded", self.topic, partition)
         self.drive()
@@ -137,14 +170,14 @@ class CoordinatorShell:
         for future in self._waiting.values():
             future.cancel()
 
-    def records(self, partition: int) -> Iterator[LoggedRecord | TxnMarker]:
-        """The partition's records from its log start, each with where it was
-        read (file @ byte, offset); none for a partition missing on disk (it is
-        created at its first append)."""
+    def records(self, partition: int, from_offset: int | None = None) -> Iterator[LoggedRecord | TxnMarker]:
+        """The partition's records from its log start (or the batches past
+        ``from_offset``), each with where it was read (file @ byte, offset); none for
+        a partition missing on disk (it is created at its first append)."""
         plog = self.logs.get_log(self.topic, partition)
         if plog is None:
             return iter(())
-        start = plog.log_start_offset
+        start = max(plog.log_start_offset, from_offset or 0)
         return records_from_segments((str(seg.log.path), (b for b in seg.batches() if b.next_offset > start))
                                      for seg in plog.segments)
 
