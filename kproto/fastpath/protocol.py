@@ -331,8 +331,10 @@ class _Gen(Writer):
                 self._tag_builder(sub, f, version, flexible)
                 d = self.const(f.default_value)
                 body.append(f"    if {f.tag} in raw:\n        raise _Irregular")
-                body.append(f"    v = obj[{f.name!r}] if {f.name!r} in obj else {d}()")
-                body.append(f"    if not _is_default(v, {d}()):\n        raw[{f.tag}] = {sub}(v)")
+                # absent is the default, which Kafka omits: no default made and compared then
+                # (a struct's default is a fresh Container: ~10 us a partition of a ProduceResponse)
+                body.append(f"    if {f.name!r} in obj and not _is_default(obj[{f.name!r}], {d}()):")
+                body.append(f"        raw[{f.tag}] = {sub}(obj[{f.name!r}])")
             body.append("    _write_tags(out, raw)")
         self.function(f"{fn}(obj, out)", body, _BUILD_ERRORS)
         return fn
