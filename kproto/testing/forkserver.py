@@ -32,7 +32,7 @@ import sys
 import threading
 from typing import IO, Mapping, Sequence
 
-__all__ = ["Child", "ForkServer", "spawn", "usable"]
+__all__ = ["Child", "ForkServer", "server", "spawn", "stop", "usable"]
 
 # What ``kproto serve`` imports before it listens, imported once by the server.
 _PRELOAD = ("kproto.tools.main", "kproto.tools.serve", "kproto.server.broker", "kproto.server.config",
@@ -141,6 +141,16 @@ def server() -> ForkServer:
             _server = ForkServer()
             atexit.register(_server.close)
         return _server
+
+
+def stop() -> None:
+    """Stop this process's fork server (its children run on); the next spawn starts another."""
+    global _server
+    with _server_lock:
+        if _server is not None:
+            atexit.unregister(_server.close)
+            _server.close()
+            _server = None
 
 
 def spawn(argv: Sequence[str], *, stdout: int, stderr: int, timeout: float) -> Child | None:
