@@ -30,7 +30,7 @@ import struct
 import subprocess
 import sys
 import threading
-from typing import IO, Mapping, Sequence
+from typing import IO, Iterator, Mapping, Sequence
 
 __all__ = ["Child", "ForkServer", "server", "spawn", "stop", "usable"]
 
@@ -184,8 +184,13 @@ def serve_forever(fd: int) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     reports: dict[int, socket.socket] = {}
     control.sendall(b"ready")
+    warm = _warm_codecs()
     while True:
-        readable = select.select([control, wake_r], [], [])[0]
+        readable = select.select([control, wake_r], [], [], 0 if warm is not None else None)[0]
+        if not readable and warm is not None:
+            if next(warm, None) is None:
+                warm = None
+            continue
         if wake_r in readable:
             os.read(wake_r, 4096)
             _reap(reports)
@@ -207,6 +212,37 @@ def serve_forever(fd: int) -> None:
             report.sendall(_PID.pack(pid))
             reports[pid] = report
             _reap(reports)
+
+
+#: The APIs of a client's first minutes (bootstrap, topics, produce, consume, transactions):
+#: their newest served versions' codecs are generated while the server is idle.
+_FIRST_APIS = ("metadata", "create_topics", "produce", "fetch", "list_offsets", "find_coordinator",
+               "init_producer_id", "get_telemetry_subscriptions", "join_group", "sync_group", "offset_fetch")
+_NEWEST = 4
+
+
+def _warm_codecs() -> Iterator[None]:
+    """The generated codecs (kproto.fastpath.protocol, ~3-5 ms of compile() each) a child's
+    first requests would otherwise generate, one per step, made between requests so a fork
+    never waits for them: what a child was forked with it need not generate. The headers
+    and every ApiVersions version, then ``_NEWEST`` versions of each of ``_FIRST_APIS``."""
+    from kproto import protocol
+    from kproto.fastpath.protocol import fast_builder, fast_parser
+    from kproto.schemas.protocol.header import request_header, response_header
+    served = protocol.served_versions()
+    for c in (request_header(1), request_header(2)):
+        yield fast_parser(c.spec, c.version, c.flexible)
+    for c in (response_header(0), response_header(1)):
+        yield fast_builder(c.spec, c.version, c.flexible)
+    pairs = [(protocol.api_versions.API.key, v) for v in range(served[protocol.api_versions.API.key][1] + 1)]
+    for name in _FIRST_APIS:
+        key = getattr(protocol, name).API.key
+        lo, hi = served[key]
+        pairs += [(key, v) for v in range(hi, max(lo, hi - _NEWEST + 1) - 1, -1)]
+    for key, version in pairs:
+        request, response = protocol.api(key).request(version), protocol.api(key).response(version)
+        yield fast_parser(request.spec, request.version, request.flexible)
+        yield fast_builder(response.spec, response.version, response.flexible)
 
 
 def _reap(reports: dict[int, socket.socket]) -> None:

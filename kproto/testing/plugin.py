@@ -32,8 +32,8 @@ line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``;
 ``--kproto-kafka-version X.Y`` (ini ``kproto_kafka_version``) makes the brokers
 advertise the API versions of that Apache Kafka release. The brokers are
 ``kproto serve`` children forked from a fork server that has kproto imported
-(kproto.testing.forkserver), started as collection ends when a collected test
-takes a broker fixture. ``--kproto-in-process``
+(kproto.testing.forkserver), started when the first test that takes a broker
+fixture is collected. ``--kproto-in-process``
 (ini ``kproto_broker_in_process = true``) runs the brokers on a thread of the
 test process instead (``kproto.testing.InProcessBroker``, with the caveats its
 docstring lists).
@@ -91,11 +91,11 @@ def pytest_configure(config: pytest.Config) -> None:
 _BROKER_FIXTURES = frozenset({"kproto_shared_broker", "kafka_broker_factory", "kafka_cluster"})
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the fork server now, so its imports overlap the session's set-up, when a
-    collected test will start a broker child."""
-    if broker_class(session.config) is Broker and forkserver.usable() and any(
-            _BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ())) for item in session.items):
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Start the fork server at the first collected test that will start a broker child,
+    so its imports overlap the rest of the collection and the session's set-up."""
+    if forkserver.usable() and _BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ())) and (
+            "kafka_cluster" in item.fixturenames or broker_class(item.config) is Broker):
         forkserver.server()
 
 
