@@ -184,10 +184,12 @@ def serve_forever(fd: int) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     reports: dict[int, socket.socket] = {}
     control.sendall(b"ready")
-    warm = _warm_codecs()
+    warm, idle = _warm_codecs(), False
     while True:
-        readable = select.select([control, wake_r], [], [], 0 if warm is not None else None)[0]
-        if not readable and warm is not None:
+        wait = None if warm is None else 0 if idle else WARM_AFTER
+        readable = select.select([control, wake_r], [], [], wait)[0]
+        idle = not readable
+        if idle and warm is not None:
             if next(warm, None) is None:
                 warm = None
             continue
@@ -219,12 +221,15 @@ def serve_forever(fd: int) -> None:
 _FIRST_APIS = ("metadata", "create_topics", "produce", "fetch", "list_offsets", "find_coordinator",
                "init_producer_id", "get_telemetry_subscriptions", "join_group", "sync_group", "offset_fetch")
 _NEWEST = 4
+#: Seconds without a request before the server warms codecs: not while a child it just
+#: forked makes its first requests on the same cores.
+WARM_AFTER = 0.5
 
 
 def _warm_codecs() -> Iterator[None]:
     """The generated codecs (kproto.fastpath.protocol, ~3-5 ms of compile() each) a child's
-    first requests would otherwise generate, one per step, made between requests so a fork
-    never waits for them: what a child was forked with it need not generate. The headers
+    first requests would otherwise generate, one per step, made once the server is idle
+    (``WARM_AFTER``) so a fork never waits for them: what a child was forked with it need not generate. The headers
     and every ApiVersions version, then ``_NEWEST`` versions of each of ``_FIRST_APIS``."""
     from kproto import protocol
     from kproto.fastpath.protocol import fast_builder, fast_parser
