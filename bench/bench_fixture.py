@@ -6,8 +6,13 @@ the same way.
 
 One run of a side:
   1. start the broker: kproto through ``kproto.testing.Broker.start()`` (what the
-     fixture calls: ``python -m kproto.tools.main serve`` on port 0, the ready line
-     read from its stdout), and ``kproto.testing.InProcessBroker.start()`` (the fixtures
+     fixture calls: ``kproto serve`` on port 0 forked from the process's fork server,
+     kproto.testing.forkserver, the ready line read from its stdout; the first run
+     starts that server, once per session as in pytest), the same with the fork server
+     stopped before each run (the first fixture of a session: server start, imports and
+     fork all inside the clock), with ``KPROTO_FORK_SERVER=0`` (a fresh
+     ``python -m kproto.tools.main serve``, what the fixture ran before the fork server),
+     and ``kproto.testing.InProcessBroker.start()`` (the fixtures
      under ``--kproto-in-process``: a thread of this interpreter; its first run pays
      the kproto.server import, once per session as in pytest); Kafka as
      tests/kafka_ref.py starts it (StorageTool format, then ``kafka.Kafka`` in KRaft
@@ -23,6 +28,7 @@ after the clock stops. Sides rotate, 20 runs each by default; median (min-max).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -36,7 +42,7 @@ from confluent_kafka import Producer  # noqa: E402
 from bench.common import Report, alternate, cell, check_runs, kafka_broker, kafka_version, ratio, table  # noqa: E402
 from kproto.client.admin import Admin, NewTopic  # noqa: E402
 from kproto.client.transport import BrokerClient  # noqa: E402
-from kproto.testing import FIXTURE_DEFAULTS, Broker, InProcessBroker  # noqa: E402
+from kproto.testing import FIXTURE_DEFAULTS, Broker, InProcessBroker, forkserver  # noqa: E402
 from tests import components  # noqa: E402
 
 
@@ -63,6 +69,19 @@ def run_kproto(tmp: Path, kind: type[Broker] = Broker) -> dict:
     finally:
         broker.stop()
     return marks
+
+
+def run_first_of_session(tmp: Path) -> dict:
+    forkserver.stop()
+    return run_kproto(tmp)
+
+
+def run_fresh_interpreter(tmp: Path) -> dict:
+    os.environ["KPROTO_FORK_SERVER"] = "0"
+    try:
+        return run_kproto(tmp)
+    finally:
+        del os.environ["KPROTO_FORK_SERVER"]
 
 
 def run_kafka(tmp: Path) -> dict:
@@ -100,6 +119,8 @@ def main() -> None:
     compileall.compile_dir(str(ROOT / "kproto"), quiet=1)
     kafka = f"Apache Kafka {kafka_version()} (anchor)"
     sides = {kafka: run_kafka, "tansu 0.6": run_tansu, "kproto (kafka_broker fixture)": run_kproto,
+             "kproto (kafka_broker fixture), first of a session": run_first_of_session,
+             "kproto serve child, fresh interpreter (KPROTO_FORK_SERVER=0)": run_fresh_interpreter,
              "kproto in-process (--kproto-in-process)": lambda tmp: run_kproto(tmp, InProcessBroker)}
     report = Report("bench_fixture", "Test fixture start-up: kproto's kafka_broker vs Apache Kafka and tansu",
                     args.quick)
@@ -111,8 +132,9 @@ def main() -> None:
         rows.append([name, *cols, ratio(total, [r["ack"] - r["t0"] for r in results[kafka]]),
                      ratio(total, [r["ack"] - r["t0"] for r in results["tansu 0.6"]])])
     report.add(f"Fixture call to first acknowledged record, ms, median (min-max) of {args.runs} runs per side "
-               "rotating the sides; each column cumulative from the start. Lower is better. The in-process "
-               "side's first run pays the kproto.server import, once per session as in pytest.")
+               "rotating the sides; each column cumulative from the start. Lower is better. The fixture's and "
+               "the in-process side's first runs pay the fork server's start and the kproto.server import, "
+               "once per session as in pytest; the 'first of a session' side pays them every run.")
     report.add(table(["side", "started", "+ topic created", "+ first record acked (total)", "total vs Kafka",
                       "total vs tansu"], rows))
     report.write()

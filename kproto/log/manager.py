@@ -102,6 +102,7 @@ class LogManager:
         self._logs: dict[TopicPartition, UnifiedLog] = {}
         self._partition_counts: dict[str, int] = {}     # kept with _logs: Metadata asks per topic
         self._topic_ids: dict[str, uuid.UUID] = {}
+        self._with_metadata: set[TopicPartition] = set()    # partition.metadata known to be on disk
         self._init_meta_properties(node_id, cluster_id)
         self._overrides = self._read_topic_configs()
         self.had_clean_shutdown = ckpt.had_clean_shutdown(self.data_dir)
@@ -244,9 +245,11 @@ class LogManager:
                                       clock=self.clock)
                 self._logs[(topic, partition)] = log
                 self._added(topic)
-            if not (log.dir / PARTITION_METADATA_FILE).exists():
-                ckpt.write_atomically(log.dir / PARTITION_METADATA_FILE,
-                                      f"version: 0\ntopic_id: {format_topic_id(self.topic_id(topic))}")   # no newline, as Kafka
+            if (topic, partition) not in self._with_metadata:   # checked once: coordinators append per request
+                if not (log.dir / PARTITION_METADATA_FILE).exists():
+                    ckpt.write_atomically(log.dir / PARTITION_METADATA_FILE,
+                                          f"version: 0\ntopic_id: {format_topic_id(self.topic_id(topic))}")   # no newline, as Kafka
+                self._with_metadata.add((topic, partition))
             return log
 
     def create_topic(self, topic: str, partitions: int, overrides: Mapping[str, Any] | None = None, *,
@@ -303,6 +306,7 @@ class LogManager:
         finishes the deletion at the next open), then remove it."""
         with self._lock:
             log = self._logs.pop((topic, partition), None)
+            self._with_metadata.discard((topic, partition))
             if log is None:
                 raise UnknownTopicOrPartitionError(f"This server does not host {topic}-{partition}.")
             self._removed(topic)

@@ -55,6 +55,12 @@ def txn_config(values: dict) -> TransactionConfig:
         offsets_topic_num_partitions=get("offsets.topic.num.partitions"))
 
 
+def marker_batch(order: WriteTxnMarkers) -> bytes:
+    """The order's control batch (offsets are assigned by the append)."""
+    return build_control_batch(order.result.value, producer_id=order.producer_id, producer_epoch=order.producer_epoch,
+                               coordinator_epoch=order.coordinator_epoch, timestamp=now_ms())
+
+
 class TxnService(CoordinatorShell):
     name = "transaction coordinator"
     loaded_noun = "transactional id(s)"
@@ -161,15 +167,18 @@ class TxnService(CoordinatorShell):
 
     def write_markers(self, order: WriteTxnMarkers) -> list[tuple[str, int]]:
         """Append the order's control batch to each partition; the partitions that failed."""
-        errors = {tp: self.write_marker(order, *tp) for tp in order.partitions}
+        batch = marker_batch(order)     # the same bytes for each partition: built once
+        errors = {tp: self.write_marker(order, *tp, batch=batch) for tp in order.partitions}
         written = [tp for tp, error in errors.items() if error is ErrorCode.NONE]
         if self.on_markers is not None and written:
             self.on_markers(order, written)
         return [tp for tp, error in errors.items() if error not in (ErrorCode.NONE,
                                                                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
 
-    def write_marker(self, order: WriteTxnMarkers, topic: str, partition: int) -> ErrorCode:
-        """One partition's marker (also WriteTxnMarkers' path); UNKNOWN_TOPIC_OR_PARTITION if it is gone."""
+    def write_marker(self, order: WriteTxnMarkers, topic: str, partition: int, *,
+                     batch: bytes | None = None) -> ErrorCode:
+        """One partition's marker (also WriteTxnMarkers' path); UNKNOWN_TOPIC_OR_PARTITION if it is gone.
+        ``batch``: the order's ``marker_batch``, if already built."""
         epoch = LEADER_EPOCH
         if self.replication is not None:
             part, error = self.replication.leader_for(topic, partition)
@@ -182,9 +191,7 @@ class TxnService(CoordinatorShell):
             log.info("dropping the %s marker of %r for %s-%d: no such partition", order.result.name,
                      order.transactional_id, topic, partition)
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        batch = build_control_batch(order.result.value, producer_id=order.producer_id,
-                                    producer_epoch=order.producer_epoch,
-                                    coordinator_epoch=order.coordinator_epoch, timestamp=now_ms())
+        batch = batch or marker_batch(order)
         try:
             with self.append_lock:
                 plog.append(batch, leader_epoch=epoch, origin=AppendOrigin.COORDINATOR)

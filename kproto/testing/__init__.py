@@ -10,11 +10,13 @@ Why a child process and not a thread in the test's interpreter: the broker is
 then exactly what ``kproto serve`` runs (its own event loop, signals, clean
 shutdown with checkpoints), a test's monkeypatching or blocking client cannot
 stall it, ``restart()`` really re-reads the data directory, and a crash in a
-test cannot leave a half-closed broker behind. It costs the child's start-up
-(interpreter + imports, about 150 ms), measured by bench/bench_fixture.py;
-``InProcessBroker`` (``broker(in_process=True)``, the plugin's
-``--kproto-in-process``) runs the same broker on a thread here instead, ready in
-milliseconds, with the caveats its docstring lists.
+test cannot leave a half-closed broker behind. The child is forked from a fork
+server (kproto.testing.forkserver) that paid the interpreter start and kproto's
+imports once for the process, so a start costs the broker's own ~15 ms
+(bench/bench_fixture.py); a ``prefix`` command, or ``KPROTO_FORK_SERVER=0``, starts a
+fresh interpreter instead. ``InProcessBroker`` (``broker(in_process=True)``, the
+plugin's ``--kproto-in-process``) runs the same broker on a thread here, with the
+caveats its docstring lists.
 
 The first start binds port 0 and reads the port from the ready line, so there
 is no free-port race; a restart binds that same port again, because clients
@@ -43,6 +45,7 @@ from typing import IO, Iterator, Mapping, Sequence
 
 from kproto.errors import KprotoError
 from kproto.security.config import is_secret
+from kproto.testing import forkserver
 from kproto.testing.faults import Faults
 
 __all__ = ["Broker", "BrokerStartError", "Cluster", "FIXTURE_DEFAULTS", "InProcessBroker", "broker"]
@@ -96,7 +99,7 @@ class Broker:
         self.starts = 0
         #: The exit status of the last process once stopped or killed (None before).
         self.returncode: int | None = None
-        self._proc: subprocess.Popen | None = None
+        self._proc: "subprocess.Popen | forkserver.Child | None" = None
         self._log_start = 0
         self.control = control              # open the fault plane (kproto serve --control)
         self.control_port = 0
@@ -158,8 +161,7 @@ class Broker:
         log.write(f"--- kproto broker start {self.starts + 1}: {' '.join(self._shown_command())}\n".encode())
         log.flush()
         try:
-            proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=log,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = self._spawn(log)
         finally:
             log.close()
         self._proc = proc
@@ -172,6 +174,28 @@ class Broker:
         self.starts += 1
         _running.add(self)
         return self
+
+    def _spawn(self, log: IO[bytes]) -> "subprocess.Popen | forkserver.Child":
+        """The command in a child of its own session: forked from this process's fork
+        server (kproto.testing.forkserver: the imports already done) unless the command
+        has a ``prefix`` or the server cannot serve it, else a fresh interpreter."""
+        if not self.prefix:
+            out, into = os.pipe()
+            try:
+                child = forkserver.spawn(self.command()[3:], stdout=into, stderr=log.fileno(),
+                                         timeout=self.start_timeout)
+            except OSError as e:    # the server died or never started: the interpreter then
+                logging.getLogger("kproto.testing").warning("fork server unavailable (%s): starting "
+                                                            "a fresh kproto serve", e)
+                child = None
+            finally:
+                os.close(into)
+            if child is not None:
+                child.stdout = open(out, "rb", buffering=0)
+                return child
+            os.close(out)
+        return subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=log,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
 
     def _await_ready(self, out: IO[bytes]) -> tuple[str, int]:
         deadline = time.monotonic() + self.start_timeout
@@ -236,7 +260,7 @@ class Broker:
         proc.wait()
         self._close(proc)
 
-    def _close(self, proc: subprocess.Popen) -> None:
+    def _close(self, proc: "subprocess.Popen | forkserver.Child") -> None:
         self.returncode = proc.returncode
         if proc.stdout:
             proc.stdout.close()

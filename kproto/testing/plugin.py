@@ -30,10 +30,13 @@ Loaded through the ``pytest11`` entry point once kproto is installed. Fixtures:
 Broker settings: ``--kproto-broker-config KEY=VALUE`` (repeatable) and the ini
 line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``;
 ``--kproto-kafka-version X.Y`` (ini ``kproto_kafka_version``) makes the brokers
-advertise the API versions of that Apache Kafka release. ``--kproto-in-process``
+advertise the API versions of that Apache Kafka release. The brokers are
+``kproto serve`` children forked from a fork server that has kproto imported
+(kproto.testing.forkserver), started when the first test that takes a broker
+fixture is collected. ``--kproto-in-process``
 (ini ``kproto_broker_in_process = true``) runs the brokers on a thread of the
-test process (``kproto.testing.InProcessBroker``: ready in milliseconds instead
-of a child interpreter's start, with the caveats its docstring lists).
+test process instead (``kproto.testing.InProcessBroker``, with the caveats its
+docstring lists).
 
 When a test fails, what the brokers it used logged during that test is
 attached to its report ("kproto broker log" sections).
@@ -47,7 +50,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from kproto.testing import FIXTURE_DEFAULTS, Broker, Cluster, InProcessBroker
+from kproto.testing import FIXTURE_DEFAULTS, Broker, Cluster, InProcessBroker, forkserver
 
 SCOPES = ("session", "package", "module", "class", "function")
 #: Log lines attached to a failing test's report, per broker (the newest ones).
@@ -82,6 +85,18 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "kafka_topic(partitions=1, config=None, name=None): the topic kafka_topic creates")
     config.addinivalue_line(
         "markers", "kafka_cluster(brokers=3, config=None): the cluster kafka_cluster starts")
+
+
+#: The fixtures that start ``kproto serve`` children (kafka_broker and kafka_topic through the first).
+_BROKER_FIXTURES = frozenset({"kproto_shared_broker", "kafka_broker_factory", "kafka_cluster"})
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Start the fork server at the first collected test that will start a broker child,
+    so its imports overlap the rest of the collection and the session's set-up."""
+    if forkserver.usable() and _BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ())) and (
+            "kafka_cluster" in item.fixturenames or broker_class(item.config) is Broker):
+        forkserver.server()
 
 
 def broker_config(config: pytest.Config) -> dict[str, str]:

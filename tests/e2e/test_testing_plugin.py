@@ -288,3 +288,31 @@ def test_misspelt(kafka_cluster):
     result = run(project, "-v")
     result.assert_outcomes(passed=1, errors=1)
     assert "kafka_cluster: unknown parameter(s) nodes; takes brokers, config" in result.stdout.str()
+
+
+def test_brokers_are_forked_from_one_server(tmp_path: Path):
+    import psutil
+    from kproto.testing import forkserver
+    with kproto.testing.broker(data_dir=tmp_path / "a") as a, kproto.testing.broker(data_dir=tmp_path / "b") as b:
+        server = forkserver.server().proc.pid
+        assert psutil.Process(a.pid).ppid() == psutil.Process(b.pid).ppid() == server != os.getpid()
+        assert os.getsid(a.pid) == a.pid      # its own session, as start_new_session gave it
+        assert psutil.Process(a.pid).cwd() == os.getcwd()
+        b.kill()
+        assert not b.running and b.returncode == -9
+        a.restart()
+        assert psutil.Process(a.pid).ppid() == server
+    assert a.returncode == 0 and (tmp_path / "a" / ".kafka_cleanshutdown").exists()
+    assert "--- kproto broker start 2: " in a.log_text() and " INFO kproto.server.security: listening on" in a.log_text()
+
+
+@pytest.mark.parametrize("setting", [("KPROTO_FORK_SERVER", "0"), ("PYTHONHASHSEED", "7")])
+def test_a_fresh_interpreter_without_the_fork_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting):
+    """Disabled, or interpreter settings the server was not started with: ``python -m kproto.tools.main``."""
+    import psutil
+    from kproto.testing import forkserver
+    forkserver.server()
+    monkeypatch.setenv(*setting)
+    with kproto.testing.broker(data_dir=tmp_path / "data") as b:
+        assert psutil.Process(b.pid).ppid() == os.getpid()
+        assert psutil.Process(b.pid).cmdline()[:4] == [sys.executable, "-m", "kproto.tools.main", "serve"]

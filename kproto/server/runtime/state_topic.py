@@ -9,6 +9,7 @@ position and offset: a broker never refuses to start over one bad record.
 from __future__ import annotations
 
 import logging
+from functools import lru_cache
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
@@ -23,6 +24,7 @@ __all__ = ["LogRecord", "LoggedRecord", "TxnMarker", "append_batch", "key_value"
 log = logging.getLogger("kproto.server.runtime")
 
 
+@lru_cache(maxsize=4096)     # asked several times per request of a transaction or group
 def partition_for(key: str, num_partitions: int = 50) -> int:
     """The state-topic partition of a group id or transactional id:
     ``Utils.abs(key.hashCode()) % partitions`` (GroupMetadataManager.partitionFor,

@@ -25,10 +25,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from kproto import schemas
 from kproto.common import TRANSACTION_STATE_TOPIC_NAME
 from kproto.errors import KprotoError
+from kproto.fastpath.protocol import build_record
 from kproto.jvm import java_hashmap_order, java_string_hash, topic_partition_hash
 from kproto.schemas import transaction_log as TL
 from kproto.schemas.internal_records import key_version
@@ -47,8 +49,10 @@ KEY_VERSION = 0
 VALUE_VERSION = 0
 
 
+@lru_cache(maxsize=1024)     # every write of a transaction repeats its id's key
 def transaction_log_key(transactional_id: str) -> bytes:
-    return TL.TransactionLogKey.build({"version": KEY_VERSION, "data": {"transactional_id": transactional_id}})
+    return build_record(TL.TRANSACTION_LOG_KEY, KEY_VERSION, {"transactional_id": transactional_id},
+                        TL.TransactionLogKey)
 
 
 def value_version(transaction_version: int) -> int:
@@ -62,22 +66,25 @@ def transaction_log_value(t: TxnTransitMetadata, version: int = VALUE_VERSION) -
         return None
     if t.state is TransactionState.EMPTY and t.topic_partitions:
         raise ValueError(f"an Empty transaction has no partitions: {t}")
-    partitions = None
-    if t.state is not TransactionState.EMPTY:
-        # Kafka groups the transaction's HashSet<TopicPartition> by topic into a HashMap: both orders
-        by_topic: dict[str, list[int]] = {}
-        for topic, p in java_hashmap_order(sorted(t.topic_partitions), topic_partition_hash, copy=True):
-            by_topic.setdefault(topic, []).append(p)
-        partitions = [{"topic": topic, "partition_ids": by_topic[topic]}
-                      for topic in java_hashmap_order(by_topic, java_string_hash)]
-    return TL.TransactionLogValue.build({"version": version, "data": {
+    partitions = None if t.state is TransactionState.EMPTY else _by_topic(t.topic_partitions)
+    return build_record(TL.TRANSACTION_LOG_VALUE, version, {
         "producer_id": t.producer_id, "previous_producer_id": t.previous_producer_id,
         "next_producer_id": t.next_producer_id, "producer_epoch": t.producer_epoch,
         "transaction_timeout_ms": t.txn_timeout_ms, "transaction_status": t.state.id,
         "transaction_partitions": partitions,
         "transaction_last_update_timestamp_ms": t.txn_last_update_timestamp,
         "transaction_start_timestamp_ms": t.txn_start_timestamp,
-        "client_transaction_version": t.client_transaction_version}})
+        "client_transaction_version": t.client_transaction_version}, TL.TransactionLogValue)
+
+
+@lru_cache(maxsize=1024)     # a transaction's Ongoing, Prepare and Complete records list the same set
+def _by_topic(topic_partitions: frozenset[tuple[str, int]]) -> list[dict]:
+    """Kafka groups the transaction's HashSet<TopicPartition> by topic into a HashMap: both orders.
+    (Shared between calls: read, never changed.)"""
+    by_topic: dict[str, list[int]] = {}
+    for topic, p in java_hashmap_order(sorted(topic_partitions), topic_partition_hash, copy=True):
+        by_topic.setdefault(topic, []).append(p)
+    return [{"topic": topic, "partition_ids": by_topic[topic]} for topic in java_hashmap_order(by_topic, java_string_hash)]
 
 
 def parse_key(key: bytes) -> str | None:
