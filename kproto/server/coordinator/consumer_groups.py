@@ -502,6 +502,8 @@ class ConsumerGroups:
         group = self._ctx.consumer_groups.get(group_id)
         if group is not None:
             return group, records
+        if group_id in self._ctx.streams_groups:
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         classic = self._ctx.groups.get(group_id)
         if classic is not None and classic.state is not GroupState.DEAD:
             policy = self._ctx.config.consumer_group_migration_policy.lower()
