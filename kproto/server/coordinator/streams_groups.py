@@ -53,6 +53,7 @@ from kproto.server.coordinator.persistence import STREAMS_GROUP_TYPES
 
 __all__ = ["StreamsGroups", "StreamsGroup", "StreamsGroupMember", "Subtopology", "TopicInfo", "Topology",
            "StreamsGroupHeartbeatRequest", "StreamsGroupDescribeRequest", "configure_topology", "assign_tasks",
+           "heartbeat_response", "request_from_body",
            "replay_streams_record", "STREAMS_RECORD_TYPES", "Status"]
 
 #: topic name -> (topic id, partition count)
@@ -553,6 +554,17 @@ def wire_tasks(tasks: Tasks, kind: str) -> list[dict]:
     return _task_list(tasks, kind)
 
 
+def heartbeat_response(member_id: str, member_epoch: int, error: ErrorCode = ErrorCode.NONE,
+                       message: str | None = None, **fields) -> dict:
+    """A StreamsGroupHeartbeat answer: ``fields`` over the defaults of an error or a leave
+    (``creatable``: the internal topics for the broker to create, not a wire field)."""
+    return {"error_code": error, "error_message": message, "member_id": member_id, "member_epoch": member_epoch,
+            "heartbeat_interval_ms": 0, "task_offset_interval_ms": 0, "acceptable_recovery_lag": 0,
+            "status": None, "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
+            "topology_description_required": False, "endpoint_information_epoch": 0,
+            "partitions_by_user_endpoint": None, "creatable": {}, **fields}
+
+
 class StreamsGroups:
     """The streams groups of the shared ``GroupContext`` (``ctx.streams_groups``)."""
 
@@ -570,8 +582,7 @@ class StreamsGroups:
 
     def _heartbeat(self, req: StreamsGroupHeartbeatRequest, handle: Pending, now_ms: int) -> None:
         def fail(error: ErrorCode, message: str | None = None) -> None:
-            self._ctx.reply(handle, {"error_code": error, "error_message": message, "member_id": req.member_id,
-                                     "member_epoch": -1, "creatable": {}})
+            self._ctx.reply(handle, heartbeat_response(req.member_id, -1, error, message))
 
         error = self._ctx.validate_group_status(req.group_id or None, "StreamsGroupHeartbeat")
         if error is not None and req.group_id:
@@ -735,17 +746,13 @@ class StreamsGroups:
             statuses.append((Status.STALE_TOPOLOGY, (
                 f"The member's topology epoch {member.topology_epoch} is behind the group's topology epoch "
                 f"{group.topology.epoch}.")))
-        response = {
-            "error_code": ErrorCode.NONE, "error_message": None, "member_id": member.member_id,
-            "member_epoch": member.member_epoch, "heartbeat_interval_ms": config.streams_group_heartbeat_interval_ms,
-            "task_offset_interval_ms": config.streams_group_task_offset_interval_ms,
-            "acceptable_recovery_lag": config.streams_group_acceptable_recovery_lag,
-            "status": [{"status_code": s.value, "status_detail": d} for s, d in statuses],
-            "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
-            "topology_description_required": False,
-            "endpoint_information_epoch": group.endpoint_information_epoch,
-            "partitions_by_user_endpoint": None,
-            "creatable": dict(group.configured.creatable)}
+        response = heartbeat_response(
+            member.member_id, member.member_epoch, heartbeat_interval_ms=config.streams_group_heartbeat_interval_ms,
+            task_offset_interval_ms=config.streams_group_task_offset_interval_ms,
+            acceptable_recovery_lag=config.streams_group_acceptable_recovery_lag,
+            status=[{"status_code": s.value, "status_detail": d} for s, d in statuses],
+            endpoint_information_epoch=group.endpoint_information_epoch,
+            creatable=dict(group.configured.creatable))
         if changed:
             for kind in KINDS:
                 response[f"{kind}_tasks"] = wire_tasks(member.assigned, kind)
@@ -774,11 +781,7 @@ class StreamsGroups:
         if member is None:
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                  f"Member {req.member_id} is not a member of group {req.group_id}.")
-        response = {"error_code": ErrorCode.NONE, "error_message": None, "member_id": req.member_id,
-                    "member_epoch": req.member_epoch, "heartbeat_interval_ms": 0, "task_offset_interval_ms": 0,
-                    "acceptable_recovery_lag": 0, "status": None, "active_tasks": None, "standby_tasks": None,
-                    "warmup_tasks": None, "topology_description_required": False, "endpoint_information_epoch": 0,
-                    "partitions_by_user_endpoint": None, "creatable": {}}
+        response = heartbeat_response(req.member_id, req.member_epoch)
         if req.member_epoch == STATIC_LEAVE_EPOCH:
             updated = _copy(member)
             updated.member_epoch = STATIC_LEAVE_EPOCH

@@ -17,7 +17,9 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
 from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import G_DENIED, Access, PerEntry
-from kproto.server.coordinator.streams_groups import StreamsGroupDescribeRequest, TopicInfo, request_from_body
+from kproto.server.coordinator.streams_groups import (
+    StreamsGroupDescribeRequest, TopicInfo, heartbeat_response, request_from_body,
+)
 from kproto.server.handlers import handles
 from kproto.server.handlers.groups import _ask, _groups
 
@@ -28,11 +30,9 @@ NOT_REQUESTED, NOT_STORED = 0, 1
 
 
 def _heartbeat_error(body, error: ErrorCode, message: str | None = None) -> dict:
-    return {"throttle_time_ms": 0, "error_code": error, "error_message": message, "member_id": body.member_id,
-            "member_epoch": -1, "heartbeat_interval_ms": 0, "task_offset_interval_ms": 0,
-            "acceptable_recovery_lag": 0, "status": None, "active_tasks": None, "standby_tasks": None,
-            "warmup_tasks": None, "topology_description_required": False, "endpoint_information_epoch": 0,
-            "partitions_by_user_endpoint": None}
+    out = {"throttle_time_ms": 0, **heartbeat_response(body.member_id, -1, error, message)}
+    del out["creatable"]
+    return out
 
 
 async def _STREAMS_GROUP_HEARTBEAT(a: Access, broker, ctx, body, handler):

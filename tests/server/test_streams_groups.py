@@ -1,0 +1,244 @@
+"""KIP-1071 streams groups on the group coordinator (kproto.server.coordinator.streams_groups):
+topology configuration and its statuses, the sticky task assignor, the heartbeat's epochs and
+reconciliation, leave and session timeout, the records and their replay, one type per group id."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from kproto.errors import ErrorCode
+from kproto.schemas import consumer_offsets as CO
+from kproto.server.coordinator import CoordinatorConfig, GroupCoordinator, JoinGroupRequest, JoinGroupRequestProtocol
+from kproto.server.coordinator.consumer_state import MemberState
+from kproto.server.coordinator.streams_groups import (
+    Status, StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest, Subtopology, TopicInfo, Topology,
+    assign_tasks, configure_topology,
+)
+from kproto.server.coordinator.events import ConsumerGroupHeartbeatRequest, ListGroupsRequest
+from tests.server.helpers import Harness
+
+T = uuid.UUID(int=1)
+# a word count: 0 reads "words" and writes the repartition topic, 1 reads it and counts
+WORD_COUNT = Topology(1, (
+    Subtopology("0", source_topics=("words",), repartition_sink_topics=("app-rep",)),
+    Subtopology("1", repartition_source_topics=(TopicInfo("app-rep"),),
+                state_changelog_topics=(TopicInfo("app-cl", topic_configs=(("cleanup.policy", "compact"),)),))))
+INTERNAL = {"app-rep": (uuid.UUID(int=2), 4), "app-cl": (uuid.UUID(int=3), 4)}
+
+
+class StreamsDriver(Harness):
+    """The coordinator with one ``__consumer_offsets`` partition and topic ``words`` (4 partitions),
+    driven by StreamsGroupHeartbeats of group ``app``."""
+
+    def __init__(self, internal: bool = True, **config) -> None:
+        super().__init__(offsets_topic_num_partitions=1, **config)
+        self.c.update_topics({"words": (T, 4), **(INTERNAL if internal else {})})
+        self.assigned: dict[str, dict] = {}     # member -> its last answer with tasks
+
+    def hb(self, member_id: str, epoch: int, **kw) -> dict:
+        kw.setdefault("client_id", f"client-{member_id}")
+        if epoch == 0:
+            kw.setdefault("rebalance_timeout_ms", 30_000)
+            kw.setdefault("topology", WORD_COUNT)
+            kw.setdefault("process_id", f"process-{member_id}")
+        r = self.send(StreamsGroupHeartbeatRequest(group_id="app", member_id=member_id, member_epoch=epoch, **kw))
+        if r["active_tasks"] is not None:
+            self.assigned[member_id] = r
+        return r
+
+    def owning(self, member_id: str, epoch: int, r: dict | None = None) -> dict:
+        """A heartbeat saying the member owns what it was last assigned (as Kafka Streams does)."""
+        last = self.assigned[member_id]
+        return self.hb(member_id, epoch, **{f"{k}_tasks": tuple(
+            (t["subtopology_id"], tuple(t["partitions"])) for t in last[f"{k}_tasks"])
+            for k in ("active", "standby", "warmup")})
+
+
+def tasks(r: dict, kind: str = "active") -> dict[str, list[int]] | None:
+    """The answer's tasks of a kind (None: unchanged since the last answer)."""
+    rows = r[f"{kind}_tasks"]
+    return None if rows is None else {t["subtopology_id"]: t["partitions"] for t in rows}
+
+
+# --- the topology ---------------------------------------------------------------------------
+
+def test_missing_source_topics_are_a_status():
+    c = configure_topology(WORD_COUNT, {})
+    assert c.statuses == ((Status.MISSING_SOURCE_TOPICS, "Source topics words are missing."),)
+    assert not c.ready and c.creatable == {}
+
+
+def test_internal_topics_take_their_partition_counts_from_the_topology():
+    c = configure_topology(WORD_COUNT, {"words": (T, 6)})
+    assert c.tasks == {"0": 6, "1": 6}
+    assert c.creatable == {"app-cl": TopicInfo("app-cl", 6, 0, (("cleanup.policy", "compact"),)),
+                           "app-rep": TopicInfo("app-rep", 6)}
+    assert c.statuses == ((Status.MISSING_INTERNAL_TOPICS, "Internal topics are missing: [app-cl, app-rep]"),)
+
+
+def test_an_internal_topic_with_other_partitions_is_incorrectly_partitioned():
+    c = configure_topology(WORD_COUNT, {"words": (T, 4), "app-rep": (T, 4), "app-cl": (T, 2)})
+    assert c.statuses == ((Status.INCORRECTLY_PARTITIONED_TOPICS,
+                           "Existing topic app-cl has different number of partitions: expected 4, found 2"),)
+
+
+def test_copartitioned_source_topics_must_agree():
+    join = Topology(1, (Subtopology("0", source_topics=("a", "b"), copartition_groups=(((0, 1), (), ()),)),))
+    c = configure_topology(join, {"a": (T, 2), "b": (T, 3)})
+    assert c.statuses == ((Status.INCORRECTLY_PARTITIONED_TOPICS,
+                           "Following topics do not have the same number of partitions: [a, b]"),)
+    assert configure_topology(join, {"a": (T, 3), "b": (T, 3)}).tasks == {"0": 3}
+
+
+# --- the assignor -----------------------------------------------------------------------------
+
+def test_sticky_assignor_balances_and_keeps_tasks():
+    first = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 3, "1": 3}, 0)
+    assert sorted(sum(len(ps) for ps in t.values()) for t in first.values()) == [3, 3]
+    # a third member takes a share; a and b keep all they can of theirs
+    second = assign_tasks({"a": ("p1", first["a"]), "b": ("p2", first["b"]), "c": ("p3", {})}, {"0": 3, "1": 3}, 0)
+    assert [sum(len(ps) for ps in second[m].values()) for m in "abc"] == [2, 2, 2]
+    for m in "ab":
+        assert all(ps <= first[m].get(k, frozenset()) for k, ps in second[m].items())
+
+
+def test_standbys_go_to_other_processes():
+    out = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 2}, 1)
+    for m, other in (("a", "b"), ("b", "a")):
+        assert out[m][("standby", "0")] == out[other][("active", "0")]
+    # one process: nowhere to put a standby
+    solo = assign_tasks({"a": ("p1", {}), "b": ("p1", {})}, {"0": 2}, 1)
+    assert not any(k[0] == "standby" for t in solo.values() for k in t)
+
+
+# --- the heartbeat ----------------------------------------------------------------------------
+
+def test_a_member_joins_before_the_internal_topics_exist():
+    d = StreamsDriver(internal=False)
+    r = d.hb("m1", 0)
+    assert (r["error_code"], r["member_epoch"], r["status"]) == (ErrorCode.NONE, 1, [
+        {"status_code": 3, "status_detail": "Internal topics are missing: [app-cl, app-rep]"}])
+    assert sorted(r["creatable"]) == ["app-cl", "app-rep"]
+    assert tasks(r) == {}
+    assert d.c.streams_group("app").state.value == "NotReady"
+    d.c.update_topics({"words": (T, 4), **INTERNAL})
+    r = d.owning("m1", 1, r)
+    assert (r["member_epoch"], r["status"], r["creatable"]) == (2, [], {})
+    assert tasks(r) == {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]}
+    assert d.c.streams_group("app").state.value == "Stable"
+
+
+def test_a_second_member_waits_for_revoked_tasks():
+    d = StreamsDriver()
+    r1 = d.hb("m1", 0)
+    r1 = d.owning("m1", r1["member_epoch"], r1)
+    r2 = d.hb("m2", 0)
+    assert (r2["member_epoch"], tasks(r2)) == (2, {})           # all m1's still: unreleased
+    r1 = d.owning("m1", 1, r1)
+    assert r1["member_epoch"] == 1 and sum(map(len, tasks(r1).values())) == 4     # m1 must revoke 4
+    assert d.c.streams_group("app").members["m1"].state is MemberState.UNREVOKED_PARTITIONS
+    r1 = d.owning("m1", 1, r1)                                  # it did
+    assert r1["member_epoch"] == 2
+    r2 = d.owning("m2", 2, r2)
+    mine, theirs = tasks(d.assigned["m1"]), tasks(r2)
+    assert sum(map(len, theirs.values())) == 4
+    assert all(not set(mine.get(s, [])) & set(ps) for s, ps in theirs.items())
+
+
+def test_a_stale_epoch_is_fenced_and_an_unknown_member_refused():
+    d = StreamsDriver()
+    r = d.hb("m1", 0)
+    assert d.hb("m1", r["member_epoch"] + 1)["error_code"] == ErrorCode.FENCED_MEMBER_EPOCH
+    assert d.hb("nobody", 3)["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"rebalance_timeout_ms": -1}, "RebalanceTimeoutMs must be provided in first request."),
+    ({"topology": None}, "Topology must be non-null when joining the streams group."),
+    ({"process_id": None}, "ProcessId can't be null."),
+])
+def test_a_join_without_what_it_needs_is_invalid(kw, message):
+    r = StreamsDriver().hb("m1", 0, **kw)
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.INVALID_REQUEST, message)
+
+
+def test_a_member_leaving_gives_its_tasks_back():
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0))
+    r2 = d.hb("m2", 0)
+    r1 = d.owning("m1", 1, d.owning("m1", 1, r1))
+    r2 = d.owning("m2", 2, r2)
+    left = d.hb("m2", -1)
+    assert (left["error_code"], left["member_epoch"]) == (ErrorCode.NONE, -1)
+    group = d.c.streams_group("app")
+    assert list(group.members) == ["m1"] and group.group_epoch == 3
+    r1 = d.owning("m1", 2, r1)
+    assert (r1["member_epoch"], tasks(r1)) == (3, {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]})
+
+
+def test_a_silent_member_is_fenced_after_the_session_timeout():
+    d = StreamsDriver()
+    d.hb("m1", 0)
+    d.advance(CoordinatorConfig().streams_group_session_timeout_ms - 1)
+    assert "m1" in d.c.streams_group("app").members
+    d.advance(1)
+    assert d.c.streams_group("app").members == {}
+    assert d.c.streams_group("app").state.value == "Empty"
+
+
+def test_records_replay_into_the_same_group():
+    d = StreamsDriver()
+    d.owning("m1", 1, d.hb("m1", 0))
+    d.hb("m2", 0)
+    types = [CO.RecordKey.parse(k).version for k, _ in d.log[0]]
+    assert set(types) == {17, 19, 20, 21, 22, 23}
+    before = d.c.streams_group("app")
+    c = GroupCoordinator(CoordinatorConfig(offsets_topic_num_partitions=1))
+    c.update_topics({"words": (T, 4), **INTERNAL})
+    assert c.load_partition(0, d.log[0], 0) == ("app",)
+    after = c.streams_group("app")
+    assert (after.group_epoch, after.assignment_epoch, after.topology, after.target) == (
+        before.group_epoch, before.assignment_epoch, before.topology, before.target)
+    assert {m: (x.member_epoch, x.state, x.assigned, x.process_id) for m, x in after.members.items()} == \
+        {m: (x.member_epoch, x.state, x.assigned, x.process_id) for m, x in before.members.items()}
+
+
+def test_a_group_id_is_one_type():
+    d = StreamsDriver()
+    d.hb("m1", 0)
+    r = d.send(ConsumerGroupHeartbeatRequest(group_id="app", member_id="c1", member_epoch=0, rebalance_timeout_ms=1,
+                                             subscribed_topic_names=("words",), topic_partitions=()))
+    assert (r.error_code, r.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group app is not a consumer group.")
+    j = d.send(JoinGroupRequest(group_id="app", session_timeout_ms=10_000, rebalance_timeout_ms=10_000, member_id="",
+                                protocol_type="consumer", protocols=(JoinGroupRequestProtocol(name="range", metadata=b""),)))
+    assert j.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    d.send(ConsumerGroupHeartbeatRequest(group_id="cg", member_id="c1", member_epoch=0, rebalance_timeout_ms=1,
+                                         subscribed_topic_names=("words",), topic_partitions=()))
+    r = d.send(StreamsGroupHeartbeatRequest(group_id="cg", member_id="m", member_epoch=0, rebalance_timeout_ms=1,
+                                            topology=WORD_COUNT, process_id="p"))
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group cg is not a streams group.")
+    listed = d.send(ListGroupsRequest(states_filter=(), types_filter=("streams",)))
+    assert [(g.group_id, g.group_type, g.protocol_type) for g in listed.groups] == [("app", "streams", "streams")]
+
+
+def test_describe():
+    d = StreamsDriver()
+    d.owning("m1", 1, d.hb("m1", 0))
+    out = d.send(StreamsGroupDescribeRequest(group_ids=("app", "none")))
+    app, none = out["groups"]
+    assert (app["group_state"], app["group_epoch"], app["assignment_epoch"]) == ("Stable", 1, 1)
+    assert app["topology"]["subtopologies"][1]["repartition_source_topics"][0]["name"] == "app-rep"
+    [m] = app["members"]
+    assert (m["member_id"], m["member_epoch"], m["client_id"], m["process_id"]) == ("m1", 1, "client-m1", "process-m1")
+    assert m["assignment"]["active_tasks"] == [{"subtopology_id": "0", "partitions": [0, 1, 2, 3]},
+                                               {"subtopology_id": "1", "partitions": [0, 1, 2, 3]}]
+    assert (none["error_code"], none["error_message"]) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group none not found.")
+
+
+def test_config_bounds():
+    with pytest.raises(ValueError, match="group.streams.num.standby.replicas must be less than or equal to"):
+        CoordinatorConfig(streams_group_num_standby_replicas=3)
+    with pytest.raises(ValueError, match="group.streams.session.timeout.ms must be greater than or equal to"):
+        CoordinatorConfig(streams_group_session_timeout_ms=1000)
