@@ -23,6 +23,7 @@ import pytest
 import kproto.testing
 from tests import java_client
 from tests.kafka_ref import KafkaUnavailable, unavailable
+from tests.parity.test_kafka_ref_tools import diff, kafka_tool, known, kproto_tool
 
 
 APP = Path(__file__).resolve().parent.parent / "java" / "StreamsWordCount.java"
@@ -164,11 +165,43 @@ def test_word_count_two_instances_then_one_leaves(kafka_ref, broker, tmp_path):
         both = counts_by_word(consume(bootstrap, 120))
         assert both == {**{f"w{k}": list(range(1, 13)) for k in range(5)},
                         **{f"x{k}": list(range(1, 21)) for k in range(3)}}, both
+        assert_tool_views_same(kafka_ref, bootstrap)
         OUTCOMES[kind] = {"split": split, "first": first, "both": both}
     finally:
         a.kill()
         if b is not None:
             b.kill()
+
+
+TOOL_VIEWS = [["--list"], ["--list", "--state"], ["--list", "--state", "stable,empty"],
+              ["--describe", "--group", "wc"], ["--describe", "--group", "wc", "--offsets", "--verbose"],
+              ["--describe", "--group", "wc", "--members"], ["--describe", "--group", "wc", "--members", "--verbose"],
+              ["--describe", "--group", "wc", "--state"], ["--describe", "--group", "wc", "--state", "--verbose"],
+              ["--describe", "--all-groups", "--members"], ["--describe", "--group", "nope"]]
+
+
+def assert_tool_views_same(kafka_ref, bootstrap: str) -> None:
+    """``kproto streams-groups`` and kafka-streams-groups.sh on the same broker, once the one
+    instance left has committed every input offset (Kafka's tool shows no lag)."""
+    for _ in range(int(WAIT)):
+        _, out, _ = kafka_tool(kafka_ref, "streams-groups", bootstrap, ["--describe", "--group", "wc"])
+        lags = [line.split()[-1] for line in out.splitlines()[1:]]
+        if len(lags) == 2 * PARTITIONS and set(lags) == {"0"}:
+            break
+    else:
+        raise AssertionError(f"the group kept a lag: {out}")
+    seen = {}
+    for args in TOOL_VIEWS:
+        k = known(kafka_tool(kafka_ref, "streams-groups", bootstrap, args), "streams-groups")
+        p = seen[" ".join(args)] = kproto_tool("streams-groups", bootstrap, args)
+        assert p == k, f"{args}\n" + diff(k, p)
+    # what they agree on is the group as it is
+    assert seen["--list"] == (0, "wc\n", "")
+    assert seen["--describe --group wc --members"][1].splitlines()[1].endswith(
+        " ACTIVE: 0:[0,1,2,3]; 1:[0,1,2,3]; ")
+    assert seen["--describe --group nope"] == (1, "", "Error: Executing streams group command failed due to "
+                                               "org.apache.kafka.common.errors.GroupIdNotFoundException: "
+                                               "Group nope not found.\n")
 
 
 def test_same_outcome_on_both_brokers():
