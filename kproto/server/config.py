@@ -108,6 +108,7 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "group.streams.max.standby.replicas": (2, int),
     "group.streams.task.offset.interval.ms": (60000, int),
     "group.streams.acceptable.recovery.lag": (10000, int),
+    "group.streams.initial.rebalance.delay.ms": (3000, int),
     # the transaction coordinator (TransactionStateManagerConfig, TransactionLogConfig)
     "transaction.max.timeout.ms": (900000, int),
     "transactional.id.expiration.ms": (604800000, int),
@@ -193,6 +194,7 @@ BROKER_MINIMUMS: dict[str, int] = {
     "group.streams.max.standby.replicas": 0,
     "group.streams.task.offset.interval.ms": 1,
     "group.streams.acceptable.recovery.lag": 0,
+    "group.streams.initial.rebalance.delay.ms": 0,
     "quota.window.num": 1,
     "quota.window.size.seconds": 1,
     "controller.quota.window.num": 1,

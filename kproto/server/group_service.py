@@ -49,7 +49,8 @@ def _coordinator_config(values: dict) -> CoordinatorConfig:
         **{"streams_group_" + name.replace(".", "_"): values["group.streams." + name] for name in (
             "session.timeout.ms", "min.session.timeout.ms", "max.session.timeout.ms", "heartbeat.interval.ms",
             "min.heartbeat.interval.ms", "max.heartbeat.interval.ms", "max.size", "num.standby.replicas",
-            "max.standby.replicas", "task.offset.interval.ms", "acceptable.recovery.lag")})
+            "max.standby.replicas", "task.offset.interval.ms", "acceptable.recovery.lag",
+            "initial.rebalance.delay.ms")})
 
 
 class GroupService(CoordinatorShell):

@@ -38,11 +38,12 @@ def broker(request, kafka_ref, tmp_path_factory):
     """(kind, bootstrap): kproto's broker, then Apache Kafka's."""
     data = tmp_path_factory.mktemp(request.param)
     if request.param == "kproto":
-        with kproto.testing.broker(data_dir=data / "data") as b:
+        with kproto.testing.broker(config={"group.streams.initial.rebalance.delay.ms": "0"},
+                                   data_dir=data / "data") as b:
             yield "kproto", b.bootstrap_servers
         return
     try:
-        # Kafka delays a new streams group's first assignment 3 s; kproto assigns at once
+        # both without group.streams.initial.rebalance.delay.ms (3 s): the test waits on tasks
         with kafka_ref.broker(data, group_streams_initial_rebalance_delay_ms="0") as b:
             yield "kafka", b.bootstrap
     except KafkaUnavailable as e:

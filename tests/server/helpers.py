@@ -336,6 +336,7 @@ class StreamsDriver(Harness):
     driven by StreamsGroupHeartbeats of group ``app``."""
 
     def __init__(self, internal: bool = True, **config) -> None:
+        config.setdefault("streams_group_initial_rebalance_delay_ms", 0)
         super().__init__(offsets_topic_num_partitions=1, **config)
         self.c.update_topics({"words": (T, 4), **(INTERNAL if internal else {})})
         self.assigned: dict[str, dict] = {}     # member -> its last answer with tasks
@@ -351,8 +352,10 @@ class StreamsDriver(Harness):
             self.assigned[member_id] = r
         return r
 
-    def owning(self, member_id: str, epoch: int, r: dict | None = None) -> dict:
-        """A heartbeat saying the member owns what it was last assigned (as Kafka Streams does)."""
+    def owning(self, member_id: str, epoch: int, after: dict | None = None) -> dict:
+        """A heartbeat saying the member owns what it was last assigned (as Kafka Streams does);
+        ``after``: the answer it follows, written inline to read as a sequence (its tasks are
+        already in ``assigned``)."""
         last = self.assigned[member_id]
         return self.hb(member_id, epoch, **{f"{k}_tasks": tuple(
             (t["subtopology_id"], tuple(t["partitions"])) for t in last[f"{k}_tasks"])

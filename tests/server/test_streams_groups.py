@@ -36,7 +36,7 @@ def test_internal_topics_take_their_partition_counts_from_the_topology():
     assert c.tasks == {"0": 6, "1": 6}
     assert c.creatable == {"app-cl": TopicInfo("app-cl", 6, 0, (("cleanup.policy", "compact"),)),
                            "app-rep": TopicInfo("app-rep", 6)}
-    assert c.statuses == ((Status.MISSING_INTERNAL_TOPICS, "Internal topics are missing: [app-cl, app-rep]"),)
+    assert c.statuses == ((Status.MISSING_INTERNAL_TOPICS, "Internal topics are missing: app-rep, app-cl"),)
 
 
 def test_an_internal_topic_with_other_partitions_is_incorrectly_partitioned():
@@ -80,7 +80,7 @@ def test_a_member_joins_before_the_internal_topics_exist():
     d = StreamsDriver(internal=False)
     r = d.hb("m1", 0)
     assert (r["error_code"], r["member_epoch"], r["status"]) == (ErrorCode.NONE, 1, [
-        {"status_code": 3, "status_detail": "Internal topics are missing: [app-cl, app-rep]"}])
+        {"status_code": 3, "status_detail": "Internal topics are missing: app-rep, app-cl"}])
     assert sorted(r["creatable"]) == ["app-cl", "app-rep"]
     assert tasks(r) == {}
     assert d.c.streams_group("app").state.value == "NotReady"
@@ -89,6 +89,22 @@ def test_a_member_joins_before_the_internal_topics_exist():
     assert (r["member_epoch"], r["status"], r["creatable"]) == (2, [], {})
     assert tasks(r) == {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]}
     assert d.c.streams_group("app").state.value == "Stable"
+
+
+def test_a_new_group_waits_the_initial_rebalance_delay():
+    d = StreamsDriver(streams_group_initial_rebalance_delay_ms=3000)
+    r1 = d.hb("m1", 0)
+    delayed = [{"status_code": 5, "status_detail": "Assignment delayed due to the configured initial rebalance delay."}]
+    assert (r1["member_epoch"], r1["status"], tasks(r1)) == (1, delayed, {})
+    r2 = d.hb("m2", 0)
+    assert (r2["member_epoch"], r2["status"], tasks(r2)) == (2, delayed, {})
+    d.advance(2999)
+    assert d.owning("m1", 1)["status"] == delayed
+    d.advance(1)                                # the delay ran out: epoch 3 assigns both
+    r1 = d.owning("m1", 1)
+    r2 = d.owning("m2", 2)
+    assert (r1["member_epoch"], r1["status"], r2["member_epoch"]) == (3, [], 3)
+    assert sorted(sum(len(ps) for ps in tasks(r).values()) for r in (r1, r2)) == [4, 4]
 
 
 def test_a_second_member_waits_for_revoked_tasks():

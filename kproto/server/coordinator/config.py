@@ -42,6 +42,7 @@ class CoordinatorConfig:
     streams_group_max_standby_replicas: int = 2
     streams_group_task_offset_interval_ms: int = 60_000
     streams_group_acceptable_recovery_lag: int = 10_000
+    streams_group_initial_rebalance_delay_ms: int = 3_000
 
     def __post_init__(self) -> None:
         """GroupCoordinatorConfig's checks (Utils.require), with its messages."""

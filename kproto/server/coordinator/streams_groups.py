@@ -53,7 +53,7 @@ from kproto.server.coordinator.persistence import STREAMS_GROUP_TYPES
 
 __all__ = ["StreamsGroups", "StreamsGroup", "StreamsGroupMember", "Subtopology", "TopicInfo", "Topology",
            "StreamsGroupHeartbeatRequest", "StreamsGroupDescribeRequest", "configure_topology", "assign_tasks",
-           "heartbeat_response", "request_from_body",
+           "heartbeat_response", "error_response", "request_from_body",
            "replay_streams_record", "STREAMS_RECORD_TYPES", "Status"]
 
 #: topic name -> (topic id, partition count)
@@ -179,10 +179,12 @@ def configure_topology(topology: Topology, image: TopicImage) -> ConfiguredTopol
     tasks = {s.subtopology_id: max([counts[t] for t in s.source_topics]
                                    + [repartition[r.name] for r in s.repartition_source_topics], default=0)
              for s in subs}
+    # the repartition topics, then the changelog topics (Kafka's order, as it names them)
     internal: dict[str, TopicInfo] = {}
     for s in subs:
         for r in s.repartition_source_topics:
             internal[r.name] = replace(r, partitions=repartition[r.name])
+    for s in subs:
         for c in s.state_changelog_topics:
             internal[c.name] = replace(c, partitions=tasks[s.subtopology_id])
     wrong = sorted(t for t, info in internal.items() if t in counts and counts[t] != info.partitions)
@@ -190,10 +192,10 @@ def configure_topology(topology: Topology, image: TopicImage) -> ConfiguredTopol
         return error(Status.INCORRECTLY_PARTITIONED_TOPICS, ", ".join(
             f"Existing topic {t} has different number of partitions: expected {internal[t].partitions}, "
             f"found {counts[t]}" for t in wrong))
-    creatable = {t: info for t, info in sorted(internal.items()) if t not in counts}
+    creatable = {t: info for t, info in internal.items() if t not in counts}
     if creatable:
         return ConfiguredTopology(tasks, creatable, ((Status.MISSING_INTERNAL_TOPICS,
-                                                       f"Internal topics are missing: [{', '.join(creatable)}]"),))
+                                                       f"Internal topics are missing: {', '.join(creatable)}"),))
     return ConfiguredTopology(tasks, {}, ())
 
 
@@ -325,6 +327,7 @@ class StreamsGroup:
     active_epochs: dict[tuple[str, int], int] = field(default_factory=dict)    # task -> owner's epoch
     endpoint_information_epoch: int = 0
     configured: ConfiguredTopology | None = None
+    delayed: bool = False           # the first assignment waits (group.streams.initial.rebalance.delay.ms)
     # the offsets part's view (as GroupMetadata's)
     offsets: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
     pending_offset_commits: Counter = field(default_factory=Counter)
@@ -565,6 +568,12 @@ def heartbeat_response(member_id: str, member_epoch: int, error: ErrorCode = Err
             "partitions_by_user_endpoint": None, "creatable": {}, **fields}
 
 
+def error_response(error: ErrorCode, message: str | None = None) -> dict:
+    """A failed StreamsGroupHeartbeat as KafkaApis answers it (the response's defaults: no member
+    id, epoch 0, an empty status list)."""
+    return heartbeat_response("", 0, error, message, status=[])
+
+
 class StreamsGroups:
     """The streams groups of the shared ``GroupContext`` (``ctx.streams_groups``)."""
 
@@ -582,7 +591,7 @@ class StreamsGroups:
 
     def _heartbeat(self, req: StreamsGroupHeartbeatRequest, handle: Pending, now_ms: int) -> None:
         def fail(error: ErrorCode, message: str | None = None) -> None:
-            self._ctx.reply(handle, heartbeat_response(req.member_id, -1, error, message))
+            self._ctx.reply(handle, error_response(error, message))
 
         error = self._ctx.validate_group_status(req.group_id or None, "StreamsGroupHeartbeat")
         if error is not None and req.group_id:
@@ -629,6 +638,7 @@ class StreamsGroups:
                 raise invalid("ActiveTasks, StandbyTasks and WarmupTasks must be empty when (re-)joining.")
             if req.process_id is None:
                 raise invalid("ProcessId can't be null.")
+            _check_topology(req.topology, invalid)
         elif req.member_epoch == STATIC_LEAVE_EPOCH:
             if req.instance_id is None:
                 raise invalid("InstanceId can't be null.")
@@ -715,7 +725,15 @@ class StreamsGroups:
             group.validated_topology_epoch = group.topology.epoch if group.configured.ready else -1
             records.append(group_metadata_record(group))
 
-        # the target assignment (no tasks while the topology is not valid)
+        # a new group waits ``group.streams.initial.rebalance.delay.ms`` for more members: its
+        # first target assignment has no tasks, the timer bumps the group epoch for the real one
+        delay = config.streams_group_initial_rebalance_delay_ms
+        if existing is None and group.group_epoch == 1 and delay > 0:
+            group.delayed = True
+            self._ctx.timers.schedule(("streams-initial-rebalance", group.group_id), now_ms + delay,
+                                      lambda t: self._end_initial_delay(group.group_id, t))
+
+        # the target assignment (no tasks while the topology is not valid or the assignment delayed)
         if group.group_epoch > group.assignment_epoch:
             records += self._assign(group)
 
@@ -741,7 +759,9 @@ class StreamsGroups:
             records.append(current_assignment_record(group.group_id, member))
         self._schedule_session(group.group_id, member.member_id, now_ms)
 
-        statuses = list(group.configured.statuses)
+        statuses = [(Status.ASSIGNMENT_DELAYED, "Assignment delayed due to the configured initial rebalance delay.")
+                    ] if group.delayed else []
+        statuses += group.configured.statuses
         if member.topology_epoch != group.topology.epoch:
             statuses.append((Status.STALE_TOPOLOGY, (
                 f"The member's topology epoch {member.topology_epoch} is behind the group's topology epoch "
@@ -763,7 +783,8 @@ class StreamsGroups:
         changed, then the new assignment epoch."""
         records = []
         result = assign_tasks({m.member_id: (m.process_id, group.target.get(m.member_id, m.assigned))
-                               for m in group.members.values()}, group.configured.tasks if group.configured.ready else {},
+                               for m in group.members.values()},
+                              group.configured.tasks if group.configured.ready and not group.delayed else {},
                               self._ctx.config.streams_group_num_standby_replicas)
         for member_id in sorted(result):
             if group.target.get(member_id) != result[member_id]:
@@ -772,6 +793,16 @@ class StreamsGroups:
         group.assignment_epoch = group.group_epoch
         records.append(target_epoch_record(group))
         return records
+
+    def _end_initial_delay(self, group_id: str, now_ms: int) -> None:
+        """The initial rebalance delay ran out: a group epoch bump, so the next heartbeat
+        computes the assignment with every member that joined meanwhile."""
+        group = self._ctx.streams_groups.get(group_id)
+        if group is None or not group.delayed:
+            return
+        group.delayed = False
+        group.group_epoch += 1
+        self._ctx.append(self._ctx.partition_for(group_id), [group_metadata_record(group)], now_ms)
 
     # --- leave and fencing ----------------------------------------------------------------
 
@@ -793,6 +824,9 @@ class StreamsGroups:
         """GroupMetadataManager.streamsGroupFenceMember: tombstones, a group epoch bump."""
         self._ctx.timers.cancel(("streams-session", group.group_id, member_id))
         group.remove_member(member_id)
+        if not group.members and group.delayed:
+            group.delayed = False
+            self._ctx.timers.cancel(("streams-initial-rebalance", group.group_id))
         group.group_epoch += 1
         return [*member_tombstones(group.group_id, member_id), group_metadata_record(group)]
 
@@ -869,6 +903,7 @@ class StreamsGroups:
         if group is not None:
             for member_id in group.members:
                 self._ctx.timers.cancel(("streams-session", group_id, member_id))
+            self._ctx.timers.cancel(("streams-initial-rebalance", group_id))
 
     # --- offsets (StreamsGroup.validateOffsetCommit / validateOffsetFetch) ------------------
 
@@ -899,6 +934,19 @@ def _described_error(group_id: str, error: ErrorCode, message: str | None) -> di
     return {"error_code": error, "error_message": message, "group_id": group_id, "group_state": "",
             "group_epoch": -1, "assignment_epoch": -1, "topology": None, "members": [],
             "authorized_operations": -2147483648}
+
+
+def _check_topology(t: Topology, invalid: Callable[[str], Exception]) -> None:
+    """What the coordinator needs of a topology (not Kafka's wording: Kafka Streams never sends
+    these): unique subtopology ids, copartition groups indexing their subtopology's topics."""
+    ids = [s.subtopology_id for s in t.subtopologies]
+    if len(set(ids)) != len(ids):
+        raise invalid("Subtopology ids must be unique.")
+    for s in t.subtopologies:
+        for sources, regexes, reps in s.copartition_groups:
+            if any(not 0 <= i < n for ix, n in ((sources, len(s.source_topics)), (regexes, len(s.source_topic_regex)),
+                                                  (reps, len(s.repartition_source_topics))) for i in ix):
+                raise invalid(f"Subtopology {s.subtopology_id} has a copartition group with an index out of range.")
 
 
 def _copy(m: StreamsGroupMember) -> StreamsGroupMember:
