@@ -205,6 +205,41 @@ def assert_tool_views_same(kafka_ref, bootstrap: str) -> None:
                                                "Group nope not found.\n")
 
 
+def test_a_streams_group_survives_a_broker_restart(tmp_path):
+    """The streams records replayed at start-up: the group, its topology, its member and its
+    tasks as they were (the member's session restarts with the coordinator)."""
+    from kproto.client.transport import BrokerClient
+    from kproto.schemas import protocol as P
+    from tests.e2e.test_group_heartbeat_acls import streams_joined
+
+    def described(bootstrap: str) -> tuple:
+        with BrokerClient(bootstrap) as c:
+            g = c.request(P.streams_group_describe.API.key, {
+                "group_ids": ["app"], "include_authorized_operations": False,
+                "include_topology_description": False}, version=1).groups[0]
+        return (g.error_code, g.group_state, g.group_epoch, g.assignment_epoch,
+                [s.subtopology_id for s in g.topology.subtopologies],
+                [(m.member_id, m.member_epoch, m.process_id, [(t.subtopology_id, list(t.partitions))
+                                                               for t in m.assignment.active_tasks])
+                 for m in g.members])
+
+    config = {"group.streams.initial.rebalance.delay.ms": "0"}
+    with kproto.testing.broker(config=config, data_dir=tmp_path) as b:
+        from confluent_kafka.admin import AdminClient, NewTopic
+        admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
+        admin.create_topics([NewTopic("in", 2, 1)])["in"].result(30)
+        with BrokerClient(b.bootstrap_servers) as c:
+            r = streams_joined(c, "app", "m1", "in")
+            assert [s.status_code for s in r.status] == [3]       # the broker creates app-rep, app-cl
+            r = streams_joined(c, "app", "m1", "in")             # rejoins once they exist
+            assert (r.error_code, r.status) == (0, [])
+        before = described(b.bootstrap_servers)
+        assert before[:2] == (0, "Stable") and before[4] == ["0", "1"]
+        assert [m[3] for m in before[5]] == [[("0", [0, 1]), ("1", [0, 1])]]
+    with kproto.testing.broker(config=config, data_dir=tmp_path) as b:
+        assert described(b.bootstrap_servers) == before
+
+
 def test_same_outcome_on_both_brokers():
     if set(OUTCOMES) != {"kproto", "kafka"}:
         pytest.skip("needs both brokers' runs")

@@ -133,6 +133,10 @@ def test_a_stale_epoch_is_fenced_and_an_unknown_member_refused():
 
 @pytest.mark.parametrize("kw, message", [
     ({"rebalance_timeout_ms": -1}, "RebalanceTimeoutMs must be provided in first request."),
+    ({"topology": Topology(1, (Subtopology("0", source_topics=("words",), copartition_groups=(((0, 1), (), ()),)),))},
+     "Subtopology 0 has a copartition group with an index out of range."),
+    ({"topology": Topology(1, (Subtopology("0", source_topics=("words",)), Subtopology("0")))},
+     "Subtopology ids must be unique."),
     ({"topology": None}, "Topology must be non-null when joining the streams group."),
     ({"process_id": None}, "ProcessId can't be null."),
 ])

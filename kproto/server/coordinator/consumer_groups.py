@@ -813,7 +813,7 @@ class ConsumerGroups:
             if error is not None:
                 out.append(DescribedConsumerGroup(error_code=error, group_id=group_id))
             elif group is None:
-                classic = group_id in self._ctx.groups
+                classic = group_id in self._ctx.groups or group_id in self._ctx.streams_groups
                 out.append(DescribedConsumerGroup(
                     error_code=ErrorCode.GROUP_ID_NOT_FOUND, group_id=group_id,
                     error_message=f"Group {group_id} is not a consumer group." if classic

@@ -119,7 +119,7 @@ class GroupCoordinator(CoordinatorRuntime):
         """The cluster's topics (name -> (topic id, partitions)), as Kafka's onNewMetadataImage:
         consumer groups see a changed subscribed topic on their next heartbeat."""
         self._consumer.image = dict(image)
-        self._streams.image = self._consumer.image
+        self._streams.update_image(self._consumer.image)
 
     def streams_group(self, group_id: str) -> StreamsGroup | None:
         """A KIP-1071 group, for inspection only (do not mutate)."""

@@ -587,6 +587,14 @@ class StreamsGroups:
     def handlers(self) -> dict[type, Handler]:
         return {StreamsGroupHeartbeatRequest: self._heartbeat, StreamsGroupDescribeRequest: self._describe}
 
+    def update_image(self, image: TopicImage) -> None:
+        """New cluster topics: each group's topology configured against them again (its state
+        follows; a heartbeat bumps the epoch when the topics' hash changed)."""
+        self.image = image
+        for group in self._ctx.streams_groups.values():
+            if group.topology is not None:
+                group.configured = configure_topology(group.topology, image)
+
     # --- heartbeat -----------------------------------------------------------------------
 
     def _heartbeat(self, req: StreamsGroupHeartbeatRequest, handle: Pending, now_ms: int) -> None:
