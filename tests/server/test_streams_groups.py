@@ -5,6 +5,7 @@ reconciliation, leave and session timeout, the records and their replay, one typ
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from kproto.errors import ErrorCode
 from kproto.schemas import consumer_offsets as CO
@@ -223,3 +224,34 @@ def test_config_bounds():
         CoordinatorConfig(streams_group_num_standby_replicas=3)
     with pytest.raises(ValueError, match="group.streams.session.timeout.ms must be greater than or equal to"):
         CoordinatorConfig(streams_group_session_timeout_ms=1000)
+
+
+@settings(max_examples=200, deadline=None)
+@given(members=st.dictionaries(st.sampled_from("abcdefg"), st.sampled_from(["p1", "p2", "p3"]), min_size=1),
+       tasks=st.dictionaries(st.sampled_from(["0", "1", "2"]), st.integers(0, 6)),
+       standbys=st.integers(0, 2), seed=st.randoms(use_true_random=False))
+def test_sticky_assignor_invariants(members, tasks, standbys, seed):
+    """Every task active exactly once, active counts within one of each other, standbys only on
+    other processes and never twice per process; a second run from its own result is a no-op."""
+    previous = {m: {} for m in members}
+    for s_id, n in tasks.items():
+        for p in range(n):
+            m = seed.choice(sorted(members))
+            previous[m][("active", s_id)] = previous[m].get(("active", s_id), frozenset()) | {p}
+    spec = {m: (proc, previous[m]) for m, proc in members.items()}
+    out = assign_tasks(spec, tasks, standbys)
+    active = [(k[1], p) for t in out.values() for k, ps in t.items() if k[0] == "active" for p in ps]
+    assert sorted(active) == sorted((s_id, p) for s_id, n in tasks.items() for p in range(n))
+    loads = [sum(len(ps) for k, ps in t.items() if k[0] == "active") for t in out.values()]
+    assert max(loads) - min(loads) <= 1
+    owner_process = {(k[1], p): members[m] for m, t in out.items() for k, ps in t.items() if k[0] == "active"
+                     for p in ps}
+    seen = set()
+    for m, t in out.items():
+        for k, ps in t.items():
+            if k[0] == "standby":
+                for p in ps:
+                    assert members[m] != owner_process[(k[1], p)]
+                    assert (k[1], p, members[m]) not in seen
+                    seen.add((k[1], p, members[m]))
+    assert assign_tasks({m: (proc, out[m]) for m, proc in members.items()}, tasks, standbys) == out
