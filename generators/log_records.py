@@ -107,7 +107,7 @@ def render(doc: str, messages: list[dict], tail: str) -> str:
     return code
 
 
-GROUP_DOC = """__consumer_offsets record types 3-15 and __share_group_state records, as Kafka defines them.
+GROUP_DOC = """__consumer_offsets record types 3-15 and 17-23 and __share_group_state records, as Kafka defines them.
 
     key   => version int16 (= the record type), then the key struct
     value => version int16, then the value struct (null value = tombstone)
@@ -115,16 +115,17 @@ GROUP_DOC = """__consumer_offsets record types 3-15 and __share_group_state reco
     3-8    KIP-848 consumer groups: group metadata, subscribed-topic metadata,
            member metadata, target assignment (metadata, member), current assignment
     9-15   KIP-932 share groups: the same set, plus share-group state partition metadata
+    17-23  KIP-1071 streams groups: group metadata, member metadata, topology, target
+           assignment (metadata, member), current assignment (from Kafka 4.4.0's jar)
     __share_group_state: ShareSnapshot (key 0), ShareUpdate (key 1)
 
 Types 0-2 are in kproto.schemas.consumer_offsets, which registers these.
 Kafka 4.0 added type 16 (consumer-group regular expressions, written by hand
-in consumer_offsets from a later tree) and newer Kafka the KIP-1071
-streams-group records, whose definitions were still changing upstream
-("subject to non-backwards-compatible changes"); they are not here.
+in consumer_offsets from a later tree).
 
 doc-ref: group-coordinator/src/main/resources/common/message/*.json (apache/kafka trunk
-2024-10-25; ConsumerGroup*Value, types 3-8, from Apache Kafka 4.4.0's group-coordinator jar)
+2024-10-25; ConsumerGroup*Value, types 3-8, and StreamsGroup*, types 17-23, from Apache Kafka
+4.4.0's group-coordinator jar)
 and share-coordinator/src/main/resources/common/message/*.json (Apache Kafka 4.4.0, from
 kafka-share-coordinator-4.4.0.jar: int32 snapshot epochs, the create and write timestamps,
 KIP-1226's DeliveryCompleteCount)."""
@@ -182,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.group_jar:
         groups.update({n: d for n, d in load_jar(args.group_jar, "common/message").items()
                        if n in groups and n.startswith("ConsumerGroup") and n.endswith("Value")})
+        # KIP-1071's streams-group records (types 17-23) exist only in 4.x trees: all from the jar
+        groups.update({n: key_as_record_type(d) for n, d in load_jar(args.group_jar, "common/message").items()
+                       if n.startswith("StreamsGroup")})
     shares = load_jar(args.share_jar, "common/message") if args.share_jar else load(args.kafka_repo, args.ref, SHARES)
     keys = sorted((int(d["validVersions"]), name[:-3]) for name, d in groups.items()
                   if name.endswith("Key") and int(versions_of(d["validVersions"])[0]) >= 3)

@@ -45,10 +45,10 @@ NOT_SERVED: dict[int, str] = {
     80: "KRaft voter changes (KIP-853): `kproto cluster` has one static controller, no quorum to "
         "change; DescribeQuorum describes a node's one-voter quorum",
     81: "as AddRaftVoter",
-    88: "KIP-1071 streams groups, not implemented: a third group type with its own topology, task "
-        "assignor and records; Kafka Streams runs against kproto with `group.protocol=classic` only",
-    89: "as StreamsGroupHeartbeat (KIP-1071)",
-    93: "as StreamsGroupHeartbeat (KIP-1071)",
+    93: "KIP-1071 topology descriptions, pushed only for a broker with "
+        "`group.streams.topology.description.plugin.class` (none by default): kproto keeps no "
+        "descriptions, its StreamsGroupHeartbeat never sets `topology_description_required`, so "
+        "Kafka Streams never sends it",
     94: "removes a controller's registration from a KRaft cluster: `kproto cluster`'s one static "
         "controller does not register",
 }

@@ -22,22 +22,23 @@ SOURCE = Path(__file__).resolve().parent / "java" / "KprotoClient.java"
 BUILD = SOURCE.parent / ".build"
 
 
-def classes(ref: KafkaReference) -> Path:
-    """The compiled driver for ``ref``'s jars, compiled now unless already there."""
-    digest = hashlib.sha256(SOURCE.read_bytes() + ref.version.encode()).hexdigest()[:16]
+def classes(ref: KafkaReference, source: Path = SOURCE) -> Path:
+    """The compiled ``source`` (the driver by default) for ``ref``'s jars, compiled now unless
+    already there."""
+    digest = hashlib.sha256(source.read_bytes() + ref.version.encode()).hexdigest()[:16]
     out = BUILD / digest
-    if (out / "KprotoClient.class").exists():
+    if (out / f"{source.stem}.class").exists():
         return out
     javac = Path(java()).with_name("javac")
     if not javac.exists():
         raise KafkaUnavailable(f"no javac next to {java()} (apt-get install openjdk-17-jdk-headless)")
     BUILD.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=BUILD, prefix="tmp-"))
-    proc = subprocess.run([str(javac), "-Xlint:all", "-Werror", "-cp", f"{ref.lib}/*", "-d", str(tmp), str(SOURCE)],
+    proc = subprocess.run([str(javac), "-Xlint:all", "-Werror", "-cp", f"{ref.lib}/*", "-d", str(tmp), str(source)],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise RuntimeError(f"javac {SOURCE.name} failed:\n{proc.stdout}{proc.stderr}")
+        raise RuntimeError(f"javac {source.name} failed:\n{proc.stdout}{proc.stderr}")
     try:
         os.rename(tmp, out)          # atomic: a concurrent compile of the same source loses, harmlessly
     except OSError:

@@ -75,7 +75,8 @@ def fetch(version: str = KAFKA_VERSION) -> Path:
     """``.kafka/<version>/lib`` with Kafka's jars, fetched by Maven unless already there."""
     lib = ROOT / ".kafka" / version / "lib"
     fetched = lib / FETCHED.name
-    if fetched.exists():
+    # a lib fetched before the pom listed kafka-streams is fetched again (Maven adds what is new)
+    if fetched.exists() and (lib / f"kafka-streams-{version}.jar").exists():
         return lib
     mvn = shutil.which("mvn")
     if mvn is None:

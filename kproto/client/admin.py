@@ -26,6 +26,7 @@ DESCRIBE_CONFIGS, ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GR
 INCREMENTAL_ALTER_CONFIGS, OFFSET_DELETE = 44, 47
 API_VERSIONS, DESCRIBE_QUORUM, UPDATE_FEATURES = 18, 55, 57
 SHARE_GROUP_DESCRIBE, DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS = 77, 90, 91, 92
+STREAMS_GROUP_DESCRIBE = 89
 
 TIMEOUT_MS = 30_000
 RETRY_BACKOFF_S = 0.1             # CommonClientConfigs retry.backoff.ms default
@@ -544,6 +545,14 @@ class Admin:
                                                    g.protocol_type, g.protocol_data, members,
                                                    g.get("error_message"))
         return out
+
+    # -- streams groups (KIP-1071): a raw body, the tool reads what it prints ----------
+
+    def describe_streams_group(self, group: str):
+        """StreamsGroupDescribe of one group: its DescribedGroup."""
+        body = self._coordinator(group).request(STREAMS_GROUP_DESCRIBE, {
+            "group_ids": [group], "include_authorized_operations": False, "include_topology_description": False})
+        return body.groups[0]
 
     # -- share groups (KIP-932): raw bodies, the tool reads what it prints --------------
 

@@ -10,7 +10,7 @@ Framing (GroupCoordinatorRecordSerde / CoordinatorRecordSerde)::
     key version 3-15  KIP-848 consumer-group and KIP-932 share-group records
                       (generated from Kafka's definitions: kproto.schemas.group_records)
     key version 16    ConsumerGroupRegularExpression (Kafka 4.0), below
-    key version 17+   KIP-1071 streams groups: not described (still changing upstream)
+    key version 17-23 KIP-1071 streams groups (kproto.schemas.group_records)
 
 Fields are Kafka's JSON schema names in snake_case, with Kafka's version
 ranges (doc-ref: group-coordinator/src/main/resources/common/message/

@@ -45,7 +45,12 @@ def _coordinator_config(values: dict) -> CoordinatorConfig:
         consumer_group_max_heartbeat_interval_ms=values["group.consumer.max.heartbeat.interval.ms"],
         consumer_group_max_size=values["group.consumer.max.size"],
         consumer_group_assignors=tuple(a.strip() for a in values["group.consumer.assignors"].split(",") if a.strip()),
-        consumer_group_migration_policy=values["group.consumer.migration.policy"])
+        consumer_group_migration_policy=values["group.consumer.migration.policy"],
+        **{"streams_group_" + name.replace(".", "_"): values["group.streams." + name] for name in (
+            "session.timeout.ms", "min.session.timeout.ms", "max.session.timeout.ms", "heartbeat.interval.ms",
+            "min.heartbeat.interval.ms", "max.heartbeat.interval.ms", "max.size", "num.standby.replicas",
+            "max.standby.replicas", "task.offset.interval.ms", "acceptable.recovery.lag",
+            "initial.rebalance.delay.ms")})
 
 
 class GroupService(CoordinatorShell):

@@ -89,6 +89,8 @@ COMMANDS = {
     "decode": ("kproto.tools.decode:decode", "Decode captured Kafka traffic (pcap, pcapng, stdin) like tshark, completely."),
     "export": ("kproto.tools.export:export", "Export log segments to Parquet/JSON/CSV, or committed offsets, with Spark."),
     "groups": ("kproto.tools.groups.command:groups", "List, describe, delete consumer groups and reset their offsets like kafka-consumer-groups.sh."),
+    "streams-groups": ("kproto.tools.streams_groups:streams_groups",
+                       "List and describe Kafka Streams (KIP-1071) groups like kafka-streams-groups.sh."),
     "share-groups": ("kproto.tools.share_groups:share_groups",
                      "List, describe and delete share groups and manage their offsets like kafka-share-groups.sh."),
     "transactions": ("kproto.tools.transactions:transactions", "List, describe and abort transactions like kafka-transactions.sh."),

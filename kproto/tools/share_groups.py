@@ -46,12 +46,13 @@ def _pad(value, width: int) -> str:
     return f"{'-' if value is None else value!s:<{width}}"
 
 
-def parse_states(text: str) -> set[str]:
-    """groupStatesFromString: comma-separated, trimmed, case-insensitive."""
-    by_upper = {s.upper(): s for s in STATES}
+def parse_states(text: str, states: tuple[str, ...] = STATES) -> set[str]:
+    """groupStatesFromString: comma-separated, trimmed, case-insensitive, of the group type's
+    ``states`` (kafka-streams-groups.sh's the same way, with its own)."""
+    by_upper = {s.upper(): s for s in states}
     parsed = {by_upper.get(s.strip().upper(), s.strip()) for s in text.split(",")}
-    if not parsed <= set(STATES):
-        raise UsageProblem(f"Invalid state list '{text}'. Valid states are: {', '.join(STATES)}")
+    if not parsed <= set(states):
+        raise UsageProblem(f"Invalid state list '{text}'. Valid states are: {', '.join(states)}")
     return parsed
 
 
@@ -158,11 +159,13 @@ def share_groups(**o) -> None:
 
 
 class _Service:
+    GROUP_TYPE = "Share"          # ListGroups' type filter (kproto.tools.streams_groups: "Streams")
+
     def __init__(self, admin, o: dict) -> None:
         self.admin, self.o = admin, o
 
     def _listed(self):
-        return self.admin.list_groups(types=("Share",))
+        return self.admin.list_groups(types=(self.GROUP_TYPE,))
 
     def list_groups(self, states: set[str]) -> None:
         listed = self._listed()

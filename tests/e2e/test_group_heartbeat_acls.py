@@ -230,3 +230,66 @@ def test_share_fetch_and_acknowledge_check_read_on_each_topic(clusters):
             ("acl-secret", 0, 29)]
         r = a.request(P.share_acknowledge.API.key, {**ack, "group_id": "other"}, version=2)
         assert (r.error_code, list(r.responses)) == (30, [])
+
+
+def streams_join(client: BrokerClient, group: str, member: str, source: str):
+    """A word count's topology (a repartition and a changelog topic) joining a streams group."""
+    info = {"partitions": 0, "replication_factor": 0, "topic_configs": []}
+    return client.request(P.streams_group_heartbeat.API.key, {
+        "group_id": group, "member_id": member, "member_epoch": 0, "endpoint_information_epoch": 0,
+        "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000,
+        "topology": {"epoch": 0, "subtopologies": [
+            {"subtopology_id": "0", "source_topics": [source], "source_topic_regex": [],
+             "state_changelog_topics": [], "repartition_sink_topics": [f"{group}-rep"],
+             "repartition_source_topics": [], "copartition_groups": []},
+            {"subtopology_id": "1", "source_topics": [], "source_topic_regex": [],
+             "state_changelog_topics": [{"name": f"{group}-cl", **info}], "repartition_sink_topics": [],
+             "repartition_source_topics": [{"name": f"{group}-rep", **info}], "copartition_groups": []}]},
+        "active_tasks": [], "standby_tasks": [], "warmup_tasks": [], "process_id": "p1", "user_endpoint": None,
+        "client_tags": [], "task_offsets": [], "task_end_offsets": [], "shutdown_application": False}, version=1)
+
+
+def streams_joined(client: BrokerClient, group: str, member: str, source: str):
+    """``streams_join`` after FindCoordinator, again while the coordinator is not ready (Kafka
+    creates __consumer_offsets on the first FindCoordinator and answers NOT_COORDINATOR,
+    COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS until it is loaded)."""
+    answers = []
+    # FindCoordinator first, as a client does: Kafka creates __consumer_offsets there
+    client.request(P.find_coordinator.API.key, {"key": group, "key_type": 0, "coordinator_keys": [group]})
+    until(lambda: answers.append(streams_join(client, group, member, source)) or
+          answers[-1].error_code not in (14, 15, 16), what="the group coordinator ready")
+    return answers[-1]
+
+
+def test_streams_group_heartbeat_needs_read_on_the_group_and_create_for_internal_topics(clusters):
+    """KafkaApis.handleStreamsGroupHeartbeat: READ on the group; Kafka's internal topics refused
+    in a topology; the internal topics alice may not CREATE are named in the
+    MISSING_INTERNAL_TOPICS status and not created. Same answers from both brokers."""
+    with alice(clusters) as a, BrokerClient(clusters.bootstrap("PLAINTEXT")) as operator:
+        r = streams_join(a, "other", "m1", "acl-a")
+        assert r.error_code == 30
+        r = streams_join(a, "g-bad", "m1", "__consumer_offsets")
+        assert (r.error_code, r.error_message) == (130, "Use of Kafka internal topics __consumer_offsets in a "
+                                                        "Kafka Streams topology is prohibited.")
+        # every topic of the topology needs DESCRIBE: the internal ones are not alice's yet
+        r = streams_join(a, "g-streams", "m1", "acl-a")
+        assert (r.error_code, r.error_message, r.member_id, r.member_epoch, r.heartbeat_interval_ms, r.status,
+                r.active_tasks) == (29, None, "", 0, 0, [], None)
+        admin = AdminClient({"bootstrap.servers": clusters.bootstrap("PLAINTEXT")})
+        acl = AclBinding(ResourceType.TOPIC, "g-streams-", ResourcePatternType.PREFIXED, "User:alice", "*",
+                         AclOperation.DESCRIBE, AclPermissionType.ALLOW)
+        admin.create_acls([acl])[acl].result(timeout=30)
+        mine = AclBindingFilter(ResourceType.TOPIC, "g-streams-", ResourcePatternType.PREFIXED, None, None,
+                                AclOperation.ANY, AclPermissionType.ANY)
+        until(lambda: admin.describe_acls(mine).result(timeout=30), what="the ACL applied")
+        r = streams_joined(a, "g-streams", "m1", "acl-a")
+        assert (r.error_code, r.error_message, r.member_epoch) == (0, None, 1)
+        assert [(s.status_code, s.status_detail) for s in r.status] == [
+            (5, "Assignment delayed due to the configured initial rebalance delay."),
+            (3, "Internal topics are missing: g-streams-rep, g-streams-cl; Unauthorized to CREATE on topics "
+                "g-streams-rep, g-streams-cl.")]
+        # the operator may: its join creates them, one partition per task
+        r = streams_joined(operator, "op-streams", "m1", "acl-a")
+        assert [s.status_code for s in r.status] == [5, 3]
+        until(lambda: {"op-streams-cl", "op-streams-rep"} <= set(topic_ids(operator).values()),
+              what="the internal topics created")

@@ -324,3 +324,15 @@ def test_offsets_decoder_regular_expression_records(kafka_ref, tmp_path):
                *group_tombstones("g", ["orders-.*"])[1:2]]
     path = write_segment(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in records]))
     assert_same(kafka_ref, [str(path)], "--offsets-decoder")
+
+
+def test_offsets_decoder_streams_group_records(kafka_ref, tmp_path):
+    """The KIP-1071 streams-group records (types 17, 19-23) as kproto's coordinator writes them
+    for a word count's group, and their tombstones, through both tools."""
+    from tests.server.helpers import StreamsDriver
+    d = StreamsDriver()
+    d.owning("m1", 1, d.hb("m1", 0))
+    d.hb("m2", 0, user_endpoint=("localhost", 8080), client_tags=(("zone", "a"),))
+    d.hb("m2", -1)
+    path = write_segment(tmp_path, v2_batch(0, [(1, k, v, []) for k, v in d.log[0]]))
+    assert_same(kafka_ref, [str(path)], "--offsets-decoder")

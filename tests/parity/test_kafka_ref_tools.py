@@ -34,6 +34,7 @@ TOOLS = {
     "delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "log-dirs": "org.apache.kafka.tools.LogDirsCommand",
     "share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+    "streams-groups": "org.apache.kafka.tools.streams.StreamsGroupCommand",     # tests/e2e/test_streams_groups.py
 }
 
 # Kafka's Uuid.toString (22 URL-safe base64 characters), epoch milliseconds, the
@@ -116,7 +117,7 @@ def known(result: tuple[int, str, str], tool: str = "") -> tuple[int, str, str]:
         out = "".join(line + "\n" for line in out.splitlines()
                       if not line.startswith("Error while executing topic command"))
         err = "".join(moved) + err
-    if tool in ("groups", "share-groups") and "\nError: " in out:
+    if tool in ("groups", "share-groups", "streams-groups") and "\nError: " in out:
         moved = [line + "\n" for line in out.splitlines() if line.startswith("Error: ")]
         for line in moved:                 # printError: println("\nError: " + message)
             out = out.replace("\n" + line, "", 1)

@@ -15,6 +15,7 @@ from kproto.server.txn_coordinator import (
 )
 from kproto.server.txn_coordinator.persistence import transaction_log_key
 from kproto.server.coordinator.events import ConsumerGroupHeartbeatRequest
+from kproto.server.coordinator.streams_groups import StreamsGroupHeartbeatRequest, Subtopology, TopicInfo, Topology
 from kproto.server.coordinator import (
     CoordinatorConfig, GroupCoordinator, GroupState, HeartbeatRequest, JoinGroupRequest,
     JoinGroupRequestProtocol, OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
@@ -317,3 +318,45 @@ def authorized_call(api, version: int, body: dict, *allowed, answer=None):
     header = Container(request_api_key=api.API.key, request_api_version=version)
     out = asyncio.run(guarded(AllowListBroker(*allowed), header, Container(body), handler))
     return out, seen
+
+
+# --- KIP-1071 streams groups ---------------------------------------------------------------
+
+T = uuid.UUID(int=1)          # topic words
+# a word count: 0 reads "words" and writes the repartition topic, 1 reads it and counts
+WORD_COUNT = Topology(1, (
+    Subtopology("0", source_topics=("words",), repartition_sink_topics=("app-rep",)),
+    Subtopology("1", repartition_source_topics=(TopicInfo("app-rep"),),
+                state_changelog_topics=(TopicInfo("app-cl", topic_configs=(("cleanup.policy", "compact"),)),))))
+INTERNAL = {"app-rep": (uuid.UUID(int=2), 4), "app-cl": (uuid.UUID(int=3), 4)}
+
+
+class StreamsDriver(Harness):
+    """The coordinator with one ``__consumer_offsets`` partition and topic ``words`` (4 partitions),
+    driven by StreamsGroupHeartbeats of group ``app``."""
+
+    def __init__(self, internal: bool = True, **config) -> None:
+        config.setdefault("streams_group_initial_rebalance_delay_ms", 0)
+        super().__init__(offsets_topic_num_partitions=1, **config)
+        self.c.update_topics({"words": (T, 4), **(INTERNAL if internal else {})})
+        self.assigned: dict[str, dict] = {}     # member -> its last answer with tasks
+
+    def hb(self, member_id: str, epoch: int, **kw) -> dict:
+        kw.setdefault("client_id", f"client-{member_id}")
+        if epoch == 0:
+            kw.setdefault("rebalance_timeout_ms", 30_000)
+            kw.setdefault("topology", WORD_COUNT)
+            kw.setdefault("process_id", f"process-{member_id}")
+        r = self.send(StreamsGroupHeartbeatRequest(group_id="app", member_id=member_id, member_epoch=epoch, **kw))
+        if r["active_tasks"] is not None:
+            self.assigned[member_id] = r
+        return r
+
+    def owning(self, member_id: str, epoch: int, after: dict | None = None) -> dict:
+        """A heartbeat saying the member owns what it was last assigned (as Kafka Streams does);
+        ``after``: the answer it follows, written inline to read as a sequence (its tasks are
+        already in ``assigned``)."""
+        last = self.assigned[member_id]
+        return self.hb(member_id, epoch, **{f"{k}_tasks": tuple(
+            (t["subtopology_id"], tuple(t["partitions"])) for t in last[f"{k}_tasks"])
+            for k in ("active", "standby", "warmup")})

@@ -1,7 +1,7 @@
 """StreamsGroupDescribe (key 89): describe Kafka Streams groups (KIP-1071).
 
 Ledger: v0-1 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v0-1 (ApiSpec.served).
 
     v0   first version
     v1   request + include_topology_description; response + groups.topology_description,
@@ -362,6 +362,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("StreamsGroupDescribe", key=89, min_version=0, max_version=1, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 1))
 request = API.request
 response = API.response

@@ -30,6 +30,19 @@ class CoordinatorConfig:
     consumer_group_max_size: int = 2**31 - 1
     consumer_group_assignors: tuple[str, ...] = ("uniform", "range")    # the first is the default
     consumer_group_migration_policy: str = "bidirectional"
+    # KIP-1071 streams groups (GroupCoordinatorConfig, Kafka 4.4 defaults)
+    streams_group_session_timeout_ms: int = 45_000
+    streams_group_min_session_timeout_ms: int = 45_000
+    streams_group_max_session_timeout_ms: int = 60_000
+    streams_group_heartbeat_interval_ms: int = 5_000
+    streams_group_min_heartbeat_interval_ms: int = 5_000
+    streams_group_max_heartbeat_interval_ms: int = 15_000
+    streams_group_max_size: int = 2**31 - 1
+    streams_group_num_standby_replicas: int = 0
+    streams_group_max_standby_replicas: int = 2
+    streams_group_task_offset_interval_ms: int = 60_000
+    streams_group_acceptable_recovery_lag: int = 10_000
+    streams_group_initial_rebalance_delay_ms: int = 3_000
 
     def __post_init__(self) -> None:
         """GroupCoordinatorConfig's checks (Utils.require), with its messages."""
@@ -63,6 +76,22 @@ class CoordinatorConfig:
                 f"Invalid value {self.consumer_group_migration_policy} for configuration "
                 "group.consumer.migration.policy: String must be one of (case insensitive): "
                 "DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL")
+
+        for kind in ("session.timeout.ms", "heartbeat.interval.ms"):
+            attr = "streams_group_" + kind.replace(".", "_")
+            low, high = getattr(self, attr.replace("group_", "group_min_", 1)), \
+                getattr(self, attr.replace("group_", "group_max_", 1))
+            require(high >= low, f"group.streams.max.{kind} must be greater than or equal to "
+                                 f"group.streams.min.{kind}")
+            require(getattr(self, attr) >= low, f"group.streams.{kind} must be greater than or equal to "
+                                                f"group.streams.min.{kind}")
+            require(getattr(self, attr) <= high, f"group.streams.{kind} must be less than or equal to "
+                                                 f"group.streams.max.{kind}")
+        require(self.streams_group_heartbeat_interval_ms < self.streams_group_session_timeout_ms,
+                "group.streams.heartbeat.interval.ms must be less than group.streams.session.timeout.ms")
+        require(self.streams_group_num_standby_replicas <= self.streams_group_max_standby_replicas,
+                "group.streams.num.standby.replicas must be less than or equal to "
+                "group.streams.max.standby.replicas")
 
     @property
     def offsets_retention_ms(self) -> int:

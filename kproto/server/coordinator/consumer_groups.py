@@ -502,6 +502,8 @@ class ConsumerGroups:
         group = self._ctx.consumer_groups.get(group_id)
         if group is not None:
             return group, records
+        if group_id in self._ctx.streams_groups:
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         classic = self._ctx.groups.get(group_id)
         if classic is not None and classic.state is not GroupState.DEAD:
             policy = self._ctx.config.consumer_group_migration_policy.lower()
@@ -811,7 +813,7 @@ class ConsumerGroups:
             if error is not None:
                 out.append(DescribedConsumerGroup(error_code=error, group_id=group_id))
             elif group is None:
-                classic = group_id in self._ctx.groups
+                classic = group_id in self._ctx.groups or group_id in self._ctx.streams_groups
                 out.append(DescribedConsumerGroup(
                     error_code=ErrorCode.GROUP_ID_NOT_FOUND, group_id=group_id,
                     error_message=f"Group {group_id} is not a consumer group." if classic

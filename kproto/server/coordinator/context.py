@@ -25,7 +25,8 @@ from kproto.server.runtime.state_topic import partition_for
 __all__ = ["GroupContext", "AppendFn", "Handler", "rejection", "validate_current_member"]
 
 # APIs that accept the empty group id (Kafka keeps it for old offset-only clients and admin)
-_EMPTY_ID_OK = frozenset({"OffsetCommit", "OffsetFetch", "DescribeGroups", "DeleteGroups", "ConsumerGroupDescribe"})
+_EMPTY_ID_OK = frozenset({"OffsetCommit", "OffsetFetch", "DescribeGroups", "DeleteGroups", "ConsumerGroupDescribe",
+                          "StreamsGroupDescribe"})
 
 
 #: a request handler of a coordinator part: (request, its Pending handle, now_ms); it answers
@@ -49,6 +50,7 @@ class GroupContext:
     timers: TimerQueue
     groups: dict[str, GroupMetadata] = field(default_factory=dict)           # classic groups
     consumer_groups: dict[str, Any] = field(default_factory=dict)          # KIP-848 (consumer_groups.ConsumerGroup)
+    streams_groups: dict[str, Any] = field(default_factory=dict)           # KIP-1071 (streams_groups.StreamsGroup)
     owned: set[int] = field(default_factory=set)   # __consumer_offsets partitions coordinated here
     loading: set[int] = field(default_factory=set)  # ... being loaded
 

@@ -55,6 +55,10 @@ from kproto.server.coordinator.offset_commits import GroupOffsets
 from kproto.server.coordinator.offsets import TopicPartition
 from kproto.server.coordinator.persistence import offset_commit_key, replay
 from kproto.server.coordinator.state import GroupEvent, GroupState
+from kproto.server.coordinator.streams_groups import (
+    StreamsGroup, StreamsGroups, group_tombstones as streams_group_tombstones, replay_streams_record,
+)
+from kproto.server.coordinator.persistence import STREAMS_GROUP_TYPES
 from kproto.server.runtime.core import CoordinatorRuntime
 from kproto.server.runtime.state_topic import LogRecord
 
@@ -82,6 +86,7 @@ class GroupCoordinator(CoordinatorRuntime):
                                  owned=set(range(n) if owned_partitions is None else owned_partitions))
         self._membership = GroupMembership(self._ctx, uuid_factory)
         self._consumer = ConsumerGroups(self._ctx, uuid_factory)
+        self._streams = StreamsGroups(self._ctx)
         self._offsets = GroupOffsets(self._ctx, self._membership.heartbeat, self._consumer)
         self._migration = GroupMigration(self._ctx, self._membership, self._consumer)
         self._in_consumer_group = self._migration.handlers()
@@ -90,7 +95,7 @@ class GroupCoordinator(CoordinatorRuntime):
         for request_type in (JoinGroupRequest, SyncGroupRequest, HeartbeatRequest, LeaveGroupRequest):
             classic[request_type] = self._classic_guard(classic[request_type])
         self._handlers: dict[type, Handler] = {
-            **classic, **self._offsets.handlers(), **self._consumer.handlers(),
+            **classic, **self._offsets.handlers(), **self._consumer.handlers(), **self._streams.handlers(),
             DeleteGroupsRequest: self._delete_groups}
 
     # --- public entry points --------------------------------------------------------
@@ -114,6 +119,11 @@ class GroupCoordinator(CoordinatorRuntime):
         """The cluster's topics (name -> (topic id, partitions)), as Kafka's onNewMetadataImage:
         consumer groups see a changed subscribed topic on their next heartbeat."""
         self._consumer.image = dict(image)
+        self._streams.update_image(self._consumer.image)
+
+    def streams_group(self, group_id: str) -> StreamsGroup | None:
+        """A KIP-1071 group, for inspection only (do not mutate)."""
+        return self._ctx.streams_groups.get(group_id)
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | None:
         """A KIP-848 group, for inspection only (do not mutate)."""
@@ -128,6 +138,9 @@ class GroupCoordinator(CoordinatorRuntime):
         SyncGroup/Heartbeat/LeaveGroup to it: UNKNOWN_MEMBER_ID); a non-empty one takes the
         request as a classic member's (``GroupMigration``)."""
         def guarded(req, handle: Pending, now_ms: int) -> None:
+            if req.group_id in self._ctx.streams_groups:
+                # GroupMetadataManager.classicGroupJoin: a streams group id is not a classic group
+                return refuse(req, handle)
             group = self._ctx.consumer_groups.get(req.group_id)
             if group is None or self._ctx.validate_group_status(req.group_id, "JoinGroup") is not None:
                 return handler(req, handle, now_ms)
@@ -142,6 +155,9 @@ class GroupCoordinator(CoordinatorRuntime):
                 self._append(self.partition_for(req.group_id),
                              group_tombstones(req.group_id, group.resolved_regexes), now_ms)
                 return handler(req, handle, now_ms)
+            return refuse(req, handle)
+
+        def refuse(req, handle: Pending) -> None:
             if isinstance(req, JoinGroupRequest):
                 return self._reply(handle, join_error(req.member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
             error = ErrorCode.UNKNOWN_MEMBER_ID
@@ -179,11 +195,22 @@ class GroupCoordinator(CoordinatorRuntime):
         result = replay(records)
         loaded = []
         consumer: dict[str, ConsumerGroup] = {}
+        streams: dict[str, StreamsGroup] = {}
         for record_type, key, value in result.consumer_records:
             try:
-                replay_consumer_record(consumer, record_type, key, value)
+                if record_type in STREAMS_GROUP_TYPES:
+                    replay_streams_record(streams, record_type, key, value)
+                else:
+                    replay_consumer_record(consumer, record_type, key, value)
             except DecodeError as e:
                 log.warning("skipping unreadable __consumer_offsets record (type %d): %s", record_type, e)
+        for group_id, sgroup in streams.items():
+            sgroup.offsets = result.offsets.pop(group_id, {})
+            sgroup.pending_txn_offsets = result.pending_txn_offsets.pop(group_id, {})
+            result.groups.pop(group_id, None)
+            self._ctx.streams_groups[group_id] = sgroup
+            self._streams.loaded(sgroup, now_ms)
+            loaded.append(group_id)
         for group_id, cgroup in consumer.items():
             cgroup.offsets = result.offsets.pop(group_id, {})
             cgroup.pending_txn_offsets = result.pending_txn_offsets.pop(group_id, {})
@@ -236,6 +263,8 @@ class GroupCoordinator(CoordinatorRuntime):
             self._membership.unload_group(group, now_ms)
         for group_id in [g for g in self._ctx.consumer_groups if self.partition_for(g) == partition]:
             self._consumer.unload(group_id)
+        for group_id in [g for g in self._ctx.streams_groups if self.partition_for(g) == partition]:
+            self._streams.unload(group_id)
 
     # --- DeleteGroups -------------------------------------------------------------------
 
@@ -247,6 +276,8 @@ class GroupCoordinator(CoordinatorRuntime):
             error = self._ctx.validate_group_status(group_id, "DeleteGroups")
             if error is None and group_id in self._ctx.consumer_groups:
                 error = self._delete_consumer_group(group_id, now_ms)
+            elif error is None and group_id in self._ctx.streams_groups:
+                error = self._delete_streams_group(group_id, now_ms)
             elif error is None:
                 group = self._ctx.groups.get(group_id)
                 if group is None:
@@ -283,6 +314,16 @@ class GroupCoordinator(CoordinatorRuntime):
         records = [(offset_commit_key(group_id, *tp), None) for tp in group.offsets]
         self._consumer.unload(group_id)
         self._append(self.partition_for(group_id), records + group_tombstones(group_id, group.resolved_regexes), now_ms)
+        return None
+
+    def _delete_streams_group(self, group_id: str, now_ms: int) -> ErrorCode | None:
+        """StreamsGroup.validateDeleteGroup, then its offsets' and records' tombstones."""
+        group = self._ctx.streams_groups[group_id]
+        if group.members:
+            return ErrorCode.NON_EMPTY_GROUP
+        records = [(offset_commit_key(group_id, *tp), None) for tp in group.offsets]
+        self._streams.unload(group_id)
+        self._append(self.partition_for(group_id), records + streams_group_tombstones(group_id), now_ms)
         return None
 
     # --- retention --------------------------------------------------------------------

@@ -646,6 +646,7 @@ class GroupMembership:
         states = {s.lower() for s in req.states_filter}
         classic = not req.types_filter or "classic" in {t.lower() for t in req.types_filter}
         consumer = not req.types_filter or "consumer" in {t.lower() for t in req.types_filter}
+        streams = not req.types_filter or "streams" in {t.lower() for t in req.types_filter}
         groups = tuple(
             ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type or "", group_state=g.state.value)
             for g in self._ctx.groups.values()
@@ -654,7 +655,12 @@ class GroupMembership:
             ListedGroup(group_id=g.group_id, protocol_type="consumer", group_state=g.state.value,
                         group_type="consumer")
             for g in self._ctx.consumer_groups.values()
-            if consumer and (not states or g.state.value.lower() in states))
+            if consumer and (not states or g.state.value.lower() in states)) + tuple(
+            # KIP-1071 groups: type "streams", protocol type "streams"
+            ListedGroup(group_id=g.group_id, protocol_type="streams", group_state=g.state.value,
+                        group_type="streams")
+            for g in self._ctx.streams_groups.values()
+            if streams and (not states or g.state.value.lower() in states))
         error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if self._ctx.loading else ErrorCode.NONE
         self._ctx.reply(handle, ListGroupsResponse(error_code=error, groups=groups))
 
@@ -671,7 +677,8 @@ class GroupMembership:
         if group is None:
             if api_version >= 6:
                 # GroupMetadataManager.classicGroup: a consumer group is not a classic one
-                what = "is not a classic group" if group_id in self._ctx.consumer_groups else "not found"
+                what = "is not a classic group" if group_id in self._ctx.consumer_groups or \
+                    group_id in self._ctx.streams_groups else "not found"
                 return DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, group_id=group_id,
                                       group_state=DEAD.value, protocol_type="", protocol_data="",
                                       error_message=f"Group {group_id} {what}.")

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from kproto.errors import ErrorCode
 from kproto.server.coordinator.append_errors import commit_error
 from kproto.server.coordinator.consumer_groups import ConsumerGroup, ConsumerGroups
+from kproto.server.coordinator.streams_groups import StreamsGroups
 from kproto.server.coordinator.context import GroupContext, Handler, rejection, validate_current_member
 from kproto.server.coordinator.events import (
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitResponse, OffsetCommitResponsePartition,
@@ -94,6 +95,12 @@ class GroupOffsets:
             if error is not None:
                 return answer_all(error)
             return self._store_offsets(consumer_group, req, handle, now_ms)
+        streams_group = self._ctx.streams_groups.get(req.group_id)
+        if streams_group is not None:
+            error = StreamsGroups.validate_offset_commit(streams_group, req.member_id, req.generation_id)
+            if error is not None:
+                return answer_all(error)
+            return self._store_offsets(streams_group, req, handle, now_ms)
         group = self._ctx.groups.get(req.group_id)
         if group is None:
             if req.generation_id >= 0:
@@ -168,6 +175,10 @@ class GroupOffsets:
         if consumer_group is not None:
             group = consumer_group
             error = self._consumer_commit_error(consumer_group, req, transactional=True)
+        elif req.group_id in self._ctx.streams_groups:
+            group = self._ctx.streams_groups[req.group_id]
+            error = None if req.generation_id < 0 and not req.member_id else \
+                StreamsGroups.validate_offset_commit(group, req.member_id, req.generation_id)
         else:
             group = self._ctx.groups.get(req.group_id) or self._ctx.add_group(req.group_id, now_ms)
             error = _validate_txn_commit(group, req)
@@ -230,6 +241,12 @@ class GroupOffsets:
             if error is not None:
                 return self._ctx.reply(handle, OffsetFetchResponse(error_code=error))
             group = consumer_group
+        streams_group = self._ctx.streams_groups.get(req.group_id)
+        if streams_group is not None:
+            error = StreamsGroups.validate_offset_fetch(streams_group, req.member_id, req.member_epoch)
+            if error is not None:
+                return self._ctx.reply(handle, OffsetFetchResponse(error_code=error))
+            group = streams_group
         offsets = {} if group is None or group.state is DEAD else group.offsets
         if req.topics is None:
             by_topic: dict[str, list[int]] = {}

@@ -56,6 +56,8 @@ log = logging.getLogger("kproto.server.groups")
 #: KIP-848 consumer-group record types (3-8, 16: resolved regular expressions), replayed by the
 #: consumer-groups part
 CONSUMER_GROUP_TYPES = frozenset({*range(3, 9), 16})
+#: KIP-1071 streams-group record types (17, 19-23), replayed by the streams-groups part
+STREAMS_GROUP_TYPES = frozenset({17, *range(19, 24)})
 
 
 OFFSET_COMMIT_KEY_VERSION = 1
@@ -238,7 +240,7 @@ def _apply(out: Replay, key: bytes | None, value: bytes | None, producer_id: int
         raise CorruptRecordError("__consumer_offsets record without a key", path="key")
     parsed = parse_key(bytes(key))
     if parsed is None:
-        if key_version(bytes(key)) in CONSUMER_GROUP_TYPES:
+        if key_version(bytes(key)) in CONSUMER_GROUP_TYPES | STREAMS_GROUP_TYPES:
             out.consumer_records.append((key_version(bytes(key)), bytes(key), None if value is None else bytes(value)))
         else:
             out.skipped += 1

@@ -54,9 +54,10 @@ def _sessions(broker) -> dict:
 
 
 def other_group(broker, group_id: str) -> bool:
-    """A classic or KIP-848 consumer group has this id (a group id is one type)."""
+    """A classic, KIP-848 consumer or KIP-1071 streams group has this id (a group id is one type)."""
     coordinator = broker.groups.coordinator
-    return coordinator.group(group_id) is not None or coordinator.consumer_group(group_id) is not None
+    return coordinator.group(group_id) is not None or coordinator.consumer_group(group_id) is not None or \
+        coordinator.streams_group(group_id) is not None
 
 
 # --- authorization (KafkaApis.handleShareGroupHeartbeatRequest: READ on the group, then DESCRIBE

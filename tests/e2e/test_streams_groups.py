@@ -1,0 +1,246 @@
+"""KIP-1071 streams groups with the real client: a Kafka Streams 4.4 word count
+(tests/java/StreamsWordCount.java, ``group.protocol=streams``) against kproto's broker and
+Apache Kafka 4.4's.
+
+The topology re-keys by word (a repartition topic) and counts (a changelog topic): the
+broker must create both internal topics when the first member joins (the heartbeat's
+MISSING_INTERNAL_TOPICS), split the 8 tasks between two instances, and move the leaving
+instance's tasks to the other. Each word's sequence of counts in the output topic must be
+1, 2, ... n on both brokers (the cache is off, so every update goes out).
+"""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+import threading
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+import kproto.testing
+from tests import java_client
+from tests.kafka_ref import KafkaUnavailable, unavailable
+from tests.parity.test_kafka_ref_tools import diff, kafka_tool, known, kproto_tool
+
+
+APP = Path(__file__).resolve().parent.parent / "java" / "StreamsWordCount.java"
+INPUT, OUTPUT, PARTITIONS = "words", "counts", 4
+ALL_TASKS = {f"{s}_{p}" for s in (0, 1) for p in range(PARTITIONS)}
+WAIT = 240.0            # a safety net: every wait is on an event
+OUTCOMES: dict[str, dict] = {}
+
+
+@pytest.fixture(scope="module", params=["kproto", "kafka"])
+def broker(request, kafka_ref, tmp_path_factory):
+    """(kind, bootstrap): kproto's broker, then Apache Kafka's."""
+    data = tmp_path_factory.mktemp(request.param)
+    if request.param == "kproto":
+        with kproto.testing.broker(config={"group.streams.initial.rebalance.delay.ms": "0"},
+                                   data_dir=data / "data") as b:
+            yield "kproto", b.bootstrap_servers
+        return
+    try:
+        # both without group.streams.initial.rebalance.delay.ms (3 s): the test waits on tasks
+        with kafka_ref.broker(data, group_streams_initial_rebalance_delay_ms="0") as b:
+            yield "kafka", b.bootstrap
+    except KafkaUnavailable as e:
+        unavailable(e)
+
+
+class Instance:
+    """One Kafka Streams instance: its JSON events in a queue; closing stdin makes it leave."""
+
+    def __init__(self, kafka_ref, bootstrap: str, app_id: str, state_dir: Path) -> None:
+        cmd = kafka_ref.tool_command("StreamsWordCount", bootstrap, app_id, INPUT, OUTPUT, "streams",
+                                     str(state_dir), classpath=(java_client.classes(kafka_ref, APP),))
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True)
+        self.events: queue.Queue = queue.Queue()
+        self.tasks: set[str] = set()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            if line.startswith("{"):
+                self.events.put(json.loads(line))
+        self.events.put({"event": "exited"})
+
+    def wait(self, done) -> dict:
+        """Events until ``done(event)``; an error or exit first fails the test."""
+        while True:
+            try:
+                e = self.events.get(timeout=WAIT)
+            except queue.Empty:
+                raise AssertionError(f"no event within {WAIT}s (tasks {sorted(self.tasks)})") from None
+            if e["event"] == "tasks":
+                self.tasks = set(e["active"])
+            assert e["event"] not in ("error", "exited") or done(e), e
+            if done(e):
+                return e
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.wait(lambda e: e["event"] in ("closed", "exited"))
+            self.proc.wait(timeout=WAIT)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def produce(bootstrap: str, lines: list[str], start: int) -> None:
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bootstrap})
+    for i, line in enumerate(lines, start):
+        p.produce(INPUT, value=line.encode(), key=str(i).encode(), partition=i % PARTITIONS)
+    assert p.flush(60) == 0
+
+
+def consume(bootstrap: str, count: int) -> list[tuple[str, str]]:
+    """The output topic's first ``count`` records, (word, count) in offset order."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "wc-reader", "enable.auto.commit": False})
+    out: list[tuple[str, str]] = []
+    try:
+        c.assign([TopicPartition(OUTPUT, p, 0) for p in range(PARTITIONS)])
+        for _ in range(int(WAIT * 2)):
+            if len(out) >= count:
+                break
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                out.append((m.key().decode(), m.value().decode()))
+    finally:
+        c.close()
+    assert len(out) == count, out
+    return out
+
+
+def counts_by_word(records: list[tuple[str, str]]) -> dict[str, list[int]]:
+    seqs: dict[str, list[int]] = defaultdict(list)
+    for word, n in records:
+        seqs[word].append(int(n))
+    return {w: sorted(ns) for w, ns in sorted(seqs.items())}
+
+
+def lines(start: int, n: int) -> list[str]:
+    return [f"w{i % 5} x{i % 3}" for i in range(start, start + n)]
+
+
+def test_word_count_two_instances_then_one_leaves(kafka_ref, broker, tmp_path):
+    kind, bootstrap = broker
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.create_topics([NewTopic(INPUT, PARTITIONS, 1), NewTopic(OUTPUT, PARTITIONS, 1)]).values():
+        f.result(60)
+
+    a = Instance(kafka_ref, bootstrap, "wc", tmp_path / "a")
+    b = None
+    try:
+        a.wait(lambda e: e["event"] == "tasks" and set(e["active"]) == ALL_TASKS)
+        # the broker created the repartition and changelog topics, one partition per task
+        topics = admin.list_topics(timeout=30).topics
+        internal = sorted(t for t in topics if t.startswith("wc-"))
+        assert [t.rsplit("-", 1)[1] for t in internal] == ["changelog", "repartition"], internal
+        assert {len(topics[t].partitions) for t in internal} == {PARTITIONS}
+
+        b = Instance(kafka_ref, bootstrap, "wc", tmp_path / "b")
+        b.wait(lambda e: e["event"] == "tasks" and e["active"])
+        a.wait(lambda e: e["event"] == "tasks" and not (set(e["active"]) & b.tasks)
+               and set(e["active"]) | b.tasks == ALL_TASKS)
+        split = (len(a.tasks), len(b.tasks))
+        assert split == (4, 4), split
+
+        produce(bootstrap, lines(0, 40), 0)
+        first = counts_by_word(consume(bootstrap, 80))
+        assert first == {**{f"w{k}": list(range(1, 9)) for k in range(5)},
+                         **{f"x{k}": list(range(1, 15 if k < 1 else 14)) for k in range(3)}}, first
+
+        b.close()       # leaves the group: its tasks move to a
+        a.wait(lambda e: e["event"] == "tasks" and set(e["active"]) == ALL_TASKS)
+        produce(bootstrap, lines(40, 20), 40)
+        both = counts_by_word(consume(bootstrap, 120))
+        assert both == {**{f"w{k}": list(range(1, 13)) for k in range(5)},
+                        **{f"x{k}": list(range(1, 21)) for k in range(3)}}, both
+        assert_tool_views_same(kafka_ref, bootstrap)
+        OUTCOMES[kind] = {"split": split, "first": first, "both": both}
+    finally:
+        a.kill()
+        if b is not None:
+            b.kill()
+
+
+TOOL_VIEWS = [["--list"], ["--list", "--state"], ["--list", "--state", "stable,empty"],
+              ["--describe", "--group", "wc"], ["--describe", "--group", "wc", "--offsets", "--verbose"],
+              ["--describe", "--group", "wc", "--members"], ["--describe", "--group", "wc", "--members", "--verbose"],
+              ["--describe", "--group", "wc", "--state"], ["--describe", "--group", "wc", "--state", "--verbose"],
+              ["--describe", "--all-groups", "--members"], ["--describe", "--group", "nope"]]
+
+
+def assert_tool_views_same(kafka_ref, bootstrap: str) -> None:
+    """``kproto streams-groups`` and kafka-streams-groups.sh on the same broker, once the one
+    instance left has committed every input offset (Kafka's tool shows no lag)."""
+    for _ in range(int(WAIT)):
+        _, out, _ = kafka_tool(kafka_ref, "streams-groups", bootstrap, ["--describe", "--group", "wc"])
+        lags = [line.split()[-1] for line in out.splitlines()[1:]]
+        if len(lags) == 2 * PARTITIONS and set(lags) == {"0"}:
+            break
+    else:
+        raise AssertionError(f"the group kept a lag: {out}")
+    seen = {}
+    for args in TOOL_VIEWS:
+        k = known(kafka_tool(kafka_ref, "streams-groups", bootstrap, args), "streams-groups")
+        p = seen[" ".join(args)] = kproto_tool("streams-groups", bootstrap, args)
+        assert p == k, f"{args}\n" + diff(k, p)
+    # what they agree on is the group as it is
+    assert seen["--list"] == (0, "wc\n", "")
+    assert seen["--describe --group wc --members"][1].splitlines()[1].endswith(
+        " ACTIVE: 0:[0,1,2,3]; 1:[0,1,2,3]; ")
+    assert seen["--describe --group nope"] == (1, "", "Error: Executing streams group command failed due to "
+                                               "org.apache.kafka.common.errors.GroupIdNotFoundException: "
+                                               "Group nope not found.\n")
+
+
+def test_a_streams_group_survives_a_broker_restart(tmp_path):
+    """The streams records replayed at start-up: the group, its topology, its member and its
+    tasks as they were (the member's session restarts with the coordinator)."""
+    from kproto.client.transport import BrokerClient
+    from kproto.schemas import protocol as P
+    from tests.e2e.test_group_heartbeat_acls import streams_joined
+
+    def described(bootstrap: str) -> tuple:
+        with BrokerClient(bootstrap) as c:
+            g = c.request(P.streams_group_describe.API.key, {
+                "group_ids": ["app"], "include_authorized_operations": False,
+                "include_topology_description": False}, version=1).groups[0]
+        return (g.error_code, g.group_state, g.group_epoch, g.assignment_epoch,
+                [s.subtopology_id for s in g.topology.subtopologies],
+                [(m.member_id, m.member_epoch, m.process_id, [(t.subtopology_id, list(t.partitions))
+                                                               for t in m.assignment.active_tasks])
+                 for m in g.members])
+
+    config = {"group.streams.initial.rebalance.delay.ms": "0"}
+    with kproto.testing.broker(config=config, data_dir=tmp_path) as b:
+        from confluent_kafka.admin import AdminClient, NewTopic
+        admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
+        admin.create_topics([NewTopic("in", 2, 1)])["in"].result(30)
+        with BrokerClient(b.bootstrap_servers) as c:
+            r = streams_joined(c, "app", "m1", "in")
+            assert [s.status_code for s in r.status] == [3]       # the broker creates app-rep, app-cl
+            r = streams_joined(c, "app", "m1", "in")             # rejoins once they exist
+            assert (r.error_code, r.status) == (0, [])
+        before = described(b.bootstrap_servers)
+        assert before[:2] == (0, "Stable") and before[4] == ["0", "1"]
+        assert [m[3] for m in before[5]] == [[("0", [0, 1]), ("1", [0, 1])]]
+    with kproto.testing.broker(config=config, data_dir=tmp_path) as b:
+        assert described(b.bootstrap_servers) == before
+
+
+def test_same_outcome_on_both_brokers():
+    if set(OUTCOMES) != {"kproto", "kafka"}:
+        pytest.skip("needs both brokers' runs")
+    assert OUTCOMES["kproto"] == OUTCOMES["kafka"]

@@ -1,0 +1,257 @@
+"""KIP-1071 streams groups on the group coordinator (kproto.server.coordinator.streams_groups):
+topology configuration and its statuses, the sticky task assignor, the heartbeat's epochs and
+reconciliation, leave and session timeout, the records and their replay, one type per group id."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kproto.errors import ErrorCode
+from kproto.schemas import consumer_offsets as CO
+from kproto.server.coordinator import CoordinatorConfig, GroupCoordinator, JoinGroupRequest, JoinGroupRequestProtocol
+from kproto.server.coordinator.consumer_state import MemberState
+from kproto.server.coordinator.streams_groups import (
+    Status, StreamsGroupDescribeRequest, StreamsGroupHeartbeatRequest, Subtopology, TopicInfo, Topology,
+    assign_tasks, configure_topology,
+)
+from kproto.server.coordinator.events import ConsumerGroupHeartbeatRequest, ListGroupsRequest
+from tests.server.helpers import INTERNAL, WORD_COUNT, StreamsDriver, T
+
+def tasks(r: dict, kind: str = "active") -> dict[str, list[int]] | None:
+    """The answer's tasks of a kind (None: unchanged since the last answer)."""
+    rows = r[f"{kind}_tasks"]
+    return None if rows is None else {t["subtopology_id"]: t["partitions"] for t in rows}
+
+
+# --- the topology ---------------------------------------------------------------------------
+
+def test_missing_source_topics_are_a_status():
+    c = configure_topology(WORD_COUNT, {})
+    assert c.statuses == ((Status.MISSING_SOURCE_TOPICS, "Source topics words are missing."),)
+    assert not c.ready and c.creatable == {}
+
+
+def test_internal_topics_take_their_partition_counts_from_the_topology():
+    c = configure_topology(WORD_COUNT, {"words": (T, 6)})
+    assert c.tasks == {"0": 6, "1": 6}
+    assert c.creatable == {"app-cl": TopicInfo("app-cl", 6, 0, (("cleanup.policy", "compact"),)),
+                           "app-rep": TopicInfo("app-rep", 6)}
+    assert c.statuses == ((Status.MISSING_INTERNAL_TOPICS, "Internal topics are missing: app-rep, app-cl"),)
+
+
+def test_an_internal_topic_with_other_partitions_is_incorrectly_partitioned():
+    c = configure_topology(WORD_COUNT, {"words": (T, 4), "app-rep": (T, 4), "app-cl": (T, 2)})
+    assert c.statuses == ((Status.INCORRECTLY_PARTITIONED_TOPICS,
+                           "Existing topic app-cl has different number of partitions: expected 4, found 2"),)
+
+
+def test_copartitioned_source_topics_must_agree():
+    join = Topology(1, (Subtopology("0", source_topics=("a", "b"), copartition_groups=(((0, 1), (), ()),)),))
+    c = configure_topology(join, {"a": (T, 2), "b": (T, 3)})
+    assert c.statuses == ((Status.INCORRECTLY_PARTITIONED_TOPICS,
+                           "Following topics do not have the same number of partitions: [a, b]"),)
+    assert configure_topology(join, {"a": (T, 3), "b": (T, 3)}).tasks == {"0": 3}
+
+
+# --- the assignor -----------------------------------------------------------------------------
+
+def test_sticky_assignor_balances_and_keeps_tasks():
+    first = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 3, "1": 3}, 0)
+    assert sorted(sum(len(ps) for ps in t.values()) for t in first.values()) == [3, 3]
+    # a third member takes a share; a and b keep all they can of theirs
+    second = assign_tasks({"a": ("p1", first["a"]), "b": ("p2", first["b"]), "c": ("p3", {})}, {"0": 3, "1": 3}, 0)
+    assert [sum(len(ps) for ps in second[m].values()) for m in "abc"] == [2, 2, 2]
+    for m in "ab":
+        assert all(ps <= first[m].get(k, frozenset()) for k, ps in second[m].items())
+
+
+def test_standbys_go_to_other_processes():
+    out = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 2}, 1)
+    for m, other in (("a", "b"), ("b", "a")):
+        assert out[m][("standby", "0")] == out[other][("active", "0")]
+    # one process: nowhere to put a standby
+    solo = assign_tasks({"a": ("p1", {}), "b": ("p1", {})}, {"0": 2}, 1)
+    assert not any(k[0] == "standby" for t in solo.values() for k in t)
+
+
+# --- the heartbeat ----------------------------------------------------------------------------
+
+def test_a_member_joins_before_the_internal_topics_exist():
+    d = StreamsDriver(internal=False)
+    r = d.hb("m1", 0)
+    assert (r["error_code"], r["member_epoch"], r["status"]) == (ErrorCode.NONE, 1, [
+        {"status_code": 3, "status_detail": "Internal topics are missing: app-rep, app-cl"}])
+    assert sorted(r["creatable"]) == ["app-cl", "app-rep"]
+    assert tasks(r) == {}
+    assert d.c.streams_group("app").state.value == "NotReady"
+    d.c.update_topics({"words": (T, 4), **INTERNAL})
+    r = d.owning("m1", 1, r)
+    assert (r["member_epoch"], r["status"], r["creatable"]) == (2, [], {})
+    assert tasks(r) == {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]}
+    assert d.c.streams_group("app").state.value == "Stable"
+
+
+def test_a_new_group_waits_the_initial_rebalance_delay():
+    d = StreamsDriver(streams_group_initial_rebalance_delay_ms=3000)
+    r1 = d.hb("m1", 0)
+    delayed = [{"status_code": 5, "status_detail": "Assignment delayed due to the configured initial rebalance delay."}]
+    assert (r1["member_epoch"], r1["status"], tasks(r1)) == (1, delayed, {})
+    r2 = d.hb("m2", 0)
+    assert (r2["member_epoch"], r2["status"], tasks(r2)) == (2, delayed, {})
+    d.advance(2999)
+    assert d.owning("m1", 1)["status"] == delayed
+    d.advance(1)                                # the delay ran out: epoch 3 assigns both
+    r1 = d.owning("m1", 1)
+    r2 = d.owning("m2", 2)
+    assert (r1["member_epoch"], r1["status"], r2["member_epoch"]) == (3, [], 3)
+    assert sorted(sum(len(ps) for ps in tasks(r).values()) for r in (r1, r2)) == [4, 4]
+
+
+def test_a_second_member_waits_for_revoked_tasks():
+    d = StreamsDriver()
+    r1 = d.hb("m1", 0)
+    r1 = d.owning("m1", r1["member_epoch"], r1)
+    r2 = d.hb("m2", 0)
+    assert (r2["member_epoch"], tasks(r2)) == (2, {})           # all m1's still: unreleased
+    r1 = d.owning("m1", 1, r1)
+    assert r1["member_epoch"] == 1 and sum(map(len, tasks(r1).values())) == 4     # m1 must revoke 4
+    assert d.c.streams_group("app").members["m1"].state is MemberState.UNREVOKED_PARTITIONS
+    r1 = d.owning("m1", 1, r1)                                  # it did
+    assert r1["member_epoch"] == 2
+    r2 = d.owning("m2", 2, r2)
+    mine, theirs = tasks(d.assigned["m1"]), tasks(r2)
+    assert sum(map(len, theirs.values())) == 4
+    assert all(not set(mine.get(s, [])) & set(ps) for s, ps in theirs.items())
+
+
+def test_a_stale_epoch_is_fenced_and_an_unknown_member_refused():
+    d = StreamsDriver()
+    r = d.hb("m1", 0)
+    assert d.hb("m1", r["member_epoch"] + 1)["error_code"] == ErrorCode.FENCED_MEMBER_EPOCH
+    assert d.hb("nobody", 3)["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"rebalance_timeout_ms": -1}, "RebalanceTimeoutMs must be provided in first request."),
+    ({"topology": Topology(1, (Subtopology("0", source_topics=("words",), copartition_groups=(((0, 1), (), ()),)),))},
+     "Subtopology 0 has a copartition group with an index out of range."),
+    ({"topology": Topology(1, (Subtopology("0", source_topics=("words",)), Subtopology("0")))},
+     "Subtopology ids must be unique."),
+    ({"topology": None}, "Topology must be non-null when joining the streams group."),
+    ({"process_id": None}, "ProcessId can't be null."),
+])
+def test_a_join_without_what_it_needs_is_invalid(kw, message):
+    r = StreamsDriver().hb("m1", 0, **kw)
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.INVALID_REQUEST, message)
+
+
+def test_a_member_leaving_gives_its_tasks_back():
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0))
+    r2 = d.hb("m2", 0)
+    r1 = d.owning("m1", 1, d.owning("m1", 1, r1))
+    r2 = d.owning("m2", 2, r2)
+    left = d.hb("m2", -1)
+    assert (left["error_code"], left["member_epoch"]) == (ErrorCode.NONE, -1)
+    group = d.c.streams_group("app")
+    assert list(group.members) == ["m1"] and group.group_epoch == 3
+    r1 = d.owning("m1", 2, r1)
+    assert (r1["member_epoch"], tasks(r1)) == (3, {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]})
+
+
+def test_a_silent_member_is_fenced_after_the_session_timeout():
+    d = StreamsDriver()
+    d.hb("m1", 0)
+    d.advance(CoordinatorConfig().streams_group_session_timeout_ms - 1)
+    assert "m1" in d.c.streams_group("app").members
+    d.advance(1)
+    assert d.c.streams_group("app").members == {}
+    assert d.c.streams_group("app").state.value == "Empty"
+
+
+def test_records_replay_into_the_same_group():
+    d = StreamsDriver()
+    d.owning("m1", 1, d.hb("m1", 0))
+    d.hb("m2", 0)
+    types = [CO.RecordKey.parse(k).version for k, _ in d.log[0]]
+    assert set(types) == {17, 19, 20, 21, 22, 23}
+    before = d.c.streams_group("app")
+    c = GroupCoordinator(CoordinatorConfig(offsets_topic_num_partitions=1))
+    c.update_topics({"words": (T, 4), **INTERNAL})
+    assert c.load_partition(0, d.log[0], 0) == ("app",)
+    after = c.streams_group("app")
+    assert (after.group_epoch, after.assignment_epoch, after.topology, after.target) == (
+        before.group_epoch, before.assignment_epoch, before.topology, before.target)
+    assert {m: (x.member_epoch, x.state, x.assigned, x.process_id) for m, x in after.members.items()} == \
+        {m: (x.member_epoch, x.state, x.assigned, x.process_id) for m, x in before.members.items()}
+
+
+def test_a_group_id_is_one_type():
+    d = StreamsDriver()
+    d.hb("m1", 0)
+    r = d.send(ConsumerGroupHeartbeatRequest(group_id="app", member_id="c1", member_epoch=0, rebalance_timeout_ms=1,
+                                             subscribed_topic_names=("words",), topic_partitions=()))
+    assert (r.error_code, r.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group app is not a consumer group.")
+    j = d.send(JoinGroupRequest(group_id="app", session_timeout_ms=10_000, rebalance_timeout_ms=10_000, member_id="",
+                                protocol_type="consumer", protocols=(JoinGroupRequestProtocol(name="range", metadata=b""),)))
+    assert j.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    d.send(ConsumerGroupHeartbeatRequest(group_id="cg", member_id="c1", member_epoch=0, rebalance_timeout_ms=1,
+                                         subscribed_topic_names=("words",), topic_partitions=()))
+    r = d.send(StreamsGroupHeartbeatRequest(group_id="cg", member_id="m", member_epoch=0, rebalance_timeout_ms=1,
+                                            topology=WORD_COUNT, process_id="p"))
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group cg is not a streams group.")
+    listed = d.send(ListGroupsRequest(states_filter=(), types_filter=("streams",)))
+    assert [(g.group_id, g.group_type, g.protocol_type) for g in listed.groups] == [("app", "streams", "streams")]
+
+
+def test_describe():
+    d = StreamsDriver()
+    d.owning("m1", 1, d.hb("m1", 0))
+    out = d.send(StreamsGroupDescribeRequest(group_ids=("app", "none")))
+    app, none = out["groups"]
+    assert (app["group_state"], app["group_epoch"], app["assignment_epoch"]) == ("Stable", 1, 1)
+    assert app["topology"]["subtopologies"][1]["repartition_source_topics"][0]["name"] == "app-rep"
+    [m] = app["members"]
+    assert (m["member_id"], m["member_epoch"], m["client_id"], m["process_id"]) == ("m1", 1, "client-m1", "process-m1")
+    assert m["assignment"]["active_tasks"] == [{"subtopology_id": "0", "partitions": [0, 1, 2, 3]},
+                                               {"subtopology_id": "1", "partitions": [0, 1, 2, 3]}]
+    assert (none["error_code"], none["error_message"]) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group none not found.")
+
+
+def test_config_bounds():
+    with pytest.raises(ValueError, match="group.streams.num.standby.replicas must be less than or equal to"):
+        CoordinatorConfig(streams_group_num_standby_replicas=3)
+    with pytest.raises(ValueError, match="group.streams.session.timeout.ms must be greater than or equal to"):
+        CoordinatorConfig(streams_group_session_timeout_ms=1000)
+
+
+@settings(max_examples=200, deadline=None)
+@given(members=st.dictionaries(st.sampled_from("abcdefg"), st.sampled_from(["p1", "p2", "p3"]), min_size=1),
+       tasks=st.dictionaries(st.sampled_from(["0", "1", "2"]), st.integers(0, 6)),
+       standbys=st.integers(0, 2), seed=st.randoms(use_true_random=False))
+def test_sticky_assignor_invariants(members, tasks, standbys, seed):
+    """Every task active exactly once, active counts within one of each other, standbys only on
+    other processes and never twice per process; a second run from its own result is a no-op."""
+    previous = {m: {} for m in members}
+    for s_id, n in tasks.items():
+        for p in range(n):
+            m = seed.choice(sorted(members))
+            previous[m][("active", s_id)] = previous[m].get(("active", s_id), frozenset()) | {p}
+    spec = {m: (proc, previous[m]) for m, proc in members.items()}
+    out = assign_tasks(spec, tasks, standbys)
+    active = [(k[1], p) for t in out.values() for k, ps in t.items() if k[0] == "active" for p in ps]
+    assert sorted(active) == sorted((s_id, p) for s_id, n in tasks.items() for p in range(n))
+    loads = [sum(len(ps) for k, ps in t.items() if k[0] == "active") for t in out.values()]
+    assert max(loads) - min(loads) <= 1
+    owner_process = {(k[1], p): members[m] for m, t in out.items() for k, ps in t.items() if k[0] == "active"
+                     for p in ps}
+    seen = set()
+    for m, t in out.items():
+        for k, ps in t.items():
+            if k[0] == "standby":
+                for p in ps:
+                    assert members[m] != owner_process[(k[1], p)]
+                    assert (k[1], p, members[m]) not in seen
+                    seen.add((k[1], p, members[m]))
+    assert assign_tasks({m: (proc, out[m]) for m, proc in members.items()}, tasks, standbys) == out
