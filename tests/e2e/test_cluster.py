@@ -26,6 +26,8 @@ from kproto.log.checkpoint import read_offset_checkpoint
 from kproto.records import NewRecord, build_record_batch, iter_batches
 from kproto.schemas import protocol as P
 from kproto.testing import Cluster
+from tests.helpers import until
+
 
 @pytest.fixture
 def cluster(tmp_path):
@@ -316,7 +318,9 @@ def test_delete_topics_through_the_controller_on_every_replica(cluster):
     admin = AdminClient({"bootstrap.servers": cluster.nodes[3].bootstrap_servers})
     admin.delete_topics(["gone"])["gone"].result(timeout=60)
     assert "gone" not in cluster.metadata().topics
-    assert not any((b.data_dir / "gone-0").exists() for b in cluster.nodes.values())
+    # every node deletes its log once it applies the RemoveTopicRecord, not before the answer
+    until(lambda: not any((b.data_dir / "gone-0").exists() for b in cluster.nodes.values()),
+          what="every node deleting gone-0")
     create(cluster, "gone", [[3, 1, 2]])
     p.produce("gone", value=b"new", partition=0)
     assert p.flush(60) == 0

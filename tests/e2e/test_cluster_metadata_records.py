@@ -4,7 +4,6 @@ every node. Three ``kproto serve`` processes, kproto's Admin and confluent-kafka
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -27,6 +26,7 @@ from kproto.server.runtime.state_topic import partition_for
 from kproto.testing import Cluster
 from kproto.tools.main import cli
 from tests.e2e.test_cluster_coordinators import wait_for_coordinator
+from tests.helpers import until
 
 TOPIC, BROKER = 2, 4
 STATE_PARTITIONS = 5
@@ -168,7 +168,7 @@ def test_acls_through_the_controller_reach_every_nodes_authorizer(tmp_path):
         assert [f.result(timeout=60) for f in admin.create_acls([allow, deny]).values()] == [None, None]
         assert sorted(described_acls(cluster, 2), key=str) == sorted([allow, deny], key=str)
         # node 3 (the leader) fetches the same records: its authorizer refuses the write
-        eventually(lambda: len(described_acls(cluster, 3)) == 2)
+        until(lambda: len(described_acls(cluster, 3)) == 2)
         assert produce() == ErrorCode.TOPIC_AUTHORIZATION_FAILED
         # deleted through node 3: answered once node 3 applied the removal
         flt = AclBindingFilter(ResourceType.TOPIC, "locked", ResourcePatternType.ANY, None, None,
@@ -176,7 +176,7 @@ def test_acls_through_the_controller_reach_every_nodes_authorizer(tmp_path):
         admin = admin_for(cluster, 3)
         assert sorted(admin.delete_acls([flt])[flt].result(timeout=60), key=str) == sorted([allow, deny], key=str)
         assert produce() == ErrorCode.NONE
-        eventually(lambda: described_acls(cluster, 1) == [])
+        until(lambda: described_acls(cluster, 1) == [])
         text = dump_metadata(cluster)
         assert text.count("ACCESS_CONTROL_ENTRY_RECORD") == 4      # two entries, two removals
         assert "REMOVE_ACCESS_CONTROL_ENTRY_RECORD" in text
@@ -191,14 +191,6 @@ def described_acls(cluster: Cluster, node: int) -> list:
     return admin.describe_acls(AclBindingFilter(
         ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
         AclPermissionType.ANY)).result(timeout=60)
-
-
-def eventually(done, timeout: float = 60.0) -> None:
-    """Until ``done()`` holds (another node applying the metadata log), ``timeout`` as the safety net."""
-    deadline = time.monotonic() + timeout
-    while not done():
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
 
 
 def dump_metadata(cluster: Cluster) -> str:
@@ -262,7 +254,7 @@ def test_client_quotas_through_the_controller_reach_every_node(cluster):
     assert [(e.error_code, e.error_message) for e in r.entries] == [(0, None)]
     assert described_quotas(cluster, 2) == {(("user", "alice"),): {"producer_byte_rate": 4096.0}}
     for node in (1, 3):
-        eventually(lambda: described_quotas(cluster, node) == {(("user", "alice"),): {"producer_byte_rate": 4096.0}})
+        until(lambda: described_quotas(cluster, node) == {(("user", "alice"),): {"producer_byte_rate": 4096.0}})
     assert "CLIENT_QUOTA_RECORD" in dump_metadata(cluster)
 
 
@@ -279,7 +271,7 @@ def test_scram_credentials_through_the_controller_reach_every_node(cluster):
 
     assert iterations(2) == [("SCRAM_SHA_256", 8192)]
     for node in (1, 3):
-        eventually(lambda: _described_or_none(iterations, node) == [("SCRAM_SHA_256", 8192)])
+        until(lambda: _described_or_none(iterations, node) == [("SCRAM_SHA_256", 8192)])
     assert "USER_SCRAM_CREDENTIAL_RECORD" in dump_metadata(cluster)
 
 

@@ -273,8 +273,9 @@ class ReplicaManager:
         return await self.wait_for_metadata(lambda: self.image.end_offset >= end, timeout_s)
 
     async def forward(self, api_key: int, version: int, body: Any, timeout_s: float = FORWARD_TIMEOUT_S) -> Any:
-        """A request the controller answers (ForwardingManager), the answer once this
-        broker's metadata has what it wrote; ConnectionError if the controller is unreachable."""
+        """A request the controller answers (ForwardingManager: configs, ACLs, quotas, SCRAM,
+        ElectLeaders, reassignments), the answer once this broker's metadata has what it
+        wrote; ConnectionError if the controller is unreachable."""
         r = await self.controller.request(api_key, version, body)
         await self.catch_up(timeout_s)
         return r
@@ -632,11 +633,6 @@ class ReplicaManager:
             await self.wait_for_metadata(lambda: all(n in self.image.topics for n in created),
                                          max(body.timeout_ms, 0) / 1000)
         return r
-
-    async def forward(self, api_key: int, version: int, body: Any) -> Any:
-        """A request the controller answers as it is (ForwardingManager: ElectLeaders,
-        AlterPartitionReassignments, ListPartitionReassignments); ConnectionError if unreachable."""
-        return await self.controller.request(api_key, version, body)
 
     async def request_broker(self, broker_id: int, api_key: int, version: int, body: Any) -> Any:
         """One request to another broker over the inter-broker listener (the transaction
