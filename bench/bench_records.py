@@ -1,7 +1,7 @@
 """Record codec bench: kproto against aiokafka's C record code (the anchor), with
 kproto's pure-Python path and kafka-python beside them.
 
-    python bench/bench_records.py [--batches 200] [--records 500] [--runs 5] [--quick]
+    python bench/bench_records.py [--batches 200] [--records 500] [--runs 5] [--quick] [--callgrind]
 
 Same inputs for every side: --batches RecordBatches of --records records (16-byte
 key, 100-byte JSON-ish value, one header), codecs none, lz4, zstd, built once from
@@ -169,6 +169,55 @@ class PurePython:
         self.proc.wait(30)
 
 
+# --- instruction counts ---------------------------------------------------------------------
+
+CALLGRIND_BATCHES = 40      # x --records: small enough for valgrind, the same records
+
+
+def count_worker(args) -> None:
+    """Under callgrind: load the inputs, then run ``op side codec`` --cg-runs times."""
+    op, side, cname = args.count
+    inputs = make_inputs(CALLGRIND_BATCHES, args.records)
+    wire = encode_kproto(inputs, CODECS[cname])     # cheaper under valgrind than kafka-python's
+    fn = {("decode", "kproto"): lambda: decode_kproto(wire), ("decode", "aiokafka"): lambda: decode_aiokafka(wire),
+          ("encode", "kproto"): lambda: encode_kproto(inputs, CODECS[cname]),
+          ("encode", "aiokafka"): lambda: encode_aiokafka(inputs, CODECS[cname], 0 if cname == "lz4" else None)}[op, side]
+    fn()        # first use: imports and caches, in the baseline too
+    for _ in range(args.cg_runs):
+        fn()
+
+
+def instructions(op: str, side: str, cname: str, records: int, runs: int = 5) -> float:
+    """Instructions (callgrind's Ir) of one pass over CALLGRIND_BATCHES x ``records``
+    records: (a process doing ``runs`` passes - one doing none) / ``runs``, so start-up
+    and making the inputs cancel out. PYTHONHASHSEED=0: the same run twice is the same count."""
+    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(ROOT))
+    procs = [subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                               __file__, "--count", op, side, cname, "--cg-runs", str(n), "--records", str(records)],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for n in (runs, 0)]        # the two at once: each takes a core for half a minute
+    ir = []
+    for p in procs:
+        err = p.communicate()[1]
+        if p.returncode:
+            raise SystemExit(f"callgrind run failed: {err[-500:]}")
+        ir.append(int(err.rsplit("refs:", 1)[1].split()[0].replace(",", "")))
+    return (ir[0] - ir[1]) / runs
+
+
+def callgrind_table(records: int) -> str:
+    rows = []
+    for op in ("decode", "encode"):
+        for cname in CODECS:
+            k, a = instructions(op, "kproto", cname, records), instructions(op, "aiokafka", cname, records)
+            rows.append([op, cname, f"{k / 1e6:.1f}M", f"{a / 1e6:.1f}M", f"{a / k:.2f}x"])
+    return (f"## Instructions (callgrind, {CALLGRIND_BATCHES} x {records} of the same records, one pass)\n\n"
+            "Repeatable where wall time on a shared machine is not: `valgrind --tool=callgrind`, "
+            "PYTHONHASHSEED=0, 5 passes minus a run that only loads the inputs, divided by 5 "
+            "(lz4 encode: aiokafka at the same fast level).\n\n"
+            + table(["op", "codec", "kproto", "aiokafka C", "aiokafka / kproto"], [r for r in rows], right=2))
+
+
 def timed(fn) -> float:
     t = time.perf_counter()
     fn()
@@ -181,8 +230,14 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=500)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="50 batches x 200 records: check the script works")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="add callgrind's instruction counts for each codec (needs valgrind; minutes)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--count", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--cg-runs", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.count:
+        return count_worker(args)
     if args.quick:
         args.batches, args.records = 50, 200
     if args.worker:
@@ -259,6 +314,8 @@ def main() -> None:
         ["codec", "setting", "aiokafka bytes", "kproto bytes", "kafka-python bytes", "aiokafka C (anchor)",
          "kproto", "kproto pure Python", "kafka-python", "kproto / aiokafka", "kproto-py / aiokafka"],
         enc_rows, right=2))
+    if args.callgrind:
+        report.add(callgrind_table(args.records))
     report.write()
 
 

@@ -32,6 +32,26 @@ extern PyTypeObject *record_type;
 extern PyObject *corrupt_error;
 extern PyObject *str_key, *str_value, *str_headers, *str_timestamp;
 
+/* Records freed recently, for the decoder to fill again (records.c's record_dealloc
+ * puts them here): a batch's records are usually dropped as the next batch decodes,
+ * and a reused one skips the allocator, the zeroing and the free. Each is untracked,
+ * its slots NULL and its reference to record_type already given back. */
+#define RECORD_FREELIST 1024
+extern PyObject *record_freelist[RECORD_FREELIST];
+extern int record_nfree;
+
+/* A new, untracked Record with every slot NULL: fill its slots, then
+ * PyObject_GC_Track it. NULL with an exception set. */
+static inline PyObject *
+record_new(void)
+{
+    if (record_nfree > 0)
+        return PyObject_Init(record_freelist[--record_nfree], record_type);
+    PyObject *r = record_type->tp_alloc(record_type, 0);
+    if (r) PyObject_GC_UnTrack(r);
+    return r;
+}
+
 void set_corrupt(const char *reason, const char *path, int64_t pos);
 int records_args(PyObject *args, Py_buffer *view, Py_ssize_t *count, long long *base_offset,
                  long long *base_timestamp, int *lat_set, int64_t *lat);

@@ -4,6 +4,8 @@
 Py_ssize_t slot_offsets[NSLOTS];
 
 PyTypeObject *record_type = NULL;
+PyObject *record_freelist[RECORD_FREELIST];
+int record_nfree = 0;
 PyObject *corrupt_error = NULL;
 PyObject *str_key, *str_value, *str_headers, *str_timestamp;
 
@@ -135,6 +137,34 @@ decode_text(const char *p, Py_ssize_t n)
     return s;
 }
 
+/* Record's tp_dealloc, in place of CPython's generic subtype_dealloc, which looks
+ * for finalizers, weak references, a __dict__ and the base's dealloc through the MRO
+ * on every call and was the largest single cost of a decoded record's life (callgrind:
+ * more than the decoder's own reads). init() installs it only on a type where it does
+ * what subtype_dealloc would: object's direct subclass with the 6 slots, no
+ * __weakref__, __dict__, __del__ or finalizer. A subclass (LegacyRecord) keeps
+ * subtype_dealloc, which clears its own slots and then calls this one as its base's. */
+static void
+record_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Py_TRASHCAN_BEGIN(self, record_dealloc)
+    for (int i = 0; i < NSLOTS; i++) Py_CLEAR(SLOT(self, i));
+    if (tp == record_type && record_nfree < RECORD_FREELIST)
+        record_freelist[record_nfree++] = self;
+    else
+        tp->tp_free(self);
+    Py_DECREF(tp);      /* a heap type's instances hold a reference to it */
+    Py_TRASHCAN_END
+}
+
+static void
+record_freelist_clear(void)
+{
+    while (record_nfree > 0) PyObject_GC_Del(record_freelist[--record_nfree]);
+}
+
 /* init(record_type, corrupt_error_class): record the slot offsets of the frozen dataclass. */
 PyObject *
 init(PyObject *self, PyObject *args)
@@ -164,6 +194,14 @@ init(PyObject *self, PyObject *args)
         Py_DECREF(descr);
     }
     Py_DECREF(fast);
+    PyTypeObject *t = (PyTypeObject *)type;
+    record_freelist_clear();        /* sized for the type they came from */
+    if (t->tp_base == &PyBaseObject_Type && (t->tp_flags & Py_TPFLAGS_HEAPTYPE)
+            && PyType_IS_GC(t) && t->tp_free == PyObject_GC_Del
+            && t->tp_basicsize == (Py_ssize_t)(sizeof(PyObject) + NSLOTS * sizeof(PyObject *))
+            && t->tp_itemsize == 0 && t->tp_weaklistoffset == 0 && t->tp_dictoffset == 0
+            && !t->tp_finalize && !t->tp_del)
+        t->tp_dealloc = record_dealloc;
     Py_XINCREF(type); Py_XSETREF(record_type, (PyTypeObject *)type);
     Py_XINCREF(err); Py_XSETREF(corrupt_error, err);
     if (!str_key) {

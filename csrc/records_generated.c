@@ -243,7 +243,7 @@ decode_records(PyObject *self, PyObject *args)
         }
         if (pos != e5)
             { fail_reason = "bytes remain after the last field"; fail_path = "[]"; goto fail; }
-        item2 = record_type->tp_alloc(record_type, 0);
+        item2 = record_new();
         if (!item2) goto error;
         SLOT(item2, 0) = PyLong_FromLongLong(base_offset + offset_delta10);
         SLOT(item2, 1) = PyLong_FromLongLong(lat_set ? lat : base_timestamp + timestamp_delta8);
@@ -252,6 +252,7 @@ decode_records(PyObject *self, PyObject *args)
         SLOT(item2, 4) = headers18; headers18 = NULL;
         SLOT(item2, 5) = PyLong_FromLongLong(attributes7);
         if (!SLOT(item2, 0) || !SLOT(item2, 1) || !SLOT(item2, 5)) goto error;
+        PyObject_GC_Track(item2);
         PyList_SET_ITEM(result, i1, item2); item2 = NULL;
     }
     Py_XDECREF(item2);

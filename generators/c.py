@@ -135,9 +135,10 @@ def _obj(g: CGen, con, target: str, ind: int, path: str, end: str, make: dict) -
 
 def _record_make(target: str, f: dict[str, str]) -> list[str]:
     # Slots of the frozen dataclass are filled directly, in Record.__slots__ order,
-    # at offsets read from its member descriptors when the module loads.
+    # at offsets read from its member descriptors when the module loads; a record
+    # from record_new() is untracked until they are all set.
     return [
-        f"{target} = record_type->tp_alloc(record_type, 0);",
+        f"{target} = record_new();",
         f"if (!{target}) goto error;",
         f"SLOT({target}, 0) = PyLong_FromLongLong(base_offset + {f['offset_delta']});",
         f"SLOT({target}, 1) = PyLong_FromLongLong(lat_set ? lat : base_timestamp + {f['timestamp_delta']});",
@@ -146,6 +147,7 @@ def _record_make(target: str, f: dict[str, str]) -> list[str]:
         f"SLOT({target}, 4) = {f['headers']}; {f['headers']} = NULL;",
         f"SLOT({target}, 5) = PyLong_FromLongLong({f['attributes']});",
         f"if (!SLOT({target}, 0) || !SLOT({target}, 1) || !SLOT({target}, 5)) goto error;",
+        f"PyObject_GC_Track({target});",
     ]
 
 

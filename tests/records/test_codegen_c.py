@@ -3,6 +3,8 @@
 The comparisons load kproto._crecords whatever KPROTO_NO_EXTENSIONS says, and skip
 only when it is switched off and not built either (tests/records/codec_check.c_codec)."""
 
+import gc
+import sys
 from pathlib import Path
 
 from kproto import accel, records
@@ -122,6 +124,34 @@ def test_header_keys_decode_equal_when_shared():
     with pytest.raises(CorruptRecordError, match="UnicodeDecodeError"):
         bad = bytes(records._encode_records_py(bytearray(), [NewRecord(b"k", b"v", [("ab", b"")], 1)], 1, 0))
         c_codec().decode_records(bad.replace(b"ab", b"a\xff"), 1, 0, 1, None)
+
+
+def test_records_freed_and_reused_stay_whole_and_collectable():
+    # csrc/records.c gives Record its own dealloc and hands freed records back to the
+    # decoder: every reused record equals the Python decoder's, the survivors of earlier
+    # decodes keep their values, Record's reference count comes back to where it was,
+    # and a record is still tracked by the garbage collector (a cycle through one is freed).
+    c_module = c_codec()
+    recs = [NewRecord(b"k%d" % i, b"v" * i, [("h", b"%d" % i)] * (i % 3), 1000 + i) for i in range(50)]
+    body = bytes(records._encode_records_py(bytearray(), recs, 1000, 0))
+    want = records._decode_records_py(body, 0, len(body), 50, 2**40, 1000, None)[0]
+    gc.collect()
+    before = sys.getrefcount(records.Record)
+    kept, whole = [], []
+    for _ in range(5):
+        got, _end = c_module.decode_records(body, 50, 2**40, 1000, None)
+        whole.append(got == want and all(gc.is_tracked(r) for r in got))
+        kept += got[::7]
+        del got
+    assert whole == [True] * 5 and kept == want[::7] * 5
+    made = [records.Record(1, 2, b"k", b"v"), records.LegacyRecord(1, 2, b"k", b"v", (), 0, 1, 5, 0)]
+    cyclic = c_module.decode_records(body, 1, 0, 1000, None)[0][0]
+    object.__setattr__(cyclic, "key", [cyclic])
+    del kept, made, cyclic
+    gc.collect()
+    after = sys.getrefcount(records.Record)     # outside the assert: its rewriting holds a reference
+    assert after == before
+    assert c_module.decode_records(body, 50, 2**40, 1000, None)[0] == want
 
 
 class _Slots:
