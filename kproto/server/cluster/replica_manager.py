@@ -46,7 +46,7 @@ from kproto.log.validator import AppendOrigin
 from kproto.records import RecordBatch, iter_batches
 from kproto.schemas import protocol as P
 from kproto.server.cluster import image as I
-from kproto.server.cluster.channel import Channel
+from kproto.server.cluster.channel import Channel, QuorumRoute
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 from kproto.server.cluster.replica import (
     UNDEFINED_EPOCH, EpochEndOffset, LeaderEpochCache, PartitionLeader, truncation_offset,
@@ -123,9 +123,9 @@ class ReplicaManager:
         self.node_id = settings.node_id
         cfg = broker.config
         self.cfg = cfg
-        host, port = settings.voters[settings.controller_id]
-        self.controller = Channel(host, port, f"broker-{self.node_id}-to-controller")
-        self.metadata_channel = Channel(host, port, f"broker-{self.node_id}-metadata")
+        # the active controller is the quorum's leader, learned from the metadata fetches
+        self.controller = QuorumRoute(settings.voters, f"broker-{self.node_id}")
+        self._metadata_epoch = -1       # the leader epoch of the last applied metadata batch
         self.image = I.MetadataImage()
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.fetchers: dict[int, Fetcher] = {}
@@ -166,7 +166,6 @@ class ReplicaManager:
             f.task.cancel()
         await asyncio.gather(*self._tasks, *(f.task for f in self.fetchers.values()), return_exceptions=True)
         self.controller.close()
-        self.metadata_channel.close()
         for channel in self._brokers.values():
             channel.close()
         for f in self.fetchers.values():
@@ -233,28 +232,52 @@ class ReplicaManager:
     # -- metadata (BrokerMetadataListener / MetadataLoader) -----------------------------------
 
     async def _follow_metadata(self) -> None:
+        """Fetch ``__cluster_metadata`` as a KRaft observer: from the leader the voters name
+        (current_leader in each answer; NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH and
+        UNKNOWN_LEADER_EPOCH send us to it or to the next voter), applying committed
+        batches only (below the high watermark; MetadataLoader.handleCommit)."""
+        route = self.controller
         while not self.closing:
+            voter = route.target()
             try:
-                r = await self.metadata_channel.request(P.fetch.API.key, FETCH_VERSION, {
+                r = await route.channel(voter, "metadata").request(P.fetch.API.key, FETCH_VERSION, {
                     "replica_id": self.node_id, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 1 << 24,
                     "isolation_level": 0, "session_id": 0, "session_epoch": -1,
                     "topics": [{"topic": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{
-                        "partition": 0, "current_leader_epoch": -1, "fetch_offset": self.image.end_offset,
-                        "last_fetched_epoch": -1,
+                        "partition": 0, "current_leader_epoch": route.epoch, "fetch_offset": self.image.end_offset,
+                        "last_fetched_epoch": max(self._metadata_epoch, 0),
                         "log_start_offset": -1, "partition_max_bytes": 1 << 24}]}],
                     "forgotten_topics_data": [], "rack_id": ""})
             except ConnectionError as e:
-                log.info("metadata fetch: %s", e)
-                await asyncio.sleep(0.2)
+                log.info("metadata fetch from voter %d: %s", voter, e)
+                route.forget(voter)
+                await route.wait_for_change(0.2)
                 continue
-            data = r.responses[0].partitions[0].records
-            if data:
-                try:
-                    self.apply_metadata(bytes(data))
-                except (KafkaError, DecodeError, KeyError) as e:
-                    # a record this image cannot apply: logged, and fetched again after a pause
-                    log.error("metadata at offset %d: %r", self.image.end_offset, e)
-                    await asyncio.sleep(1)
+            p = r.responses[0].partitions[0]
+            leader = getattr(p, "current_leader", None)
+            if leader is not None:
+                route.learn(leader.leader_id, leader.leader_epoch)
+            if p.error_code:
+                if route.leader is None or route.leader == voter:
+                    route.forget(voter)
+                    await route.wait_for_change(0.1)
+                continue
+            data, after, epoch = I.batches_below(bytes(p.records or b""), p.high_watermark)
+            if after is None:
+                continue
+            try:
+                self.apply_metadata(data)
+                self.image.end_offset = max(self.image.end_offset, after)     # past control batches too
+                self._metadata_epoch = epoch
+            except (KafkaError, DecodeError, KeyError) as e:
+                # a record this image cannot apply: logged, and fetched again after a pause
+                log.error("metadata at offset %d: %r", self.image.end_offset, e)
+                await asyncio.sleep(1)
+
+    def active_controller(self) -> int:
+        """The quorum's leader as this broker knows it (-1: unknown), for Metadata and
+        DescribeCluster's controller_id."""
+        return -1 if self.controller.leader is None else self.controller.leader
 
     def apply_metadata(self, data: bytes) -> None:
         changed: list[tuple[str, int]] = []
