@@ -6,16 +6,19 @@ records), timeouts only as safety nets."""
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from kproto.server.cluster import raft as R
 from kproto.server.cluster.quorum import QUORUM_STATE_FILE
 from kproto.testing import Cluster
 from tests.e2e.test_cluster import consume_all, create
+from tests.parity.test_kafka_parity_features import QUORUM_COMMAND
+from tests.tools.helpers import run_command
 
 
 @pytest.fixture
@@ -87,3 +90,52 @@ def test_active_controller_sigkilled_another_is_elected_and_the_cluster_carries_
     quorum.wait_for(lambda md: metadata_log(quorum, first)[:len(metadata_log(quorum, second))]
                     == metadata_log(quorum, second) or None, "the restarted voter's metadata log caught up")
     assert election(quorum, first).leader_id == quorum.wait_for_controller()
+
+
+@pytest.fixture
+def quorum_and_observer(tmp_path):
+    """Three voters (brokers too) and a fourth node, a broker only: the quorum's observer."""
+    with Cluster(brokers=4, controllers=3, data_dir=tmp_path / "cluster") as c:
+        yield c
+
+
+def test_describe_quorum_shows_the_leader_voters_and_observers(quorum_and_observer):
+    c = quorum_and_observer
+    leader = c.wait_for_controller()
+    epoch = election(c, leader).epoch
+    bootstrap = c.nodes[4].bootstrap_servers        # the observer forwards to the active controller
+    code, out, err = run_command("metadata-quorum", bootstrap, "describe", "--status")
+    assert (code, err) == (0, "")
+    lines = dict(line.split(":", 1) for line in out.splitlines())
+    assert (lines["LeaderId"].strip(), lines["LeaderEpoch"].strip()) == (str(leader), str(epoch))
+    voters = json.loads(lines["CurrentVoters"])
+    assert [v["id"] for v in voters] == [1, 2, 3]
+    assert [v["endpoints"] for v in voters] == [
+        [f"CONTROLLER://{h}:{p}"] for _, (h, p) in sorted(c.voter_addresses.items())]
+    assert json.loads(lines["CurrentObservers"]) == [{"id": 4}]
+    hw = int(lines["HighWatermark"])
+    assert hw >= 1
+    code, out, err = run_command("metadata-quorum", bootstrap, "describe", "--replication")
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert {(int(r[0]), r[-1]) for r in rows} == {(leader, "Leader"), (4, "Observer")} | {
+        (v, "Follower") for v in (1, 2, 3) if v != leader}
+    assert all(int(r[2]) >= hw - 1 for r in rows)       # everyone has (nearly) the leader's log end
+
+
+def test_kafkas_metadata_quorum_command_reads_the_quorum(quorum_and_observer, kafka_ref):
+    """kafka-metadata-quorum.sh describe --status and --replication print what kproto's tool prints."""
+    c = quorum_and_observer
+    c.wait_for_controller()
+    bootstrap = c.nodes[4].bootstrap_servers
+    for args in (["--status"], ["--replication"]):
+        ours = run_command("metadata-quorum", bootstrap, "describe", *args)
+        r = kafka_ref.run_tool(QUORUM_COMMAND, "--bootstrap-server", bootstrap, "describe", *args)
+        kafka = (r.returncode, r.stdout, "".join(line + "\n" for line in r.stderr.splitlines()
+                                                 if not re.match(r"\[\d{4}-", line)))
+        # timestamps and lags move between the two runs
+        masks = [(re.compile(r"\b1[6-9]\d{11}\b"), "<ms>"), (re.compile(r"(MaxFollowerLag\w*: +)\d+"), r"\1<n>"),
+                 (re.compile(r"(HighWatermark: +)\d+"), r"\1<n>"), (re.compile(r"^(\d+ +\t\S+ *\t)\d+ *\t\d+", re.M),
+                                                                     r"\1<n>\t<n>")]
+        for pattern, repl in masks:
+            ours, kafka = ((o[0], pattern.sub(repl, o[1]), o[2]) for o in (ours, kafka))
+        assert ours == kafka

@@ -107,15 +107,17 @@ class QuorumRoute:
         except asyncio.TimeoutError:
             pass
 
-    async def request(self, api_key: int, version: int, body: Any) -> Any:
+    async def request(self, api_key: int, version: int, body: Any, *, purpose: str = "controller") -> Any:
         """Ask the active controller, following the leader through a failover (until
-        ``timeout_s``; then ``ConnectionError``)."""
+        ``timeout_s``; then ``ConnectionError``). Requests of one ``purpose`` share a
+        connection (heartbeats have their own: a decision waiting for its commit must
+        not hold them up)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         while True:
             voter = self.target()
             try:
-                return await self.channel(voter).request(api_key, version, body)
+                return await self.channel(voter, purpose).request(api_key, version, body)
             except ConnectionError:
                 self.forget(voter)
                 if loop.time() > deadline:

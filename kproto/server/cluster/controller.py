@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kproto import protocol
-from kproto.common import now_ms, validate_topic_name
+from kproto.common import CLUSTER_METADATA_TOPIC_NAME, now_ms, validate_topic_name
 from kproto.errors import DecodeError, ErrorCode, KafkaError
 from kproto.schemas import protocol as P
 from kproto.server.cluster import image as I
@@ -86,6 +86,7 @@ class Controller:
             P.create_topics.API.key: (P.create_topics.API.served, self.create_topics),
             P.delete_topics.API.key: ((6, P.delete_topics.API.served[1]), self.delete_topics),
             P.create_partitions.API.key: ((3, 3), self.create_partitions),
+            P.describe_quorum.API.key: (P.describe_quorum.API.served, self.describe_quorum),
         }
         self.quorum_versions = {P.vote.API.key: (0, 0), P.begin_quorum_epoch.API.key: (0, 0),
                                 P.end_quorum_epoch.API.key: (0, 0), P.fetch.API.key: (4, 12)}
@@ -414,3 +415,22 @@ class Controller:
                 answer.update(error_code=e.error_code, error_message=str(e))
             out.append(answer)
         return {"throttle_time_ms": 0, "results": out}
+
+    async def describe_quorum(self, body: Any, version: int) -> dict:
+        """ControllerApis.handleDescribeQuorum: the quorum's leader answers for
+        ``__cluster_metadata-0``; nodes are the voters' controller listeners."""
+        topics = []
+        for t in body.topics:
+            parts = []
+            for p in t.partitions:
+                if t.topic_name == CLUSTER_METADATA_TOPIC_NAME and p.partition_index == 0:
+                    parts.append(self.quorum.describe())
+                else:
+                    parts.append({"partition_index": p.partition_index, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                  "error_message": "This server does not host this topic-partition.", "leader_id": 0,
+                                  "leader_epoch": 0, "high_watermark": 0, "current_voters": [], "observers": []})
+            topics.append({"topic_name": t.topic_name, "partitions": parts})
+        names = self.config.values.get("controller.listener.names") or "CONTROLLER"
+        nodes = [{"node_id": v, "listeners": [{"name": str(names).split(",")[0].strip(), "host": h, "port": port}]}
+                 for v, (h, port) in sorted(self.quorum.addresses.items())]
+        return {"error_code": 0, "error_message": None, "topics": topics, "nodes": nodes}

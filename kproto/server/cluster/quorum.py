@@ -20,10 +20,12 @@ import asyncio
 import logging
 import os
 import random
+import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 from kproto.common import CLUSTER_METADATA_TOPIC_NAME, now_ms
+from kproto.errors import ErrorCode
 from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
@@ -151,7 +153,10 @@ class Quorum:
         self._ticker: asyncio.Task | None = None
         #: called after every step (the controller follows leadership and the HW)
         self.on_step: Callable[[], None] = lambda: None
+        #: replica -> when it last fetched, and when it last fetched up to the log end
+        #: (DescribeQuorum's last_fetch_timestamp / last_caught_up_timestamp)
         self.last_fetch: dict[int, int] = {}
+        self.last_caught_up: dict[int, int] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -264,10 +269,17 @@ class Quorum:
         deadline = loop.time() + max(body.max_wait_ms, 0) / 1000
         while True:
             [answer] = [s.message for s in self.node.receive(body.replica_id, request, now_ms())]
-            self.last_fetch[body.replica_id] = now_ms()
+            if self.node.is_leader and not answer.error_code:
+                self.last_fetch[body.replica_id] = now_ms()
+                if p.fetch_offset >= self.log.end_offset:
+                    self.last_caught_up[body.replica_id] = now_ms()
             self._emit([])
             left = deadline - loop.time()
-            if answer.error_code or answer.diverging_epoch or answer.records or left <= 0:
+            # an observer applies committed records only: it waits for the high watermark
+            # to pass its fetch offset, not for any append
+            useful = answer.records and (body.replica_id in self.node.voters
+                                         or answer.high_watermark > p.fetch_offset)
+            if answer.error_code or answer.diverging_epoch or useful or left <= 0:
                 break
             await self.wait_for_change(left)
         leader = self.node.leader_id
@@ -279,6 +291,29 @@ class Quorum:
             out["diverging_epoch"] = {"epoch": answer.diverging_epoch[0], "end_offset": answer.diverging_epoch[1]}
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0,
                 "responses": [{"topic": t.topic, "partitions": [out]}]}
+
+
+    def describe(self) -> dict:
+        """DescribeQuorum's partition answer (LeaderState.describeQuorum): the leader's view
+        of every voter's and observer's log end offset; NOT_LEADER_OR_FOLLOWER elsewhere."""
+        s = self.node.state
+        out = {"partition_index": 0, "error_code": 0, "error_message": None, "leader_id": self.node.leader_id,
+               "leader_epoch": self.node.epoch, "high_watermark": self.node.high_watermark,
+               "current_voters": [], "observers": []}
+        if not isinstance(s, R.Leader):
+            out["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+            return out
+        now = now_ms()
+        self.last_fetch[self.node_id] = self.last_caught_up[self.node_id] = now     # the leader itself
+
+        def replica(r: int, end: int) -> dict:
+            return {"replica_id": r, "replica_directory_id": uuid.UUID(int=0), "log_end_offset": end,
+                    "last_fetch_timestamp": self.last_fetch.get(r, -1),
+                    "last_caught_up_timestamp": self.last_caught_up.get(r, -1)}
+
+        out["current_voters"] = [replica(v, s.end_offsets.get(v, -1)) for v in self.node.voters]
+        out["observers"] = [replica(o, end) for o, end in sorted(s.observers.items())]
+        return out
 
 
 # -- the wire (Vote 52, BeginQuorumEpoch 53, EndQuorumEpoch 54, Fetch 1 on __cluster_metadata) ------

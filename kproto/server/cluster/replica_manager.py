@@ -9,7 +9,8 @@ Theory of operation:
   with how far it has read the metadata log; the controller unfences it once it
   read up to its registration. A clean stop asks for a controlled shutdown
   (``want_shut_down``): the controller moves its leaderships away first.
-* **Metadata**: a task fetches ``__cluster_metadata`` from the controller and
+* **Metadata**: a task fetches ``__cluster_metadata`` from the quorum's leader
+  (a broker on a voter's node reads its own voter's log) and
   applies each record to the broker's ``MetadataImage``; each partition whose
   registration changed and that lists this broker is applied as
   ReplicaManager.applyDelta does: the leader here becomes leader (a new epoch
@@ -147,7 +148,9 @@ class ReplicaManager:
 
     async def start(self, timeout_s: float = 120.0) -> None:
         """Register, follow the metadata log, heartbeat; return once unfenced."""
-        self._tasks.append(asyncio.create_task(self._follow_metadata()))
+        local = self.broker.controller
+        self._tasks.append(asyncio.create_task(
+            self._follow_metadata() if local is None else self._follow_local_metadata(local.quorum)))
         self._tasks.append(asyncio.create_task(self._heartbeats()))
         self._tasks.append(asyncio.create_task(self._isr_shrinker()))
         self._tasks.append(asyncio.create_task(self._checkpointer()))
@@ -209,7 +212,7 @@ class ReplicaManager:
         r = await self.controller.request(P.broker_heartbeat.API.key, 0, {
             "broker_id": self.node_id, "broker_epoch": self.broker_epoch,
             "current_metadata_offset": self.image.end_offset - 1, "want_fence": False,
-            "want_shut_down": want_shut_down})
+            "want_shut_down": want_shut_down}, purpose="heartbeat")
         if r.error_code == ErrorCode.NONE:
             self.fenced = r.is_fenced
             if not r.is_fenced:
@@ -262,17 +265,32 @@ class ReplicaManager:
                     route.forget(voter)
                     await route.wait_for_change(0.1)
                 continue
-            data, after, epoch = I.batches_below(bytes(p.records or b""), p.high_watermark)
-            if after is None:
-                continue
-            try:
-                self.apply_metadata(data)
-                self.image.end_offset = max(self.image.end_offset, after)     # past control batches too
-                self._metadata_epoch = epoch
-            except (KafkaError, DecodeError, KeyError) as e:
-                # a record this image cannot apply: logged, and fetched again after a pause
-                log.error("metadata at offset %d: %r", self.image.end_offset, e)
-                await asyncio.sleep(1)
+            await self._apply_committed(bytes(p.records or b""), p.high_watermark)
+
+    async def _follow_local_metadata(self, quorum: Any) -> None:
+        """A broker on a voter's node reads its own voter's log below its high watermark
+        (Kafka's combined mode: one KafkaRaftClient for both roles) and follows its
+        voter's knowledge of the leader."""
+        while not self.closing:
+            node = quorum.node
+            self.controller.learn(node.leader_id, node.epoch)
+            if self.image.end_offset < node.high_watermark:
+                await self._apply_committed(quorum.log.read(self.image.end_offset), node.high_watermark)
+            else:
+                await quorum.wait_for_change(0.5)
+
+    async def _apply_committed(self, data: bytes, high_watermark: int) -> None:
+        data, after, epoch = I.batches_below(data, high_watermark)
+        if after is None:
+            return
+        try:
+            self.apply_metadata(data)
+            self.image.end_offset = max(self.image.end_offset, after)     # past control batches too
+            self._metadata_epoch = epoch
+        except (KafkaError, DecodeError, KeyError) as e:
+            # a record this image cannot apply: logged, and read again after a pause
+            log.error("metadata at offset %d: %r", self.image.end_offset, e)
+            await asyncio.sleep(1)
 
     def active_controller(self) -> int:
         """The quorum's leader as this broker knows it (-1: unknown), for Metadata and
