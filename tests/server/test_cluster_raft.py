@@ -403,3 +403,31 @@ class RaftMachine(RuleBasedStateMachine):
 
 TestRaftMachine = RaftMachine.TestCase
 TestRaftMachine.settings = settings(max_examples=150, stateful_step_count=80, deadline=None)
+
+
+def test_older_epochs_commit_only_with_a_record_of_the_leaders_epoch():
+    """LeaderState's extra rule: a majority holding an epoch-1 record is not enough for the
+    epoch-3 leader to commit it; the follower must also hold the leader's LeaderChange."""
+    log = MemoryLog()
+    log.entries = [(1, "a")]
+    leader = RaftNode(1, [1, 2, 3], log, 0, election=ElectionState(2))
+    leader.state = R.Candidate(3, 10**9, {1, 2})
+    leader._maybe_elected(0)
+    assert leader.is_leader and log.entries == [(1, "a"), (3, ("LeaderChange", 1))]
+    assert leader.state.epoch_start_offset == 1
+    [answer] = leader.receive(2, FetchRequest(2, 3, 1, 1), 0)      # node 2 holds (1, "a") only
+    assert answer.message.records == [(3, ("LeaderChange", 1))] and leader.state.high_watermark is None
+    leader.receive(2, FetchRequest(2, 3, 2, 3), 0)                  # now it holds the LeaderChange too
+    assert leader.high_watermark == 2
+
+
+def test_an_observer_finds_the_leader_through_any_voter():
+    observer = RaftNode(9, [1, 2, 3], MemoryLog(), 0)
+    [ask] = observer.tick(0)
+    assert isinstance(ask.message, FetchRequest) and ask.destination in (1, 2, 3)
+    follower = RaftNode(ask.destination, [1, 2, 3], MemoryLog(), 0, election=ElectionState(4, 3))
+    [answer] = follower.receive(9, ask.message, 0)
+    assert (answer.message.error_code, answer.message.leader_id) == (ErrorCode.FENCED_LEADER_EPOCH, 3)
+    [fetch] = observer.receive(ask.destination, answer.message, 0)
+    assert observer.state.kind is F and observer.leader_id == 3 and fetch.destination == 3
+    assert observer.tick(10**9) != [] and observer.state.kind is F     # an observer never stands for election
