@@ -120,6 +120,18 @@ def test_describe_quorum_shows_the_leader_voters_and_observers(quorum_and_observ
     assert {(int(r[0]), r[-1]) for r in rows} == {(leader, "Leader"), (4, "Observer")} | {
         (v, "Follower") for v in (1, 2, 3) if v != leader}
     assert all(int(r[2]) >= hw - 1 for r in rows)       # everyone has (nearly) the leader's log end
+    # the leader SIGKILLed: the observer follows the new leader's name in the voters' answers
+    c.kill(leader)
+    new = c.wait_for_controller(not_in={leader})
+
+    def observer_caught_up(md):
+        code, out, _ = run_command("metadata-quorum", bootstrap, "describe", "--replication")
+        rows = {int(r[0]): r for r in (line.split() for line in out.splitlines()[1:])} if code == 0 else {}
+        leader_row = next((r for r in rows.values() if r[-1] == "Leader"), None)
+        return rows if leader_row is not None and int(leader_row[0]) == new and 4 in rows \
+            and rows[4][-1] == "Observer" and int(rows[4][2]) >= int(leader_row[2]) - 1 else None
+    rows = c.wait_for(observer_caught_up, "the observer fetching from the new leader")
+    assert rows[leader][-1] == "Follower"       # the dead voter stays a voter
 
 
 def test_kafkas_metadata_quorum_command_reads_the_quorum(quorum_and_observer, kafka_ref):
