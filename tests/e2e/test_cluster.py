@@ -316,7 +316,10 @@ def test_delete_topics_through_the_controller_on_every_replica(cluster):
     admin = AdminClient({"bootstrap.servers": cluster.nodes[3].bootstrap_servers})
     admin.delete_topics(["gone"])["gone"].result(timeout=60)
     assert "gone" not in cluster.metadata().topics
-    assert not any((b.data_dir / "gone-0").exists() for b in cluster.nodes.values())
+    # the answer waits for the answering node's metadata; the others apply the removal as they
+    # read the committed log (a voter's broker at once, an observer on its next fetch)
+    cluster.wait_for(lambda md: not any((b.data_dir / "gone-0").exists() for b in cluster.nodes.values()) or None,
+                     "gone-0 deleted on every node")
     create(cluster, "gone", [[3, 1, 2]])
     p.produce("gone", value=b"new", partition=0)
     assert p.flush(60) == 0

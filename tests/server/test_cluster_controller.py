@@ -239,3 +239,20 @@ def test_kafka_reads_the_controllers_metadata_log(tmp_path, kafka_ref):
     ours = CliRunner().invoke(cli, ["dump-log", "--cluster-metadata-decoder", "--files", segment])
     assert ours.output == kafka.stdout
     assert "PARTITION_CHANGE_RECORD" in ours.output and "FENCE_BROKER_RECORD" in ours.output
+
+
+def test_a_voter_that_is_not_active_answers_not_controller(tmp_path):
+    """ControllerApis on a voter that does not lead: NOT_CONTROLLER in each API's error
+    response, which the broker's QuorumRoute takes as "ask the next voter"."""
+    from kproto.server.cluster.channel import not_controller
+    ctrl = Controller(tmp_path, BrokerConfig.from_props({}), CLUSTER_ID, node_id=2,
+                      voters={1: ("127.0.0.1", 1), 2: ("127.0.0.1", 2), 3: ("127.0.0.1", 3)})
+    assert not ctrl.active
+    answers = [register(ctrl, 1), heartbeat(ctrl, 1, 0, 0), create(ctrl, "t", 1, 1),
+               call(ctrl, P.describe_quorum, 2, {"topics": [{"topic_name": "__cluster_metadata",
+                                                            "partitions": [{"partition_index": 0}]}]})]
+    assert [not_controller(a) for a in answers] == [True] * 4
+    assert answers[0].error_code == answers[2].error_code == ErrorCode.NOT_CONTROLLER
+    assert alter(ctrl, 1, 0, [1]) == (ErrorCode.NOT_CONTROLLER, None)
+    assert records(ctrl) == []
+    assert not not_controller(heartbeat(controller(tmp_path / "active"), 1, 0, 0))

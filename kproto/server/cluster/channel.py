@@ -9,10 +9,10 @@ import asyncio
 from typing import Any
 
 from kproto.client.connection import ClientConnection
-from kproto.errors import DecodeError
+from kproto.errors import DecodeError, ErrorCode
 from kproto.framing import NEED_DATA
 
-__all__ = ["Channel", "QuorumRoute"]
+__all__ = ["Channel", "QuorumRoute", "not_controller"]
 
 
 class Channel:
@@ -56,6 +56,24 @@ class Channel:
         if self._writer is not None:
             self._writer.close()
         self._reader = self._writer = self._conn = None
+
+
+def not_controller(response: Any) -> bool:
+    """Whether a controller's answer is NOT_CONTROLLER (at the top, or for every entry)."""
+    codes: list[int] = []
+
+    def walk(value: Any) -> None:
+        if hasattr(value, "items"):
+            for k, v in value.items():
+                if k == "error_code":
+                    codes.append(v)
+                elif not k.startswith("_"):
+                    walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+    walk(response)
+    return bool(codes) and all(c == ErrorCode.NOT_CONTROLLER for c in codes)
 
 
 class QuorumRoute:
@@ -117,12 +135,16 @@ class QuorumRoute:
         while True:
             voter = self.target()
             try:
-                return await self.channel(voter, purpose).request(api_key, version, body)
+                response = await self.channel(voter, purpose).request(api_key, version, body)
+                if not not_controller(response):
+                    return response
             except ConnectionError:
-                self.forget(voter)
                 if loop.time() > deadline:
                     raise
-                await self.wait_for_change(0.2)
+            self.forget(voter)
+            if loop.time() > deadline:
+                raise ConnectionError(f"no active controller among voters {sorted(self.voters)}")
+            await self.wait_for_change(0.2)
 
     def close(self) -> None:
         for c in self._channels.values():

@@ -8,8 +8,8 @@ ReplicationControlManager, BrokerHeartbeatManager):
   raft.py). The one that leads, once its epoch's LeaderChange record is
   committed, replays the whole log into its ``MetadataImage`` and becomes the
   active controller (QuorumController's QuorumMetaLogListener.handleLeaderChange
-  after catching up); the others answer only the quorum's requests, and close
-  the connection of any other (the broker asks the leader it learns next).
+  after catching up); the others answer any other request NOT_CONTROLLER (the
+  broker asks the leader it learns next).
 * Every decision is one batch of ``__cluster_metadata`` records proposed to the
   quorum (``write``), applied to the active controller's image at once (as
   QuorumController replays on append) and answered once committed (the high
@@ -52,6 +52,7 @@ from kproto.server.cluster.quorum import Quorum
 from kproto.server.cluster.election import (
     PartitionRegistration, assign_replicas, elect_leader, fence_broker, unfence_broker,
 )
+from kproto.server.fault_hook import error_response
 from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, Limits
 from kproto.topic_config import LogConfig
 
@@ -60,6 +61,10 @@ log = logging.getLogger("kproto.server.controller")
 METADATA_LOG_DIR = "__cluster_metadata-0"
 #: The quorum's requests, answered by every voter whether it leads or not.
 QUORUM_APIS = (P.vote.API.key, P.begin_quorum_epoch.API.key, P.end_quorum_epoch.API.key, P.fetch.API.key)
+
+
+async def _refused(body: Any) -> None:
+    raise AssertionError("every controller API has an error_code to answer NOT_CONTROLLER in")
 
 
 class Controller:
@@ -209,14 +214,15 @@ class Controller:
         versions = self.quorum_versions.get(key) or (entry[0] if entry else None)
         if versions is None or not versions[0] <= version <= versions[1]:
             raise CloseConnection(f"the controller does not answer API key {key} v{version}")
-        if key not in QUORUM_APIS and not self.active:
-            # not the active controller (NOT_CONTROLLER): the broker asks the quorum's leader
-            raise CloseConnection(f"node {self.quorum.node_id} is not the active controller")
         try:
             body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
         except DecodeError as e:
             raise CloseConnection(f"malformed request: {e}") from None
-        if key in QUORUM_APIS:
+        if key not in QUORUM_APIS and not self.active:
+            # ControllerApis on a controller that is not active: NOT_CONTROLLER (NotControllerException
+            # as the API's error response); the broker asks the quorum's leader next
+            response = await error_response(key, version, body, None, ErrorCode.NOT_CONTROLLER, _refused)
+        elif key in QUORUM_APIS:
             response = await self.quorum.handle(key, body)
         else:
             before = self._written
