@@ -27,7 +27,9 @@ def cluster(brokers: int, controllers: int, data_dir: str, configs: tuple[str, .
     from kproto.testing import Cluster
 
     if controllers > brokers:
-        raise click.UsageError(f"--controllers {controllers} is more than --brokers {brokers}")
+        from kproto.errors import InvalidConfigError
+        raise InvalidConfigError(f"--controllers {controllers} is more than --brokers {brokers}: every "
+                                 "controller is also a broker")
     c = Cluster(brokers, controllers=controllers, data_dir=data_dir, config=parse_config_args(configs))
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
