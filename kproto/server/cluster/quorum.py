@@ -150,6 +150,7 @@ class Quorum:
         self._in_flight: set[tuple[int, type]] = set()
         self._tasks: set[asyncio.Task] = set()
         self._changed = asyncio.Event()
+        self._view: tuple | None = None
         self._ticker: asyncio.Task | None = None
         #: called after every step (the controller follows leadership and the HW)
         self.on_step: Callable[[], None] = lambda: None
@@ -204,8 +205,13 @@ class Quorum:
             task = asyncio.create_task(self._send(s.destination, s.message, key))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        self._changed.set()
-        self._changed = asyncio.Event()
+        # waiters (long-polled fetches, commits) wake on a change only: a parked fetch that
+        # re-checks emits a step too, and two of them must not wake each other forever
+        view = (election, self.node.state.kind, self.node.high_watermark, self.log.end_offset)
+        if view != self._view:
+            self._view = view
+            self._changed.set()
+            self._changed = asyncio.Event()
         self.on_step()
 
     def propose(self, batch: bytes) -> int:
