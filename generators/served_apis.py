@@ -28,7 +28,8 @@ NOTES: dict[int, str] = {
     P.get_telemetry_subscriptions.API.key: "KIP-714; Kafka advertises it only with a metrics reporter "
                                            "implementing ClientTelemetry, kproto always (it keeps what is pushed)",
     P.push_telemetry.API.key: "KIP-714, as GetTelemetrySubscriptions",
-    P.describe_quorum.API.key: "a one-node quorum: this node, voter and leader",
+    P.describe_quorum.API.key: "standalone: a one-node quorum, this node voter and leader; in `kproto "
+                               "cluster` forwarded to the active controller, the KRaft quorum's leader",
     P.alter_replica_log_dirs.API.key: "between the node's own `log.dirs`",
     P.update_features.API.key: "the features kproto implements (`kproto features`)",
     P.share_fetch.API.key: "share sessions; READ on the group and on each topic",
@@ -41,16 +42,16 @@ NOTES: dict[int, str] = {
 # Kafka 4.4 broker APIs kproto does not answer, and why
 NOT_SERVED: dict[int, str] = {
     64: "unregisters a broker from a KRaft cluster's metadata: not built yet in `kproto cluster`'s "
-        "static controller (docs/cluster.md)",
-    80: "KRaft voter changes (KIP-853): `kproto cluster` has one static controller, no quorum to "
-        "change; DescribeQuorum describes a node's one-voter quorum",
+        "controller (docs/cluster.md)",
+    80: "KRaft voter changes (KIP-853): `kproto cluster`'s quorum has static voters "
+        "(`controller.quorum.voters`, kraft.version 0)",
     81: "as AddRaftVoter",
     93: "KIP-1071 topology descriptions, pushed only for a broker with "
         "`group.streams.topology.description.plugin.class` (none by default): kproto keeps no "
         "descriptions, its StreamsGroupHeartbeat never sets `topology_description_required`, so "
         "Kafka Streams never sends it",
-    94: "removes a controller's registration from a KRaft cluster: `kproto cluster`'s one static "
-        "controller does not register",
+    94: "removes a controller's registration from a KRaft cluster: `kproto cluster`'s voters are "
+        "static (`controller.quorum.voters`) and do not register (no ControllerRegistration)",
 }
 
 # the names of Kafka 4.4 APIs kproto's registry has no module for
@@ -110,8 +111,9 @@ def render() -> str:
     lines += ["", "## Not client-facing", "",
               "ZooKeeper-era inter-broker APIs Kafka 4 removed and the KRaft controllers' own; a Kafka "
               f"{KAFKA} broker's listener does not advertise them, and kproto's brokers neither answer nor "
-              "need them (`kproto cluster`'s static controller answers BrokerRegistration, "
-              "BrokerHeartbeat and AlterPartition on its own listener, docs/cluster.md; every one "
+              "need them (`kproto cluster`'s controllers answer Vote, BeginQuorumEpoch, EndQuorumEpoch, "
+              "Fetch of `__cluster_metadata`, BrokerRegistration, BrokerHeartbeat and AlterPartition on "
+              "their own listener, docs/cluster.md; every one "
               "decodes: `kproto decode`, captures): "
               + ", ".join(inner) + ".", ""]
     return "\n".join(lines)

@@ -120,8 +120,8 @@ class Broker:
         self.server = BrokerServer(self.handle, limits=Limits.from_config(self.config),
                                    on_connect=self.security.on_connect, faults=self.faults,
                                    connection_throttle=lambda host: self.quotas.connections.record(host, now_ms()))
-        # A node of a cluster (process.roles set): its controller, if it is the static quorum's
-        # one, and its ReplicaManager; both None for the standalone node (docs/cluster.md).
+        # A node of a cluster (process.roles set): its controller, if it is a voter of the
+        # KRaft quorum, and its ReplicaManager; both None for the standalone node (docs/cluster.md).
         self.cluster_settings = cluster_settings(self.config.values)
         self.controller: Controller | None = None
         self.cluster: ReplicaManager | None = None
@@ -130,8 +130,9 @@ class Broker:
 
     async def start(self) -> tuple[str, int]:
         settings = self.cluster_settings
-        if settings is not None and "controller" in settings.roles and settings.node_id == settings.controller_id:
-            self.controller = Controller(self.logs.data_dir, self.config, self.cluster_id)
+        if settings is not None and "controller" in settings.roles:
+            self.controller = Controller(self.logs.data_dir, self.config, self.cluster_id, node_id=settings.node_id,
+                                         voters=settings.voters)
             bound = await self.controller.start(*settings.voters[settings.node_id])
             voters = dict(settings.voters)
             voters[settings.node_id] = bound        # port 0 in the voters: the port it bound

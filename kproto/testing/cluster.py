@@ -6,13 +6,15 @@
         c.kill(c.leader("t", 0))          # SIGKILL, as a crash
         c.wait_for_leader("t", 0, not_in={old})
 
-Node 1 is the controller (kproto's static quorum of one, ``process.roles=
-broker,controller``) and a broker; nodes 2..N are brokers. The controller binds
-port 0 at its first start and the other nodes are given the port it bound (read
-from its log), so there is no free-port race; every node binds its own
-listener's port again on a restart, as ``Broker.restart`` does. Killing the
-controller stops failover until it is started again (no Raft yet:
-docs/cluster.md).
+Nodes 1..``controllers`` are the KRaft quorum's voters and brokers
+(``process.roles=broker,controller``); the others are brokers. A single
+controller binds port 0 at its first start and the other nodes are given the
+port it bound (read from its log), so there is no free-port race; a quorum of
+several voters needs every voter's address before any starts, so their
+controller ports are picked free up front (loopback) and kept across restarts.
+Every node binds its own listener's port again on a restart, as
+``Broker.restart`` does. With 3 voters, killing the active controller elects
+another (``controller()``, ``wait_for_controller``).
 
 The ``wait_for_*`` helpers poll Metadata until the cluster shows what they
 wait for: a test waits on the event itself, the timeout is only a safety net.
@@ -23,8 +25,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, TypeVar
 
@@ -51,51 +55,67 @@ _CONTROLLER = re.compile(r"controller listening on (\S+):(\d+)")
 class Cluster:
     """``brokers`` nodes, ids 1..N, each with its own data dir under ``data_dir``."""
 
-    def __init__(self, brokers: int = 3, *, data_dir: str | Path | None = None,
+    def __init__(self, brokers: int = 3, *, controllers: int = 1, data_dir: str | Path | None = None,
                  config: Mapping[str, object] | None = None, log_level: str = "info",
                  start_timeout: float = 60.0) -> None:
         if brokers < 1:
             raise ValueError("a cluster has at least one broker")
+        if not 1 <= controllers <= brokers:
+            raise ValueError(f"controllers must be between 1 and the number of brokers ({brokers})")
+        self.controllers = controllers
         self._tmp = None if data_dir is not None else tempfile.TemporaryDirectory(prefix="kproto-cluster-")
         self.data_dir = Path(data_dir if data_dir is not None else self._tmp.name)
         self.cluster_id = _cluster_id(self.data_dir)
         self.config = {**CLUSTER_DEFAULTS, **{k: str(v) for k, v in (config or {}).items()},
                        "cluster.id": self.cluster_id}
         self.controller_address: tuple[str, int] | None = None
+        self.voter_addresses: dict[int, tuple[str, int]] = (
+            {i: ("127.0.0.1", _free_port()) for i in range(1, controllers + 1)} if controllers > 1 else {})
         self.nodes: dict[int, Broker] = {
             i: Broker(self.data_dir / f"node-{i}", self._node_config(i), log_level=log_level,
                       start_timeout=start_timeout, control=False)
             for i in range(1, brokers + 1)}
 
     def _node_config(self, node: int) -> dict[str, str]:
-        host, port = self.controller_address or ("127.0.0.1", 0)
+        voters = self.voter_addresses or {CONTROLLER_ID: self.controller_address or ("127.0.0.1", 0)}
         return {**self.config, "node.id": str(node),
-                "process.roles": "broker,controller" if node == CONTROLLER_ID else "broker",
-                "controller.quorum.voters": f"{CONTROLLER_ID}@{host}:{port}",
+                "process.roles": "broker,controller" if node in voters else "broker",
+                "controller.quorum.voters": ",".join(f"{i}@{h}:{p}" for i, (h, p) in sorted(voters.items())),
                 "controller.listener.names": "CONTROLLER"}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self, node: int | None = None) -> "Cluster":
-        """Start one node, or (None) every node not running, the controller first."""
-        for i in ([node] if node is not None else sorted(self.nodes)):
-            b = self.nodes[i]
-            if b.running:
-                continue
-            b.config = {k: str(v) for k, v in self._node_config(i).items()}
-            since = b.log_size()
-            b.start()
-            if i == CONTROLLER_ID and self.controller_address is None:
-                m = _CONTROLLER.search(b.log_text(since))
-                if m is None:
-                    raise BrokerStartError(f"node {i} did not log its controller address")
-                self.controller_address = (m.group(1), int(m.group(2)))
+        """Start one node, or (None) every node not running, the controllers first (several
+        voters at once: a node is ready once unfenced, which needs a quorum)."""
+        wanted = [node] if node is not None else sorted(self.nodes)
+        if node is None and self.voter_addresses:
+            voters = [i for i in wanted if i in self.voter_addresses]
+            with ThreadPoolExecutor(len(voters)) as pool:
+                for f in [pool.submit(self._start_one, i) for i in voters]:
+                    f.result()
+            wanted = [i for i in wanted if i not in voters]
+        for i in wanted:
+            self._start_one(i)
         return self
+
+    def _start_one(self, i: int) -> None:
+        b = self.nodes[i]
+        if b.running:
+            return
+        b.config = {k: str(v) for k, v in self._node_config(i).items()}
+        since = b.log_size()
+        b.start()
+        if i == CONTROLLER_ID and self.controller_address is None and not self.voter_addresses:
+            m = _CONTROLLER.search(b.log_text(since))
+            if m is None:
+                raise BrokerStartError(f"node {i} did not log its controller address")
+            self.controller_address = (m.group(1), int(m.group(2)))
 
     def stop(self, node: int | None = None, timeout: float = 30.0) -> None:
         """SIGTERM (controlled shutdown: leaderships move first); None: every node,
-        the controller last so the others can hand their leaderships over."""
-        for i in ([node] if node is not None else sorted(self.nodes, key=lambda i: i == CONTROLLER_ID)):
+        the controllers last so the others can hand their leaderships over."""
+        for i in ([node] if node is not None else sorted(self.nodes, key=lambda i: i <= self.controllers)):
             self.nodes[i].stop(timeout)
 
     def kill(self, node: int) -> None:
@@ -172,6 +192,16 @@ class Cluster:
                 raise TimeoutError(f"the cluster did not show {what} within {timeout:g}s (last metadata: {last})")
             time.sleep(0.1)
 
+    def controller(self) -> int:
+        """The active controller (the quorum's leader) as Metadata says now (-1: none known)."""
+        return self.metadata().controller_id
+
+    def wait_for_controller(self, *, not_in: Iterable[int] = (), timeout: float = 60.0) -> int:
+        """Wait until a running node names an active controller outside ``not_in``; -> it."""
+        banned = set(not_in)
+        return self.wait_for(lambda md: md.controller_id if md.controller_id >= 0 and md.controller_id not in banned
+                             else None, f"an active controller outside {sorted(banned)}", timeout)
+
     def partition(self, topic: str, partition: int, md=None):
         md = md or self.metadata([topic])
         t = md.topics.get(topic)
@@ -195,6 +225,14 @@ class Cluster:
         want = set(isr)
         return self.wait_for(lambda md: (lambda p: p.isr if p is not None and set(p.isr) == want else None)(
             self.partition(topic, partition, md)), f"ISR {sorted(want)} for {topic}-{partition}", timeout)
+
+
+def _free_port() -> int:
+    """A loopback port free now, for a voter's controller listener (a quorum of several
+    voters must know each address before the first starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _cluster_id(data_dir: Path) -> str:

@@ -25,7 +25,8 @@ Loaded through the ``pytest11`` entry point once kproto is installed. Fixtures:
     ``@pytest.mark.kafka_cluster(brokers=5, config={"min.insync.replicas": 2})``):
     ``.bootstrap_servers``, ``.kill(node)`` (SIGKILL), ``.stop(node)``, ``.start(node)``,
     ``.pause(node)``/``.resume(node)``, ``.leader(topic, partition)``, ``.wait_for_leader``,
-    ``.wait_for_isr``. Node 1 is its static controller (docs/cluster.md).
+    ``.wait_for_isr``, ``.controller()``, ``.wait_for_controller``. Nodes 1..``controllers``
+    (default 1) are the KRaft quorum's voters (docs/cluster.md).
 
 Broker settings: ``--kproto-broker-config KEY=VALUE`` (repeatable) and the ini
 line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``;
@@ -84,7 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "kafka_topic(partitions=1, config=None, name=None): the topic kafka_topic creates")
     config.addinivalue_line(
-        "markers", "kafka_cluster(brokers=3, config=None): the cluster kafka_cluster starts")
+        "markers", "kafka_cluster(brokers=3, config=None, controllers=1): the cluster kafka_cluster starts")
 
 
 #: The fixtures that start ``kproto serve`` children (kafka_broker and kafka_topic through the first).
@@ -187,13 +188,13 @@ def kafka_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     """A replicating cluster of its own (``kproto.testing.Cluster``), stopped when the test ends."""
     marker = request.node.get_closest_marker("kafka_cluster")
     spec = {} if marker is None else {**dict(zip(("brokers", "config"), marker.args)), **marker.kwargs}
-    unknown = set(spec) - {"brokers", "config"}
+    unknown = set(spec) - {"brokers", "config", "controllers"}
     if unknown:
-        pytest.fail(f"kafka_cluster: unknown parameter(s) {', '.join(sorted(unknown))}; takes brokers, config",
-                    pytrace=False)
+        pytest.fail(f"kafka_cluster: unknown parameter(s) {', '.join(sorted(unknown))}; takes brokers, "
+                    "controllers, config", pytrace=False)
     settings = {**broker_config(request.config), **{k: _setting(v) for k, v in (spec.get("config") or {}).items()}}
-    cluster = Cluster(int(spec.get("brokers", 3)), data_dir=tmp_path_factory.mktemp("kproto-cluster"),
-                      config=settings)
+    cluster = Cluster(int(spec.get("brokers", 3)), controllers=int(spec.get("controllers", 1)),
+                      data_dir=tmp_path_factory.mktemp("kproto-cluster"), config=settings)
     for node in cluster.nodes.values():
         _note_use(request, node)
     with cluster:

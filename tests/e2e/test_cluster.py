@@ -2,8 +2,9 @@
 (issue 27, docs/cluster.md): replication, acks=all, failover, rejoining the ISR.
 
 Every wait is on the event itself (Metadata showing a leader or an ISR, a number of
-acknowledged records); timeouts are only safety nets. Node 1 is the static
-controller and is never killed here: failover needs it (no Raft yet).
+acknowledged records); timeouts are only safety nets. Node 1 is the quorum's one
+voter here and is never killed: a quorum of one has no other controller to fail
+over to (tests/e2e/test_cluster_raft.py kills the active one of three).
 """
 
 from __future__ import annotations

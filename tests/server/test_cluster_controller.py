@@ -13,6 +13,7 @@ from kproto import protocol
 from kproto.errors import ErrorCode
 from kproto.schemas import protocol as P
 from kproto.server.cluster import image as I
+from kproto.server.cluster import raft as R
 from kproto.server.cluster.controller import METADATA_LOG_DIR, Controller
 from kproto.server.cluster.election import PartitionRegistration
 from kproto.server.config import BrokerConfig
@@ -21,8 +22,12 @@ CLUSTER_ID = "q1Sh-9_ISia_zwGINzRvyQ"
 
 
 def controller(tmp_path, **props) -> Controller:
-    return Controller(tmp_path, BrokerConfig.from_props({k.replace("_", "."): str(v) for k, v in props.items()}),
-                      CLUSTER_ID)
+    """A quorum of one voter, active once its first poll elected it."""
+    ctrl = Controller(tmp_path, BrokerConfig.from_props({k.replace("_", "."): str(v) for k, v in props.items()}),
+                      CLUSTER_ID, node_id=1, voters={1: ("127.0.0.1", 0)})
+    ctrl.quorum.poll()
+    assert ctrl.active
+    return ctrl
 
 
 def call(ctrl: Controller, api, version: int, body: dict):
@@ -77,18 +82,19 @@ def test_registration_epoch_is_the_record_offset_and_unfencing_waits_for_metadat
     ctrl = controller(tmp_path)
     r1 = register(ctrl, 1)
     r2 = register(ctrl, 2)
-    assert (r1.error_code, r1.broker_epoch, r2.broker_epoch) == (0, 0, 1)
+    # offset 0 is the LeaderChange control record of the quorum's first epoch
+    assert (r1.error_code, r1.broker_epoch, r2.broker_epoch) == (0, 1, 2)
     # BrokerHeartbeatManager: unfenced once the broker read the log up to its registration
-    behind = heartbeat(ctrl, 2, 1, 0)
+    behind = heartbeat(ctrl, 2, 2, 1)
     assert (behind.error_code, behind.is_caught_up, behind.is_fenced) == (0, False, True)
-    caught_up = heartbeat(ctrl, 2, 1, 1)
+    caught_up = heartbeat(ctrl, 2, 2, 2)
     assert (caught_up.is_caught_up, caught_up.is_fenced) == (True, False)
-    assert heartbeat(ctrl, 2, 0, 5).error_code == ErrorCode.STALE_BROKER_EPOCH
+    assert heartbeat(ctrl, 2, 1, 5).error_code == ErrorCode.STALE_BROKER_EPOCH
     assert heartbeat(ctrl, 9, 0, 5).error_code == ErrorCode.BROKER_ID_NOT_REGISTERED
     log = records(ctrl)
-    assert [(o, t) for o, t, _ in log] == [(0, I.REGISTER_BROKER), (1, I.REGISTER_BROKER), (2, I.UNFENCE_BROKER)]
+    assert [(o, t) for o, t, _ in log] == [(1, I.REGISTER_BROKER), (2, I.REGISTER_BROKER), (3, I.UNFENCE_BROKER)]
     assert log[1][2]["end_points"][0]["port"] == 9094 and log[1][2]["fenced"] is True
-    assert log[2][2] == {"id": 2, "epoch": 1}
+    assert log[2][2] == {"id": 2, "epoch": 2}
     assert ctrl.image.alive() == {2}
 
 
@@ -209,8 +215,11 @@ def test_a_restarted_controller_replays_its_log(tmp_path):
     image = ctrl.image
     ctrl.log.close()
     again = controller(tmp_path)
+    # the voter restarted resigned (its quorum-state names it leader of epoch 1) and was
+    # elected again in epoch 2: one more LeaderChange record, the same image
+    assert (again.quorum.node.epoch, again.quorum.node.election) == (2, R.ElectionState(2, 1, -1))
     assert (again.image.brokers, again.image.topics, again.image.end_offset) == \
-        (image.brokers, image.topics, image.end_offset)
+        (image.brokers, image.topics, image.end_offset + 1)
     assert set(again.sessions) == {1, 2, 3}
 
 
@@ -399,3 +408,20 @@ def test_scram_credentials_are_user_scram_credential_records(tmp_path):
     assert alter_scram(ctrl, deletions=[("alice", 1)]) == [("alice", 0)]
     assert records(ctrl)[-1][1:] == (I.REMOVE_USER_SCRAM_CREDENTIAL, {"name": "alice", "mechanism": 1})
     assert ctrl.image.scram == {}
+
+
+def test_a_voter_that_is_not_active_answers_not_controller(tmp_path):
+    """ControllerApis on a voter that does not lead: NOT_CONTROLLER in each API's error
+    response, which the broker's QuorumRoute takes as "ask the next voter"."""
+    from kproto.server.cluster.channel import not_controller
+    ctrl = Controller(tmp_path, BrokerConfig.from_props({}), CLUSTER_ID, node_id=2,
+                      voters={1: ("127.0.0.1", 1), 2: ("127.0.0.1", 2), 3: ("127.0.0.1", 3)})
+    assert not ctrl.active
+    answers = [register(ctrl, 1), heartbeat(ctrl, 1, 0, 0), create(ctrl, "t", 1, 1),
+               call(ctrl, P.describe_quorum, 2, {"topics": [{"topic_name": "__cluster_metadata",
+                                                            "partitions": [{"partition_index": 0}]}]})]
+    assert [not_controller(a) for a in answers] == [True] * 4
+    assert answers[0].error_code == answers[2].error_code == ErrorCode.NOT_CONTROLLER
+    assert alter(ctrl, 1, 0, [1]) == (ErrorCode.NOT_CONTROLLER, None)
+    assert records(ctrl) == []
+    assert not not_controller(heartbeat(controller(tmp_path / "active"), 1, 0, 0))

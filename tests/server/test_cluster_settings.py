@@ -19,11 +19,11 @@ def test_a_node_without_process_roles_is_standalone():
     assert BrokerConfig.from_props()["replica.lag.time.max.ms"] == 30000
 
 
-def test_voters_and_the_static_controller():
+def test_voters():
     s = settings(process_roles="broker,controller", node_id="2",
                  controller_quorum_voters="3@127.0.0.1:9095, 1@127.0.0.1:9093,2@[::1]:9094",
                  controller_listener_names="CONTROLLER", replica_lag_time_max_ms="500")
-    assert s.roles == {"broker", "controller"} and s.node_id == 2 and s.controller_id == 1
+    assert s.roles == {"broker", "controller"} and s.node_id == 2
     assert s.voters == {3: ("127.0.0.1", 9095), 1: ("127.0.0.1", 9093), 2: ("::1", 9094)}
     assert s.controller_listener_names == ("CONTROLLER",) and s.replica_lag_time_max_ms == 500
     assert s.inter_broker_listener_name is None
@@ -56,16 +56,12 @@ def test_parse_voters_skips_empty_items():
 
 
 @pytest.mark.parametrize("configs, text", [
-    (["process.roles=broker,controller", "node.id=1", "controller.quorum.voters=1@127.0.0.1:9093,2@127.0.0.1:9094",
-      "controller.listener.names=C"],
-     "controller.quorum.voters names 2 voters: kproto serves one static controller (no Raft quorum yet, "
-     "docs/cluster.md)"),
     (["process.roles=controller", "node.id=1", "controller.quorum.voters=1@127.0.0.1:9093",
       "controller.listener.names=C"],
      "process.roles=controller: a controller-only node is not served yet; use process.roles=broker,controller "
      "(docs/cluster.md)"),
     (["process.roles=broker", "node.id=1", "controller.quorum.voters=1@127.0.0.1:9093"],
-     "node.id 1 is the voter of controller.quorum.voters: its process.roles must be broker,controller"),
+     "node.id 1 is a voter of controller.quorum.voters: its process.roles must be broker,controller"),
     (["process.roles=broker", "node.id=2", "controller.quorum.voters=1@127.0.0.1:9093",
       "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL"],
      "listener.security.protocol.map: brokers of a kproto cluster talk PLAINTEXT to each other and the "

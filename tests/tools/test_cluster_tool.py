@@ -53,3 +53,11 @@ def test_kproto_cluster_prints_nodes_and_ctrl_c_stops_them_all(tmp_path, kafka_r
         except ProcessLookupError:
             alive = False
         assert not alive, pid
+
+
+def test_more_controllers_than_brokers_is_one_line(tmp_path):
+    result = CliRunner().invoke(cli, ["cluster", "--brokers", "2", "--controllers", "3", "--data-dir",
+                                      str(tmp_path / "c")])
+    assert result.exit_code == 1
+    assert result.output == "kproto: error: --controllers 3 is more than --brokers 2: every controller is also a broker\n"
+    assert not (tmp_path / "c").exists()

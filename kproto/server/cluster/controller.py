@@ -1,16 +1,21 @@
-"""The controller: kproto's static quorum of one (the lowest voter of
-``controller.quorum.voters``; no Raft yet), on its own listener as Kafka's
-ControllerApis is.
+"""The controller: a voter of ``controller.quorum.voters``, on its own listener as
+Kafka's ControllerApis is; the KRaft quorum's leader is the active controller.
 
 Theory of operation (Kafka's QuorumController, ClusterControlManager,
 ReplicationControlManager, BrokerHeartbeatManager):
 
-* Every decision is written first as ``__cluster_metadata`` records, one batch
-  per decision, to the controller's log (``<data dir>/__cluster_metadata-0``),
-  then applied to its ``MetadataImage``; a restarted controller replays the log.
-  Brokers fetch that log (Fetch on ``__cluster_metadata`` with their id as
-  ``replica_id``, as KRaft brokers fetch from the quorum) and apply the same
-  records, so their image is the controller's, a little later.
+* The voters replicate ``<data dir>/__cluster_metadata-0`` by Raft (quorum.py,
+  raft.py). The one that leads, once its epoch's LeaderChange record is
+  committed, replays the whole log into its ``MetadataImage`` and becomes the
+  active controller (QuorumController's QuorumMetaLogListener.handleLeaderChange
+  after catching up); the others answer any other request NOT_CONTROLLER (the
+  broker asks the leader it learns next).
+* Every decision is one batch of ``__cluster_metadata`` records proposed to the
+  quorum (``write``), applied to the active controller's image at once (as
+  QuorumController replays on append) and answered once committed (the high
+  watermark passed it). Brokers fetch that log from the quorum's leader (Fetch
+  with their id as ``replica_id``) and apply committed records only, so their
+  image is the controller's, a little later.
 * **BrokerRegistration** writes a fenced RegisterBrokerRecord; the broker epoch
   is that record's offset (ClusterControlManager.registerBroker). Another
   incarnation of a broker whose session is alive is DUPLICATE_BROKER_REGISTRATION
@@ -39,10 +44,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kproto import protocol
-from kproto.common import now_ms, validate_topic_name
+from kproto.common import CLUSTER_METADATA_TOPIC_NAME, now_ms, validate_topic_name
 from kproto.errors import DecodeError, ErrorCode, KafkaError
-from kproto.log import UnifiedLog
-from kproto.log.validator import AppendOrigin
 from kproto.schemas import protocol as P
 from kproto.security.scram import BY_TYPE, ScramCredential
 from kproto.server import quotas
@@ -51,34 +54,40 @@ from kproto.server.handlers import quotas as quota_handlers, scram as scram_hand
 from kproto.server.cluster.producer_ids import BLOCK_SIZE as PRODUCER_ID_BLOCK_SIZE
 from kproto.server.cluster import image as I
 from kproto.server.cluster import operations
+from kproto.server.cluster.quorum import Quorum
 from kproto.server.cluster.election import (
     PartitionRegistration, assign_replicas, complete_reassignment, elect_leader, fence_broker, unfence_broker,
 )
+from kproto.server.fault_hook import error_response
 from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, Limits
 from kproto.topic_config import LogConfig
 
 log = logging.getLogger("kproto.server.controller")
 
 METADATA_LOG_DIR = "__cluster_metadata-0"
-#: The controller's epoch in the batches it writes (a single, static leader).
-CONTROLLER_EPOCH = 1
+#: The quorum's requests, answered by every voter whether it leads or not.
+QUORUM_APIS = (P.vote.API.key, P.begin_quorum_epoch.API.key, P.end_quorum_epoch.API.key, P.fetch.API.key)
+
+
+async def _refused(body: Any) -> None:
+    raise AssertionError("every controller API has an error_code to answer NOT_CONTROLLER in")
 
 
 class Controller:
-    """The static controller: its metadata log, image, broker sessions and listener."""
+    """A voter: its seat in the quorum; when active, the image, broker sessions and decisions."""
 
-    def __init__(self, data_dir: str | Path, config: Any, cluster_id: str) -> None:
+    def __init__(self, data_dir: str | Path, config: Any, cluster_id: str, *, node_id: int,
+                 voters: dict[int, tuple[str, int]]) -> None:
         self.config = config
         self.cluster_id = cluster_id
         self.session_timeout_ms = config["broker.session.timeout.ms"]
-        self.log = UnifiedLog.open(Path(data_dir) / METADATA_LOG_DIR)
+        self.quorum = Quorum(Path(data_dir), node_id, voters)
+        self.quorum.on_step = self._follow_quorum
+        self.log = self.quorum.log.log
         self.image = I.MetadataImage()
-        for offset, record_type, r in I.iter_records(self._read_all()):
-            self.image.apply(record_type, r, offset)
-        now = now_ms()
-        # a controller (re)starting gives every registered broker a fresh session
-        self.sessions: dict[int, int] = {b: now + self.session_timeout_ms for b in self.image.brokers}
-        self._appended: asyncio.Future | None = None
+        self.active = False
+        self.sessions: dict[int, int] = {}
+        self._written = -1          # the last offset a request's decision wrote
         self._tasks: list[asyncio.Task] = []
         self.server = BrokerServer(self.handle, limits=Limits.from_config(config))
         self.handlers: dict[int, tuple[tuple[int, int], Callable]] = {
@@ -88,7 +97,6 @@ class Controller:
             P.create_topics.API.key: (P.create_topics.API.served, self.create_topics),
             P.delete_topics.API.key: ((6, P.delete_topics.API.served[1]), self.delete_topics),
             P.create_partitions.API.key: ((3, 3), self.create_partitions),
-            P.fetch.API.key: ((4, 12), self.fetch),
             P.alter_configs.API.key: (P.alter_configs.API.served, self.alter_configs),
             P.incremental_alter_configs.API.key: (P.incremental_alter_configs.API.served,
                                                   self.incremental_alter_configs),
@@ -98,7 +106,10 @@ class Controller:
             P.alter_client_quotas.API.key: (P.alter_client_quotas.API.served, self.alter_client_quotas),
             P.alter_user_scram_credentials.API.key: (P.alter_user_scram_credentials.API.served,
                                                      self.alter_user_scram_credentials),
+            P.describe_quorum.API.key: (P.describe_quorum.API.served, self.describe_quorum),
         }
+        self.quorum_versions = {P.vote.API.key: (0, 0), P.begin_quorum_epoch.API.key: (0, 0),
+                                P.end_quorum_epoch.API.key: (0, 0), P.fetch.API.key: (4, 12)}
         operations.install(self)    # ElectLeaders, reassignments
 
     def _read_all(self) -> bytes:
@@ -109,44 +120,57 @@ class Controller:
                 break
             data = found.read()
             out += data
-            offset = list(I.iter_records(data))[-1][0] + 1
+            offset = I.batches_below(data, self.log.log_end_offset)[1]
         return bytes(out)
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
         bound = await self.server.start(host, port)
+        self.quorum.addresses[self.quorum.node_id] = bound
+        self.quorum.start()
         self._tasks.append(asyncio.create_task(self._expire_sessions()))
         self._tasks.append(asyncio.create_task(operations.run_balancer(self)))
-        log.info("controller listening on %s:%d, metadata log at offset %d", *bound, self.image.end_offset)
+        log.info("controller listening on %s:%d, metadata log at offset %d", *bound, self.log.log_end_offset)
         return bound
 
     async def close(self) -> None:
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.quorum.resign()
         await self.server.close()
-        self.log.close()
+        await self.quorum.close()
 
-    # -- the log -----------------------------------------------------------------------------
+    # -- the quorum --------------------------------------------------------------------------
+
+    def _follow_quorum(self) -> None:
+        """After every Raft step: the leader whose epoch start is committed becomes active
+        (replaying the log: every record in it is committed now); one that lost the lead stops."""
+        node = self.quorum.node
+        if node.is_leader and not self.active and node.high_watermark > node.state.epoch_start_offset:
+            self.image = I.MetadataImage()
+            for offset, record_type, r in I.iter_records(self._read_all()):
+                self.image.apply(record_type, r, offset)
+            self.image.end_offset = max(self.image.end_offset, self.log.log_end_offset)
+            now = now_ms()
+            # a controller taking over gives every registered broker a fresh session
+            self.sessions = {b: now + self.session_timeout_ms for b in self.image.brokers}
+            self.active = True
+            log.info("active controller at epoch %d, metadata log at offset %d", node.epoch, self.log.log_end_offset)
+        elif self.active and not node.is_leader:
+            self.active = False
+            log.info("no longer the active controller (epoch %d, leader %d)", node.epoch, node.leader_id)
 
     def write(self, records: list[tuple[int, dict]]) -> int:
-        """Append one decision and apply it; -> the offset of its first record."""
+        """Propose one decision and apply it; -> the offset of its first record (answered
+        once committed: ``handle`` waits)."""
         if not records:
             return self.image.end_offset
-        info = self.log.append(I.records_batch(records, leader_epoch=CONTROLLER_EPOCH),
-                               origin=AppendOrigin.COORDINATOR)
-        self.log.flush()
-        self.log.update_high_watermark(self.log.log_end_offset)
-        for offset, record_type, r in I.iter_records(self.log.read(info.first_offset, 1 << 30).read()):
+        first = self.quorum.propose(I.records_batch(records, leader_epoch=self.quorum.node.epoch))
+        for offset, record_type, r in I.iter_records(self.log.read(first, 1 << 30).read()):
             self.image.apply(record_type, r, offset)
-        if self._appended is not None and not self._appended.done():
-            self._appended.set_result(None)
-        self._appended = None
-        return info.first_offset
-
-    def _wait_for_append(self) -> asyncio.Future:
-        if self._appended is None:
-            self._appended = asyncio.get_running_loop().create_future()
-        return self._appended
+        self.image.end_offset = self.log.log_end_offset
+        self._written = self.log.log_end_offset - 1
+        return first
 
     def _change(self, topic: str, partition: int, new: PartitionRegistration) -> list[tuple[int, dict]]:
         t = self.image.topics[topic]
@@ -192,7 +216,8 @@ class Controller:
     async def _expire_sessions(self) -> None:
         while True:
             await asyncio.sleep(max(self.session_timeout_ms / 8, 50) / 1000)
-            self.fence_stale(now_ms())
+            if self.active:
+                self.fence_stale(now_ms())
 
     # -- dispatch (ControllerApis) --------------------------------------------------------------
 
@@ -203,13 +228,26 @@ class Controller:
             raise CloseConnection(f"unreadable request header: {e}") from None
         key, version = header.request_api_key, header.request_api_version
         entry = self.handlers.get(key)
-        if entry is None or not entry[0][0] <= version <= entry[0][1]:
+        versions = self.quorum_versions.get(key) or (entry[0] if entry else None)
+        if versions is None or not versions[0] <= version <= versions[1]:
             raise CloseConnection(f"the controller does not answer API key {key} v{version}")
         try:
             body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
         except DecodeError as e:
             raise CloseConnection(f"malformed request: {e}") from None
-        response = await entry[1](body, version)
+        if key not in QUORUM_APIS and not self.active:
+            # ControllerApis on a controller that is not active: NOT_CONTROLLER (NotControllerException
+            # as the API's error response); the broker asks the quorum's leader next
+            response = await error_response(key, version, body, None, ErrorCode.NOT_CONTROLLER, _refused)
+        elif key in QUORUM_APIS:
+            response = await self.quorum.handle(key, body)
+        else:
+            before = self._written
+            response = await entry[1](body, version)
+            # the decision is answered once the quorum committed it (QuorumController's
+            # ControllerWriteEvent completes at the high watermark)
+            if self._written > before and not await self.quorum.wait_committed(self._written, 30):
+                raise CloseConnection(f"the decision at offset {self._written} was not committed")
         return [protocol.encode_response(key, version, header.correlation_id, response)]
 
     async def broker_registration(self, body: Any, version: int) -> dict:
@@ -466,27 +504,21 @@ class Controller:
         out.update(producer_id_start=start, producer_id_len=PRODUCER_ID_BLOCK_SIZE)
         return out
 
-    async def fetch(self, body: Any, version: int) -> dict:
-        """Brokers fetching ``__cluster_metadata`` (KafkaRaftClient.handleFetchRequest,
-        without the Raft epochs): records from ``fetch_offset``, long-polled."""
-        t = body.topics[0]
-        p = t.partitions[0]
-        deadline = now_ms() + max(body.max_wait_ms, 0)
-        while True:
-            out = {"partition_index": 0, "error_code": 0, "high_watermark": self.log.log_end_offset,
-                   "last_stable_offset": self.log.log_end_offset, "log_start_offset": self.log.log_start_offset,
-                   "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
-            if p.fetch_offset > self.log.log_end_offset:
-                out["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
-                break
-            found = self.log.read(p.fetch_offset, p.partition_max_bytes)
-            wait = deadline - now_ms()
-            if found.length or wait <= 0:
-                out["records"] = found.read() if found.length else b""
-                break
-            try:
-                await asyncio.wait_for(asyncio.shield(self._wait_for_append()), wait / 1000)
-            except asyncio.TimeoutError:
-                pass
-        return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0,
-                "responses": [{"topic": t.topic, "partitions": [out]}]}
+    async def describe_quorum(self, body: Any, version: int) -> dict:
+        """ControllerApis.handleDescribeQuorum: the quorum's leader answers for
+        ``__cluster_metadata-0``; nodes are the voters' controller listeners."""
+        topics = []
+        for t in body.topics:
+            parts = []
+            for p in t.partitions:
+                if t.topic_name == CLUSTER_METADATA_TOPIC_NAME and p.partition_index == 0:
+                    parts.append(self.quorum.describe())
+                else:
+                    parts.append({"partition_index": p.partition_index, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                  "error_message": "This server does not host this topic-partition.", "leader_id": 0,
+                                  "leader_epoch": 0, "high_watermark": 0, "current_voters": [], "observers": []})
+            topics.append({"topic_name": t.topic_name, "partitions": parts})
+        names = self.config.values.get("controller.listener.names") or "CONTROLLER"
+        nodes = [{"node_id": v, "listeners": [{"name": str(names).split(",")[0].strip(), "host": h, "port": port}]}
+                 for v, (h, port) in sorted(self.quorum.addresses.items())]
+        return {"error_code": 0, "error_message": None, "topics": topics, "nodes": nodes}

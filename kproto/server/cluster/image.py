@@ -9,6 +9,7 @@ change, MetadataRecordSerde values, no keys); ``iter_records`` reads them back.
 
 from __future__ import annotations
 
+import struct
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
@@ -234,3 +235,21 @@ def iter_records(data: bytes) -> Iterator[tuple[int, int, Any]]:
 
 __all__ += ["change_record", "partition_record", "acl_record", "NO_LEADER", "PRODUCER_IDS", "CLIENT_QUOTA", "USER_SCRAM_CREDENTIAL", "REMOVE_USER_SCRAM_CREDENTIAL", "quota_records", "ACCESS_CONTROL_ENTRY",
             "REMOVE_ACCESS_CONTROL_ENTRY"]
+
+
+def batches_below(data: bytes, end: int) -> tuple[bytes, int | None, int]:
+    """The whole batches of ``data`` whose last offset is below ``end`` (what a broker may
+    apply: committed records only), the offset after them (None: none) and the leader
+    epoch of the last (-1: none). RecordBatch v2 header: base offset, length, leader epoch,
+    magic, crc, attributes, last offset delta."""
+    pos, after, epoch = 0, None, -1
+    while pos + 27 <= len(data):
+        base, length, leader_epoch = struct.unpack_from(">qii", data, pos)
+        last = base + struct.unpack_from(">i", data, pos + 23)[0]
+        if pos + 12 + length > len(data) or last >= end:
+            break
+        pos, after, epoch = pos + 12 + length, last + 1, leader_epoch
+    return data[:pos], after, epoch
+
+
+__all__ += ["batches_below"]

@@ -69,7 +69,8 @@ async def run_balancer(controller: Any) -> None:
     interval = max(cfg["leader.imbalance.check.interval.seconds"], 1)
     while True:
         await asyncio.sleep(interval)
-        balance_partition_leaders(controller)
+        if controller.active:       # the quorum leader whose epoch start is committed
+            balance_partition_leaders(controller)
 
 
 # -- ElectLeaders -------------------------------------------------------------------------------

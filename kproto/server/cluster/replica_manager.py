@@ -9,7 +9,8 @@ Theory of operation:
   with how far it has read the metadata log; the controller unfences it once it
   read up to its registration. A clean stop asks for a controlled shutdown
   (``want_shut_down``): the controller moves its leaderships away first.
-* **Metadata**: a task fetches ``__cluster_metadata`` from the controller and
+* **Metadata**: a task fetches ``__cluster_metadata`` from the quorum's leader
+  (a broker on a voter's node reads its own voter's log) and
   applies each record to the broker's ``MetadataImage``; each partition whose
   registration changed and that lists this broker is applied as
   ReplicaManager.applyDelta does: the leader here becomes leader (a new epoch
@@ -48,7 +49,7 @@ from kproto.schemas import protocol as P
 from kproto.security.scram import BY_TYPE
 from kproto.server import quotas
 from kproto.server.cluster import image as I
-from kproto.server.cluster.channel import Channel
+from kproto.server.cluster.channel import Channel, QuorumRoute
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 from kproto.server.cluster.producer_ids import ProducerIdBlocks
 from kproto.server.cluster.replica import (
@@ -128,9 +129,9 @@ class ReplicaManager:
         self.node_id = settings.node_id
         cfg = broker.config
         self.cfg = cfg
-        host, port = settings.voters[settings.controller_id]
-        self.controller = Channel(host, port, f"broker-{self.node_id}-to-controller")
-        self.metadata_channel = Channel(host, port, f"broker-{self.node_id}-metadata")
+        # the active controller is the quorum's leader, learned from the metadata fetches
+        self.controller = QuorumRoute(settings.voters, f"broker-{self.node_id}")
+        self._metadata_epoch = -1       # the leader epoch of the last applied metadata batch
         self.image = I.MetadataImage()
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.fetchers: dict[int, Fetcher] = {}
@@ -153,7 +154,9 @@ class ReplicaManager:
 
     async def start(self, timeout_s: float = 120.0) -> None:
         """Register, follow the metadata log, heartbeat; return once unfenced."""
-        self._tasks.append(asyncio.create_task(self._follow_metadata()))
+        local = self.broker.controller
+        self._tasks.append(asyncio.create_task(
+            self._follow_metadata() if local is None else self._follow_local_metadata(local.quorum)))
         self._tasks.append(asyncio.create_task(self._heartbeats()))
         self._tasks.append(asyncio.create_task(self._isr_shrinker()))
         self._tasks.append(asyncio.create_task(self._checkpointer()))
@@ -172,7 +175,6 @@ class ReplicaManager:
             f.task.cancel()
         await asyncio.gather(*self._tasks, *(f.task for f in self.fetchers.values()), return_exceptions=True)
         self.controller.close()
-        self.metadata_channel.close()
         for channel in self._brokers.values():
             channel.close()
         for f in self.fetchers.values():
@@ -216,7 +218,7 @@ class ReplicaManager:
         r = await self.controller.request(P.broker_heartbeat.API.key, 0, {
             "broker_id": self.node_id, "broker_epoch": self.broker_epoch,
             "current_metadata_offset": self.image.end_offset - 1, "want_fence": False,
-            "want_shut_down": want_shut_down})
+            "want_shut_down": want_shut_down}, purpose="heartbeat")
         if r.error_code == ErrorCode.NONE:
             self.fenced = r.is_fenced
             if not r.is_fenced:
@@ -239,37 +241,76 @@ class ReplicaManager:
     # -- metadata (BrokerMetadataListener / MetadataLoader) -----------------------------------
 
     async def _follow_metadata(self) -> None:
+        """Fetch ``__cluster_metadata`` as a KRaft observer: from the leader the voters name
+        (current_leader in each answer; NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH and
+        UNKNOWN_LEADER_EPOCH send us to it or to the next voter), applying committed
+        batches only (below the high watermark; MetadataLoader.handleCommit)."""
+        route = self.controller
         while not self.closing:
+            voter = route.target()
             try:
-                r = await self.metadata_channel.request(P.fetch.API.key, FETCH_VERSION,
-                                                        self._metadata_fetch(500, 1 << 24))
+                r = await route.channel(voter, "metadata").request(P.fetch.API.key, FETCH_VERSION, {
+                    "replica_id": self.node_id, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 1 << 24,
+                    "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+                    "topics": [{"topic": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{
+                        "partition": 0, "current_leader_epoch": route.epoch, "fetch_offset": self.image.end_offset,
+                        "last_fetched_epoch": max(self._metadata_epoch, 0),
+                        "log_start_offset": -1, "partition_max_bytes": 1 << 24}]}],
+                    "forgotten_topics_data": [], "rack_id": ""})
             except ConnectionError as e:
-                log.info("metadata fetch: %s", e)
-                await asyncio.sleep(0.2)
+                log.info("metadata fetch from voter %d: %s", voter, e)
+                route.forget(voter)
+                await route.wait_for_change(0.2)
                 continue
-            data = r.responses[0].partitions[0].records
-            if data:
-                try:
-                    self.apply_metadata(bytes(data))
-                except (KafkaError, DecodeError, KeyError) as e:
-                    # a record this image cannot apply: logged, and fetched again after a pause
-                    log.error("metadata at offset %d: %r", self.image.end_offset, e)
-                    await asyncio.sleep(1)
+            p = r.responses[0].partitions[0]
+            leader = getattr(p, "current_leader", None)
+            if leader is not None:
+                route.learn(leader.leader_id, leader.leader_epoch)
+            if p.error_code:
+                if route.leader is None or route.leader == voter:
+                    route.forget(voter)
+                    await route.wait_for_change(0.1)
+                continue
+            await self._apply_committed(bytes(p.records or b""), p.high_watermark)
 
-    def _metadata_fetch(self, max_wait_ms: int, max_bytes: int) -> dict:
-        return {"replica_id": self.node_id, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": max_bytes,
-                "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-                "topics": [{"topic": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{
-                    "partition": 0, "current_leader_epoch": -1, "fetch_offset": self.image.end_offset,
-                    "last_fetched_epoch": -1, "log_start_offset": -1, "partition_max_bytes": max_bytes}]}],
-                "forgotten_topics_data": [], "rack_id": ""}
+    async def _follow_local_metadata(self, quorum: Any) -> None:
+        """A broker on a voter's node reads its own voter's log below its high watermark
+        (Kafka's combined mode: one KafkaRaftClient for both roles) and follows its
+        voter's knowledge of the leader."""
+        while not self.closing:
+            node = quorum.node
+            self.controller.learn(node.leader_id, node.epoch)
+            if self.image.end_offset < node.high_watermark:
+                await self._apply_committed(quorum.log.read(self.image.end_offset), node.high_watermark)
+            else:
+                await quorum.wait_for_change(0.5)
+
+    async def _apply_committed(self, data: bytes, high_watermark: int) -> None:
+        data, after, epoch = I.batches_below(data, high_watermark)
+        if after is None:
+            return
+        try:
+            self.apply_metadata(data)
+            self.image.end_offset = max(self.image.end_offset, after)     # past control batches too
+            self._metadata_epoch = epoch
+        except (KafkaError, DecodeError, KeyError) as e:
+            # a record this image cannot apply: logged, and read again after a pause
+            log.error("metadata at offset %d: %r", self.image.end_offset, e)
+            await asyncio.sleep(1)
+
+    def active_controller(self) -> int:
+        """The quorum's leader as this broker knows it (-1: unknown), for Metadata and
+        DescribeCluster's controller_id."""
+        return -1 if self.controller.leader is None else self.controller.leader
 
     async def catch_up(self, timeout_s: float) -> bool:
-        """Wait until this broker's image holds every record the controller had when asked
-        (a forwarded request's answer then reads its own write here): the controller's log
-        end from a Fetch that does not wait, then the metadata follower reaching it."""
-        r = await self.controller.request(P.fetch.API.key, FETCH_VERSION, self._metadata_fetch(0, 1))
-        end = r.responses[0].partitions[0].high_watermark
+        """Wait until this broker's image holds every record the quorum had committed when
+        asked (a forwarded request's answer then reads its own write here): the high
+        watermark from the active controller's DescribeQuorum, then this broker's metadata
+        reaching it."""
+        r = await self.controller.request(P.describe_quorum.API.key, 0, {"topics": [
+            {"topic_name": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{"partition_index": 0}]}]})
+        end = r.topics[0].partitions[0].high_watermark
         return await self.wait_for_metadata(lambda: self.image.end_offset >= end, timeout_s)
 
     async def forward(self, api_key: int, version: int, body: Any, timeout_s: float = FORWARD_TIMEOUT_S) -> Any:

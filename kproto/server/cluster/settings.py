@@ -6,9 +6,10 @@ for it, so nothing about it changes. With ``process.roles`` the node belongs to
 the cluster ``controller.quorum.voters`` names (``id@host:port`` each, as
 Kafka's QuorumConfig.parseVoterConnections reads them).
 
-``kproto serve`` serves what is built (docs/cluster.md): one static controller
-(the single voter, ``process.roles=broker,controller``) and brokers
-(``process.roles=broker``); ``check_served`` refuses the rest in one line.
+``kproto serve`` serves what is built (docs/cluster.md): a KRaft quorum of
+voters (``process.roles=broker,controller``, 1 or 3 of them, or any odd
+number) and brokers (``process.roles=broker``); ``check_served`` refuses the
+rest in one line.
 """
 
 from __future__ import annotations
@@ -54,11 +55,6 @@ class ClusterSettings:
     inter_broker_listener_name: str | None
     replica_lag_time_max_ms: int
 
-    @property
-    def controller_id(self) -> int:
-        """The one controller of kproto's static (not Raft) quorum: the lowest voter."""
-        return min(self.voters)
-
 
 def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
     """None for a standalone node (no ``process.roles``); else the checked settings."""
@@ -86,13 +82,10 @@ def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
 
 
 def check_served(settings: ClusterSettings, values: Mapping[str, Any]) -> None:
-    """What kproto serves of a cluster today (no Raft: one static controller, which is also
-    a broker; brokers over PLAINTEXT between them): anything else is one line."""
-    if len(settings.voters) != 1:
-        raise InvalidConfigError(f"controller.quorum.voters names {len(settings.voters)} voters: kproto serves one "
-                                 "static controller (no Raft quorum yet, docs/cluster.md)")
+    """What kproto serves of a cluster today (a KRaft quorum of voters that are also
+    brokers; brokers over PLAINTEXT between them): anything else is one line."""
     if settings.node_id in settings.voters and "controller" not in settings.roles:
-        raise InvalidConfigError(f"node.id {settings.node_id} is the voter of controller.quorum.voters: its "
+        raise InvalidConfigError(f"node.id {settings.node_id} is a voter of controller.quorum.voters: its "
                                  "process.roles must be broker,controller")
     if "broker" not in settings.roles:
         raise InvalidConfigError("process.roles=controller: a controller-only node is not served yet; use "

@@ -20,7 +20,7 @@ async def _describe_cluster(a: Access, broker, ctx, body, handler):
 
 @handles(P.describe_cluster, authorize=_describe_cluster)
 async def describe_cluster(broker, ctx, body) -> dict:
-    controller = broker.node_id if broker.cluster is None else broker.cluster_settings.controller_id
+    controller = broker.node_id if broker.cluster is None else broker.cluster.active_controller()
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "cluster_id": broker.cluster_id,
             "controller_id": controller,
             "brokers": [{"broker_id": n["node_id"], "host": n["host"], "port": n["port"], "rack": n["rack"],

@@ -1,8 +1,9 @@
-"""DescribeQuorum: the KRaft metadata quorum, which for kproto is its one node
-(KafkaApis forwards to the controller: ControllerApis.handleDescribeQuorum,
-KafkaRaftClient.handleDescribeQuorumRequest, LeaderState.describeQuorum).
+"""DescribeQuorum: the KRaft metadata quorum (KafkaApis forwards to the controller:
+ControllerApis.handleDescribeQuorum, KafkaRaftClient.handleDescribeQuorumRequest,
+LeaderState.describeQuorum). A node of a cluster forwards it to the active
+controller, which answers from its Raft leader state (cluster/quorum.py).
 
-kproto's node is the sole voter and the leader (epoch 1) of ``__cluster_metadata-0``.
+A standalone node is the sole voter and the leader (epoch 1) of ``__cluster_metadata-0``.
 It keeps no metadata log: what it keeps in its place is the finalized features and
 their epoch (kproto.features), so the high watermark and the voter's log end offset
 are that epoch. As Kafka's leader reports itself: last fetch and last caught-up
@@ -49,6 +50,13 @@ def _partition(broker, index: int) -> dict:
 
 @handles(P.describe_quorum, authorize=_authorize)
 async def describe_quorum(broker, ctx, body) -> dict:
+    if broker.cluster is not None:
+        # a node of a cluster forwards to the active controller (KafkaApis -> ControllerApis)
+        try:
+            return await broker.cluster.controller.request(P.describe_quorum.API.key, ctx.request_api_version, body)
+        except ConnectionError as e:
+            return {"error_code": ErrorCode.REQUEST_TIMED_OUT, "error_message": f"the controller is unreachable: {e}",
+                    "topics": [], "nodes": []}
     topics = []
     for t in body.topics:
         parts = [_partition(broker, p.partition_index) if t.topic_name == CLUSTER_METADATA_TOPIC_NAME else

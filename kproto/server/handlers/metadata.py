@@ -109,5 +109,5 @@ async def metadata(broker, ctx, body) -> dict:
         names = [t.name if t.name is not None else by_id.get(t.topic_id, "") for t in requested]
         auto = body.allow_auto_topic_creation
     return {"throttle_time_ms": 0, "error_code": 0, "brokers": broker_nodes(broker, ctx), "cluster_id": broker.cluster_id,
-            "controller_id": broker.node_id if broker.cluster is None else broker.cluster_settings.controller_id,
+            "controller_id": broker.node_id if broker.cluster is None else broker.cluster.active_controller(),
             "topics": [topic_metadata(broker, t, auto_create=auto) for t in names]}

@@ -1,0 +1,388 @@
+"""A controller's seat in the KRaft quorum: raft.py's RaftNode driven over the
+metadata log, the ``quorum-state`` file and the voters' controller listeners
+(Kafka's KafkaRaftClientDriver, KafkaNetworkChannel, KafkaMetadataLog,
+FileQuorumStateStore).
+
+* ``MetadataLog`` is raft.RaftLog over ``<data>/__cluster_metadata-0``: batches
+  appended whole (a controller decision is one batch), the leader epoch of each
+  kept in a LeaderEpochCache rebuilt from the batches at start, every append
+  flushed before Raft counts it.
+* ``Quorum`` persists the election state before each step's messages go out,
+  sends them on one Channel per voter (a response is fed back to the node), and
+  answers the voters' and brokers' Vote, BeginQuorumEpoch, EndQuorumEpoch and
+  Fetch on ``__cluster_metadata`` arriving at the controller listener. An empty
+  Fetch answer from the leader waits for an append (long poll) as Kafka parks it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from kproto.common import CLUSTER_METADATA_TOPIC_NAME, now_ms
+from kproto.errors import ErrorCode
+from kproto.log import UnifiedLog
+from kproto.log.validator import AppendOrigin
+from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
+from kproto.schemas import protocol as P
+from kproto.schemas import records as S
+from kproto.schemas.metadata_records import CONTROL_RECORDS
+from kproto.server.cluster import raft as R
+from kproto.server.cluster.channel import Channel
+from kproto.server.cluster.replica import LeaderEpochCache
+
+log = logging.getLogger("kproto.server.quorum")
+
+__all__ = ["MetadataLog", "Quorum", "QUORUM_STATE_FILE", "leader_change_batch", "RAFT_FETCH_VERSION"]
+
+QUORUM_STATE_FILE = "quorum-state"
+#: Fetch versions with last_fetched_epoch, diverging_epoch and current_leader (KIP-595)
+RAFT_FETCH_VERSION = 12
+_LEADER_CHANGE = 2      # ControlRecordType.LEADER_CHANGE
+
+
+def leader_change_batch(epoch: int, leader_id: int, voters: list[int]) -> bytes:
+    """The control batch opening a leader's epoch (MemoryRecords.withLeaderChangeMessage)."""
+    key = S.ControlRecordKey.build({"version": 0, "type": _LEADER_CHANGE})
+    value = CONTROL_RECORDS[_LEADER_CHANGE].struct(0).build({
+        "version": 0, "leader_id": leader_id, "voters": [{"voter_id": v} for v in voters],
+        "granting_voters": [{"voter_id": v} for v in voters]})
+    return build_record_batch([NewRecord(key, value)], is_control=True, partition_leader_epoch=epoch)
+
+
+class MetadataLog:
+    """raft.RaftLog over the metadata partition's UnifiedLog; records are batch bytes."""
+
+    def __init__(self, path: Path) -> None:
+        self.log = UnifiedLog.open(path)
+        self.epochs = LeaderEpochCache()
+        offset = self.log.log_start_offset
+        while offset < self.log.log_end_offset:
+            found = self.log.read(offset, 1 << 20)
+            if not found.length:
+                break
+            for batch in iter_batches(found.read(), verify_crc=False):
+                self._note(batch)
+                offset = batch.last_offset + 1
+
+    def _note(self, batch: Any) -> None:
+        if isinstance(batch, RecordBatch) and batch.partition_leader_epoch >= 0:
+            self.epochs.assign(batch.partition_leader_epoch, batch.base_offset)
+
+    @property
+    def end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    @property
+    def last_fetched_epoch(self) -> int:
+        return max(self.epochs.latest_epoch, 0)
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        found = self.epochs.end_offset_for(epoch, self.end_offset)
+        return (0, 0) if found.end_offset < 0 else (found.leader_epoch, found.end_offset)
+
+    def _append(self, data: bytes, origin: AppendOrigin) -> int:
+        info = self.log.append(data, origin=origin, assign_offsets=origin is not AppendOrigin.REPLICATION)
+        self.log.flush()
+        for batch in iter_batches(self.log.read(info.first_offset, 1 << 30).read(), verify_crc=False):
+            self._note(batch)
+        return info.first_offset
+
+    def append_as_leader(self, records: bytes, epoch: int) -> int:
+        return self._append(records, AppendOrigin.COORDINATOR)
+
+    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int]) -> int:
+        return self._append(leader_change_batch(epoch, leader_id, voters), AppendOrigin.COORDINATOR)
+
+    def append_as_follower(self, records: bytes) -> None:
+        if records:
+            self._append(records, AppendOrigin.REPLICATION)
+
+    def read(self, offset: int, max_bytes: int = 1 << 20) -> bytes:
+        found = self.log.read(offset, max_bytes)
+        return found.read() if found.length else b""
+
+    def truncate_to(self, offset: int) -> None:
+        self.log.truncate_to(offset)
+        self.epochs.truncate_from_end(offset)
+
+    def update_high_watermark(self, hw: int) -> None:
+        if hw > self.log.high_watermark:
+            self.log.update_high_watermark(hw)
+
+
+def read_quorum_state(path: Path) -> R.ElectionState | None:
+    try:
+        return R.parse_quorum_state(path.read_text())
+    except FileNotFoundError:
+        return None
+
+
+def write_quorum_state(path: Path, state: R.ElectionState, voters: list[int]) -> None:
+    """FileQuorumStateStore.writeElectionStateToFile: a temp file, synced, moved in place."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(R.quorum_state_json(state, voters))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class Quorum:
+    """This controller's RaftNode, its timers, its peers and its persisted state."""
+
+    def __init__(self, data_dir: Path, node_id: int, voters: dict[int, tuple[str, int]],
+                 config: R.RaftConfig = R.RaftConfig()) -> None:
+        self.node_id = node_id
+        self.addresses = dict(voters)
+        self.log = MetadataLog(data_dir / "__cluster_metadata-0")
+        self.state_path = data_dir / "__cluster_metadata-0" / QUORUM_STATE_FILE
+        stored = read_quorum_state(self.state_path)
+        self._persisted = stored
+        self.node = R.RaftNode(node_id, sorted(voters), self.log, now_ms(), election=stored, config=config,
+                               rng=random.Random().random)
+        self._channels: dict[int, Channel] = {}
+        self._in_flight: set[tuple[int, type]] = set()
+        self._tasks: set[asyncio.Task] = set()
+        self._changed = asyncio.Event()
+        self._view: tuple | None = None
+        self._ticker: asyncio.Task | None = None
+        #: called after every step (the controller follows leadership and the HW)
+        self.on_step: Callable[[], None] = lambda: None
+        #: replica -> when it last fetched, and when it last fetched up to the log end
+        #: (DescribeQuorum's last_fetch_timestamp / last_caught_up_timestamp)
+        self.last_fetch: dict[int, int] = {}
+        self.last_caught_up: dict[int, int] = {}
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._ticker = asyncio.create_task(self._tick_loop())
+
+    async def close(self) -> None:
+        tasks = [t for t in (self._ticker, *self._tasks) if t is not None]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for c in self._channels.values():
+            c.close()
+        self.log.log.close()
+
+    async def resign(self) -> None:
+        """A leader shutting down tells the voters (EndQuorumEpoch), best effort."""
+        sends = self.node.resign(now_ms())
+        self._emit(sends)
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=1)
+
+    def poll(self) -> None:
+        """Run the node's timers now (a single voter elects itself on its first poll)."""
+        self._emit(self.node.tick(now_ms()))
+
+    async def _tick_loop(self) -> None:
+        while True:
+            self.poll()
+            await asyncio.sleep(0.05)
+
+    # -- steps -------------------------------------------------------------------------------
+
+    def _emit(self, sends: list[R.Send]) -> None:
+        election = self.node.election
+        if election != self._persisted:      # before anything of this step leaves the node
+            write_quorum_state(self.state_path, election, self.node.voters)
+            self._persisted = election
+        self.log.update_high_watermark(self.node.high_watermark)
+        for s in sends:
+            key = (s.destination, type(s.message))
+            if key in self._in_flight:
+                continue            # one request of a kind per peer (Kafka's RequestManager)
+            self._in_flight.add(key)
+            task = asyncio.create_task(self._send(s.destination, s.message, key))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        # waiters (long-polled fetches, commits) wake on a change only: a parked fetch that
+        # re-checks emits a step too, and two of them must not wake each other forever
+        view = (election, self.node.state.kind, self.node.high_watermark, self.log.end_offset)
+        if view != self._view:
+            self._view = view
+            self._changed.set()
+            self._changed = asyncio.Event()
+        self.on_step()
+
+    def propose(self, batch: bytes) -> int:
+        offset = self.node.propose(batch, now_ms())
+        self._emit([])
+        return offset
+
+    async def wait_for_change(self, timeout_s: float) -> None:
+        try:
+            await asyncio.wait_for(self._changed.wait(), timeout_s)
+        except asyncio.TimeoutError:
+            pass
+
+    async def wait_committed(self, offset: int, timeout_s: float) -> bool:
+        """Until the high watermark passes ``offset`` while this node leads."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while self.node.high_watermark <= offset:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0 or not self.node.is_leader:
+                return False
+            await self.wait_for_change(left)
+        return True
+
+    def _channel(self, voter: int) -> Channel:
+        if voter not in self._channels:
+            host, port = self.addresses[voter]
+            self._channels[voter] = Channel(host, port, f"raft-{self.node_id}-to-{voter}", timeout=5)
+        return self._channels[voter]
+
+    async def _send(self, voter: int, message: Any, key: tuple) -> None:
+        try:
+            api, version, body = to_wire(message, self.node_id)
+            try:
+                response = await self._channel(voter).request(api, version, body)
+            except ConnectionError:
+                await asyncio.sleep(0.1)
+                return
+            answer = from_wire(message, response)
+        finally:
+            self._in_flight.discard(key)
+        if answer is not None:
+            self._emit(self.node.receive(voter, answer, now_ms()))
+
+    # -- requests from the controller listener ------------------------------------------------
+
+    async def handle(self, api_key: int, body: Any) -> dict:
+        if api_key == P.fetch.API.key:
+            return await self._fetch(body)
+        message = request_from_wire(api_key, body)
+        source = message.candidate_id if isinstance(message, R.VoteRequest) else message.leader_id
+        sends = self.node.receive(source, message, now_ms())
+        answer = [s.message for s in sends if s.destination == source and type(s.message).__name__.endswith("Response")]
+        self._emit([s for s in sends if s.message not in answer])
+        return response_to_wire(answer[-1], self.node)
+
+    async def _fetch(self, body: Any) -> dict:
+        t = body.topics[0]
+        p = t.partitions[0]
+        request = R.FetchRequest(body.replica_id, p.current_leader_epoch, p.fetch_offset, p.last_fetched_epoch)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(body.max_wait_ms, 0) / 1000
+        while True:
+            [answer] = [s.message for s in self.node.receive(body.replica_id, request, now_ms())]
+            if self.node.is_leader and not answer.error_code:
+                self.last_fetch[body.replica_id] = now_ms()
+                if p.fetch_offset >= self.log.end_offset:
+                    self.last_caught_up[body.replica_id] = now_ms()
+            self._emit([])
+            left = deadline - loop.time()
+            # an observer applies committed records only: it waits for the high watermark
+            # to pass its fetch offset, not for any append
+            useful = answer.records and (body.replica_id in self.node.voters
+                                         or answer.high_watermark > p.fetch_offset)
+            if answer.error_code or answer.diverging_epoch or useful or left <= 0:
+                break
+            await self.wait_for_change(left)
+        leader = self.node.leader_id
+        out = {"partition_index": 0, "error_code": answer.error_code, "high_watermark": answer.high_watermark,
+               "last_stable_offset": answer.high_watermark, "log_start_offset": self.log.log.log_start_offset,
+               "aborted_transactions": None, "preferred_read_replica": -1, "records": answer.records or b"",
+               "current_leader": {"leader_id": leader, "leader_epoch": self.node.epoch}}
+        if answer.diverging_epoch is not None:
+            out["diverging_epoch"] = {"epoch": answer.diverging_epoch[0], "end_offset": answer.diverging_epoch[1]}
+        return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0,
+                "responses": [{"topic": t.topic, "partitions": [out]}]}
+
+
+    def describe(self) -> dict:
+        """DescribeQuorum's partition answer (LeaderState.describeQuorum): the leader's view
+        of every voter's and observer's log end offset; NOT_LEADER_OR_FOLLOWER elsewhere."""
+        s = self.node.state
+        out = {"partition_index": 0, "error_code": 0, "error_message": None, "leader_id": self.node.leader_id,
+               "leader_epoch": self.node.epoch, "high_watermark": self.node.high_watermark,
+               "current_voters": [], "observers": []}
+        if not isinstance(s, R.Leader):
+            out["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+            return out
+        now = now_ms()
+        self.last_fetch[self.node_id] = self.last_caught_up[self.node_id] = now     # the leader itself
+
+        def replica(r: int, end: int) -> dict:
+            return {"replica_id": r, "replica_directory_id": uuid.UUID(int=0), "log_end_offset": end,
+                    "last_fetch_timestamp": self.last_fetch.get(r, -1),
+                    "last_caught_up_timestamp": self.last_caught_up.get(r, -1)}
+
+        out["current_voters"] = [replica(v, s.end_offsets.get(v, -1)) for v in self.node.voters]
+        out["observers"] = [replica(o, end) for o, end in sorted(s.observers.items())]
+        return out
+
+
+# -- the wire (Vote 52, BeginQuorumEpoch 53, EndQuorumEpoch 54, Fetch 1 on __cluster_metadata) ------
+
+def _topic(partition: dict) -> list[dict]:
+    return [{"topic_name": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{"partition_index": 0, **partition}]}]
+
+
+def to_wire(m: Any, node_id: int) -> tuple[int, int, dict]:
+    if isinstance(m, R.VoteRequest):
+        return P.vote.API.key, 0, {"cluster_id": None, "topics": _topic({
+            "replica_epoch": m.candidate_epoch, "replica_id": m.candidate_id,
+            "last_offset_epoch": m.last_offset_epoch, "last_offset": m.last_offset})}
+    if isinstance(m, R.BeginQuorumEpochRequest):
+        return P.begin_quorum_epoch.API.key, 0, {"cluster_id": None, "topics": _topic({
+            "leader_id": m.leader_id, "leader_epoch": m.leader_epoch})}
+    if isinstance(m, R.EndQuorumEpochRequest):
+        return P.end_quorum_epoch.API.key, 0, {"cluster_id": None, "topics": _topic({
+            "leader_id": m.leader_id, "leader_epoch": m.leader_epoch,
+            "preferred_successors": list(m.preferred_successors)})}
+    if isinstance(m, R.FetchRequest):
+        return P.fetch.API.key, RAFT_FETCH_VERSION, {
+            "replica_id": m.replica_id, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 1 << 24,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{
+                "partition": 0, "current_leader_epoch": m.current_leader_epoch, "fetch_offset": m.fetch_offset,
+                "last_fetched_epoch": m.last_fetched_epoch, "log_start_offset": -1,
+                "partition_max_bytes": 1 << 20}]}],
+            "forgotten_topics_data": [], "rack_id": ""}
+    raise TypeError(type(m))
+
+
+def from_wire(request: Any, body: Any) -> Any:
+    """The raft response a wire answer to ``request`` stands for."""
+    if isinstance(request, R.FetchRequest):
+        p = body.responses[0].partitions[0]
+        diverging = getattr(p, "diverging_epoch", None)
+        leader = getattr(p, "current_leader", None)
+        return R.FetchResponse(
+            p.error_code, leader.leader_id if leader else R.NO_ID, leader.leader_epoch if leader else -1,
+            p.high_watermark, request.fetch_offset,
+            (diverging.epoch, diverging.end_offset) if diverging is not None and diverging.epoch >= 0 else None,
+            bytes(p.records) if p.records else None)
+    if body.error_code:
+        return None
+    p = body.topics[0].partitions[0]
+    if isinstance(request, R.VoteRequest):
+        return R.VoteResponse(p.error_code, p.leader_id, p.leader_epoch, p.vote_granted)
+    cls = R.BeginQuorumEpochResponse if isinstance(request, R.BeginQuorumEpochRequest) else R.EndQuorumEpochResponse
+    return cls(p.error_code, p.leader_id, p.leader_epoch)
+
+
+def request_from_wire(api_key: int, body: Any) -> Any:
+    p = body.topics[0].partitions[0]
+    if api_key == P.vote.API.key:
+        return R.VoteRequest(p.replica_epoch, p.replica_id, p.last_offset_epoch, p.last_offset)
+    if api_key == P.begin_quorum_epoch.API.key:
+        return R.BeginQuorumEpochRequest(p.leader_id, p.leader_epoch)
+    return R.EndQuorumEpochRequest(p.leader_id, p.leader_epoch, tuple(p.preferred_successors))
+
+
+def response_to_wire(m: Any, node: R.RaftNode) -> dict:
+    partition = {"error_code": m.error_code, "leader_id": m.leader_id, "leader_epoch": m.leader_epoch}
+    if isinstance(m, R.VoteResponse):
+        partition["vote_granted"] = m.vote_granted
+    return {"error_code": 0, "topics": _topic(partition)}

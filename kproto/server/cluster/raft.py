@@ -1,0 +1,689 @@
+"""KRaft's consensus on ``__cluster_metadata`` as a state machine: no sockets, no clock.
+
+Theory of operation (KIP-595; Kafka's KafkaRaftClient, QuorumState, the
+EpochState classes, LeaderState, ReplicatedLog):
+
+* Every node is in one epoch state. Voters move through ``Unattached`` (an
+  epoch, no leader known, no vote cast), ``Voted`` (voted for a candidate in
+  this epoch), ``Candidate`` (asked for votes in a new epoch), ``Leader``,
+  ``Follower`` (fetching from the epoch's leader) and ``Resigned`` (a leader
+  that stepped down; it keeps its epoch until another leader is known).
+  ``TRANSITIONS`` is the table of legal moves and the epoch each may go to
+  (QuorumState.transitionTo*); ``RaftNode._transition`` enforces it.
+* ``(epoch, leader id, voted id)`` is the election state a node must not forget:
+  ``RaftNode.election`` after every step, written by the driver (as Kafka's
+  ``quorum-state`` file, ``quorum_state_json``) *before* it sends that step's
+  messages, so a restarted voter never votes twice in an epoch.
+* **Election**: a voter that hears from no leader for ``fetch_timeout_ms``
+  (follower) or ``election_timeout_ms`` (unattached, voted, candidate; each
+  randomised by up to itself, as Kafka does) becomes a candidate of epoch + 1,
+  votes for itself and sends Vote to the other voters. A voter grants a vote
+  in an epoch it has no leader for, once per epoch (``CAN_GRANT_VOTE``), to a
+  candidate whose log is at least as up to date as its own (last epoch, then
+  last offset). A majority makes the candidate leader; it appends a
+  LeaderChange control record at ``epoch_start_offset`` and announces itself
+  with BeginQuorumEpoch. A request or response of a greater epoch moves every
+  node to that epoch first (Unattached, or Follower when it names the leader).
+* **Replication is pull**: followers (and observers, the brokers) send Fetch with
+  their log end offset and the epoch of their last record. The leader checks
+  them against its own log (ReplicatedLog.validateOffsetAndEpoch): a log that
+  diverged gets ``diverging_epoch`` instead of records and truncates to where
+  the two agree (truncateToEndOffset), then fetches again.
+* **Commit** (LeaderState.maybeUpdateHighWatermark): the high watermark is the
+  greatest offset a majority of voters has fetched up to (the leader counts
+  with its log end), and moves only past ``epoch_start_offset``: a leader
+  commits records of older epochs only together with a record of its own,
+  so whatever is committed is in every future leader's log. It never goes back.
+  Followers take the leader's high watermark, capped by their own log end.
+* **Resign**: a leader shutting down (or one that lost the majority's fetches
+  for ``1.5 * fetch_timeout_ms``, Kafka's check-quorum) becomes Resigned and
+  sends EndQuorumEpoch naming the voters that fetched furthest; each of them
+  starts an election after a backoff by its place in that list.
+
+The log itself is the driver's (``RaftLog``): the metadata partition's
+UnifiedLog in a node, a list in the tests. Messages are frozen dataclasses with
+the wire fields they stand for; ``Send`` pairs one with its destination.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Protocol
+
+from kproto.errors import ErrorCode
+
+__all__ = [
+    "StateKind", "EpochRule", "TRANSITIONS", "CAN_GRANT_VOTE", "ElectionState", "RaftConfig", "RaftLog",
+    "Unattached", "Voted", "Candidate", "Leader", "Follower", "Resigned",
+    "VoteRequest", "VoteResponse", "BeginQuorumEpochRequest", "BeginQuorumEpochResponse",
+    "EndQuorumEpochRequest", "EndQuorumEpochResponse", "FetchRequest", "FetchResponse", "Send",
+    "RaftNode", "quorum_state_json", "parse_quorum_state", "high_watermark_update", "NO_ID",
+]
+
+#: Kafka's sentinel for "no leader" / "not voted" (-1 on the wire and in quorum-state).
+NO_ID = -1
+
+
+class StateKind(Enum):
+    """The value is Kafka's name for the state (DescribeQuorum, logs)."""
+
+    UNATTACHED = "Unattached"
+    VOTED = "Voted"
+    CANDIDATE = "Candidate"
+    LEADER = "Leader"
+    FOLLOWER = "Follower"
+    RESIGNED = "Resigned"
+
+
+class EpochRule(Enum):
+    """Which epoch a transition may go to, relative to the current one."""
+
+    SAME = "same"
+    HIGHER = "higher"
+    SAME_OR_HIGHER = "same or higher"
+    NEXT = "current + 1"
+
+
+U, V, C, L, F, R = (StateKind.UNATTACHED, StateKind.VOTED, StateKind.CANDIDATE, StateKind.LEADER,
+                    StateKind.FOLLOWER, StateKind.RESIGNED)
+
+# (from, to) -> the epochs allowed; a pair not here is illegal (QuorumState.transitionTo*)
+TRANSITIONS: dict[tuple[StateKind, StateKind], EpochRule] = {
+    # a greater epoch seen anywhere, no leader known for it
+    **{(s, U): EpochRule.HIGHER for s in StateKind},
+    # a vote is cast only by a voter without a vote or leader in that epoch
+    (U, V): EpochRule.SAME_OR_HIGHER,
+    **{(s, V): EpochRule.HIGHER for s in (V, C, L, F, R)},
+    # an election timeout: a new epoch; a leader resigns first
+    **{(s, C): EpochRule.NEXT for s in (U, V, C, F, R)},
+    # a majority of votes
+    (C, L): EpochRule.SAME,
+    # the epoch's leader is known: the same epoch if it was not known yet
+    **{(s, F): EpochRule.SAME_OR_HIGHER for s in (U, V, C)},
+    **{(s, F): EpochRule.HIGHER for s in (L, F, R)},
+    # shutdown or check-quorum
+    (L, R): EpochRule.SAME,
+}
+
+#: Whether a voter in this state may grant a Vote of its own epoch (the candidate's
+#: log must also be up to date); Voted grants only to the candidate it voted for.
+CAN_GRANT_VOTE: dict[StateKind, bool] = {U: True, V: True, C: False, L: False, F: False, R: False}
+
+
+def epoch_allowed(rule: EpochRule, current: int, target: int) -> bool:
+    return {EpochRule.SAME: target == current, EpochRule.HIGHER: target > current,
+            EpochRule.SAME_OR_HIGHER: target >= current, EpochRule.NEXT: target == current + 1}[rule]
+
+
+# -- the persisted election state (Kafka's quorum-state file) ------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ElectionState:
+    epoch: int
+    leader_id: int = NO_ID
+    voted_id: int = NO_ID
+
+
+def quorum_state_json(state: ElectionState, voters: list[int]) -> str:
+    """The ``quorum-state`` file as FileQuorumStateStore writes it for static voters
+    (QuorumStateData version 0, kraft.version 0)."""
+    return json.dumps({"clusterId": "", "leaderId": state.leader_id, "leaderEpoch": state.epoch,
+                       "votedId": state.voted_id, "appliedOffset": 0,
+                       "currentVoters": [{"voterId": v} for v in sorted(voters)], "data_version": 0},
+                      separators=(",", ":"))
+
+
+def parse_quorum_state(text: str) -> ElectionState:
+    """Either version of the file (0 static voters, 1 KIP-853's) -> its election state."""
+    data = json.loads(text)
+    if data.get("data_version") not in (0, 1):
+        raise ValueError(f"quorum-state: unknown data_version {data.get('data_version')!r}")
+    return ElectionState(int(data["leaderEpoch"]), int(data["leaderId"]), int(data["votedId"]))
+
+
+# -- configuration and the log -------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class RaftConfig:
+    """Kafka's QuorumConfig defaults (controller.quorum.*)."""
+
+    election_timeout_ms: int = 1000
+    fetch_timeout_ms: int = 2000
+    election_backoff_max_ms: int = 1000
+    request_timeout_ms: int = 2000
+
+
+class RaftLog(Protocol):
+    """What Raft needs of the metadata partition's log (Kafka's ReplicatedLog)."""
+
+    @property
+    def end_offset(self) -> int: ...
+
+    @property
+    def last_fetched_epoch(self) -> int:
+        """The epoch of the last record, 0 for an empty log."""
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(the greatest epoch <= ``epoch`` in the log, where it ends); (0, 0) if none."""
+
+    def append_as_leader(self, records: Any, epoch: int) -> int:
+        """Append ``records`` (driver-defined) in ``epoch``; -> the offset of the first."""
+
+    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int]) -> int:
+        """The LeaderChange control record opening ``epoch``; -> its offset."""
+
+    def append_as_follower(self, records: Any) -> None: ...
+
+    def read(self, offset: int) -> Any:
+        """Records from ``offset`` (possibly none: driver-defined), for a Fetch response."""
+
+    def truncate_to(self, offset: int) -> None: ...
+
+
+def validate_offset_and_epoch(log: RaftLog, fetch_offset: int, last_fetched_epoch: int) -> tuple[int, int] | None:
+    """None if ``fetch_offset`` / ``last_fetched_epoch`` agree with ``log``; else the
+    (epoch, end offset) to truncate to (ReplicatedLog.validateOffsetAndEpoch)."""
+    if fetch_offset == 0:
+        return None
+    epoch, end = log.end_offset_for_epoch(last_fetched_epoch)
+    if epoch != last_fetched_epoch or end < fetch_offset:
+        return epoch, end
+    return None
+
+
+def truncation_point(log: RaftLog, epoch: int, end_offset: int) -> int:
+    """Where a follower truncates on a diverging epoch (ReplicatedLog.truncateToEndOffset)."""
+    if epoch == 0:
+        return min(end_offset, log.end_offset)
+    local_epoch, local_end = log.end_offset_for_epoch(epoch)
+    return min(local_end, end_offset) if local_epoch == epoch else local_end
+
+
+def high_watermark_update(voter_end_offsets: list[int], epoch_start_offset: int, current: int | None) -> int | None:
+    """LeaderState.maybeUpdateHighWatermark: the offset a majority has reached (the
+    ``len // 2``-th greatest), if it is past ``epoch_start_offset`` and ahead of ``current``."""
+    candidate = sorted(voter_end_offsets, reverse=True)[len(voter_end_offsets) // 2]
+    if candidate > epoch_start_offset and (current is None or candidate > current):
+        return candidate
+    return None
+
+
+# -- messages ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class VoteRequest:
+    candidate_epoch: int
+    candidate_id: int
+    last_offset_epoch: int
+    last_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class VoteResponse:
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    vote_granted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BeginQuorumEpochRequest:
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class BeginQuorumEpochResponse:
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class EndQuorumEpochRequest:
+    leader_id: int
+    leader_epoch: int
+    preferred_successors: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EndQuorumEpochResponse:
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    replica_id: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    #: the request's fetch offset (the driver knows which request this answers)
+    fetch_offset: int
+    diverging_epoch: tuple[int, int] | None = None
+    records: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    destination: int
+    message: Any
+
+
+# -- the epoch states ----------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Unattached:
+    epoch: int
+    election_deadline: int
+    kind = StateKind.UNATTACHED
+
+
+@dataclass(slots=True)
+class Voted:
+    epoch: int
+    voted_id: int
+    election_deadline: int
+    kind = StateKind.VOTED
+
+
+@dataclass(slots=True)
+class Candidate:
+    epoch: int
+    election_deadline: int
+    granted: set[int] = field(default_factory=set)
+    rejected: set[int] = field(default_factory=set)
+    #: the election timed out: waiting a random backoff before the next epoch
+    backing_off: bool = False
+    kind = StateKind.CANDIDATE
+
+
+@dataclass(slots=True)
+class Leader:
+    epoch: int
+    epoch_start_offset: int
+    #: voter -> the end offset of its last Fetch (the leader's own: its log end)
+    end_offsets: dict[int, int]
+    #: voter -> when it last fetched (check-quorum)
+    last_fetch: dict[int, int]
+    #: observer (broker) -> the end offset of its last Fetch (DescribeQuorum)
+    observers: dict[int, int] = field(default_factory=dict)
+    high_watermark: int | None = None
+    #: voters that have not acknowledged BeginQuorumEpoch, and when to ask again
+    unacknowledged: set[int] = field(default_factory=set)
+    resend_at: int = 0
+    kind = StateKind.LEADER
+
+
+@dataclass(slots=True)
+class Follower:
+    epoch: int
+    leader_id: int
+    fetch_deadline: int
+    high_watermark: int | None = None
+    #: when the Fetch in flight was sent (None: none in flight)
+    fetch_sent: int | None = None
+    kind = StateKind.FOLLOWER
+
+
+@dataclass(slots=True)
+class Resigned:
+    epoch: int
+    leader_id: int
+    election_deadline: int
+    preferred_successors: tuple[int, ...]
+    unacknowledged: set[int] = field(default_factory=set)
+    resend_at: int = 0
+    kind = StateKind.RESIGNED
+
+
+EpochState = Unattached | Voted | Candidate | Leader | Follower | Resigned
+
+
+class IllegalTransition(Exception):
+    """A transition ``TRANSITIONS`` does not allow: a bug in the caller, never input."""
+
+
+class RaftNode:
+    """One node of the quorum. Drive it with ``tick(now)`` and ``receive(source, message, now)``
+    (a leader also with ``propose``); each returns the messages to send. Persist
+    ``election`` before sending them; apply the log up to ``high_watermark``."""
+
+    def __init__(self, node_id: int, voters: list[int], log: RaftLog, now: int, *,
+                 election: ElectionState | None = None, config: RaftConfig = RaftConfig(),
+                 rng: Callable[[], float] = random.random) -> None:
+        self.node_id = node_id
+        self.voters = sorted(voters)
+        self.log = log
+        self.config = config
+        self.rng = rng
+        stored = election or ElectionState(0)
+        # QuorumState.initialize: a remembered leadership resumes resigned; a known leader
+        # is followed; a vote stays cast
+        if stored.leader_id == node_id:
+            self.state: EpochState = Resigned(stored.epoch, node_id, self._election_deadline(now), ())
+        elif stored.leader_id != NO_ID:
+            self.state = Follower(stored.epoch, stored.leader_id, now + config.fetch_timeout_ms)
+        elif stored.voted_id != NO_ID:
+            self.state = Voted(stored.epoch, stored.voted_id, self._election_deadline(now))
+        else:
+            self.state = Unattached(stored.epoch, self._election_deadline(now))
+        if self.voters == [node_id] and hasattr(self.state, "election_deadline"):
+            self.state.election_deadline = now     # the only voter: no one to wait for
+        self._bootstrap_at = now
+
+    # -- what the driver reads ---------------------------------------------------------------
+
+    @property
+    def is_voter(self) -> bool:
+        return self.node_id in self.voters
+
+    @property
+    def epoch(self) -> int:
+        return self.state.epoch
+
+    @property
+    def leader_id(self) -> int:
+        s = self.state
+        if isinstance(s, Leader):
+            return self.node_id
+        if isinstance(s, (Follower, Resigned)):
+            return s.leader_id
+        return NO_ID
+
+    @property
+    def election(self) -> ElectionState:
+        s = self.state
+        voted = s.voted_id if isinstance(s, Voted) else self.node_id if isinstance(s, Candidate) else NO_ID
+        return ElectionState(s.epoch, self.leader_id, voted)
+
+    @property
+    def high_watermark(self) -> int:
+        hw = getattr(self.state, "high_watermark", None)
+        return 0 if hw is None else hw
+
+    @property
+    def is_leader(self) -> bool:
+        return isinstance(self.state, Leader)
+
+    # -- transitions -------------------------------------------------------------------------
+
+    def _transition(self, new: EpochState) -> None:
+        rule = TRANSITIONS.get((self.state.kind, new.kind))
+        if rule is None or not epoch_allowed(rule, self.state.epoch, new.epoch):
+            raise IllegalTransition(f"node {self.node_id}: {self.state.kind.value}@{self.state.epoch} -> "
+                                    f"{new.kind.value}@{new.epoch}")
+        # the follower keeps what it knew committed across epochs (it never goes back)
+        if isinstance(new, Follower) and new.high_watermark is None:
+            new.high_watermark = getattr(self.state, "high_watermark", None)
+        self.state = new
+
+    def _election_deadline(self, now: int) -> int:
+        t = self.config.election_timeout_ms
+        return now + t + int(self.rng() * t)
+
+    def _to_unattached(self, epoch: int, now: int) -> None:
+        self._transition(Unattached(epoch, self._election_deadline(now)))
+
+    def _to_follower(self, epoch: int, leader_id: int, now: int) -> list[Send]:
+        self._transition(Follower(epoch, leader_id, now + self.config.fetch_timeout_ms))
+        return self._fetch(now)
+
+    def _to_candidate(self, now: int) -> list[Send]:
+        self._transition(Candidate(self.state.epoch + 1, self._election_deadline(now), {self.node_id}))
+        return self._maybe_elected(now) or [
+            Send(v, VoteRequest(self.state.epoch, self.node_id, self.log.last_fetched_epoch, self.log.end_offset))
+            for v in self.voters if v != self.node_id]
+
+    def _maybe_elected(self, now: int) -> list[Send]:
+        s = self.state
+        if not isinstance(s, Candidate) or len(s.granted) * 2 <= len(self.voters):
+            return []
+        start = self.log.end_offset
+        self._transition(Leader(s.epoch, start, {v: -1 for v in self.voters}, {v: now for v in self.voters},
+                                unacknowledged=set(self.voters) - {self.node_id}, resend_at=now))
+        self.log.append_leader_change(s.epoch, self.node_id, self.voters)
+        self._leader_progress(now)
+        return self._begin_quorum_epoch(now)
+
+    def _begin_quorum_epoch(self, now: int) -> list[Send]:
+        s = self.state
+        assert isinstance(s, Leader)
+        s.resend_at = now + self.config.request_timeout_ms
+        return [Send(v, BeginQuorumEpochRequest(self.node_id, s.epoch)) for v in sorted(s.unacknowledged)]
+
+    def _leader_progress(self, now: int) -> None:
+        s = self.state
+        assert isinstance(s, Leader)
+        s.end_offsets[self.node_id] = self.log.end_offset
+        s.last_fetch[self.node_id] = now
+        hw = high_watermark_update(list(s.end_offsets.values()), s.epoch_start_offset, s.high_watermark)
+        if hw is not None:
+            s.high_watermark = hw
+
+    def _fetch(self, now: int) -> list[Send]:
+        s = self.state
+        assert isinstance(s, Follower)
+        s.fetch_sent = now
+        return [Send(s.leader_id, FetchRequest(self.node_id, s.epoch, self.log.end_offset,
+                                               self.log.last_fetched_epoch))]
+
+    def _observe_epoch(self, epoch: int, leader_id: int, now: int) -> list[Send] | None:
+        """KafkaRaftClient.maybeHandleCommonResponse / handle*Request's first step: a greater
+        epoch moves this node there (following its leader when named); a leader named for
+        the current epoch we did not know is followed. None when nothing changed."""
+        s = self.state
+        if epoch > s.epoch:
+            if leader_id not in (NO_ID, self.node_id):
+                return self._to_follower(epoch, leader_id, now)
+            self._to_unattached(epoch, now)
+            return []
+        if epoch == s.epoch and leader_id not in (NO_ID, self.node_id) and isinstance(s, (Unattached, Voted, Candidate)):
+            return self._to_follower(epoch, leader_id, now)
+        return None
+
+    # -- inputs ------------------------------------------------------------------------------
+
+    def propose(self, records: Any, now: int) -> int:
+        """Append ``records`` as the leader; -> the offset of the first (committed once the
+        high watermark passes it)."""
+        s = self.state
+        if not isinstance(s, Leader):
+            raise IllegalTransition(f"node {self.node_id} is not the leader")
+        offset = self.log.append_as_leader(records, s.epoch)
+        self._leader_progress(now)
+        return offset
+
+    def resign(self, now: int) -> list[Send]:
+        """A graceful shutdown of the leader (KafkaRaftClient.shutdown -> Resigned):
+        EndQuorumEpoch to the voters, the furthest fetched first."""
+        s = self.state
+        if not isinstance(s, Leader):
+            return []
+        successors = tuple(sorted((v for v in self.voters if v != self.node_id),
+                                  key=lambda v: (-s.end_offsets.get(v, -1), v)))
+        self._transition(Resigned(s.epoch, self.node_id, self._election_deadline(now), successors,
+                                  set(successors), now + self.config.request_timeout_ms))
+        return [Send(v, EndQuorumEpochRequest(self.node_id, s.epoch, successors)) for v in successors]
+
+    def tick(self, now: int) -> list[Send]:
+        """Timers: elections, fetch timeouts, check-quorum, retries."""
+        s = self.state
+        if isinstance(s, Leader):
+            out: list[Send] = []
+            if s.unacknowledged and now >= s.resend_at:
+                out = self._begin_quorum_epoch(now)
+            # check-quorum: a leader the majority stopped fetching from steps down
+            window = self.config.fetch_timeout_ms * 3 // 2
+            recent = sum(1 for v in self.voters if v == self.node_id or now - s.last_fetch[v] <= window)
+            if recent * 2 <= len(self.voters):
+                return self.resign(now)
+            return out
+        if isinstance(s, Follower):
+            if now >= s.fetch_deadline:
+                if self.is_voter:
+                    return self._to_candidate(now)
+                s.fetch_deadline = now + self.config.fetch_timeout_ms   # observers keep asking
+            if s.fetch_sent is None or now >= s.fetch_sent + self.config.request_timeout_ms:
+                return self._fetch(now)
+            return []
+        out = []
+        if isinstance(s, Resigned) and s.unacknowledged and now >= s.resend_at:
+            s.resend_at = now + self.config.request_timeout_ms
+            out = [Send(v, EndQuorumEpochRequest(self.node_id, s.epoch, s.preferred_successors))
+                   for v in sorted(s.unacknowledged)]
+        if not self.is_voter:
+            # an observer that knows no leader asks the voters in turn (Kafka's observers
+            # fetch from controller.quorum.bootstrap.servers); the answer names the leader
+            if now >= self._bootstrap_at:
+                self._bootstrap_at = now + self.config.request_timeout_ms
+                voter = self.voters[(now // max(self.config.request_timeout_ms, 1)) % len(self.voters)]
+                out.append(Send(voter, FetchRequest(self.node_id, s.epoch, self.log.end_offset,
+                                                    self.log.last_fetched_epoch)))
+            return out
+        if now < s.election_deadline:
+            return out
+        if isinstance(s, Candidate) and not s.backing_off:
+            # a lost or split election: a random backoff, then a new epoch
+            s.backing_off = True
+            s.election_deadline = now + 1 + int(self.rng() * self.config.election_backoff_max_ms)
+            return out
+        return out + self._to_candidate(now)
+
+    def receive(self, source: int, message: Any, now: int) -> list[Send]:
+        handler = {
+            VoteRequest: self._on_vote_request, VoteResponse: self._on_vote_response,
+            BeginQuorumEpochRequest: self._on_begin_quorum_epoch, BeginQuorumEpochResponse: self._on_ack,
+            EndQuorumEpochRequest: self._on_end_quorum_epoch, EndQuorumEpochResponse: self._on_ack,
+            FetchRequest: self._on_fetch_request, FetchResponse: self._on_fetch_response,
+        }[type(message)]
+        return handler(source, message, now)
+
+    def _on_vote_request(self, source: int, m: VoteRequest, now: int) -> list[Send]:
+        """KafkaRaftClient.handleVoteRequest."""
+        def answer(error: int = 0, granted: bool = False) -> list[Send]:
+            return out + [Send(source, VoteResponse(error, self.leader_id, self.state.epoch, granted))]
+
+        out: list[Send] = []
+        if not self.is_voter:
+            return answer(ErrorCode.INCONSISTENT_VOTER_SET)
+        if m.candidate_epoch < self.state.epoch:
+            return answer(ErrorCode.FENCED_LEADER_EPOCH)
+        if m.candidate_epoch > self.state.epoch:
+            out = self._observe_epoch(m.candidate_epoch, NO_ID, now) or []
+        s = self.state
+        granted = CAN_GRANT_VOTE[s.kind] and (not isinstance(s, Voted) or s.voted_id == m.candidate_id) \
+            and (m.last_offset_epoch, m.last_offset) >= (self.log.last_fetched_epoch, self.log.end_offset)
+        if granted and isinstance(s, Unattached):
+            self._transition(Voted(s.epoch, m.candidate_id, self._election_deadline(now)))
+        return answer(granted=granted)
+
+    def _on_vote_response(self, source: int, m: VoteResponse, now: int) -> list[Send]:
+        moved = self._observe_epoch(m.leader_epoch, m.leader_id, now)
+        if moved is not None:
+            return moved
+        s = self.state
+        if not isinstance(s, Candidate) or m.leader_epoch != s.epoch or m.error_code:
+            return []
+        (s.granted if m.vote_granted else s.rejected).add(source)
+        return self._maybe_elected(now)
+
+    def _on_begin_quorum_epoch(self, source: int, m: BeginQuorumEpochRequest, now: int) -> list[Send]:
+        """KafkaRaftClient.handleBeginQuorumEpochRequest."""
+        if m.leader_epoch < self.state.epoch:
+            return [Send(source, BeginQuorumEpochResponse(ErrorCode.FENCED_LEADER_EPOCH, self.leader_id,
+                                                          self.state.epoch))]
+        out = self._observe_epoch(m.leader_epoch, m.leader_id, now) or []
+        return out + [Send(source, BeginQuorumEpochResponse(0, self.leader_id, self.state.epoch))]
+
+    def _on_ack(self, source: int, m: BeginQuorumEpochResponse | EndQuorumEpochResponse, now: int) -> list[Send]:
+        moved = self._observe_epoch(m.leader_epoch, m.leader_id, now)
+        if moved is not None:
+            return moved
+        s = self.state
+        if isinstance(s, (Leader, Resigned)) and m.leader_epoch == s.epoch and not m.error_code:
+            s.unacknowledged.discard(source)
+        return []
+
+    def _on_end_quorum_epoch(self, source: int, m: EndQuorumEpochRequest, now: int) -> list[Send]:
+        """KafkaRaftClient.handleEndQuorumEpochRequest: the named successors stand for
+        election after a backoff by their place (strictExponentialElectionBackoffMs)."""
+        if m.leader_epoch < self.state.epoch:
+            return [Send(source, EndQuorumEpochResponse(ErrorCode.FENCED_LEADER_EPOCH, self.leader_id,
+                                                        self.state.epoch))]
+        out = self._observe_epoch(m.leader_epoch, m.leader_id, now) or []
+        s = self.state
+        if isinstance(s, Follower) and s.leader_id == m.leader_id and self.node_id in m.preferred_successors:
+            n = len(m.preferred_successors)
+            position = m.preferred_successors.index(self.node_id)
+            base = self.config.election_backoff_max_ms >> (n - 1) if n > 1 else 0
+            s.fetch_deadline = min(s.fetch_deadline, now + min(self.config.election_backoff_max_ms, base << position))
+        return out + [Send(source, EndQuorumEpochResponse(0, self.leader_id, self.state.epoch))]
+
+    def _on_fetch_request(self, source: int, m: FetchRequest, now: int) -> list[Send]:
+        """KafkaRaftClient.tryCompleteFetchRequest (the driver long-polls an empty answer)."""
+        s = self.state
+
+        def answer(error: int, diverging: tuple[int, int] | None = None, records: Any = None) -> list[Send]:
+            return [Send(source, FetchResponse(error, self.leader_id, self.state.epoch, self.high_watermark,
+                                               m.fetch_offset, diverging, records))]
+
+        # validateLeaderOnlyRequest
+        if m.current_leader_epoch < s.epoch:
+            return answer(ErrorCode.FENCED_LEADER_EPOCH)
+        if m.current_leader_epoch > s.epoch:
+            return answer(ErrorCode.UNKNOWN_LEADER_EPOCH)
+        if not isinstance(s, Leader):
+            return answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if m.fetch_offset < 0:
+            return answer(ErrorCode.OFFSET_OUT_OF_RANGE)
+        diverging = validate_offset_and_epoch(self.log, m.fetch_offset, m.last_fetched_epoch)
+        if diverging is not None:
+            return answer(0, diverging)
+        if m.replica_id in self.voters:
+            s.end_offsets[m.replica_id] = m.fetch_offset
+            s.last_fetch[m.replica_id] = now
+            self._leader_progress(now)
+        elif m.replica_id >= 0:
+            s.observers[m.replica_id] = m.fetch_offset
+        return answer(0, None, self.log.read(m.fetch_offset))
+
+    def _on_fetch_response(self, source: int, m: FetchResponse, now: int) -> list[Send]:
+        """KafkaRaftClient.handleFetchResponse."""
+        moved = self._observe_epoch(m.leader_epoch, m.leader_id, now)
+        if moved is not None:
+            return moved
+        s = self.state
+        # a late answer to an older request, or from a node that is not our leader: dropped
+        if not isinstance(s, Follower) or source != s.leader_id or m.fetch_offset != self.log.end_offset \
+                or m.leader_epoch != s.epoch:
+            return []
+        s.fetch_sent = None
+        if m.error_code:
+            return []       # retried by tick after the request timeout (Kafka: retry backoff)
+        s.fetch_deadline = now + self.config.fetch_timeout_ms
+        if m.diverging_epoch is not None:
+            epoch, end = m.diverging_epoch
+            point = truncation_point(self.log, epoch, end)
+            if s.high_watermark is not None and point < s.high_watermark:
+                raise AssertionError(f"node {self.node_id}: truncation to {point} below the high watermark "
+                                     f"{s.high_watermark}")
+            self.log.truncate_to(point)
+        elif m.records is not None:
+            self.log.append_as_follower(m.records)
+        hw = min(m.high_watermark, self.log.end_offset)
+        if s.high_watermark is None or hw > s.high_watermark:
+            s.high_watermark = hw
+        return self._fetch(now)

@@ -1,0 +1,433 @@
+"""KRaft's consensus (kproto/server/cluster/raft.py) on a deterministic in-memory
+network of voters: messages dropped, reordered and duplicated, nodes crashed and
+restarted from their quorum-state and log; the invariants are Raft's (election
+safety, log matching, committed entries never lost) and the rules Kafka pins."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from kproto.errors import ErrorCode
+from kproto.server.cluster import raft as R
+from kproto.server.cluster.raft import (
+    TRANSITIONS, EpochRule, ElectionState, FetchRequest, RaftConfig, RaftNode, StateKind, VoteRequest,
+)
+
+U, V, C, L, F, RS = (StateKind.UNATTACHED, StateKind.VOTED, StateKind.CANDIDATE, StateKind.LEADER,
+                     StateKind.FOLLOWER, StateKind.RESIGNED)
+
+
+class MemoryLog:
+    """A RaftLog of (epoch, payload) entries; offset = index."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[int, object]] = []
+
+    @property
+    def end_offset(self) -> int:
+        return len(self.entries)
+
+    @property
+    def last_fetched_epoch(self) -> int:
+        return self.entries[-1][0] if self.entries else 0
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        floor = max((e for e, _ in self.entries if e <= epoch), default=None)
+        if floor is None:
+            return 0, 0
+        later = [i for i, (e, _) in enumerate(self.entries) if e > floor]
+        return floor, later[0] if later else len(self.entries)
+
+    def append_as_leader(self, records: list, epoch: int) -> int:
+        first = len(self.entries)
+        self.entries += [(epoch, r) for r in records]
+        return first
+
+    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int]) -> int:
+        return self.append_as_leader([("LeaderChange", leader_id)], epoch)
+
+    def append_as_follower(self, records: list) -> None:
+        self.entries += records
+
+    def read(self, offset: int) -> list:
+        return self.entries[offset:offset + 3]      # small reads: more interleavings
+
+    def truncate_to(self, offset: int) -> None:
+        del self.entries[offset:]
+
+
+class Sim:
+    """N voters on a network that holds every message until the test delivers,
+    drops or duplicates it; a crash keeps a node's log and its persisted election."""
+
+    def __init__(self, n: int = 3, seed: int = 0, config: RaftConfig = RaftConfig()) -> None:
+        self.rng = random.Random(seed)
+        self.ids = list(range(1, n + 1))
+        self.config = config
+        self.now = 0
+        self.logs = {i: MemoryLog() for i in self.ids}
+        self.stored = {i: ElectionState(0) for i in self.ids}
+        self.nodes: dict[int, RaftNode | None] = {i: self._boot(i) for i in self.ids}
+        self.network: list[tuple[int, int, object]] = []
+        self.leaders: dict[int, int] = {}            # epoch -> the one leader it had
+        self.committed: list = []
+        self.commit_epoch = 0
+        self.proposed = 0
+
+    def _boot(self, i: int) -> RaftNode:
+        return RaftNode(i, self.ids, self.logs[i], self.now, election=self.stored[i], config=self.config,
+                        rng=self.rng.random)
+
+    def _out(self, source: int, sends: list[R.Send]) -> None:
+        node = self.nodes[source]
+        self.stored[source] = node.election            # persisted before anything is sent
+        self.network += [(source, s.destination, s.message) for s in sends]
+        self.check()
+
+    def tick(self, advance: int) -> None:
+        self.now += advance
+        for i in self.ids:
+            if self.nodes[i] is not None:
+                self._out(i, self.nodes[i].tick(self.now))
+
+    def deliver(self, index: int) -> None:
+        source, dest, message = self.network.pop(index)
+        if self.nodes[dest] is not None:
+            self._out(dest, self.nodes[dest].receive(source, message, self.now))
+
+    def crash(self, i: int) -> None:
+        self.nodes[i] = None
+        self.network = [m for m in self.network if m[1] != i]
+
+    def restart(self, i: int) -> None:
+        self.nodes[i] = self._boot(i)
+
+    def propose(self) -> int | None:
+        for i, node in self.nodes.items():
+            if node is not None and node.is_leader:
+                self.proposed += 1
+                offset = node.propose([self.proposed], self.now)
+                self._out(i, [])
+                return offset
+        return None
+
+    def run(self, until, limit_ms: int = 60_000, drop: float = 0.0) -> None:
+        """Deliver in random order (dropping some), ticking time, until ``until()``."""
+        deadline = self.now + limit_ms
+        while not until():
+            assert self.now < deadline, f"not reached by {limit_ms} ms: {self.describe()}"
+            if self.network and self.rng.random() < 0.9:
+                index = self.rng.randrange(len(self.network))
+                if self.rng.random() < drop:
+                    self.network.pop(index)
+                else:
+                    self.deliver(index)
+            else:
+                self.tick(self.rng.randint(1, 100))
+
+    def leader(self) -> RaftNode | None:
+        live = [n for n in self.nodes.values() if n is not None and n.is_leader]
+        return max(live, key=lambda n: n.epoch) if live else None
+
+    def describe(self) -> str:
+        return ", ".join(f"{i}:{n.state.kind.value}@{n.epoch} leo={n.log.end_offset} hw={n.high_watermark}"
+                         if n else f"{i}:down" for i, n in self.nodes.items())
+
+    # -- Raft's invariants ---------------------------------------------------------------------
+
+    def check(self) -> None:
+        for i, node in self.nodes.items():
+            if node is None:
+                continue
+            if node.is_leader:
+                # election safety: one leader per epoch
+                assert self.leaders.setdefault(node.epoch, i) == i, (node.epoch, self.leaders)
+            # committed entries never vanish: every HW covers a prefix of the one committed history
+            hw = node.high_watermark
+            mine = node.log.entries[:hw]
+            shorter, longer = sorted((mine, self.committed), key=len)
+            assert longer[:len(shorter)] == shorter, f"node {i} committed {mine}, history {self.committed}"
+            if len(mine) > len(self.committed):
+                self.committed = list(mine)
+                self.commit_epoch = max(self.commit_epoch, node.epoch)
+            if node.is_leader and node.epoch >= self.commit_epoch:
+                # leader completeness: what was committed is in the log of every leader since
+                # (a deposed leader cut off in an older epoch may still think it leads)
+                assert node.log.entries[:len(self.committed)] == self.committed
+        # log matching: an (offset, epoch) in two logs means the same prefix up to it
+        logs = [self.logs[i].entries for i in self.ids]
+        for a in logs:
+            for b in logs:
+                n = min(len(a), len(b))
+                for k in range(n - 1, -1, -1):
+                    if a[k][0] == b[k][0]:
+                        assert a[:k + 1] == b[:k + 1]
+                        break
+
+
+# -- the tables ----------------------------------------------------------------------------------
+
+def test_transitions_table_pinned_to_quorum_state():
+    """Written independently from QuorumState.transitionTo*: (from, to) -> epoch rule."""
+    H, S, SH, N = EpochRule.HIGHER, EpochRule.SAME, EpochRule.SAME_OR_HIGHER, EpochRule.NEXT
+    grid = {
+        U: {U: H, V: SH, C: N, F: SH},
+        V: {U: H, V: H, C: N, F: SH},
+        C: {U: H, V: H, C: N, L: S, F: SH},
+        L: {U: H, V: H, F: H, RS: S},
+        F: {U: H, V: H, C: N, F: H},
+        RS: {U: H, V: H, C: N, F: H},
+    }
+    assert TRANSITIONS == {(a, b): rule for a, row in grid.items() for b, rule in row.items()}
+
+
+def _state(kind: StateKind, epoch: int) -> R.EpochState:
+    return {U: lambda: R.Unattached(epoch, 0), V: lambda: R.Voted(epoch, 2, 0), C: lambda: R.Candidate(epoch, 0),
+            L: lambda: R.Leader(epoch, 0, {1: 0, 2: 0, 3: 0}, {1: 0, 2: 0, 3: 0}),
+            F: lambda: R.Follower(epoch, 2, 0), RS: lambda: R.Resigned(epoch, 1, 0, ())}[kind]()
+
+
+@pytest.mark.parametrize("source", list(StateKind))
+@pytest.mark.parametrize("target", list(StateKind))
+def test_every_transition_allowed_or_refused_as_the_table_says(source, target):
+    rule = TRANSITIONS.get((source, target))
+    for delta in (-1, 0, 1, 2):
+        node = RaftNode(1, [1, 2, 3], MemoryLog(), 0)
+        node.state = _state(source, 5)
+        allowed = rule is not None and R.epoch_allowed(rule, 5, 5 + delta)
+        if allowed:
+            node._transition(_state(target, 5 + delta))
+            assert node.state.kind is target and node.epoch == 5 + delta
+        else:
+            with pytest.raises(R.IllegalTransition):
+                node._transition(_state(target, 5 + delta))
+
+
+@pytest.mark.parametrize("offsets, start, current, expected", [
+    ([10, 10, 10], 0, None, 10),
+    ([10, 7, 3], 0, None, 7),              # the majority's offset, leader counted
+    ([10, 7, 3], 7, None, None),           # not past the epoch start: nothing of older epochs commits
+    ([10, 8, 3], 7, None, 8),
+    ([10, 8, 3], 0, 9, None),              # never backwards
+    ([10, 10, 3, 3, 3], 0, None, 3),
+    ([10], 5, None, 10),
+])
+def test_high_watermark_rule(offsets, start, current, expected):
+    assert R.high_watermark_update(offsets, start, current) == expected
+
+
+def test_quorum_state_file_is_kafkas():
+    text = R.quorum_state_json(ElectionState(7, 2, -1), [3, 1, 2])
+    assert text == ('{"clusterId":"","leaderId":2,"leaderEpoch":7,"votedId":-1,"appliedOffset":0,'
+                    '"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}],"data_version":0}')
+    assert R.parse_quorum_state(text) == ElectionState(7, 2, -1)
+    v1 = json.dumps({"leaderId": -1, "leaderEpoch": 3, "votedId": 2,
+                     "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA", "data_version": 1})
+    assert R.parse_quorum_state(v1) == ElectionState(3, -1, 2)
+    with pytest.raises(ValueError):
+        R.parse_quorum_state('{"leaderId":1,"leaderEpoch":1,"votedId":-1,"data_version":9}')
+
+
+# -- single steps --------------------------------------------------------------------------------
+
+def test_single_voter_leads_at_once_and_commits_alone():
+    log = MemoryLog()
+    node = RaftNode(1, [1], log, 0)
+    assert node.tick(0) == []
+    assert node.is_leader and node.epoch == 1 and log.entries == [(1, ("LeaderChange", 1))]
+    assert node.high_watermark == 1
+    assert node.propose(["a"], 1) == 1 and node.high_watermark == 2
+
+
+def test_vote_granted_once_per_epoch_and_only_to_an_up_to_date_log():
+    log = MemoryLog()
+    log.append_as_leader(["x", "y"], 2)
+    node = RaftNode(1, [1, 2, 3], log, 0, election=ElectionState(2))
+    [no] = node.receive(2, VoteRequest(3, 2, 2, 1), 0)           # shorter log
+    assert no.message == R.VoteResponse(0, -1, 3, False) and node.state.kind is U
+    [no] = node.receive(2, VoteRequest(3, 2, 1, 9), 0)           # older last epoch
+    assert not no.message.vote_granted
+    [yes] = node.receive(2, VoteRequest(3, 2, 2, 2), 0)
+    assert yes.message.vote_granted and node.election == ElectionState(3, -1, 2)
+    [again] = node.receive(2, VoteRequest(3, 2, 2, 2), 0)        # the same candidate: granted again
+    assert again.message.vote_granted
+    [other] = node.receive(3, VoteRequest(3, 3, 5, 50), 0)       # another candidate, same epoch
+    assert not other.message.vote_granted
+    [fenced] = node.receive(3, VoteRequest(2, 3, 5, 50), 0)
+    assert fenced.message.error_code == ErrorCode.FENCED_LEADER_EPOCH
+
+
+def test_a_restarted_voter_remembers_its_vote():
+    node = RaftNode(1, [1, 2, 3], MemoryLog(), 0, election=ElectionState(4, -1, 2))
+    assert node.state.kind is V
+    [no] = node.receive(3, VoteRequest(4, 3, 0, 0), 0)
+    assert not no.message.vote_granted
+    resigned = RaftNode(1, [1, 2, 3], MemoryLog(), 0, election=ElectionState(4, 1, -1))
+    assert resigned.state.kind is RS and resigned.leader_id == 1
+
+
+def test_leader_answers_a_diverging_fetch_and_the_follower_truncates():
+    leader_log, follower_log = MemoryLog(), MemoryLog()
+    leader_log.entries = [(1, "a"), (1, "b"), (3, "c"), (3, "d")]
+    follower_log.entries = [(1, "a"), (1, "b"), (2, "x"), (2, "y"), (2, "z")]
+    leader = RaftNode(1, [1, 2, 3], leader_log, 0, election=ElectionState(3))
+    leader.state = R.Leader(3, 2, {1: 4, 2: -1, 3: -1}, {1: 0, 2: 0, 3: 0})
+    follower = RaftNode(2, [1, 2, 3], follower_log, 0, election=ElectionState(3, 1))
+    [fetch] = follower.tick(0)
+    assert fetch.message == FetchRequest(2, 3, 5, 2)
+    [answer] = leader.receive(2, fetch.message, 0)
+    assert answer.message.diverging_epoch == (1, 2) and answer.message.records is None
+    [refetch] = follower.receive(1, answer.message, 0)
+    assert follower_log.entries == [(1, "a"), (1, "b")]
+    assert refetch.message == FetchRequest(2, 3, 2, 1)
+    [answer] = leader.receive(2, refetch.message, 0)
+    follower.receive(1, answer.message, 0)
+    assert follower_log.entries == leader_log.entries
+    # the leader counted the follower's fetch offset (2), not past the epoch start: no HW yet
+    assert leader.state.high_watermark is None
+
+
+def test_fetch_to_a_non_leader_names_the_leader():
+    node = RaftNode(2, [1, 2, 3], MemoryLog(), 0, election=ElectionState(4, 1))
+    [answer] = node.receive(9, FetchRequest(9, 4, 0, 0), 0)
+    assert (answer.message.error_code, answer.message.leader_id, answer.message.leader_epoch) == \
+        (ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 4)
+    [answer] = node.receive(9, FetchRequest(9, 3, 0, 0), 0)
+    assert answer.message.error_code == ErrorCode.FENCED_LEADER_EPOCH
+
+
+# -- the simulation ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(8))
+def test_three_voters_elect_commit_and_fail_over(seed):
+    sim = Sim(3, seed)
+    sim.run(lambda: sim.leader() is not None)
+    offsets = [sim.propose() for _ in range(5)]
+    sim.run(lambda: all(n.high_watermark > offsets[-1] for n in sim.nodes.values()), drop=0.1)
+    committed = list(sim.committed)
+    sim.run(lambda: sim.leader() is not None)
+    first = sim.leader()
+    sim.crash(first.node_id)
+    sim.run(lambda: sim.leader() is not None and sim.leader().node_id != first.node_id, drop=0.1)
+    second = sim.leader()
+    assert second.epoch > first.epoch
+    after = sim.propose()
+    sim.run(lambda: second.high_watermark > after)
+    assert sim.committed[:len(committed)] == committed
+    sim.restart(first.node_id)
+    rejoined = sim.nodes[first.node_id]
+    sim.run(lambda: rejoined.state.kind is F and rejoined.high_watermark > after
+            or rejoined.is_leader and rejoined.high_watermark > after)
+    assert sim.logs[first.node_id].entries[:after + 1] == sim.logs[second.node_id].entries[:after + 1]
+
+
+def test_resign_hands_over_to_the_furthest_voter():
+    sim = Sim(3, 1)
+    sim.run(lambda: sim.leader() is not None)
+    leader = sim.leader()
+    sim.propose()
+    sim.run(lambda: all(n.high_watermark == leader.log.end_offset for n in sim.nodes.values()))
+    sends = leader.resign(sim.now)
+    assert leader.state.kind is RS and {s.destination for s in sends} == set(sim.ids) - {leader.node_id}
+    sim._out(leader.node_id, sends)
+    epoch = leader.epoch
+    sim.run(lambda: sim.leader() is not None and sim.leader().epoch > epoch)
+    # the successors stood at once (their backoff by place), not after a fetch timeout
+    assert sim.leader().node_id in sends[0].message.preferred_successors
+
+
+def test_check_quorum_leader_cut_off_resigns():
+    sim = Sim(3, 2)
+    sim.run(lambda: sim.leader() is not None)
+    leader = sim.leader()
+    # cut the leader off: everything to and from it is lost
+    others = [i for i in sim.ids if i != leader.node_id]
+    while leader.state.kind is L:
+        sim.network = [m for m in sim.network if leader.node_id not in m[:2]]
+        sim.tick(100)
+        for _ in range(len(sim.network)):
+            sim.deliver(0) if sim.network and leader.node_id not in sim.network[0][:2] else None
+    assert leader.state.kind is RS
+    epoch = leader.epoch
+    assert any(sim.nodes[i].epoch > epoch for i in others)
+
+
+class RaftMachine(RuleBasedStateMachine):
+    """Any interleaving of delivery, loss, duplication, ticks, proposals, crashes and
+    restarts keeps Raft's invariants (Sim.check after every step)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sim = Sim(3, 0)
+
+    @precondition(lambda self: self.sim.network)
+    @rule(data=st.data())
+    def deliver(self, data):
+        self.sim.deliver(data.draw(st.integers(0, len(self.sim.network) - 1)))
+
+    @precondition(lambda self: self.sim.network)
+    @rule(data=st.data())
+    def drop(self, data):
+        self.sim.network.pop(data.draw(st.integers(0, len(self.sim.network) - 1)))
+
+    @precondition(lambda self: self.sim.network)
+    @rule(data=st.data())
+    def duplicate(self, data):
+        self.sim.network.append(self.sim.network[data.draw(st.integers(0, len(self.sim.network) - 1))])
+
+    @rule(ms=st.integers(1, 1500))
+    def tick(self, ms):
+        self.sim.tick(ms)
+
+    @rule()
+    def propose(self):
+        self.sim.propose()
+
+    @rule(node=st.integers(1, 3))
+    def crash_or_restart(self, node):
+        if self.sim.nodes[node] is None:
+            self.sim.restart(node)
+        elif sum(n is not None for n in self.sim.nodes.values()) > 1:
+            self.sim.crash(node)
+
+    @invariant()
+    def raft_invariants(self):
+        self.sim.check()
+
+
+TestRaftMachine = RaftMachine.TestCase
+TestRaftMachine.settings = settings(max_examples=150, stateful_step_count=80, deadline=None)
+
+
+def test_older_epochs_commit_only_with_a_record_of_the_leaders_epoch():
+    """LeaderState's extra rule: a majority holding an epoch-1 record is not enough for the
+    epoch-3 leader to commit it; the follower must also hold the leader's LeaderChange."""
+    log = MemoryLog()
+    log.entries = [(1, "a")]
+    leader = RaftNode(1, [1, 2, 3], log, 0, election=ElectionState(2))
+    leader.state = R.Candidate(3, 10**9, {1, 2})
+    leader._maybe_elected(0)
+    assert leader.is_leader and log.entries == [(1, "a"), (3, ("LeaderChange", 1))]
+    assert leader.state.epoch_start_offset == 1
+    [answer] = leader.receive(2, FetchRequest(2, 3, 1, 1), 0)      # node 2 holds (1, "a") only
+    assert answer.message.records == [(3, ("LeaderChange", 1))] and leader.state.high_watermark is None
+    leader.receive(2, FetchRequest(2, 3, 2, 3), 0)                  # now it holds the LeaderChange too
+    assert leader.high_watermark == 2
+
+
+def test_an_observer_finds_the_leader_through_any_voter():
+    observer = RaftNode(9, [1, 2, 3], MemoryLog(), 0)
+    [ask] = observer.tick(0)
+    assert isinstance(ask.message, FetchRequest) and ask.destination in (1, 2, 3)
+    follower = RaftNode(ask.destination, [1, 2, 3], MemoryLog(), 0, election=ElectionState(4, 3))
+    [answer] = follower.receive(9, ask.message, 0)
+    assert (answer.message.error_code, answer.message.leader_id) == (ErrorCode.FENCED_LEADER_EPOCH, 3)
+    [fetch] = observer.receive(ask.destination, answer.message, 0)
+    assert observer.state.kind is F and observer.leader_id == 3 and fetch.destination == 3
+    assert observer.tick(10**9) != [] and observer.state.kind is F     # an observer never stands for election
