@@ -57,6 +57,18 @@ def kafka_server(kafka_ref, tmp_path_factory):
         unavailable(e)
 
 
+@pytest.fixture(scope="module")
+def kafka_cluster_ref(kafka_ref, tmp_path_factory):
+    """A 3-node Apache Kafka cluster (tests/kafka_ref.py KafkaCluster: node 1 broker and the
+    one controller, nodes 2-3 brokers) for a test module; unavailable as ``kafka_ref``."""
+    from tests.kafka_ref import KafkaUnavailable, unavailable
+    try:
+        with kafka_ref.cluster(tmp_path_factory.mktemp("kafka-cluster")) as c:
+            yield c
+    except KafkaUnavailable as e:
+        unavailable(e)
+
+
 @pytest.fixture(scope="session")
 def kafka_ref(tmp_path_factory):
     """Apache Kafka (tests/kafka_ref.py): run its tools, start its broker. A Kafka that
