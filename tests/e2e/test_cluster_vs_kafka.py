@@ -18,7 +18,6 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaError as CKError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from kproto.client.data import DataClient
 from kproto.client.transport import BrokerClient
@@ -28,76 +27,21 @@ from kproto.records import NewRecord, build_record_batch
 from kproto.schemas import protocol as P
 from kproto.server.runtime.state_topic import partition_for
 from kproto.testing import Cluster
+from tests.conftest import PEER_CLUSTER_CONFIG
 from tests import java_client
-from tests.tools.helpers import kt
+from tests.helpers import create_in_cluster as create, describe_on_both as describe_both
 
-OFFSETS_PARTITIONS = 3
-TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
-
-
-def pytest_generate_tests(metafunc):
-    """Each test on kproto's cluster, then Kafka's; a ``differs(kind, reason)`` mark (tests/conftest.py)
-    makes that side a strict xfail."""
-    differs = {m.args[0]: m.args[1] for m in metafunc.definition.iter_markers("differs")}
-    metafunc.parametrize("cluster", [
-        pytest.param(k, id=k, marks=[pytest.mark.xfail(strict=True, reason=differs[k])] if k in differs else [])
-        for k in ("kproto", "kafka")], indirect=True, scope="module")
+OFFSETS_PARTITIONS = int(PEER_CLUSTER_CONFIG["offsets.topic.num.partitions"])
 
 
-@pytest.fixture(scope="module")
-def cluster(request, tmp_path_factory):
-    """kproto's 3-node cluster, then Apache Kafka's, each once for the module."""
-    config = {"offsets.topic.num.partitions": str(OFFSETS_PARTITIONS)}
-    if request.param == "kafka":
-        c = request.getfixturevalue("kafka_ref").cluster(tmp_path_factory.mktemp("kafka-cluster"),
-                                                          offsets_topic_num_partitions=str(OFFSETS_PARTITIONS))
-        from tests.kafka_ref import KafkaUnavailable, unavailable
-        try:
-            c.__enter__()
-        except KafkaUnavailable as e:
-            unavailable(e)
-        try:
-            yield c
-        finally:
-            c.__exit__(None, None, None)
-        return
-    with Cluster(brokers=3, data_dir=tmp_path_factory.mktemp("kproto-cluster"), config=config) as c:
-        yield c
-
-
-@pytest.fixture(autouse=True)
-def healed(cluster):
-    """Every test starts with the three nodes up and registered: a test's killed nodes restart after it."""
-    yield
-    cluster.start()
-    cluster.wait_for(lambda md: len(md.brokers) == 3 or None, "every broker unfenced again", timeout=120)
+@pytest.fixture
+def cluster(peer_cluster):
+    """tests/conftest.py's peer_cluster: kproto's 3 nodes, then Kafka's; healed after each test."""
+    return peer_cluster
 
 
 def kind(cluster) -> str:
     return "kproto" if isinstance(cluster, Cluster) else "kafka"
-
-
-def create(cluster, topic: str, assignment: list[list[int]] | None = None, partitions: int = 1,
-           replication: int = 3, **configs) -> None:
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    config = {k.replace("_", "."): str(v) for k, v in configs.items()}
-    new = (NewTopic(topic, len(assignment), replica_assignment=assignment, config=config) if assignment
-           else NewTopic(topic, partitions, replication, config=config))
-    admin.create_topics([new])[topic].result(timeout=60)
-    for p in range(len(assignment) if assignment else partitions):
-        cluster.wait_for(lambda md: (lambda q: q if q is not None and q.leader >= 0
-                                     and set(q.isr) == set(q.replicas) else None)(cluster.partition(topic, p, md)),
-                         f"{topic}-{p} fully in sync")
-
-
-def describe_both(kafka_ref, cluster, *args: str) -> str:
-    """`topics --describe ARGS` by kproto's tool and by Kafka's TopicCommand on ``cluster``: the
-    same output (-> it), exit 0 both."""
-    status, ours, err = kt(cluster.bootstrap_servers, "--describe", *args)
-    assert (status, err) == (0, ""), err
-    theirs = kafka_ref.run_tool(TOPIC_COMMAND, "--bootstrap-server", cluster.bootstrap_servers, "--describe", *args)
-    assert (theirs.returncode, theirs.stdout) == (0, ours), theirs.stderr
-    return ours
 
 
 def test_a_consumer_group_survives_its_coordinators_death(cluster):
