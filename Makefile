@@ -83,7 +83,7 @@ test: deps lint kafka schema-registry
 # alternating) and writes its table to bench/results/<bench>.md.
 # `make bench BENCH_ARGS=--quick` checks the scripts with reduced sizes.
 BENCHES := bench_records bench_dumplog bench_broker bench_topics bench_groups bench_decode bench_txn \
-	bench_fixture bench_tls bench_protocol bench_consume
+	bench_fixture bench_tls bench_protocol bench_consume bench_cluster
 BENCH_ARGS ?=
 
 bench: venv debs kafka

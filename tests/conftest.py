@@ -21,6 +21,8 @@ def pytest_generate_tests(metafunc):
     """One mechanism for every peer: the conftest ``broker`` fixture is parametrised by the
     closest ``brokers`` mark (a test's, else its module's pytestmark); a ``differs`` mark
     makes that side a strict xfail. Modules defining their own ``broker`` are kproto-only."""
+    if "_peer_cluster" in metafunc.fixturenames:
+        _parametrize_peer_cluster(metafunc)
     if "broker" not in metafunc.fixturenames or hasattr(metafunc.module, "broker"):
         return
     mark = metafunc.definition.get_closest_marker("brokers")
@@ -31,6 +33,39 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("broker", [
         pytest.param(k, id=k, marks=[pytest.mark.xfail(strict=True, reason=differs[k])] if k in differs else [])
         for k in kinds], indirect=True, scope="module")
+
+
+#: what both of ``peer_cluster``'s clusters start with (beside kproto.testing.CLUSTER_DEFAULTS /
+#: tests/kafka_ref.py CLUSTER_CONFIGS, which match each other)
+PEER_CLUSTER_CONFIG = {"offsets.topic.num.partitions": "3"}
+
+
+def _parametrize_peer_cluster(metafunc) -> None:
+    """``peer_cluster``: kproto's cluster, then Kafka's; a ``differs`` mark makes that side a strict xfail."""
+    differs = {m.args[0]: m.args[1] for m in metafunc.definition.iter_markers("differs")}
+    metafunc.parametrize("_peer_cluster", [
+        pytest.param(k, id=k, marks=[pytest.mark.xfail(strict=True, reason=differs[k])] if k in differs else [])
+        for k in (components.KPROTO, components.KAFKA)], indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
+def _peer_cluster(request, tmp_path_factory):
+    if request.param == components.KAFKA:
+        yield request.getfixturevalue("kafka_cluster_ref")
+        return
+    from kproto.testing import Cluster
+    with Cluster(brokers=3, data_dir=tmp_path_factory.mktemp("kproto-cluster"), config=PEER_CLUSTER_CONFIG) as c:
+        yield c
+
+
+@pytest.fixture
+def peer_cluster(_peer_cluster):
+    """Three nodes (1: broker and the one controller, 2-3: brokers) of kproto's cluster, then of
+    Apache Kafka's (tests/kafka_ref.py KafkaCluster), each started once per module; the nodes a
+    test killed or stopped are started again after it, and it waits until all three are unfenced."""
+    yield _peer_cluster
+    _peer_cluster.start()
+    _peer_cluster.wait_for(lambda md: len(md.brokers) == 3 or None, "every broker unfenced again", timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +88,19 @@ def kafka_server(kafka_ref, tmp_path_factory):
     try:
         with kafka_ref.broker(tmp_path_factory.mktemp("kafka-server")) as b:
             yield b
+    except KafkaUnavailable as e:
+        unavailable(e)
+
+
+@pytest.fixture(scope="module")
+def kafka_cluster_ref(kafka_ref, tmp_path_factory):
+    """A 3-node Apache Kafka cluster (tests/kafka_ref.py KafkaCluster: node 1 broker and the
+    one controller, nodes 2-3 brokers; PEER_CLUSTER_CONFIG) for a test module; unavailable as ``kafka_ref``."""
+    from tests.kafka_ref import KafkaUnavailable, unavailable
+    try:
+        with kafka_ref.cluster(tmp_path_factory.mktemp("kafka-cluster"),
+                               **{k.replace(".", "_"): v for k, v in PEER_CLUSTER_CONFIG.items()}) as c:
+            yield c
     except KafkaUnavailable as e:
         unavailable(e)
 

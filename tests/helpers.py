@@ -153,3 +153,30 @@ def read_all(bootstrap: str, topic: str, partitions: int, isolation: str, expect
     finally:
         c.close()
     return got
+
+
+def create_in_cluster(cluster, topic: str, assignment: list[list[int]] | None = None, partitions: int = 1,
+                      replication: int = 3, **configs) -> None:
+    """Create ``topic`` on a cluster (kproto's or Kafka's) with ``assignment``, else ``partitions``
+    x ``replication``; returns once every partition has a leader and its whole ISR."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    config = {k.replace("_", "."): str(v) for k, v in configs.items()}
+    new = (CKNewTopic(topic, len(assignment), replica_assignment=assignment, config=config) if assignment
+           else CKNewTopic(topic, partitions, replication, config=config))
+    admin.create_topics([new])[topic].result(timeout=60)
+    for p in range(len(assignment) if assignment else partitions):
+        cluster.wait_for(lambda md: (lambda q: q if q is not None and q.leader >= 0
+                                     and set(q.isr) == set(q.replicas) else None)(cluster.partition(topic, p, md)),
+                         f"{topic}-{p} fully in sync")
+
+
+def describe_on_both(kafka_ref, cluster, *args: str) -> str:
+    """`topics --describe ARGS` by kproto's tool and by Kafka's TopicCommand on ``cluster``: the
+    same output (-> it), exit 0 both."""
+    from tests.tools.helpers import kt
+    status, ours, err = kt(cluster.bootstrap_servers, "--describe", *args)
+    assert (status, err) == (0, ""), err
+    theirs = kafka_ref.run_tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
+                                cluster.bootstrap_servers, "--describe", *args)
+    assert (theirs.returncode, theirs.stdout) == (0, ours), theirs.stderr
+    return ours

@@ -75,6 +75,20 @@ def run(ref: KafkaReference, scenario: str, *, timeout: float = 300.0, **args: o
     return Outcome(proc.returncode, events, proc.stderr)
 
 
+def start(ref: KafkaReference, scenario: str, **args: object) -> subprocess.Popen:
+    """Start a scenario that talks back (``failover`` waits for a line on stdin): its stdin and
+    stdout are pipes (text); ``outcome`` reads the rest once it exited."""
+    return subprocess.Popen(_command(ref, scenario, *(f"{k}={v}" for k, v in args.items())), text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def outcome(proc: subprocess.Popen, events: list[dict], timeout: float = 300.0) -> Outcome:
+    """The Outcome of a ``start``-ed scenario, ``events`` being the lines already read."""
+    out, err = proc.communicate(timeout=timeout)
+    events = events + [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return Outcome(proc.returncode, events, err)
+
+
 def decode(ref: KafkaReference, frames: list[tuple[str, int, int, Path]], *, timeout: float = 300.0) -> list[dict]:
     """Kafka's generated classes' reading of each (kind, api_key, api_version, file), in one JVM:
     ``{"file", "header", "body"}`` or ``{"file", "error"}`` each."""

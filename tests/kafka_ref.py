@@ -5,7 +5,9 @@ Standard library and a JDK only, so `make kafka` can run it before any venv:
 release's: generators/kafka_versions.py reads 4.0 .. 4.4's jars) and its tools into
 ``.kafka/<version>/lib`` with Maven (skipped when already there). The tests use
 :class:`KafkaReference` through the ``kafka_ref`` fixture (tests/conftest.py) to
-run a tool class on the JVM or to start a KRaft broker (combined mode) on loopback.
+run a tool class on the JVM or to start a KRaft broker (combined mode) on loopback, and
+through ``kafka_cluster_ref`` a 3-node cluster (:class:`KafkaCluster`) laid out as
+kproto.testing.Cluster's.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+try:        # the cluster's Metadata waits are kproto.testing.Cluster's; `make kafka` fetches before any venv
+    from kproto.testing.cluster import MetadataWaits as _MetadataWaits
+except ImportError:
+    _MetadataWaits = object
 
 ROOT = Path(__file__).resolve().parent.parent
 POM = ROOT / "tests" / "kafka" / "pom.xml"
@@ -205,16 +212,28 @@ class KafkaReference:
         self.format_storage(server_props, random_cluster_id())
 
         log = data / "kafka.log"
-        log4j = self._config("log4j2-broker.properties", LOG4J2_BROKER)
-        proc = subprocess.Popen(self._cmd(BROKER_JVM, log4j, "kafka.Kafka", (str(server_props),)),
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
+        proc, started = self._launch(server_props, log, BROKER_JVM)
         b = KafkaBroker(f"127.0.0.1:{port}", log_dir, proc, log,
                         ports={"PLAINTEXT": port, **{name: p for name, (_, p) in extra.items()}})
+        try:
+            if not started.wait(timeout) or proc.poll() is not None:
+                raise KafkaUnavailable(f"Kafka {self.version} did not start within {timeout}s "
+                                       f"(exit {proc.poll()}); see {log}")
+            yield b
+        finally:
+            b.stop()
+
+    def _launch(self, server_props: Path, log: Path, jvm: list[str]) -> tuple[subprocess.Popen, threading.Event]:
+        """Start ``kafka.Kafka`` on ``server_props`` in its own session, its output appended to
+        ``log``; the event is set once it logged "Kafka Server started" (or exited)."""
+        log4j = self._config("log4j2-broker.properties", LOG4J2_BROKER)
+        proc = subprocess.Popen(self._cmd(jvm, log4j, "kafka.Kafka", (str(server_props),)),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
         started = threading.Event()
 
         def pump() -> None:
-            with open(log, "w") as out:
+            with open(log, "a") as out:
                 for line in proc.stdout:
                     out.write(line)
                     out.flush()
@@ -223,13 +242,150 @@ class KafkaReference:
             started.set()      # exited: the waiter sees proc.poll()
 
         threading.Thread(target=pump, daemon=True).start()
+        return proc, started
+
+    def cluster(self, data: Path, brokers: int = 3, *, timeout: float = 180.0, **configs: str) -> "KafkaCluster":
+        """A KafkaCluster of ``brokers`` nodes under ``data`` (not started: use it as a context manager)."""
+        return KafkaCluster(self, data, brokers, timeout, {k.replace("_", "."): v for k, v in configs.items()})
+
+
+#: A cluster node's heap: three JVMs share a small box.
+CLUSTER_JVM = ["-Xmx256m", "-XX:+UseSerialGC"]
+#: Kafka's settings a cluster starts with, as kproto.testing.Cluster's CLUSTER_DEFAULTS: a
+#: killed broker fenced (and so out of every ISR) within seconds, replicas fetching often.
+CLUSTER_CONFIGS = {
+    "broker.session.timeout.ms": "3000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "3000",
+    "replica.fetch.wait.max.ms": "200",
+    "replica.fetch.backoff.ms": "200",
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "1",
+    "num.partitions": "1",
+}
+
+
+@dataclass
+class KafkaNode:
+    """One ``kafka.Kafka`` process of a KafkaCluster; the attributes kproto.testing.Broker has
+    that the cluster tests read (``running``, ``bootstrap_servers``, ``data_dir``, ``log_text``)."""
+    node_id: int
+    bootstrap_servers: str
+    data_dir: Path          # log.dirs: the partitions' directories
+    props: Path
+    log: Path
+    proc: subprocess.Popen | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.running else None
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def signal(self, sig: int, timeout: float) -> None:
+        if not self.running:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, sig)
         try:
-            if not started.wait(timeout) or proc.poll() is not None:
-                raise KafkaUnavailable(f"Kafka {self.version} did not start within {timeout}s "
-                                       f"(exit {proc.poll()}); see {log}")
-            yield b
-        finally:
-            b.stop()
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            raise KafkaUnavailable(f"Kafka node {self.node_id} did not stop within {timeout}s; see {self.log}")
+
+
+class KafkaCluster(_MetadataWaits):
+    """``brokers`` Apache Kafka nodes on loopback, as kproto.testing.Cluster lays its own out:
+    node 1 is ``process.roles=broker,controller`` and the one voter of a static
+    ``controller.quorum.voters``, nodes 2..N are brokers; every node formatted with one
+    cluster id (StorageTool), each with its own listener port kept across restarts. The
+    methods are Cluster's: ``start``/``stop`` (SIGTERM: controlled shutdown)/``kill``
+    (SIGKILL), and Cluster's Metadata waits (``leader``, ``wait_for_isr``...)."""
+
+    def __init__(self, ref: KafkaReference, data: Path, brokers: int, timeout: float,
+                 configs: dict[str, str]) -> None:
+        self.ref, self.timeout = ref, timeout
+        self.cluster_id = random_cluster_id()
+        self.controller_port = free_port()
+        self.nodes: dict[int, KafkaNode] = {}
+        for i in range(1, brokers + 1):
+            port, d = free_port(), data / f"node-{i}"
+            d.mkdir(parents=True, exist_ok=True)
+            controller = i == 1
+            listeners = f"PLAINTEXT://127.0.0.1:{port}" + (
+                f",CONTROLLER://127.0.0.1:{self.controller_port}" if controller else "")
+            props = {
+                "process.roles": "broker,controller" if controller else "broker",
+                "node.id": str(i),
+                "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+                "listeners": listeners,
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                "controller.listener.names": "CONTROLLER",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "inter.broker.listener.name": "PLAINTEXT",
+                "log.dirs": str(d / "kafka-logs"),
+                **CLUSTER_CONFIGS, **configs,
+            }
+            path = d / "server.properties"
+            path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+            self.nodes[i] = KafkaNode(i, f"127.0.0.1:{port}", d / "kafka-logs", path, d / "kafka.log")
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(n.bootstrap_servers for n in self.nodes.values() if n.running)
+
+    @property
+    def pids(self) -> dict[int, int | None]:
+        return {i: n.pid for i, n in self.nodes.items()}
+
+    def start(self, node: int | None = None) -> "KafkaCluster":
+        """Start one node, or (None) every node not running, the controller first (formatting
+        a node's directory on its first start); each waits until it logged "Kafka Server started"."""
+        for i in ([node] if node is not None else sorted(self.nodes)):
+            n = self.nodes[i]
+            if n.running:
+                continue
+            if not (n.data_dir / "meta.properties").exists():
+                self.ref.format_storage(n.props, self.cluster_id)
+            since = n.log.stat().st_size if n.log.exists() else 0
+            n.proc, started = self.ref._launch(n.props, n.log, CLUSTER_JVM)
+            if not started.wait(self.timeout) or n.proc.poll() is not None:
+                tail = n.log_text()[since:].strip().splitlines()[-3:]
+                raise KafkaUnavailable(f"Kafka node {i} did not start within {self.timeout}s "
+                                       f"(exit {n.proc.poll()}): {' / '.join(tail)}")
+        return self
+
+    def stop(self, node: int | None = None, timeout: float = 120.0) -> None:
+        """SIGTERM (controlled shutdown); None: every node, the controller last."""
+        for i in ([node] if node is not None else sorted(self.nodes, key=lambda i: i == 1)):
+            self.nodes[i].signal(signal.SIGTERM, timeout)
+
+    def kill(self, node: int) -> None:
+        """SIGKILL, as a crash."""
+        self.nodes[node].signal(signal.SIGKILL, 30)
+
+    def __enter__(self) -> "KafkaCluster":
+        try:
+            self.start()
+            try:
+                self.wait_for(lambda md: len(md.brokers) == len(self.nodes) or None, "every broker unfenced",
+                              timeout=self.timeout)
+            except TimeoutError as e:
+                raise KafkaUnavailable(str(e)) from None
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
 
 
 def reference(work: Path) -> KafkaReference:

@@ -471,6 +471,13 @@ class Broker:
     def has_topic(self, topic: str) -> bool:
         return topic in self.cluster.image.topics if self.cluster is not None else self.logs.has_topic(topic)
 
+    def topic_overrides(self, topic: str) -> dict[str, str]:
+        """The topic's own configs: on a node of a cluster, the metadata image's (ConfigRecords),
+        which every node has, hosting a replica of the topic or not."""
+        if self.cluster is not None:
+            return dict(self.cluster.image.topics[topic].configs)
+        return self.logs.topic_overrides(topic)
+
     def topic_id(self, topic: str):
         return self.cluster.image.topics[topic].topic_id if self.cluster is not None else self.logs.topic_id(topic)
 

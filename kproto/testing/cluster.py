@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Mapping, TypeVar
 
 from kproto.testing import Broker, BrokerStartError, FIXTURE_DEFAULTS
 
-__all__ = ["Cluster", "CLUSTER_DEFAULTS"]
+__all__ = ["Cluster", "CLUSTER_DEFAULTS", "MetadataWaits"]
 
 T = TypeVar("T")
 
@@ -52,7 +52,81 @@ CONTROLLER_ID = 1
 _CONTROLLER = re.compile(r"controller listening on (\S+):(\d+)")
 
 
-class Cluster:
+class MetadataWaits:
+    """What a cluster says, read by Metadata from its running nodes, and waits on it; for
+    any class with ``nodes`` ({id: node with ``running`` and ``bootstrap_servers``}):
+    kproto's ``Cluster`` and Apache Kafka's (tests/kafka_ref.py ``KafkaCluster``)."""
+
+    nodes: Mapping[int, object]
+
+    def metadata(self, topics: Iterable[str] | None = None):
+        """Metadata from the first running node that answers (kproto.client.admin.ClusterMetadata)."""
+        from kproto.client.admin import Admin
+        from kproto.client.transport import BrokerClient
+        errors = []
+        for b in self.nodes.values():
+            if not b.running:
+                continue
+            try:
+                with BrokerClient(b.bootstrap_servers, timeout_s=10) as client:
+                    return Admin(client).metadata(topics)
+            except Exception as e:      # this node is going down: ask the next
+                errors.append(f"{b.bootstrap_servers}: {e}")
+        raise ConnectionError("no running node answered Metadata: " + "; ".join(errors))
+
+    def wait_for(self, check: Callable[..., T | None], what: str, timeout: float = 60.0) -> T:
+        """Poll Metadata until ``check(metadata)`` is not None; -> that value."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            try:
+                last = self.metadata()
+                found = check(last)
+                if found is not None:
+                    return found
+            except (ConnectionError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the cluster did not show {what} within {timeout:g}s (last metadata: {last})")
+            time.sleep(0.1)
+
+    def controller(self) -> int:
+        """The active controller (the quorum's leader) as Metadata says now (-1: none known)."""
+        return self.metadata().controller_id
+
+    def wait_for_controller(self, *, not_in: Iterable[int] = (), timeout: float = 60.0) -> int:
+        """Wait until a running node names an active controller outside ``not_in``; -> it."""
+        banned = set(not_in)
+        return self.wait_for(lambda md: md.controller_id if md.controller_id >= 0 and md.controller_id not in banned
+                             else None, f"an active controller outside {sorted(banned)}", timeout)
+
+    def partition(self, topic: str, partition: int, md=None):
+        md = md or self.metadata([topic])
+        t = md.topics.get(topic)
+        return None if t is None else next((p for p in t.partitions if p.partition == partition), None)
+
+    def leader(self, topic: str, partition: int) -> int:
+        """The partition's leader now (-1: none)."""
+        p = self.partition(topic, partition)
+        return -1 if p is None else p.leader
+
+    def wait_for_leader(self, topic: str, partition: int, *, not_in: Iterable[int] = (),
+                        timeout: float = 60.0) -> int:
+        """Wait until the partition has a leader outside ``not_in``; -> it."""
+        banned = set(not_in)
+        return self.wait_for(lambda md: (lambda p: p.leader if p is not None and p.leader >= 0
+                                         and p.leader not in banned else None)(self.partition(topic, partition, md)),
+                             f"a leader of {topic}-{partition} outside {sorted(banned)}", timeout)
+
+    def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = 60.0) -> tuple[int, ...]:
+        """Wait until the partition's ISR is exactly ``isr`` (any order)."""
+        want = set(isr)
+        return self.wait_for(lambda md: (lambda p: p.isr if p is not None and set(p.isr) == want else None)(
+            self.partition(topic, partition, md)), f"ISR {sorted(want)} for {topic}-{partition}", timeout)
+
+
+
+class Cluster(MetadataWaits):
     """``brokers`` nodes, ids 1..N, each with its own data dir under ``data_dir``."""
 
     def __init__(self, brokers: int = 3, *, controllers: int = 1, data_dir: str | Path | None = None,
@@ -158,74 +232,6 @@ class Cluster:
     def bootstrap_servers(self) -> str:
         """The running nodes' ``host:port``, comma-separated."""
         return ",".join(b.bootstrap_servers for b in self.nodes.values() if b.running)
-
-    # -- what the cluster says ---------------------------------------------------------------
-
-    def metadata(self, topics: Iterable[str] | None = None):
-        """Metadata from the first running node that answers (kproto.client.admin.ClusterMetadata)."""
-        from kproto.client.admin import Admin
-        from kproto.client.transport import BrokerClient
-        errors = []
-        for b in self.nodes.values():
-            if not b.running:
-                continue
-            try:
-                with BrokerClient(b.bootstrap_servers, timeout_s=10) as client:
-                    return Admin(client).metadata(topics)
-            except Exception as e:      # this node is going down: ask the next
-                errors.append(f"{b.bootstrap_servers}: {e}")
-        raise ConnectionError("no running node answered Metadata: " + "; ".join(errors))
-
-    def wait_for(self, check: Callable[..., T | None], what: str, timeout: float = 60.0) -> T:
-        """Poll Metadata until ``check(metadata)`` is not None; -> that value."""
-        deadline = time.monotonic() + timeout
-        last = None
-        while True:
-            try:
-                last = self.metadata()
-                found = check(last)
-                if found is not None:
-                    return found
-            except (ConnectionError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the cluster did not show {what} within {timeout:g}s (last metadata: {last})")
-            time.sleep(0.1)
-
-    def controller(self) -> int:
-        """The active controller (the quorum's leader) as Metadata says now (-1: none known)."""
-        return self.metadata().controller_id
-
-    def wait_for_controller(self, *, not_in: Iterable[int] = (), timeout: float = 60.0) -> int:
-        """Wait until a running node names an active controller outside ``not_in``; -> it."""
-        banned = set(not_in)
-        return self.wait_for(lambda md: md.controller_id if md.controller_id >= 0 and md.controller_id not in banned
-                             else None, f"an active controller outside {sorted(banned)}", timeout)
-
-    def partition(self, topic: str, partition: int, md=None):
-        md = md or self.metadata([topic])
-        t = md.topics.get(topic)
-        return None if t is None else next((p for p in t.partitions if p.partition == partition), None)
-
-    def leader(self, topic: str, partition: int) -> int:
-        """The partition's leader now (-1: none)."""
-        p = self.partition(topic, partition)
-        return -1 if p is None else p.leader
-
-    def wait_for_leader(self, topic: str, partition: int, *, not_in: Iterable[int] = (),
-                        timeout: float = 60.0) -> int:
-        """Wait until the partition has a leader outside ``not_in``; -> it."""
-        banned = set(not_in)
-        return self.wait_for(lambda md: (lambda p: p.leader if p is not None and p.leader >= 0
-                                         and p.leader not in banned else None)(self.partition(topic, partition, md)),
-                             f"a leader of {topic}-{partition} outside {sorted(banned)}", timeout)
-
-    def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = 60.0) -> tuple[int, ...]:
-        """Wait until the partition's ISR is exactly ``isr`` (any order)."""
-        want = set(isr)
-        return self.wait_for(lambda md: (lambda p: p.isr if p is not None and set(p.isr) == want else None)(
-            self.partition(topic, partition, md)), f"ISR {sorted(want)} for {topic}-{partition}", timeout)
-
 
 def _free_port() -> int:
     """A loopback port free now, for a voter's controller listener (a quorum of several

@@ -98,6 +98,7 @@ public final class KprotoClient {
         try {
             switch (scenario) {
                 case "produce": produce(a); break;
+                case "failover": failover(a); break;
                 case "consume": consume(a); break;
                 case "txn": txn(a); break;
                 case "admin": admin(a); break;
@@ -173,6 +174,47 @@ public final class KprotoClient {
             p.flush();
             for (int i = 0; i < n; i++) {
                 sent(fs.get(i).get(), "k" + i);
+            }
+        }
+        emit(obj("event", "done"));
+    }
+
+    /** One idempotent acks=all producer across a leader kill: ``count`` records, "waiting" once
+     *  they are acknowledged, a line read on stdin (the test kills the leader meanwhile), ``count``
+     *  more on the same producer; then a fresh consumer (no group) reads the partition from the start. */
+    static void failover(Map<String, String> a) throws Exception {
+        int n = Integer.parseInt(a.get("count"));
+        String topic = a.get("topic");
+        Properties extra = new Properties();
+        extra.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "120000");
+        try (KafkaProducer<byte[], byte[]> p = producer(a, extra)) {
+            for (int round = 0; round < 2; round++) {
+                List<java.util.concurrent.Future<RecordMetadata>> fs = new ArrayList<>();
+                for (int i = round * n; i < (round + 1) * n; i++) {
+                    fs.add(p.send(record(topic, 0, "k" + i, "v" + i)));
+                }
+                p.flush();
+                for (int i = 0; i < n; i++) {
+                    sent(fs.get(i).get(), "k" + (round * n + i));
+                }
+                if (round == 0) {
+                    emit(obj("event", "waiting"));
+                    new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+                }
+            }
+        }
+        Properties c = common(a);
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long endOffset = consumer.endOffsets(List.of(tp)).get(tp);
+            long end = System.nanoTime() + DEADLINE.toNanos();
+            while (consumer.position(tp) < endOffset && System.nanoTime() < end) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    consumed(r);
+                }
             }
         }
         emit(obj("event", "done"));

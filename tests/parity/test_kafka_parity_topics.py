@@ -15,9 +15,11 @@ is kproto's extension (testConfigOptWithBootstrapServers expects a refusal). kpr
 broker refuses to create or delete an internal topic (testDeleteInternalTopic: strict
 xfail on kproto).
 
-Ported: 51 of TCT.java's 59 methods. Not ported, because each needs more than the one
-broker kproto's broker and tansu run (every other case is run on one node, replication
-factor 1, broker id the one node's):
+Ported: 51 of TCT.java's 59 methods here. The 8 below need more than the one broker
+kproto's broker and tansu run (every other case is run on one node, replication factor 1,
+broker id the one node's); 6 of them are ported onto 3-node clusters in
+tests/parity/test_kafka_parity_topics_cluster.py (not the rack-aware one nor the
+reassignment):
 - testCreateWithDefaultPartitions: asserts 2 replicas per partition; one node refuses
   replication factor 2 (INVALID_REPLICATION_FACTOR).
 - testCreateWithReplicaAssignment: places replicas on brokers 5,4 / 3,2 / 1,0; one

@@ -82,13 +82,22 @@ def test_lagging_follower_leaves_the_isr_after_the_lag_time_and_frees_the_hw():
     assert p.acks_all(10) == (True, ErrorCode.NONE)          # ISR {1,2} >= min 2
 
 
-def test_isr_shrink_below_min_while_waiting_is_not_enough_replicas_after_append():
+def test_isr_shrink_below_min_holds_the_hw_or_is_not_enough_replicas_after_append():
     p = leader(min_isr=3)
     p.on_append(4)
     p.on_follower_fetch(2, 4, now=1)
     p.on_follower_fetch(3, 0, now=1)
-    p.set_isr(frozenset({1, 2}))
-    assert p.acks_all(4) == (True, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+    # KIP-966 (Partition.maybeIncrementLeaderHW): under min ISR the HW stays, the write waits
+    assert not p.set_isr(frozenset({1, 2}))
+    assert (p.high_watermark, p.acks_all(4)) == (0, (False, ErrorCode.NONE))
+    # the HW reached the write before the ISR shrank: appended, but under min ISR after
+    q = leader(min_isr=3)
+    q.on_append(4)
+    q.on_follower_fetch(2, 4, now=1)
+    q.on_follower_fetch(3, 4, now=1)
+    assert q.high_watermark == 4
+    q.set_isr(frozenset({1, 2}))
+    assert q.acks_all(4) == (True, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
 
 
 def test_caught_up_as_of_the_previous_fetch():

@@ -230,6 +230,10 @@ class PartitionLeader:
         return self._maybe_advance_hw()
 
     def _maybe_advance_hw(self) -> bool:
+        # Partition.maybeIncrementLeaderHW (KIP-966): the HW stays while the ISR is under the
+        # effective min ISR (effectiveMinIsr: min.insync.replicas capped at the replica count)
+        if len(self.isr) < min(self.min_insync_replicas, len(self.replicas)):
+            return False
         ends = [self.log_end_offset] + [self.followers[r].log_end_offset for r in self.isr if r != self.local_id]
         new = min(ends)
         if new > self.high_watermark:

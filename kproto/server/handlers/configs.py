@@ -53,14 +53,15 @@ def topic_config_entries(broker, topic: str, keys=None, *, synonyms: bool = Fals
     ``defaults``: ``_broker_defaults(broker)``, and ``cache``: a dict, both kept
     for one request over many topics (topics with the same overrides share
     their entries; the encoder only reads them)."""
-    overrides = broker.logs.topic_overrides(topic)
+    overrides = broker.topic_overrides(topic)
     if cache is not None:
         key = (frozenset(overrides.items()), None if keys is None else frozenset(keys), synonyms)
         if key not in cache:
             cache[key] = topic_config_entries(broker, topic, keys, synonyms=synonyms, defaults=defaults)
         return cache[key]
     broker_defaults, chains = defaults or _broker_defaults(broker)
-    effective = broker.logs.topic_config(topic).to_props() if overrides else broker_defaults
+    effective = (LogConfig.from_props(overrides, base=broker.logs.default_config).to_props() if overrides
+                 else broker_defaults)
     out = []
     for name in LogConfig.names():
         if keys is not None and name not in keys:
@@ -112,7 +113,7 @@ def _result(resource, error: KafkaError | None = None, **extra) -> dict:
 
 def _check_resource(broker, resource, *, altering: bool = False) -> None:
     if resource.resource_type == TOPIC:
-        if not broker.logs.has_topic(resource.resource_name):
+        if not broker.has_topic(resource.resource_name):     # a cluster's: in the metadata image
             raise KafkaError(f"Topic '{resource.resource_name}' does not exist.",
                              error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     elif resource.resource_type == BROKER:

@@ -68,7 +68,9 @@ def _describe(broker, body, allowed: Callable[[str], bool]) -> tuple[dict, list[
         start = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
         count = broker.partition_count(name)
         upper = min(count, start + remaining)
-        partitions = [dict(p, eligible_leader_replicas=[], last_known_elr=[])     # Replicas.toList: empty, not null
+        # no partition error, even without a leader (Metadata's LEADER_NOT_AVAILABLE): the admin
+        # client would fail the whole topic (getPartitionMetadataForDescribeTopicResponse sets none)
+        partitions = [dict(p, error_code=0, eligible_leader_replicas=[], last_known_elr=[])  # Replicas.toList: not null
                       for p in partition_metadata(broker, name)[start:upper]]
         topics.append({"error_code": 0, "name": name, "topic_id": broker.topic_id(name),
                        "is_internal": is_internal(name), "partitions": partitions})
