@@ -68,6 +68,9 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "replica.fetch.backoff.ms": (1000, int),
     "replica.high.watermark.checkpoint.interval.ms": (5000, int),
     "broker.session.timeout.ms": (9000, int),
+    # KRaft snapshots (QuorumConfig / MetadataLoader's SnapshotEmitter triggers)
+    "metadata.log.max.record.bytes.between.snapshots": (20971520, int),
+    "metadata.log.max.snapshot.interval.ms": (3600000, int),
     # the controller's preferred-leader balancing (QuorumController; KRaft ignores the percentage)
     "auto.leader.rebalance.enable": (True, bool),
     "leader.imbalance.check.interval.seconds": (300, int),

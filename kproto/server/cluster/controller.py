@@ -55,6 +55,7 @@ from kproto.server.cluster.producer_ids import BLOCK_SIZE as PRODUCER_ID_BLOCK_S
 from kproto.server.cluster import image as I
 from kproto.server.cluster import operations
 from kproto.server.cluster.quorum import Quorum
+from kproto.server.cluster import snapshot as snapshots
 from kproto.server.cluster.election import (
     PartitionRegistration, assign_replicas, complete_reassignment, elect_leader, fence_broker, unfence_broker,
 )
@@ -84,6 +85,9 @@ class Controller:
         self.quorum = Quorum(Path(data_dir), node_id, voters)
         self.quorum.on_step = self._follow_quorum
         self.log = self.quorum.log.log
+        self.snapshots = snapshots.Snapshotter(
+            self.log.dir, self.log, snapshots.SnapshotPolicy(config["metadata.log.max.record.bytes.between.snapshots"],
+                                                            config["metadata.log.max.snapshot.interval.ms"]), now_ms())
         self.image = I.MetadataImage()
         self.active = False
         self.sessions: dict[int, int] = {}
@@ -146,11 +150,11 @@ class Controller:
         """After every Raft step: the leader whose epoch start is committed becomes active
         (replaying the log: every record in it is committed now); one that lost the lead stops."""
         node = self.quorum.node
+        sid = self.snapshots.advance(node.high_watermark, now_ms())     # every voter snapshots
+        if sid is not None:
+            log.info("wrote metadata snapshot %s", snapshots.snapshot_file_name(sid))
         if node.is_leader and not self.active and node.high_watermark > node.state.epoch_start_offset:
-            self.image = I.MetadataImage()
-            for offset, record_type, r in I.iter_records(self._read_all()):
-                self.image.apply(record_type, r, offset)
-            self.image.end_offset = max(self.image.end_offset, self.log.log_end_offset)
+            self.image = snapshots.load_image(self.log.dir, self.log)[0]
             now = now_ms()
             # a controller taking over gives every registered broker a fresh session
             self.sessions = {b: now + self.session_timeout_ms for b in self.image.brokers}

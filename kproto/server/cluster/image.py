@@ -50,6 +50,8 @@ class BrokerInfo:
     endpoints: dict[str, tuple[str, int]]     # listener name -> (host, port)
     rack: str | None
     fenced: bool = True
+    #: listener name -> SecurityProtocol id (a snapshot writes the registration back whole)
+    security_protocols: dict[str, int] = field(default_factory=dict, compare=False)
 
 
 @dataclass(slots=True)
@@ -101,7 +103,8 @@ class MetadataImage:
         if record_type == REGISTER_BROKER:
             self.brokers[r.broker_id] = BrokerInfo(
                 r.broker_id, r.broker_epoch, r.incarnation_id,
-                {e.name: (e.host, e.port) for e in r.end_points}, r.rack, bool(r.fenced))
+                {e.name: (e.host, e.port) for e in r.end_points}, r.rack, bool(r.fenced),
+                {e.name: e.security_protocol for e in r.end_points})
         elif record_type in (FENCE_BROKER, UNFENCE_BROKER):
             b = self.brokers.get(r.id)
             if b is not None and b.epoch == r.epoch:
@@ -217,10 +220,12 @@ def quota_records(old: dict[quotas.Entity, dict[str, float]],
     return out
 
 
-def records_batch(records: list[tuple[int, dict]], *, leader_epoch: int) -> bytes:
-    """One batch of framed metadata records, as the controller appends a change atomically."""
-    return build_record_batch([NewRecord(None, build_metadata_record(t, VERSIONS[t], data))
-                               for t, data in records], partition_leader_epoch=leader_epoch)
+def records_batch(records: list[tuple[int, dict]], *, leader_epoch: int, base_offset: int = 0,
+                  timestamp: int | None = None) -> bytes:
+    """One batch of framed metadata records, as the controller appends a change atomically
+    (a snapshot: at its offset, stamped with its last contained log time)."""
+    return build_record_batch([NewRecord(None, build_metadata_record(t, VERSIONS[t], data), timestamp=timestamp)
+                               for t, data in records], partition_leader_epoch=leader_epoch, base_offset=base_offset)
 
 
 def iter_records(data: bytes) -> Iterator[tuple[int, int, Any]]:

@@ -1,0 +1,130 @@
+"""KRaft metadata snapshots (kproto/server/cluster/snapshot.py): the image written as
+``__cluster_metadata`` records in ``<offset>-<epoch>.checkpoint`` files, read by Kafka's
+DumpLogSegments, and loaded at start-up before the log after them."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from kproto.common import now_ms
+from kproto.schemas import protocol as P
+from kproto.server.cluster import image as I
+from kproto.server.cluster import snapshot as S
+from kproto.server.cluster.controller import METADATA_LOG_DIR
+from kproto.tools.main import cli
+from tests.server.test_cluster_controller import (
+    acl, acl_filter, alter_quotas, alter_scram, call, controller, create, expire, incremental, three_brokers,
+)
+
+
+def test_snapshot_file_names_are_kafkas():
+    sid = S.SnapshotId(42, 3)
+    assert S.snapshot_file_name(sid) == "00000000000000000042-0000000003.checkpoint"
+    assert S.parse_snapshot_name("00000000000000000042-0000000003.checkpoint") == sid
+    # a snapshot being written (.part) or a deleted one is not a snapshot
+    assert S.parse_snapshot_name("00000000000000000042-0000000003.checkpoint.part") is None
+    assert S.parse_snapshot_name("00000000000000000042-0000000003.checkpoint.deleted") is None
+
+
+def test_the_policy_waits_for_bytes_or_the_interval():
+    p = S.SnapshotPolicy(max_bytes=100, max_interval_ms=1000, last_at=0)
+    assert not p.due(5000)              # nothing applied since the last: no snapshot of the same
+    p.applied(99)
+    assert (p.due(999), p.due(1000)) == (False, True)
+    p.applied(1)
+    assert p.due(1)
+    p.written(10)
+    assert (p.bytes_since, p.last_at, p.due(10_000)) == (0, 10, False)
+    assert not S.SnapshotPolicy(max_bytes=100, max_interval_ms=0, bytes_since=1).due(10 ** 12)
+
+
+def busy_controller(tmp_path, **props):
+    """A controller that wrote every kind of record the snapshot has to carry."""
+    ctrl = controller(tmp_path, **props)
+    three_brokers(ctrl)
+    create(ctrl, "t", 2, 3, configs=[("min.insync.replicas", "2")])
+    create(ctrl, "gone", 1, 1)
+    call(ctrl, P.delete_topics, 6, {"topics": [{"name": "gone", "topic_id": None}], "timeout_ms": 1000})
+    assert expire(ctrl, 2) == [2]
+    incremental(ctrl, 2, "t", ("retention.ms", 0, "1000"))
+    incremental(ctrl, 4, "", ("log.retention.ms", 0, "5000"))
+    incremental(ctrl, 4, "3", ("log.cleaner.threads", 0, "2"))
+    call(ctrl, P.create_acls, 3, {"creations": [acl(), acl(resource_type=4, name="kafka-cluster", operation=7)]})
+    call(ctrl, P.delete_acls, 3, {"filters": [acl_filter(operation=4)]})
+    call(ctrl, P.allocate_producer_ids, 0, {"broker_id": 1, "broker_epoch": ctrl.image.brokers[1].epoch})
+    alter_quotas(ctrl, [("user", "alice"), ("client-id", None)], ("producer_byte_rate", 1024.0))
+    alter_scram(ctrl, upsertions=[("alice", 1, 4096), ("bob", 2, 8192)])
+    alter_scram(ctrl, deletions=[("bob", 2)])
+    return ctrl
+
+
+def same_image(a: I.MetadataImage, b: I.MetadataImage) -> None:
+    assert a.brokers == b.brokers
+    assert {n: (t.topic_id, t.partitions, t.configs) for n, t in a.topics.items()} == \
+        {n: (t.topic_id, t.partitions, t.configs) for n, t in b.topics.items()}
+    assert (a.names, a.broker_configs, a.acls, a.client_quotas, a.scram, a.next_producer_id, a.end_offset) == \
+        (b.names, b.broker_configs, b.acls, b.client_quotas, b.scram, b.next_producer_id, b.end_offset)
+    assert [b.security_protocols for b in a.brokers.values()] == [b.security_protocols for b in b.brokers.values()]
+
+
+def test_a_snapshot_holds_the_image_at_the_committed_offset(tmp_path):
+    ctrl = busy_controller(tmp_path)
+    sid = ctrl.snapshots.snapshot(now_ms())
+    assert sid == S.SnapshotId(ctrl.log.log_end_offset, 1)
+    path = tmp_path / METADATA_LOG_DIR / S.snapshot_file_name(sid)
+    same_image(S.read_snapshot(path.read_bytes(), sid), ctrl.image)
+    assert not list((tmp_path / METADATA_LOG_DIR).glob("*.part"))
+
+
+def test_the_bytes_between_snapshots_trigger_one_on_every_commit_past_them(tmp_path):
+    ctrl = busy_controller(tmp_path, metadata_log_max_record_bytes_between_snapshots=1)
+    names = sorted(p.name for p in (tmp_path / METADATA_LOG_DIR).glob("*.checkpoint"))
+    # one per committed batch, each named after the offset after it
+    assert len(names) > 10 and S.parse_snapshot_name(names[-1]) == S.SnapshotId(ctrl.log.log_end_offset, 1)
+    assert S.latest_snapshot(tmp_path / METADATA_LOG_DIR) == S.SnapshotId(ctrl.log.log_end_offset, 1)
+
+
+def test_no_snapshot_before_the_bytes_pass(tmp_path):
+    busy_controller(tmp_path)
+    assert S.snapshots(tmp_path / METADATA_LOG_DIR) == []
+
+
+def test_a_cut_short_snapshot_is_refused(tmp_path):
+    ctrl = busy_controller(tmp_path)
+    sid = ctrl.snapshots.snapshot(now_ms())
+    data = (tmp_path / METADATA_LOG_DIR / S.snapshot_file_name(sid)).read_bytes()
+    footer = S._control_batch(S._FOOTER, 0, 1, 0, {})
+    with pytest.raises(ValueError, match="no SnapshotHeader/SnapshotFooter"):
+        S.read_snapshot(data[:-len(footer)], sid)
+
+
+def test_start_up_loads_the_newest_snapshot_then_the_log_after_it(tmp_path):
+    ctrl = busy_controller(tmp_path)
+    sid = ctrl.snapshots.snapshot(now_ms())
+    assert create(ctrl, "after", 1, 2).error_code == 0     # in the log only, past the snapshot
+    image = ctrl.image
+    ctrl.log.close()
+    again = controller(tmp_path)
+    loaded, used = S.load_image(tmp_path / METADATA_LOG_DIR, again.log)
+    assert used == sid
+    assert set(loaded.topics) == {"t", "after"}
+    # the restart added its own LeaderChange record: one offset more
+    image.end_offset += 1
+    same_image(again.image, image)
+
+
+def test_kafka_reads_the_snapshot(tmp_path, kafka_ref):
+    """DumpLogSegments --cluster-metadata-decoder on a .checkpoint prints what kproto dump-log prints."""
+    ctrl = busy_controller(tmp_path)
+    sid = ctrl.snapshots.snapshot(now_ms())
+    path = str(tmp_path / METADATA_LOG_DIR / S.snapshot_file_name(sid))
+    kafka = kafka_ref.run_tool("org.apache.kafka.tools.DumpLogSegments", "--cluster-metadata-decoder",
+                               "--files", path)
+    assert kafka.returncode == 0, kafka.stderr
+    ours = CliRunner().invoke(cli, ["dump-log", "--cluster-metadata-decoder", "--files", path])
+    assert ours.output == kafka.stdout
+    for kind in ("SnapshotHeader", "SnapshotFooter", "REGISTER_BROKER_RECORD", "TOPIC_RECORD", "PARTITION_RECORD",
+                 "CONFIG_RECORD", "CLIENT_QUOTA_RECORD", "PRODUCER_IDS_RECORD", "ACCESS_CONTROL_ENTRY_RECORD",
+                 "USER_SCRAM_CREDENTIAL_RECORD"):
+        assert kind in ours.output, kind
