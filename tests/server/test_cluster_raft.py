@@ -24,28 +24,40 @@ U, V, C, L, F, RS = (StateKind.UNATTACHED, StateKind.VOTED, StateKind.CANDIDATE,
 
 
 class MemoryLog:
-    """A RaftLog of (epoch, payload) entries; offset = index."""
+    """A RaftLog of (epoch, payload) entries from ``start`` on; snapshots are the entries
+    below their end offset (offset = start + index)."""
 
     def __init__(self) -> None:
         self.entries: list[tuple[int, object]] = []
+        self.start = 0
+        self.snapshots: dict[tuple[int, int], list] = {}
+        self.copying: dict[tuple[int, int], list] = {}
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.start
 
     @property
     def end_offset(self) -> int:
-        return len(self.entries)
+        return self.start + len(self.entries)
 
     @property
     def last_fetched_epoch(self) -> int:
-        return self.entries[-1][0] if self.entries else 0
+        if self.entries:
+            return self.entries[-1][0]
+        latest = self.latest_snapshot_id()
+        return latest[1] if latest else 0
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         floor = max((e for e, _ in self.entries if e <= epoch), default=None)
+        latest = self.latest_snapshot_id()
         if floor is None:
-            return 0, 0
+            return (latest[1], latest[0]) if latest and latest[1] <= epoch else (0, 0)
         later = [i for i, (e, _) in enumerate(self.entries) if e > floor]
-        return floor, later[0] if later else len(self.entries)
+        return floor, self.start + (later[0] if later else len(self.entries))
 
     def append_as_leader(self, records: list, epoch: int) -> int:
-        first = len(self.entries)
+        first = self.end_offset
         self.entries += [(epoch, r) for r in records]
         return first
 
@@ -56,10 +68,41 @@ class MemoryLog:
         self.entries += records
 
     def read(self, offset: int) -> list:
-        return self.entries[offset:offset + 3]      # small reads: more interleavings
+        i = offset - self.start
+        return self.entries[i:i + 3]      # small reads: more interleavings
 
     def truncate_to(self, offset: int) -> None:
-        del self.entries[offset:]
+        del self.entries[max(offset - self.start, 0):]
+
+    def full(self) -> list:
+        """Every entry from offset 0: the latest snapshot's, then the log's."""
+        latest = self.latest_snapshot_id()
+        return (self.snapshots[latest] if latest and self.start else []) + self.entries
+
+    # snapshots: a snapshot's "bytes" are its entries, a chunk is up to two of them
+
+    def snapshot(self, offset: int, history: list) -> None:
+        """Snapshot the committed entries below ``offset`` (``history``: every entry from 0),
+        then drop the log before it."""
+        self.snapshots[(offset, history[offset - 1][0])] = history[:offset]
+        del self.entries[:offset - self.start]
+        self.start = offset
+
+    def latest_snapshot_id(self) -> tuple[int, int] | None:
+        return max(self.snapshots, default=None)
+
+    def read_snapshot(self, snapshot_id, position: int):
+        found = self.snapshots.get(snapshot_id)
+        return None if found is None else (len(found), found[position:position + 2])
+
+    def write_snapshot_chunk(self, snapshot_id, position: int, data: list) -> None:
+        part = self.copying.setdefault(snapshot_id, [])
+        assert len(part) == position
+        part += data
+
+    def install_snapshot(self, snapshot_id) -> None:
+        self.snapshots[snapshot_id] = self.copying.pop(snapshot_id)
+        self.entries, self.start = [], snapshot_id[0]
 
 
 class Sim:
@@ -150,7 +193,7 @@ class Sim:
                 assert self.leaders.setdefault(node.epoch, i) == i, (node.epoch, self.leaders)
             # committed entries never vanish: every HW covers a prefix of the one committed history
             hw = node.high_watermark
-            mine = node.log.entries[:hw]
+            mine = node.log.full()[:hw]
             shorter, longer = sorted((mine, self.committed), key=len)
             assert longer[:len(shorter)] == shorter, f"node {i} committed {mine}, history {self.committed}"
             if len(mine) > len(self.committed):
@@ -159,9 +202,9 @@ class Sim:
             if node.is_leader and node.epoch >= self.commit_epoch:
                 # leader completeness: what was committed is in the log of every leader since
                 # (a deposed leader cut off in an older epoch may still think it leads)
-                assert node.log.entries[:len(self.committed)] == self.committed
+                assert node.log.full()[:len(self.committed)] == self.committed
         # log matching: an (offset, epoch) in two logs means the same prefix up to it
-        logs = [self.logs[i].entries for i in self.ids]
+        logs = [self.logs[i].full() for i in self.ids]
         for a in logs:
             for b in logs:
                 n = min(len(a), len(b))
@@ -419,6 +462,61 @@ def test_older_epochs_commit_only_with_a_record_of_the_leaders_epoch():
     assert answer.message.records == [(3, ("LeaderChange", 1))] and leader.state.high_watermark is None
     leader.receive(2, FetchRequest(2, 3, 2, 3), 0)                  # now it holds the LeaderChange too
     assert leader.high_watermark == 2
+
+
+def test_a_voter_behind_the_leaders_log_start_copies_its_snapshot_and_fetches_on():
+    """KIP-630: the leader's log starts at its snapshot; a voter that was down answers its
+    Fetch from below with the snapshot id, copies the snapshot with FetchSnapshot (chunk
+    by chunk), installs it and fetches the rest of the log after it."""
+    sim = Sim(3, seed=7)
+    sim.run(lambda: sim.leader() is not None)
+    leader = sim.leader()
+    behind = next(i for i in sim.ids if i != leader.node_id)
+    sim.crash(behind)
+    for _ in range(12):
+        sim.propose()
+    sim.run(lambda: leader.high_watermark == leader.log.end_offset)
+    cut = leader.high_watermark - 2             # two committed entries stay in the log
+    leader.log.snapshot(cut, leader.log.full())
+    sim.propose()
+    sent: list = []
+    sim.restart(behind)
+    original = sim._out
+
+    def spy(source, sends):
+        sent.extend(type(s.message).__name__ for s in sends if source == behind)
+        original(source, sends)
+
+    sim._out = spy
+    sim.run(lambda: sim.nodes[behind].log.end_offset == leader.log.end_offset
+            and sim.nodes[behind].high_watermark == leader.high_watermark)
+    log = sim.logs[behind]
+    assert (log.start, log.latest_snapshot_id()) == (cut, leader.log.latest_snapshot_id())
+    assert log.full() == leader.log.full()
+    # the snapshot's entries two at a time: a FetchSnapshot request per chunk at least
+    assert sent.count("FetchSnapshotRequest") >= -(-cut // 2) and "FetchRequest" in sent
+
+
+def test_a_snapshot_fetch_is_answered_below_the_log_start_only():
+    log = MemoryLog()
+    log.append_as_leader(list(range(5)), 1)
+    log.append_as_leader(list(range(5)), 2)
+    log.snapshot(6, log.full())
+    assert R.snapshot_to_fetch(log, 5, 1) == (6, 2)
+    assert R.snapshot_to_fetch(log, 6, 2) is None
+    # at the snapshot's end with its epoch: the log agrees (a follower that just installed it)
+    assert R.validate_offset_and_epoch(log, 6, 2) is None
+    node = RaftNode(1, [1], log, 0)
+    node.tick(0)
+    assert node.is_leader
+    [answer] = node.receive(2, R.FetchSnapshotRequest(2, node.epoch, (6, 2), 4), 0)
+    assert (answer.message.error_code, answer.message.size, answer.message.data) == (0, 6, [(1, 4), (2, 0)])
+    [gone] = node.receive(2, R.FetchSnapshotRequest(2, node.epoch, (5, 2), 0), 0)
+    assert gone.message.error_code == ErrorCode.SNAPSHOT_NOT_FOUND
+    [far] = node.receive(2, R.FetchSnapshotRequest(2, node.epoch, (6, 2), 7), 0)
+    assert far.message.error_code == ErrorCode.POSITION_OUT_OF_RANGE
+    [fenced] = node.receive(2, R.FetchSnapshotRequest(2, node.epoch - 1, (6, 2), 0), 0)
+    assert fenced.message.error_code == ErrorCode.FENCED_LEADER_EPOCH
 
 
 def test_an_observer_finds_the_leader_through_any_voter():

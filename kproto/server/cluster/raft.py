@@ -29,6 +29,13 @@ EpochState classes, LeaderState, ReplicatedLog):
   them against its own log (ReplicatedLog.validateOffsetAndEpoch): a log that
   diverged gets ``diverging_epoch`` instead of records and truncates to where
   the two agree (truncateToEndOffset), then fetches again.
+* **Snapshots** (KIP-630): a node's log starts at its oldest snapshot's end offset
+  once the older records went. A Fetch below the leader's log start is answered
+  with ``snapshot_id`` (the leader's latest snapshot); the follower copies it with
+  FetchSnapshot, chunk by chunk from a byte position, installs it in place of its
+  whole log (the snapshot is committed: the high watermark moves to its end) and
+  fetches on from its end offset (KafkaRaftClient.handleFetchSnapshotRequest /
+  handleFetchSnapshotResponse).
 * **Commit** (LeaderState.maybeUpdateHighWatermark): the high watermark is the
   greatest offset a majority of voters has fetched up to (the leader counts
   with its log end), and moves only past ``epoch_start_offset``: a leader
@@ -60,6 +67,7 @@ __all__ = [
     "Unattached", "Voted", "Candidate", "Leader", "Follower", "Resigned",
     "VoteRequest", "VoteResponse", "BeginQuorumEpochRequest", "BeginQuorumEpochResponse",
     "EndQuorumEpochRequest", "EndQuorumEpochResponse", "FetchRequest", "FetchResponse", "Send",
+    "FetchSnapshotRequest", "FetchSnapshotResponse",
     "RaftNode", "quorum_state_json", "parse_quorum_state", "high_watermark_update", "NO_ID",
 ]
 
@@ -182,12 +190,36 @@ class RaftLog(Protocol):
 
     def truncate_to(self, offset: int) -> None: ...
 
+    # snapshots (Kafka's ReplicatedLog snapshot methods): ids are (end offset, epoch)
+
+    @property
+    def log_start_offset(self) -> int: ...
+
+    def latest_snapshot_id(self) -> tuple[int, int] | None: ...
+
+    def read_snapshot(self, snapshot_id: tuple[int, int], position: int) -> tuple[int, bytes] | None:
+        """(the snapshot's size, a chunk from ``position``); None if there is no such snapshot."""
+
+    def write_snapshot_chunk(self, snapshot_id: tuple[int, int], position: int, data: bytes) -> None: ...
+
+    def install_snapshot(self, snapshot_id: tuple[int, int]) -> None:
+        """The copied snapshot replaces the whole log: it starts and ends at its end offset."""
+
+
+def snapshot_to_fetch(log: RaftLog, fetch_offset: int, last_fetched_epoch: int) -> tuple[int, int] | None:
+    """The leader's latest snapshot id when a Fetch is below its log start; None otherwise
+    (KafkaMetadataLog.validateOffsetAndEpoch)."""
+    return log.latest_snapshot_id() if fetch_offset < log.log_start_offset else None
+
 
 def validate_offset_and_epoch(log: RaftLog, fetch_offset: int, last_fetched_epoch: int) -> tuple[int, int] | None:
     """None if ``fetch_offset`` / ``last_fetched_epoch`` agree with ``log``; else the
     (epoch, end offset) to truncate to (ReplicatedLog.validateOffsetAndEpoch)."""
     if fetch_offset == 0:
         return None
+    latest = log.latest_snapshot_id() if log.log_start_offset else None
+    if latest is not None and (fetch_offset, last_fetched_epoch) == latest:
+        return None             # a follower that just installed the leader's snapshot
     epoch, end = log.end_offset_for_epoch(last_fetched_epoch)
     if epoch != last_fetched_epoch or end < fetch_offset:
         return epoch, end
@@ -274,6 +306,27 @@ class FetchResponse:
     fetch_offset: int
     diverging_epoch: tuple[int, int] | None = None
     records: Any = None
+    #: the leader's latest snapshot, for a fetch below its log start
+    snapshot_id: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSnapshotRequest:
+    replica_id: int
+    current_leader_epoch: int
+    snapshot_id: tuple[int, int]
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSnapshotResponse:
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    snapshot_id: tuple[int, int]
+    size: int = 0
+    position: int = 0
+    data: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +388,9 @@ class Follower:
     high_watermark: int | None = None
     #: when the Fetch in flight was sent (None: none in flight)
     fetch_sent: int | None = None
+    #: the leader's snapshot being copied, and the bytes copied so far (FollowerState.fetchingSnapshot)
+    fetching_snapshot: tuple[int, int] | None = None
+    snapshot_position: int = 0
     kind = StateKind.FOLLOWER
 
 
@@ -477,6 +533,9 @@ class RaftNode:
         s = self.state
         assert isinstance(s, Follower)
         s.fetch_sent = now
+        if s.fetching_snapshot is not None:
+            return [Send(s.leader_id, FetchSnapshotRequest(self.node_id, s.epoch, s.fetching_snapshot,
+                                                           s.snapshot_position))]
         return [Send(s.leader_id, FetchRequest(self.node_id, s.epoch, self.log.end_offset,
                                                self.log.last_fetched_epoch))]
 
@@ -568,6 +627,8 @@ class RaftNode:
             BeginQuorumEpochRequest: self._on_begin_quorum_epoch, BeginQuorumEpochResponse: self._on_ack,
             EndQuorumEpochRequest: self._on_end_quorum_epoch, EndQuorumEpochResponse: self._on_ack,
             FetchRequest: self._on_fetch_request, FetchResponse: self._on_fetch_response,
+            FetchSnapshotRequest: self._on_fetch_snapshot_request,
+            FetchSnapshotResponse: self._on_fetch_snapshot_response,
         }[type(message)]
         return handler(source, message, now)
 
@@ -636,9 +697,10 @@ class RaftNode:
         """KafkaRaftClient.tryCompleteFetchRequest (the driver long-polls an empty answer)."""
         s = self.state
 
-        def answer(error: int, diverging: tuple[int, int] | None = None, records: Any = None) -> list[Send]:
+        def answer(error: int, diverging: tuple[int, int] | None = None, records: Any = None,
+                   snapshot: tuple[int, int] | None = None) -> list[Send]:
             return [Send(source, FetchResponse(error, self.leader_id, self.state.epoch, self.high_watermark,
-                                               m.fetch_offset, diverging, records))]
+                                               m.fetch_offset, diverging, records, snapshot))]
 
         # validateLeaderOnlyRequest
         if m.current_leader_epoch < s.epoch:
@@ -649,6 +711,9 @@ class RaftNode:
             return answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         if m.fetch_offset < 0:
             return answer(ErrorCode.OFFSET_OUT_OF_RANGE)
+        snapshot = snapshot_to_fetch(self.log, m.fetch_offset, m.last_fetched_epoch)
+        if snapshot is not None:
+            return answer(0, snapshot=snapshot)
         diverging = validate_offset_and_epoch(self.log, m.fetch_offset, m.last_fetched_epoch)
         if diverging is not None:
             return answer(0, diverging)
@@ -674,6 +739,9 @@ class RaftNode:
         if m.error_code:
             return []       # retried by tick after the request timeout (Kafka: retry backoff)
         s.fetch_deadline = now + self.config.fetch_timeout_ms
+        if m.snapshot_id is not None:
+            s.fetching_snapshot, s.snapshot_position = m.snapshot_id, 0
+            return self._fetch(now)
         if m.diverging_epoch is not None:
             epoch, end = m.diverging_epoch
             point = truncation_point(self.log, epoch, end)
@@ -686,4 +754,55 @@ class RaftNode:
         hw = min(m.high_watermark, self.log.end_offset)
         if s.high_watermark is None or hw > s.high_watermark:
             s.high_watermark = hw
+        return self._fetch(now)
+
+    def _on_fetch_snapshot_request(self, source: int, m: FetchSnapshotRequest, now: int) -> list[Send]:
+        """KafkaRaftClient.handleFetchSnapshotRequest: a chunk of the named snapshot from
+        ``position``; SNAPSHOT_NOT_FOUND once it is not the leader's any more."""
+        s = self.state
+
+        def answer(error: int, size: int = 0, data: bytes = b"") -> list[Send]:
+            return [Send(source, FetchSnapshotResponse(error, self.leader_id, self.state.epoch, m.snapshot_id,
+                                                       size, m.position, data))]
+
+        if m.current_leader_epoch < s.epoch:
+            return answer(ErrorCode.FENCED_LEADER_EPOCH)
+        if m.current_leader_epoch > s.epoch:
+            return answer(ErrorCode.UNKNOWN_LEADER_EPOCH)
+        if not isinstance(s, Leader):
+            return answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        found = self.log.read_snapshot(m.snapshot_id, m.position)
+        if found is None:
+            return answer(ErrorCode.SNAPSHOT_NOT_FOUND)
+        size, data = found
+        if m.position < 0 or m.position > size:
+            return answer(ErrorCode.POSITION_OUT_OF_RANGE)
+        if m.replica_id in self.voters:
+            s.last_fetch[m.replica_id] = now          # a voter copying a snapshot is alive
+        return answer(0, size, data)
+
+    def _on_fetch_snapshot_response(self, source: int, m: FetchSnapshotResponse, now: int) -> list[Send]:
+        """KafkaRaftClient.handleFetchSnapshotResponse: write the chunk at its position; the
+        last one installs the snapshot, then fetching goes on from its end offset."""
+        moved = self._observe_epoch(m.leader_epoch, m.leader_id, now)
+        if moved is not None:
+            return moved
+        s = self.state
+        if not isinstance(s, Follower) or source != s.leader_id or m.leader_epoch != s.epoch \
+                or s.fetching_snapshot != m.snapshot_id or m.position != s.snapshot_position:
+            return []
+        s.fetch_sent = None
+        if m.error_code:
+            if m.error_code in (ErrorCode.SNAPSHOT_NOT_FOUND, ErrorCode.POSITION_OUT_OF_RANGE):
+                s.fetching_snapshot, s.snapshot_position = None, 0      # ask again which one
+                return self._fetch(now)
+            return []
+        s.fetch_deadline = now + self.config.fetch_timeout_ms
+        self.log.write_snapshot_chunk(m.snapshot_id, m.position, m.data)
+        s.snapshot_position += len(m.data)
+        if s.snapshot_position >= m.size:
+            self.log.install_snapshot(m.snapshot_id)
+            s.fetching_snapshot, s.snapshot_position = None, 0
+            # a snapshot holds committed records only
+            s.high_watermark = max(s.high_watermark or 0, m.snapshot_id[0])
         return self._fetch(now)
