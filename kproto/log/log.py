@@ -452,6 +452,23 @@ class UnifiedLog:
                                                          snapshot_limit=offset)
             return True
 
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop every segment and start empty at ``offset`` (UnifiedLog.truncateFullyAndStartAt:
+        a KRaft follower that installed the leader's snapshot)."""
+        with self._lock, self._storage("truncating the log fully"):
+            self._check_open()
+            for seg in self._segments:
+                seg.delete()
+            self._set_segments([new_segment(self.dir, offset, self.config, self.clock())])
+            self.log_start_offset = offset
+            self._update_end(offset)
+            self.recovery_point = offset
+            self._high_watermark = offset
+            for _, path in list_snapshots(self.dir):
+                path.unlink(missing_ok=True)
+            self.producer_state = rebuild_producer_state(self.dir, list(self._segments), offset,
+                                                         snapshot_limit=offset)
+
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
         """DeleteRecords / retention: raise the log start offset (never past the
         high watermark; UnifiedLog.maybeIncrementLogStartOffset). Reads below it

@@ -71,6 +71,8 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     # KRaft snapshots (QuorumConfig / MetadataLoader's SnapshotEmitter triggers)
     "metadata.log.max.record.bytes.between.snapshots": (20971520, int),
     "metadata.log.max.snapshot.interval.ms": (3600000, int),
+    "metadata.max.retention.bytes": (104857600, int),
+    "metadata.max.retention.ms": (604800000, int),
     # the controller's preferred-leader balancing (QuorumController; KRaft ignores the percentage)
     "auto.leader.rebalance.enable": (True, bool),
     "leader.imbalance.check.interval.seconds": (300, int),

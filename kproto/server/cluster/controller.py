@@ -67,7 +67,8 @@ log = logging.getLogger("kproto.server.controller")
 
 METADATA_LOG_DIR = "__cluster_metadata-0"
 #: The quorum's requests, answered by every voter whether it leads or not.
-QUORUM_APIS = (P.vote.API.key, P.begin_quorum_epoch.API.key, P.end_quorum_epoch.API.key, P.fetch.API.key)
+QUORUM_APIS = (P.vote.API.key, P.begin_quorum_epoch.API.key, P.end_quorum_epoch.API.key, P.fetch.API.key,
+               P.fetch_snapshot.API.key)
 
 
 async def _refused(body: Any) -> None:
@@ -85,9 +86,8 @@ class Controller:
         self.quorum = Quorum(Path(data_dir), node_id, voters)
         self.quorum.on_step = self._follow_quorum
         self.log = self.quorum.log.log
-        self.snapshots = snapshots.Snapshotter(
-            self.log.dir, self.log, snapshots.SnapshotPolicy(config["metadata.log.max.record.bytes.between.snapshots"],
-                                                            config["metadata.log.max.snapshot.interval.ms"]), now_ms())
+        self.snapshots = snapshots.Snapshotter(self.log.dir, self.log, snapshots.SnapshotPolicy.from_config(config),
+                                               now_ms())
         self.image = I.MetadataImage()
         self.active = False
         self.sessions: dict[int, int] = {}
@@ -113,7 +113,8 @@ class Controller:
             P.describe_quorum.API.key: (P.describe_quorum.API.served, self.describe_quorum),
         }
         self.quorum_versions = {P.vote.API.key: (0, 0), P.begin_quorum_epoch.API.key: (0, 0),
-                                P.end_quorum_epoch.API.key: (0, 0), P.fetch.API.key: (4, 12)}
+                                P.end_quorum_epoch.API.key: (0, 0), P.fetch.API.key: (4, 12),
+                                P.fetch_snapshot.API.key: (0, 0)}
         operations.install(self)    # ElectLeaders, reassignments
 
     def _read_all(self) -> bytes:

@@ -33,6 +33,7 @@ from kproto.schemas import protocol as P
 from kproto.schemas import records as S
 from kproto.schemas.metadata_records import CONTROL_RECORDS
 from kproto.server.cluster import raft as R
+from kproto.server.cluster import snapshot as SN
 from kproto.server.cluster.channel import Channel
 from kproto.server.cluster.replica import LeaderEpochCache
 
@@ -56,10 +57,18 @@ def leader_change_batch(epoch: int, leader_id: int, voters: list[int]) -> bytes:
 
 
 class MetadataLog:
-    """raft.RaftLog over the metadata partition's UnifiedLog; records are batch bytes."""
+    """raft.RaftLog over the metadata partition's UnifiedLog; records are batch bytes; the
+    snapshots are the ``.checkpoint`` files beside its segments (KafkaMetadataLog)."""
 
     def __init__(self, path: Path) -> None:
+        self.dir = path
         self.log = UnifiedLog.open(path)
+        # the log starts at the oldest snapshot (KafkaMetadataLog.apply: what was below it
+        # may still be in a segment that was not wholly deleted)
+        found = SN.snapshots(path)
+        if found and self.log.log_start_offset < found[0].end_offset <= self.log.log_end_offset:
+            self.log.update_high_watermark(found[0].end_offset)
+            self.log.maybe_increment_log_start_offset(found[0].end_offset)
         self.epochs = LeaderEpochCache()
         offset = self.log.log_start_offset
         while offset < self.log.log_end_offset:
@@ -79,12 +88,63 @@ class MetadataLog:
         return self.log.log_end_offset
 
     @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
     def last_fetched_epoch(self) -> int:
-        return max(self.epochs.latest_epoch, 0)
+        if self.epochs.latest_epoch < 0:        # nothing after the snapshot yet
+            latest = self.latest_snapshot_id()
+            return latest[1] if latest is not None and self.log_start_offset else 0
+        return self.epochs.latest_epoch
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         found = self.epochs.end_offset_for(epoch, self.end_offset)
-        return (0, 0) if found.end_offset < 0 else (found.leader_epoch, found.end_offset)
+        if found.end_offset < 0 or (found.leader_epoch < 0 and self.log_start_offset):
+            latest = self.latest_snapshot_id()
+            if latest is not None and self.log_start_offset and latest[1] <= epoch:
+                return latest[1], latest[0]     # the epochs the snapshot holds end at its end
+            return 0, 0
+        return found.leader_epoch, found.end_offset
+
+    # -- snapshots ---------------------------------------------------------------------------
+
+    def latest_snapshot_id(self) -> tuple[int, int] | None:
+        latest = SN.latest_snapshot(self.dir)
+        return None if latest is None else (latest.end_offset, latest.epoch)
+
+    def read_snapshot(self, snapshot_id: tuple[int, int], position: int,
+                      max_bytes: int = 1 << 20) -> tuple[int, bytes] | None:
+        path = self.dir / SN.snapshot_file_name(SN.SnapshotId(*snapshot_id))
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                f.seek(max(position, 0))
+                return size, f.read(max_bytes)
+        except FileNotFoundError:
+            return None
+
+    def write_snapshot_chunk(self, snapshot_id: tuple[int, int], position: int, data: bytes) -> None:
+        """FileRawSnapshotWriter.append into ``.checkpoint.part`` (a new copy from position 0)."""
+        part = self.dir / (SN.snapshot_file_name(SN.SnapshotId(*snapshot_id))[:-len(SN.SUFFIX)] + SN.PART_SUFFIX)
+        with open(part, "r+b" if position else "wb") as f:
+            f.seek(position)
+            f.write(data)
+            f.truncate()
+
+    def install_snapshot(self, snapshot_id: tuple[int, int]) -> None:
+        """Freeze the copied snapshot (a bad one is refused before it replaces anything),
+        then start the log at its end (KafkaRaftClient: log.truncateToLatestSnapshot)."""
+        sid = SN.SnapshotId(*snapshot_id)
+        path = self.dir / SN.snapshot_file_name(sid)
+        part = path.with_name(path.name[:-len(SN.SUFFIX)] + SN.PART_SUFFIX)
+        SN.read_snapshot(part.read_bytes(), sid)
+        with open(part, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(part, path)
+        self.log.truncate_fully_and_start_at(sid.end_offset)
+        self.epochs = LeaderEpochCache()
+        log.info("installed the leader's metadata snapshot %s", path.name)
 
     def _append(self, data: bytes, origin: AppendOrigin) -> int:
         info = self.log.append(data, origin=origin, assign_offsets=origin is not AppendOrigin.REPLICATION)
@@ -260,6 +320,8 @@ class Quorum:
     async def handle(self, api_key: int, body: Any) -> dict:
         if api_key == P.fetch.API.key:
             return await self._fetch(body)
+        if api_key == P.fetch_snapshot.API.key:
+            return self._fetch_snapshot(body)
         message = request_from_wire(api_key, body)
         source = message.candidate_id if isinstance(message, R.VoteRequest) else message.leader_id
         sends = self.node.receive(source, message, now_ms())
@@ -285,7 +347,7 @@ class Quorum:
             # to pass its fetch offset, not for any append
             useful = answer.records and (body.replica_id in self.node.voters
                                          or answer.high_watermark > p.fetch_offset)
-            if answer.error_code or answer.diverging_epoch or useful or left <= 0:
+            if answer.error_code or answer.diverging_epoch or answer.snapshot_id or useful or left <= 0:
                 break
             await self.wait_for_change(left)
         leader = self.node.leader_id
@@ -295,9 +357,24 @@ class Quorum:
                "current_leader": {"leader_id": leader, "leader_epoch": self.node.epoch}}
         if answer.diverging_epoch is not None:
             out["diverging_epoch"] = {"epoch": answer.diverging_epoch[0], "end_offset": answer.diverging_epoch[1]}
+        if answer.snapshot_id is not None:
+            out["snapshot_id"] = {"end_offset": answer.snapshot_id[0], "epoch": answer.snapshot_id[1]}
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0,
                 "responses": [{"topic": t.topic, "partitions": [out]}]}
 
+
+    def _fetch_snapshot(self, body: Any) -> dict:
+        """FetchSnapshot (59) on ``__cluster_metadata`` (KafkaRaftClient.handleFetchSnapshotRequest)."""
+        p = body.topics[0].partitions[0]
+        request = R.FetchSnapshotRequest(body.replica_id, p.current_leader_epoch,
+                                         (p.snapshot_id.end_offset, p.snapshot_id.epoch), p.position)
+        [answer] = [s.message for s in self.node.receive(body.replica_id, request, now_ms())]
+        self._emit([])
+        return {"throttle_time_ms": 0, "error_code": 0, "topics": [{"name": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{
+            "index": 0, "error_code": answer.error_code,
+            "snapshot_id": {"end_offset": answer.snapshot_id[0], "epoch": answer.snapshot_id[1]},
+            "current_leader": {"leader_id": answer.leader_id, "leader_epoch": answer.leader_epoch},
+            "size": answer.size, "position": answer.position, "unaligned_records": answer.data}]}]}
 
     def describe(self) -> dict:
         """DescribeQuorum's partition answer (LeaderState.describeQuorum): the leader's view
@@ -349,6 +426,13 @@ def to_wire(m: Any, node_id: int) -> tuple[int, int, dict]:
                 "last_fetched_epoch": m.last_fetched_epoch, "log_start_offset": -1,
                 "partition_max_bytes": 1 << 20}]}],
             "forgotten_topics_data": [], "rack_id": ""}
+    if isinstance(m, R.FetchSnapshotRequest):
+        return P.fetch_snapshot.API.key, 0, {
+            "cluster_id": None, "replica_id": m.replica_id, "max_bytes": 1 << 20,
+            "topics": [{"name": CLUSTER_METADATA_TOPIC_NAME, "partitions": [{
+                "partition": 0, "current_leader_epoch": m.current_leader_epoch,
+                "snapshot_id": {"end_offset": m.snapshot_id[0], "epoch": m.snapshot_id[1]},
+                "position": m.position}]}]}
     raise TypeError(type(m))
 
 
@@ -362,7 +446,15 @@ def from_wire(request: Any, body: Any) -> Any:
             p.error_code, leader.leader_id if leader else R.NO_ID, leader.leader_epoch if leader else -1,
             p.high_watermark, request.fetch_offset,
             (diverging.epoch, diverging.end_offset) if diverging is not None and diverging.epoch >= 0 else None,
-            bytes(p.records) if p.records else None)
+            bytes(p.records) if p.records else None, snapshot_id_from_wire(getattr(p, "snapshot_id", None)))
+    if isinstance(request, R.FetchSnapshotRequest):
+        if body.error_code:
+            return None
+        p = body.topics[0].partitions[0]
+        leader = getattr(p, "current_leader", None)
+        return R.FetchSnapshotResponse(
+            p.error_code, leader.leader_id if leader else R.NO_ID, leader.leader_epoch if leader else -1,
+            request.snapshot_id, p.size, p.position, bytes(p.unaligned_records or b""))
     if body.error_code:
         return None
     p = body.topics[0].partitions[0]
@@ -370,6 +462,11 @@ def from_wire(request: Any, body: Any) -> Any:
         return R.VoteResponse(p.error_code, p.leader_id, p.leader_epoch, p.vote_granted)
     cls = R.BeginQuorumEpochResponse if isinstance(request, R.BeginQuorumEpochRequest) else R.EndQuorumEpochResponse
     return cls(p.error_code, p.leader_id, p.leader_epoch)
+
+
+def snapshot_id_from_wire(sid: Any) -> tuple[int, int] | None:
+    """A Fetch answer's snapshot_id; (-1, -1) (its default) is none."""
+    return None if sid is None or sid.end_offset < 0 or sid.epoch < 0 else (sid.end_offset, sid.epoch)
 
 
 def request_from_wire(api_key: int, body: Any) -> Any:

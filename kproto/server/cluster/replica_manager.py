@@ -49,6 +49,9 @@ from kproto.schemas import protocol as P
 from kproto.security.scram import BY_TYPE
 from kproto.server import quotas
 from kproto.server.cluster import image as I
+from kproto.server.cluster import raft as R
+from kproto.server.cluster import snapshot as SN
+from kproto.server.cluster.quorum import from_wire, snapshot_id_from_wire, to_wire
 from kproto.server.cluster.channel import Channel, QuorumRoute
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 from kproto.server.cluster.producer_ids import ProducerIdBlocks
@@ -271,7 +274,65 @@ class ReplicaManager:
                     route.forget(voter)
                     await route.wait_for_change(0.1)
                 continue
+            sid = snapshot_id_from_wire(getattr(p, "snapshot_id", None))
+            if sid is not None:         # below the leader's log start: copy its snapshot
+                await self._fetch_snapshot(route.channel(voter, "metadata"), route.epoch, sid)
+                continue
             await self._apply_committed(bytes(p.records or b""), p.high_watermark)
+
+    async def _fetch_snapshot(self, channel: Channel, leader_epoch: int, sid: tuple[int, int]) -> None:
+        """An observer's FetchSnapshot (KafkaRaftClient.handleFetchSnapshotResponse): the chunks
+        from position 0 to the snapshot's size, then the image it holds replaces ours."""
+        data = bytearray()
+        while True:
+            request = R.FetchSnapshotRequest(self.node_id, leader_epoch, sid, len(data))
+            try:
+                answer = from_wire(request, await channel.request(*to_wire(request, self.node_id)))
+            except ConnectionError as e:
+                log.info("metadata snapshot fetch: %s", e)
+                return
+            if answer is None or answer.error_code:
+                return                  # a Fetch again says which snapshot, or who leads
+            data += answer.data
+            if len(data) >= answer.size or not answer.data:
+                break
+        self.apply_snapshot(SN.read_snapshot(bytes(data), SN.SnapshotId(*sid)))
+        self._metadata_epoch = sid[1]
+        log.info("loaded metadata snapshot %s", SN.snapshot_file_name(SN.SnapshotId(*sid)))
+
+    def apply_snapshot(self, image: I.MetadataImage) -> None:
+        """A snapshot in place of the image (MetadataLoader's snapshot delta): what it no longer
+        has goes, what differs is applied as the records' effects would be."""
+        old, self.image = self.image, image
+        for name, t in old.topics.items():
+            if name not in image.topics or image.topics[name].topic_id != t.topic_id:
+                self._remove_topic(name)
+        for name, t in image.topics.items():
+            before = old.topics.get(name)
+            if before is None or before.topic_id != t.topic_id:
+                self.broker.logs.adopt_topic(name, t.topic_id, t.configs)
+            elif before.configs != t.configs:
+                self._apply_topic_config(name)
+        for name in ("", str(self.node_id)):
+            if old.broker_configs.get(name, {}) != image.broker_configs.get(name, {}):
+                self._apply_broker_config(name)
+        if old.client_quotas != image.client_quotas:
+            self.broker.dynamic.set_client_quotas({e: image.client_quotas.get(e, {})
+                                                   for e in set(old.client_quotas) | set(image.client_quotas)})
+            self.broker.quotas.refresh()
+        for name, mechanism in sorted(set(old.scram) | set(image.scram)):
+            credential = image.scram.get((name, mechanism))
+            if credential is None:
+                self.broker.security.scram.delete(name, BY_TYPE[mechanism])
+            elif old.scram.get((name, mechanism)) != credential:
+                self.broker.security.scram.upsert(name, BY_TYPE[mechanism], credential)
+        if old.acls != image.acls:
+            self.broker.security.acls.replace(image.acls.values())
+        for name, t in image.topics.items():
+            for index, reg in t.partitions.items():
+                if old.partition(name, index) != reg:
+                    self._apply_partition(name, index)
+        self._metadata_changed()
 
     async def _follow_local_metadata(self, quorum: Any) -> None:
         """A broker on a voter's node reads its own voter's log below its high watermark
@@ -280,7 +341,13 @@ class ReplicaManager:
         while not self.closing:
             node = quorum.node
             self.controller.learn(node.leader_id, node.epoch)
-            if self.image.end_offset < node.high_watermark:
+            if self.image.end_offset < quorum.log.log_start_offset:
+                # this voter's log was replaced by the leader's snapshot: load it
+                sid = SN.latest_snapshot(quorum.log.dir)
+                assert sid is not None
+                self.apply_snapshot(SN.read_snapshot((quorum.log.dir / SN.snapshot_file_name(sid)).read_bytes(), sid))
+                self._metadata_epoch = sid.epoch
+            elif self.image.end_offset < node.high_watermark:
                 await self._apply_committed(quorum.log.read(self.image.end_offset), node.high_watermark)
             else:
                 await quorum.wait_for_change(0.5)
@@ -363,6 +430,10 @@ class ReplicaManager:
             self.broker.security.acls.replace(self.image.acls.values())
         for topic, p in changed:
             self._apply_partition(topic, p)
+        self._metadata_changed()
+
+    def _metadata_changed(self) -> None:
+        """Wake what waits on the image: metadata waiters, then the fetchers."""
         if self._metadata_applied is not None and not self._metadata_applied.done():
             self._metadata_applied.set_result(None)
         self._metadata_applied = None

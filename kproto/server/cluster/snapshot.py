@@ -185,8 +185,17 @@ class SnapshotPolicy:
 
     max_bytes: int = 20 * 1024 * 1024
     max_interval_ms: int = 60 * 60 * 1000
+    #: metadata.max.retention.bytes / .ms (-1: no limit)
+    retention_bytes: int = 100 * 1024 * 1024
+    retention_ms: int = 7 * 24 * 60 * 60 * 1000
     bytes_since: int = 0
     last_at: int = 0
+
+    @classmethod
+    def from_config(cls, config: Any) -> SnapshotPolicy:
+        return cls(config["metadata.log.max.record.bytes.between.snapshots"],
+                   config["metadata.log.max.snapshot.interval.ms"],
+                   config["metadata.max.retention.bytes"], config["metadata.max.retention.ms"])
 
     def applied(self, size: int) -> None:
         self.bytes_since += size
@@ -221,6 +230,12 @@ class Snapshotter:
     def advance(self, high_watermark: int, now: int) -> SnapshotId | None:
         """Apply the whole batches below ``high_watermark``; write a snapshot when the policy
         says so (-> its id)."""
+        if self.applied < self.log.log_start_offset:
+            # the log was replaced by the leader's snapshot (FetchSnapshot): start from it
+            self.latest = latest_snapshot(self.log_dir)
+            assert self.latest is not None
+            self.image = read_snapshot((self.log_dir / snapshot_file_name(self.latest)).read_bytes(), self.latest)
+            self.applied, self.epoch = self.latest.end_offset, self.latest.epoch
         while self.applied < min(high_watermark, self.log.log_end_offset):
             found = self.log.read(self.applied, 1 << 20)
             if not found.length:
@@ -246,7 +261,26 @@ class Snapshotter:
         write_snapshot(self.log_dir, self.image, sid, self.last_timestamp)
         self.latest = sid
         self.policy.written(now)
+        self.clean(now)
         return sid
+
+    def clean(self, now: int) -> None:
+        """KafkaMetadataLog.cleanSnapshots then deleteBeforeSnapshot: the oldest snapshots go
+        while the log and snapshots together pass ``metadata.max.retention.bytes`` or the
+        snapshot is older than ``metadata.max.retention.ms`` (by its file's time here), the
+        latest always stays; the log then starts at the oldest one kept and its segments
+        wholly below that go."""
+        found = snapshots(self.log_dir)
+        sizes = {sid: (self.log_dir / snapshot_file_name(sid)).stat() for sid in found}
+        total = self.log.size + sum(st.st_size for st in sizes.values())
+        p = self.policy
+        while len(found) > 1 and ((0 <= p.retention_bytes < total)
+                                  or (p.retention_ms >= 0 and now - sizes[found[0]].st_mtime * 1000 > p.retention_ms)):
+            (self.log_dir / snapshot_file_name(found[0])).unlink(missing_ok=True)
+            total -= sizes[found.pop(0)].st_size
+        if found and self.log.log_start_offset < found[0].end_offset <= self.log.high_watermark:
+            self.log.maybe_increment_log_start_offset(found[0].end_offset)
+            self.log.delete_log_start_offset_breached_segments()
 
 
 __all__ += ["Snapshotter"]
