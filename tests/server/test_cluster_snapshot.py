@@ -128,3 +128,25 @@ def test_kafka_reads_the_snapshot(tmp_path, kafka_ref):
                  "CONFIG_RECORD", "CLIENT_QUOTA_RECORD", "PRODUCER_IDS_RECORD", "ACCESS_CONTROL_ENTRY_RECORD",
                  "USER_SCRAM_CREDENTIAL_RECORD"):
         assert kind in ours.output, kind
+
+
+def test_retention_keeps_the_newest_snapshot_and_the_log_starts_at_it(tmp_path):
+    ctrl = busy_controller(tmp_path, metadata_log_max_record_bytes_between_snapshots=1,
+                           metadata_max_retention_bytes=0)
+    meta = tmp_path / METADATA_LOG_DIR
+    [only] = S.snapshots(meta)
+    assert only.end_offset == ctrl.log.log_start_offset == ctrl.log.log_end_offset
+    image = ctrl.image
+    ctrl.log.close()
+    # a restart reads the snapshot, nothing of the log before it (gone from reads)
+    again = controller(tmp_path)
+    assert again.log.log_start_offset == only.end_offset
+    image.end_offset += 1           # the restart's own LeaderChange record
+    same_image(again.image, image)
+
+
+def test_without_retention_limits_every_snapshot_stays_and_the_log_starts_at_the_oldest(tmp_path):
+    ctrl = busy_controller(tmp_path, metadata_log_max_record_bytes_between_snapshots=1,
+                           metadata_max_retention_bytes=-1, metadata_max_retention_ms=-1)
+    found = S.snapshots(tmp_path / METADATA_LOG_DIR)
+    assert len(found) > 10 and ctrl.log.log_start_offset == found[0].end_offset

@@ -170,9 +170,11 @@ class Controller:
         once committed: ``handle`` waits)."""
         if not records:
             return self.image.end_offset
-        first = self.quorum.propose(I.records_batch(records, leader_epoch=self.quorum.node.epoch))
-        for offset, record_type, r in I.iter_records(self.log.read(first, 1 << 30).read()):
-            self.image.apply(record_type, r, offset)
+        batch = I.records_batch(records, leader_epoch=self.quorum.node.epoch)
+        first = self.quorum.propose(batch)
+        # from the batch, not the log: a snapshot of the commit may have moved the log start past it
+        for offset, record_type, r in I.iter_records(batch):
+            self.image.apply(record_type, r, first + offset)
         self.image.end_offset = self.log.log_end_offset
         self._written = self.log.log_end_offset - 1
         return first
