@@ -73,6 +73,7 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "metadata.log.max.snapshot.interval.ms": (3600000, int),
     "metadata.max.retention.bytes": (104857600, int),
     "metadata.max.retention.ms": (604800000, int),
+    "metadata.log.segment.bytes": (1073741824, int),
     # the controller's preferred-leader balancing (QuorumController; KRaft ignores the percentage)
     "auto.leader.rebalance.enable": (True, bool),
     "leader.imbalance.check.interval.seconds": (300, int),

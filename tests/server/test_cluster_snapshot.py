@@ -150,3 +150,13 @@ def test_without_retention_limits_every_snapshot_stays_and_the_log_starts_at_the
                            metadata_max_retention_bytes=-1, metadata_max_retention_ms=-1)
     found = S.snapshots(tmp_path / METADATA_LOG_DIR)
     assert len(found) > 10 and ctrl.log.log_start_offset == found[0].end_offset
+
+
+def test_the_metadata_log_segments_wholly_below_the_oldest_snapshot_are_deleted(tmp_path):
+    """Retention 0 keeps the newest snapshot only: of the 1 KiB segments, only the one
+    holding the log start (the active one) is left."""
+    ctrl = busy_controller(tmp_path, metadata_log_max_record_bytes_between_snapshots=1,
+                           metadata_max_retention_bytes=0, metadata_log_segment_bytes=1024)
+    bases = sorted(int(p.name[:20]) for p in (tmp_path / METADATA_LOG_DIR).glob("*.log"))
+    assert bases == [ctrl.log.segments[0].base_offset] and bases[0] > 0
+    assert ctrl.log.log_start_offset == S.latest_snapshot(tmp_path / METADATA_LOG_DIR).end_offset

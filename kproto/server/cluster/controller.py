@@ -83,7 +83,7 @@ class Controller:
         self.config = config
         self.cluster_id = cluster_id
         self.session_timeout_ms = config["broker.session.timeout.ms"]
-        self.quorum = Quorum(Path(data_dir), node_id, voters)
+        self.quorum = Quorum(Path(data_dir), node_id, voters, segment_bytes=config["metadata.log.segment.bytes"])
         self.quorum.on_step = self._follow_quorum
         self.log = self.quorum.log.log
         self.snapshots = snapshots.Snapshotter(self.log.dir, self.log, snapshots.SnapshotPolicy.from_config(config),

@@ -28,6 +28,7 @@ from kproto.common import CLUSTER_METADATA_TOPIC_NAME, now_ms
 from kproto.errors import ErrorCode
 from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
+from kproto.topic_config import LogConfig
 from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
 from kproto.schemas import protocol as P
 from kproto.schemas import records as S
@@ -60,9 +61,9 @@ class MetadataLog:
     """raft.RaftLog over the metadata partition's UnifiedLog; records are batch bytes; the
     snapshots are the ``.checkpoint`` files beside its segments (KafkaMetadataLog)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, segment_bytes: int | None = None) -> None:
         self.dir = path
-        self.log = UnifiedLog.open(path)
+        self.log = UnifiedLog.open(path, None if segment_bytes is None else LogConfig(segment_bytes=segment_bytes))
         # the log starts at the oldest snapshot (KafkaMetadataLog.apply: what was below it
         # may still be in a segment that was not wholly deleted)
         found = SN.snapshots(path)
@@ -197,10 +198,10 @@ class Quorum:
     """This controller's RaftNode, its timers, its peers and its persisted state."""
 
     def __init__(self, data_dir: Path, node_id: int, voters: dict[int, tuple[str, int]],
-                 config: R.RaftConfig = R.RaftConfig()) -> None:
+                 config: R.RaftConfig = R.RaftConfig(), *, segment_bytes: int | None = None) -> None:
         self.node_id = node_id
         self.addresses = dict(voters)
-        self.log = MetadataLog(data_dir / "__cluster_metadata-0")
+        self.log = MetadataLog(data_dir / "__cluster_metadata-0", segment_bytes)
         self.state_path = data_dir / "__cluster_metadata-0" / QUORUM_STATE_FILE
         stored = read_quorum_state(self.state_path)
         self._persisted = stored
