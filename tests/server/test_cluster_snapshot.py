@@ -160,3 +160,13 @@ def test_the_metadata_log_segments_wholly_below_the_oldest_snapshot_are_deleted(
     bases = sorted(int(p.name[:20]) for p in (tmp_path / METADATA_LOG_DIR).glob("*.log"))
     assert bases == [ctrl.log.segments[0].base_offset] and bases[0] > 0
     assert ctrl.log.log_start_offset == S.latest_snapshot(tmp_path / METADATA_LOG_DIR).end_offset
+
+
+def test_a_snapshot_a_crash_cut_short_is_deleted_at_start_up(tmp_path):
+    ctrl = busy_controller(tmp_path)
+    ctrl.log.close()
+    part = tmp_path / METADATA_LOG_DIR / "00000000000000000009-0000000001.checkpoint.part"
+    part.write_bytes(b"\0" * 10)
+    again = controller(tmp_path)
+    assert not part.exists() and S.snapshots(tmp_path / METADATA_LOG_DIR) == []
+    assert set(again.image.topics) == {"t"}

@@ -66,6 +66,8 @@ class MetadataLog:
         self.log = UnifiedLog.open(path, None if segment_bytes is None else LogConfig(segment_bytes=segment_bytes))
         # the log starts at the oldest snapshot (KafkaMetadataLog.apply: what was below it
         # may still be in a segment that was not wholly deleted)
+        for part in path.glob("*" + SN.PART_SUFFIX):     # a copy or a write a crash cut short
+            part.unlink()
         found = SN.snapshots(path)
         if found and self.log.log_start_offset < found[0].end_offset <= self.log.log_end_offset:
             self.log.update_high_watermark(found[0].end_offset)
