@@ -589,6 +589,19 @@ def test_failed_appends_are_logged_once_per_partition_per_episode(tmp_path, monk
     assert [log.active_segment.size for log in logs] == [BATCH, 0]
 
 
+def test_truncate_fully_and_start_at(tmp_path):
+    """A KRaft follower that installed the leader's snapshot: no segment left, the log
+    empty at the snapshot's end offset, past its own end."""
+    log = make_log(tmp_path, segment_bytes=180, index_interval_bytes=0)
+    for i in range(5):
+        log.append(one_batch(i))
+    log.truncate_fully_and_start_at(40)
+    assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (40, 40, 40)
+    assert [s.base_offset for s in log.segments] == [40]
+    assert sorted(p.name for p in tmp_path.glob("*/*.log")) == ["00000000000000000040.log"]
+    assert log.append(one_batch(9)) == (40, 40, -1)
+
+
 def test_truncate_to(tmp_path):
     log = make_log(tmp_path, segment_bytes=180, index_interval_bytes=0)
     for i in range(5):
