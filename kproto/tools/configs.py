@@ -1,7 +1,8 @@
 """``kproto configs``: kafka-configs.sh (Kafka 4.4's org.apache.kafka.tools.ConfigCommand)
-with its flags and its lines: dynamic configs of topics and brokers (DescribeConfigs with
-synonyms, IncrementalAlterConfigs for topics and brokers as Kafka 4.4's tool does), client quotas of users and clients (DescribeClientQuotas/AlterClientQuotas) and
-users' SCRAM credentials (the salted password only leaves this process).
+with its flags and its lines: dynamic configs of topics, brokers, broker loggers, groups and
+client metrics subscriptions (DescribeConfigs with synonyms, IncrementalAlterConfigs as Kafka
+4.4's tool does), client quotas of users, clients and ips (DescribeClientQuotas/AlterClientQuotas)
+and users' SCRAM credentials (the salted password only leaves this process).
 
     kproto configs --bootstrap-server H:P --alter --entity-type topics --entity-name orders \\
         --add-config 'retention.ms=86400000,cleanup.policy=[compact,delete]'
@@ -23,8 +24,12 @@ from kproto.errors import ErrorCode, KafkaError, UsageError, java_exception, jav
 from kproto.server.quotas import CLIENT_QUOTA_KEYS, IP_QUOTA_KEYS, valid_ip_entity
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
 
-TOPIC, BROKER, CLIENT_METRICS = 2, 4, 16
-ENTITY_TYPES = ("topics", "brokers", "users", "clients", "ips", "client-metrics")
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
+ENTITY_TYPES = ("topics", "brokers", "broker-loggers", "users", "clients", "ips", "client-metrics", "groups")
+#: --entity-type -> (ConfigResource type, the ConfigSource of its dynamic configs), as
+#: ConfigCommand.describeConfigContext pairs them (a broker's cluster default: 3)
+RESOURCES = {"topics": (TOPIC, 1), "brokers": (BROKER, 2), "broker-loggers": (BROKER_LOGGER, 6),
+             "client-metrics": (CLIENT_METRICS, 7), "groups": (GROUP, 8)}
 # DescribeConfigsResponse's config_source -> Kafka's ConfigEntry.ConfigSource name
 SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
            4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
@@ -83,27 +88,34 @@ def java_double(value: float) -> str:
 @click.option("--describe", is_flag=True, help="List configs for the given entity.")
 @click.option("--alter", is_flag=True, help="Alter the configuration for the entity.")
 @click.option("--entity-type", "entity_types", multiple=True, type=click.Choice(ENTITY_TYPES),
-              help="topics, brokers, users, clients or ips (users then clients: a user's quota for a client).")
+              help="topics, brokers, broker-loggers, users, clients, ips, client-metrics or groups "
+                   "(users then clients: a user's quota for a client).")
 @click.option("--entity-name", "entity_names", multiple=True,
-              help="Name of the entity (topic name, broker id, user principal, client id, IP address).")
+              help="Name of the entity (topic name, broker id, user principal, client id, IP address, "
+                   "client metrics subscription, group id).")
 @click.option("--entity-default", "entity_defaults", multiple=True, is_flag=True, flag_value="",
               help="The default for the entity type (brokers, users, clients, ips).")
 @click.option("--topic", help="--entity-type topics --entity-name TOPIC.")
 @click.option("--broker", help="--entity-type brokers --entity-name ID.")
 @click.option("--broker-defaults", is_flag=True, help="--entity-type brokers --entity-default.")
+@click.option("--broker-logger", help="--entity-type broker-loggers --entity-name ID.")
+@click.option("--group", help="--entity-type groups --entity-name GROUP.")
 @click.option("--user", help="--entity-type users --entity-name USER.")
 @click.option("--client", help="--entity-type clients --entity-name CLIENT.")
 @click.option("--ip", help="--entity-type ips --entity-name IP.")
 @click.option("--add-config", help="k1=v1,k2=[v1,v2,v2],k3=v3 (SCRAM-SHA-256=[iterations=8192,password=...]).")
 @click.option("--add-config-file", type=click.Path(dir_okay=False), help="A properties file of configs to add.")
 @click.option("--delete-config", "delete_configs", multiple=True, help="Config keys to remove: k1,k2.")
-@click.option("--all", "describe_all", is_flag=True, help="All configs of the topic or broker, not only the dynamic.")
+@click.option("--all", "describe_all", is_flag=True,
+              help="All configs of the topic, broker, broker logger, group or subscription, not only the dynamic.")
 def configs(bootstrap_server, command_config, describe, alter, entity_types, entity_names, entity_defaults, topic,
-            broker, broker_defaults, user, client, add_config, add_config_file, delete_configs,
+            broker, broker_defaults, broker_logger, group, user, client, add_config, add_config_file, delete_configs,
             describe_all, ip=None) -> None:
-    """Describe or alter topic, broker, user, client, ip and client-metrics configs like kafka-configs.sh."""
+    """Describe or alter topic, broker, broker-logger, user, client, ip, client-metrics and group configs like
+    kafka-configs.sh."""
     types, names = list(entity_types), list(entity_names) + list(entity_defaults)
-    for kind, name in (("topics", topic), ("brokers", broker), ("users", user), ("clients", client), ("ips", ip)):
+    for kind, name in (("topics", topic), ("brokers", broker), ("broker-loggers", broker_logger), ("users", user),
+                       ("clients", client), ("ips", ip), ("groups", group)):
         if name is not None:
             types.append(kind)
             names.append(name)
@@ -122,10 +134,21 @@ def configs(bootstrap_server, command_config, describe, alter, entity_types, ent
         raise UsageProblem("More entity names specified than entity types")
     if describe and (add_config or add_config_file or delete_configs):
         raise UsageProblem("Option --describe can't be used with --add-config, --add-config-file or --delete-config")
-    if describe_all and not (describe and types[0] in ("topics", "brokers", "client-metrics")):
+    if describe_all and not (describe and types[0] in RESOURCES):
         raise UsageProblem("--all can be used only with --describe of topics or brokers")
+    # ConfigCommandOptions.checkArgs: only these have a cluster default; a broker logger is one broker's
+    with_default = ("users", "clients", "brokers", "ips")
+    if describe and "" in names and types[0] not in with_default:
+        raise UsageProblem(f"--entity-default must not be specified with --describe of {types[0]}")
+    if describe and types[0] == "broker-loggers" and not names:
+        raise UsageProblem("An entity name must be specified with --describe of broker-loggers")
+    if alter and types[0] not in with_default and not names[0]:
+        raise UsageProblem(f"An entity name must be specified with --alter of {types[0]}")
     if types[0] == "brokers" and names and names[0] and not names[0].isdigit():
         raise UsageProblem(f"The entity name for brokers must be a valid integer broker id, found: {names[0]}")
+    if types[0] == "broker-loggers" and names and names[0] and not names[0].isdigit():
+        raise UsageProblem(f"The entity name for broker-loggers must be a valid integer broker id, but it is: "
+                           f"{names[0]}")
     if types[0] == "ips" and names and names[0] and not valid_ip_entity(names[0]):
         raise Refused(f"The entity name for ips must be a valid IP or resolvable host, but it is: {names[0]}")
     adds: dict[str, str] = {}
@@ -160,12 +183,9 @@ def configs(bootstrap_server, command_config, describe, alter, entity_types, ent
 def resource_configs(admin, kind: str, name: str, *, synonyms: bool, describe_all: bool) -> list:
     """ConfigCommand.getResourceConfig: the resource's entries of its dynamic source (all
     with ``describe_all``), sorted by name; each (name, value, sensitive, synonyms)."""
-    if kind == "topics":
-        rtype, dynamic = TOPIC, 1
-    elif kind == "client-metrics":
-        rtype, dynamic = CLIENT_METRICS, 7
-    else:
-        rtype, dynamic = BROKER, 3 if name == "" else 2
+    rtype, dynamic = RESOURCES[kind]
+    if kind == "brokers" and name == "":
+        dynamic = 3
     body = admin.client.request(DESCRIBE_CONFIGS, {
         "resources": [{"resource_type": rtype, "resource_name": name, "configuration_keys": None}],
         "include_synonyms": synonyms, "include_documentation": False})
@@ -204,6 +224,20 @@ def _describe(admin, types, names, describe_all) -> None:
         # ConfigCommand.describeResourceConfig lists the topics (internal ones too) first
         click.echo(f"The topic '{names[0]}' doesn't exist and doesn't have dynamic config.")  # Kafka 4.4's
         return
+    elif kind == "groups":
+        # every group (ListGroups) then those with configs only (ListConfigResources)
+        entities = [g.group_id for g in admin.list_groups()]
+        entities += [g for g in _group_config_names(admin) if g not in entities]
+        if names and names[0] not in entities:
+            if not describe_all:
+                click.echo(f"The group '{names[0]}' doesn't exist and doesn't have dynamic config.")
+                return
+        if names:
+            entities = [names[0]]
+    elif (names and kind == "broker-loggers" and not describe_all
+          and names[0] not in {str(b.node_id) for b in admin.metadata([]).brokers}):
+        click.echo(f"The broker-logger '{names[0]}' doesn't exist and doesn't have dynamic config.")
+        return
     elif names:
         entities = [names[0]]
     elif kind == "topics":
@@ -222,19 +256,31 @@ def _describe(admin, types, names, describe_all) -> None:
                        f"synonyms={{{text}}}")
 
 
+def _group_config_names(admin) -> list[str]:
+    """ConfigCommand.listGroupConfigResources: none from a broker without ListConfigResources v1."""
+    if not admin.supports(LIST_CONFIG_RESOURCES) or admin.client.version(LIST_CONFIG_RESOURCES) < 1:
+        return []
+    body = admin.client.request(LIST_CONFIG_RESOURCES, {"resource_types": [GROUP]})
+    return [r.resource_name for r in body.config_resources] if not body.error_code else []
+
+
 def _alter(admin, types, names, adds, deletes) -> None:
     kind, name = types[0], names[0]
-    if kind in ("topics", "brokers", "client-metrics"):
-        # ConfigCommand.alterResourceConfig (Kafka 4.x, KIP-1011 for brokers): deletes checked
-        # against the dynamic configs (a client-metric's missing key deletes as a no-op,
-        # measured), then IncrementalAlterConfigs, SET each addition and DELETE each deletion
-        if kind != "client-metrics":
+    if kind in RESOURCES:
+        # ConfigCommand.alterConfig (Kafka 4.x, KIP-1011 for brokers): deletes checked against
+        # the dynamic configs of a topic or broker (a client-metric's or group's missing key
+        # deletes as a no-op, measured), a broker logger's additions and deletions against its
+        # loggers; then IncrementalAlterConfigs, DELETE each deletion and SET each addition
+        if kind in ("topics", "brokers", "broker-loggers"):
             old = {e[0] for e in resource_configs(admin, kind, name, synonyms=False, describe_all=False)}
+            if kind == "broker-loggers":
+                unknown = [k for k in deletes if k not in old] + [k for k in adds if k not in old]
+                if unknown:
+                    raise Refused(f"Invalid broker logger(s): {','.join(unknown)}")
             _invalid(deletes, old)
         from kproto.client.admin import AlterConfigOp, ConfigResource
-        ops = [AlterConfigOp(k, "set", v) for k, v in adds.items()] + [AlterConfigOp(k, "delete") for k in deletes]
-        resource = {"topics": TOPIC, "brokers": BROKER, "client-metrics": CLIENT_METRICS}[kind]
-        _check(admin.incremental_alter_configs({ConfigResource(resource, name): ops}))
+        ops = [AlterConfigOp(k, "delete") for k in deletes] + [AlterConfigOp(k, "set", v) for k, v in adds.items()]
+        _check(admin.incremental_alter_configs({ConfigResource(RESOURCES[kind][0], name): ops}))
     elif kind == "ips":
         unknown = [k for k in [*adds, *deletes] if k not in IP_QUOTA_KEYS]
         if unknown:

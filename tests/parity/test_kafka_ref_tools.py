@@ -492,3 +492,64 @@ def test_share_groups_delete_offsets_and_delete(kafka_ref, bs):
                  ["--delete", "--group", "{t}", "--group", "{t}-none"],
                  ["--delete", "--group", "{t}"]):
         assert_same(kafka_ref, bs, "share-groups", args, name="sgx")
+
+
+def test_group_configs(kafka_ref, bs):
+    """kafka-configs.sh --entity-type groups: a missing group's line, configs set, described,
+    deleted (a key not set deletes as a no-op), the broker's refusal of an unknown name; --all."""
+    group = ["--entity-type", "groups", "--entity-name", "{t}"]
+    for args in (["--describe", *group],
+                 ["--alter", "--add-config", "consumer.heartbeat.interval.ms=6000,share.delivery.count.limit=4",
+                  *group],
+                 ["--describe", *group],
+                 ["--describe", "--group", "{t}"],
+                 ["--alter", "--delete-config", "share.auto.offset.reset", "--group", "{t}"],
+                 ["--alter", "--add-config", "no.such=1", *group],
+                 ["--alter", "--delete-config", "share.delivery.count.limit", *group],
+                 ["--describe", *group],
+                 ["--describe", "--all", *group],
+                 ["--alter", "--delete-config", "consumer.heartbeat.interval.ms", *group]):
+        assert_same(kafka_ref, bs, "configs", args, name="gcfg")
+
+
+def root_lines(result: tuple[int, str, str]) -> tuple[int, str, str]:
+    """A broker logger's header and its root line: the other loggers are each broker's own
+    (Kafka's log4j names, kproto's kproto.* ones) and appear as the broker makes them."""
+    code, out, err = result
+    return code, "".join(line + "\n" for line in out.splitlines() if not line.startswith("  ")
+                         or line.startswith("  root=")), err
+
+
+def test_broker_loggers(kafka_ref, bs):
+    """kafka-configs.sh --entity-type broker-loggers on each broker: the root logger's level set and
+    described, and what the tool or the broker refuses (an unknown logger or level, root's
+    deletion, a broker that is not there)."""
+    logger = ["--entity-type", "broker-loggers", "--entity-name", "1"]
+    for args in (["--alter", "--add-config", "root=WARN", *logger],
+                 ["--describe", *logger],
+                 ["--describe", "--all", "--broker-logger", "1"],
+                 ["--alter", "--add-config", "root=INFO", "--broker-logger", "1"],
+                 ["--describe", *logger],
+                 ["--alter", "--add-config", "root=LOUD", *logger],
+                 ["--alter", "--add-config", "root=debug", *logger],
+                 ["--alter", "--add-config", "no.such.logger=DEBUG", *logger],
+                 ["--alter", "--delete-config", "root", *logger],
+                 ["--describe", "--entity-type", "broker-loggers", "--entity-name", "2"]):
+        k = root_lines(known(kafka_tool(kafka_ref, "configs", bs, args), "configs"))
+        p = root_lines(kproto_tool("configs", bs, args))
+        assert p == k, " ".join(args) + "\n" + diff(k, p)
+
+
+@pytest.mark.parametrize("args", [
+    ["--describe", "--entity-type", "broker-loggers"],
+    ["--describe", "--entity-type", "broker-loggers", "--entity-name", "x"],
+    ["--alter", "--entity-type", "broker-loggers", "--entity-default", "--add-config", "root=DEBUG"],
+    ["--describe", "--entity-type", "groups", "--entity-default"],
+    ["--alter", "--entity-type", "groups", "--entity-default", "--add-config", "share.delivery.count.limit=4"],
+])
+def test_configs_flag_refusals(kafka_ref, kafka_bs, args):
+    """ConfigCommandOptions.checkArgs's lines; Kafka exits 1, kproto's bad flags 2 (README)."""
+    k = known(kafka_tool(kafka_ref, "configs", kafka_bs, args), "configs")
+    p = kproto_tool("configs", kafka_bs, args)
+    assert (k[0], p[0]) == (1, 2)
+    assert p[1:] == k[1:], diff(k, p)

@@ -146,9 +146,81 @@ def broker(tmp_path_factory):
      "Unexpected config names: bogus"),
     (["--alter", "--ip", "not an address", "--add-config", "connection_creation_rate=1"], 1,
      "The entity name for ips must be a valid IP or resolvable host, but it is: not an address"),
+    # Kafka 4.4's lines (its flag checks exit 1; kproto's bad flags exit 2)
+    (["--describe", "--entity-type", "broker-loggers"], 2,
+     "An entity name must be specified with --describe of broker-loggers"),
+    (["--describe", "--entity-type", "broker-loggers", "--entity-name", "x"], 2,
+     "The entity name for broker-loggers must be a valid integer broker id, but it is: x"),
+    (["--alter", "--entity-type", "broker-loggers", "--entity-default", "--add-config", "root=DEBUG"], 2,
+     "An entity name must be specified with --alter of broker-loggers"),
+    (["--describe", "--entity-type", "groups", "--entity-default"], 2,
+     "--entity-default must not be specified with --describe of groups"),
+    (["--alter", "--entity-type", "groups", "--entity-default", "--add-config", "share.delivery.count.limit=4"], 2,
+     "An entity name must be specified with --alter of groups"),
+    (["--alter", "--group", "g", "--add-config", "no.such=1"], 1,
+     "kproto: error: InvalidConfigurationException: Unknown group config name: no.such"),
+    (["--alter", "--broker-logger", "1", "--add-config", "root=LOUD"], 1,
+     "kproto: error: InvalidConfigurationException: Cannot set the log level of root to LOUD as it is not a "
+     "supported log level. Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN"),
+    (["--alter", "--broker-logger", "1", "--delete-config", "root"], 1,
+     "kproto: error: InvalidRequestException: Removing the log level of the root logger is not allowed"),
+    # only kproto's own loggers are the broker's
+    (["--alter", "--broker-logger", "1", "--add-config", "asyncio=DEBUG,no.such=INFO"], 1,
+     "Invalid broker logger(s): asyncio,no.such"),
 ])
 def test_errors_are_one_line(broker, args, status, line):
     assert run_command("configs", broker.bootstrap_servers, *args) == (status, "", line + "\n")
+
+
+def test_group_configs(broker):
+    """A group's configs set, shown and removed (a key not set deletes as a no-op, as on Kafka's
+    broker); a group without members or configs is missing."""
+    b = broker.bootstrap_servers
+    assert ours(b, "--describe", "--entity-type", "groups", "--entity-name", "gcfg") == \
+        "The group 'gcfg' doesn't exist and doesn't have dynamic config.\n"
+    assert ours(b, "--alter", "--entity-type", "groups", "--entity-name", "gcfg", "--add-config",
+                "consumer.heartbeat.interval.ms=6000,share.delivery.count.limit=4") == \
+        "Completed updating config for group gcfg.\n"
+    shown = ("Dynamic configs for group gcfg are:\n"
+             "  consumer.heartbeat.interval.ms=6000 sensitive=false synonyms={}\n"
+             "  share.delivery.count.limit=4 sensitive=false synonyms={}\n")
+    assert ours(b, "--describe", "--group", "gcfg") == shown
+    assert ours(b, "--describe", "--entity-type", "groups") == shown       # listed by ListConfigResources
+    assert ours(b, "--alter", "--group", "gcfg", "--delete-config",
+                "share.auto.offset.reset,share.delivery.count.limit") == "Completed updating config for group gcfg.\n"
+    assert ours(b, "--describe", "--group", "gcfg") == \
+        "Dynamic configs for group gcfg are:\n  consumer.heartbeat.interval.ms=6000 sensitive=false synonyms={}\n"
+    assert "  share.delivery.count.limit=5 sensitive=false synonyms={}\n" in \
+        ours(b, "--describe", "--group", "gcfg", "--all")
+
+
+def test_broker_loggers(broker):
+    """kproto's loggers as a broker logger: root and the kproto.* loggers the broker made, sorted,
+    each at its effective level; a SET level is inherited below, a DELETE gives it back."""
+    b = broker.bootstrap_servers
+
+    def levels() -> dict[str, str]:
+        lines = ours(b, "--describe", "--broker-logger", "1").splitlines()
+        assert lines[0] == "Dynamic configs for broker-logger 1 are:"
+        assert all(line.endswith(" sensitive=false synonyms={}") for line in lines[1:])
+        named = [line.split()[0].split("=") for line in lines[1:]]
+        assert [n for n, _ in named] == sorted(n for n, _ in named)          # by name, as ConfigCommand
+        return dict(named)
+
+    before = levels()
+    assert before["root"] == "INFO" and before["kproto.server"] == "INFO"      # the broker's --log-level info
+    assert all(name in ("root", "kproto") or name.startswith("kproto.") for name in before)
+    assert ours(b, "--alter", "--broker-logger", "1", "--add-config", "kproto.server=TRACE") == \
+        "Completed updating config for broker-logger 1.\n"
+    after = levels()
+    assert after["kproto.server"] == "TRACE" and after["root"] == "INFO"
+    assert {n: v for n, v in after.items() if n.startswith("kproto.server.")} == \
+        {n: "TRACE" for n in after if n.startswith("kproto.server.")} != {}
+    assert ours(b, "--alter", "--broker-logger", "1", "--delete-config", "kproto.server") == \
+        "Completed updating config for broker-logger 1.\n"
+    assert levels() == {**after, **{n: before.get(n, "INFO") for n in after if n.startswith("kproto.server")}}
+    assert ours(b, "--describe", "--broker-logger", "2") == \
+        "The broker-logger '2' doesn't exist and doesn't have dynamic config.\n"
 
 
 def test_parsing():

@@ -1,4 +1,5 @@
-"""DescribeConfigs, AlterConfigs, IncrementalAlterConfigs for topics and the broker.
+"""DescribeConfigs, AlterConfigs, IncrementalAlterConfigs for topics, the broker, its
+loggers (BROKER_LOGGER: kproto.server.loggers), client metrics subscriptions and groups.
 
 Sources as Kafka reports them (ConfigHelper): DYNAMIC_TOPIC_CONFIG for a topic
 override, DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG for a broker
@@ -23,13 +24,14 @@ from kproto.server.dynamic_config import (
     default_value,
 )
 from kproto.server.share.group_config import GROUP_CONFIGS, check_group_config, default as group_default
-from kproto.server import telemetry
+from kproto.server import loggers, telemetry
 from kproto.topic_config import LogConfig
 from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import PerEntry
 from kproto.server.handlers import handles
 
-TOPIC, BROKER, CLIENT_METRICS, GROUP = 2, 4, 16, 32
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
+BROKER_LOGGER_CONFIG_SOURCE = 6    # ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG
 GROUP_CONFIG_SOURCE = 8        # DescribeConfigsResponse ConfigSource.GROUP_CONFIG
 CLIENT_METRICS_CONFIG_SOURCE = 7     # ConfigSource.CLIENT_METRICS_CONFIG
 CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7}
@@ -126,6 +128,19 @@ def _check_resource(broker, resource, *, altering: bool = False) -> None:
         elif name not in ("", str(broker.node_id)):
             raise InvalidRequestError(f"Unexpected broker id, expected {broker.node_id} or empty string, "
                                       f"but received {name}")
+    elif resource.resource_type == BROKER_LOGGER:
+        name = resource.resource_name
+        if altering:        # RuntimeLoggerManager.validateResourceNameIsNodeId
+            if not name.lstrip("-").isdigit():
+                raise InvalidRequestError(f"Node id must be an integer, but it is: {name}")
+            if int(name) != broker.node_id:
+                raise InvalidRequestError(f"Unexpected node id. Expected {broker.node_id}, but received {name}")
+        elif not name:                           # ConfigHelper.describeConfigs
+            raise InvalidRequestError("Broker id must not be empty")
+        elif not name.lstrip("-").isdigit():
+            raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}")
+        elif int(name) != broker.node_id:
+            raise InvalidRequestError(f"Unexpected broker id, expected {broker.node_id} but received {name}")
     elif resource.resource_type == GROUP:
         if not resource.resource_name:
             raise InvalidRequestError("Group name must not be empty")
@@ -148,6 +163,41 @@ def _group_entries(broker, group_id: str, keys) -> list[dict]:
                     "read_only": False, "config_source": source, "is_default": name not in overrides,
                     "is_sensitive": False, "synonyms": [], "config_type": 0, "documentation": None})
     return out
+
+
+def _logger_entries(keys) -> list[dict]:
+    """ConfigHelper.describeConfigs of a BROKER_LOGGER: each logger and its level, no synonyms."""
+    return [{"name": name, "value": level, "read_only": False, "config_source": BROKER_LOGGER_CONFIG_SOURCE,
+             "is_default": False, "is_sensitive": False, "synonyms": [], "config_type": 0, "documentation": ""}
+            for name, level in sorted(loggers.loggers().items()) if keys is None or name in keys]
+
+
+def _alter_loggers(configs, validate_only: bool) -> None:
+    """RuntimeLoggerManager: every op checked (SET an existing logger to one of Kafka's
+    levels, DELETE an existing logger's but root's, no APPEND or SUBTRACT), then applied."""
+    for c in configs:
+        if c.config_operation in (SET, DELETE) and not loggers.exists(c.name):
+            raise InvalidConfigError(f"Logger {c.name} does not exist!")
+        if c.config_operation == SET:
+            if c.value not in loggers.LEVELS:
+                raise InvalidConfigError(f"Cannot set the log level of {c.name} to {c.value} as it is not a "
+                                         f"supported log level. Valid log levels are {loggers.VALID_LOG_LEVELS}")
+        elif c.config_operation == DELETE:
+            if c.name == loggers.ROOT_LOGGER:
+                raise InvalidRequestError(f"Removing the log level of the {loggers.ROOT_LOGGER} logger is not allowed")
+        elif c.config_operation in (APPEND, SUBTRACT):
+            raise InvalidRequestError(f"{'APPEND' if c.config_operation == APPEND else 'SUBTRACT'} operation is "
+                                      "not allowed for the BROKER_LOGGER resource")
+        else:
+            raise InvalidRequestError(f"Unknown operation type {c.config_operation} is not allowed for the "
+                                      "BROKER_LOGGER resource")
+    if validate_only:
+        return
+    for c in configs:
+        if c.config_operation == SET:
+            loggers.set_level(c.name, c.value)
+        else:
+            loggers.unset_level(c.name)
 
 
 def _client_metrics_entries(broker, name: str, keys, synonyms: bool) -> list[dict]:
@@ -200,6 +250,7 @@ async def describe_configs(broker, ctx, body) -> dict:
                                         defaults=defaults, cache=cache)
                    if r.resource_type == TOPIC
                    else _group_entries(broker, r.resource_name, keys) if r.resource_type == GROUP
+                   else _logger_entries(keys) if r.resource_type == BROKER_LOGGER
                    else _client_metrics_entries(broker, r.resource_name, keys, body.include_synonyms)
                    if r.resource_type == CLIENT_METRICS
                    else _broker_entries(broker, r.resource_name, keys, body.include_synonyms))
@@ -286,6 +337,8 @@ async def alter_configs(broker, ctx, body) -> dict:
         if _forwarded(broker, r):
             continue
         try:
+            if r.resource_type == BROKER_LOGGER:     # ConfigAdminManager.preprocess (legacy AlterConfigs)
+                raise InvalidRequestError(f"Unknown resource type {BROKER_LOGGER}")
             _check_resource(broker, r, altering=True)
             _check_entries(r.configs, incremental=False)
             await _apply(broker, r, {c.name: c.value for c in r.configs}, body.validate_only)
@@ -342,6 +395,10 @@ async def incremental_alter_configs(broker, ctx, body) -> dict:
         try:
             _check_resource(broker, r, altering=True)
             _check_entries(r.configs, incremental=True)
+            if r.resource_type == BROKER_LOGGER:
+                _alter_loggers(r.configs, body.validate_only)
+                responses[i] = _result(r)
+                continue
             current = (broker.logs.topic_overrides(r.resource_name) if r.resource_type == TOPIC
                        else broker.shares.group_configs.overrides(r.resource_name) if r.resource_type == GROUP
                        else broker.client_metrics.configs(r.resource_name) if r.resource_type == CLIENT_METRICS
