@@ -32,7 +32,7 @@ import sys
 import threading
 from typing import IO, Iterator, Mapping, Sequence
 
-__all__ = ["Child", "ForkServer", "server", "spawn", "stop", "usable"]
+__all__ = ["Child", "ForkServer", "server", "spawn", "started", "stop", "usable"]
 
 # What ``kproto serve`` imports before it listens, imported once by the server.
 _PRELOAD = ("kproto.tools.main", "kproto.tools.serve", "kproto.server.broker", "kproto.server.config",
@@ -131,6 +131,11 @@ def _interpreter_env(env: Mapping[str, str]) -> dict[str, str]:
 def usable() -> bool:
     """Can ``spawn`` fork here (POSIX, and not disabled with KPROTO_FORK_SERVER=0)?"""
     return hasattr(os, "fork") and hasattr(socket, "send_fds") and os.environ.get("KPROTO_FORK_SERVER", "1") != "0"
+
+
+def started() -> bool:
+    """Is this process's fork server running (without starting one)?"""
+    return _server is not None and _server.alive()
 
 
 def server() -> ForkServer:
