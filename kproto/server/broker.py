@@ -232,7 +232,8 @@ class Broker:
         sec = conn.security
         conn.fault, conn.throttle_ms = None, 0
         if sec is not None and sec.session is not None and sec.session.expects_raw_token:
-            parts = handlers.sasl.raw_token(sec, frame)
+            from kproto.server.handlers.sasl import raw_token
+            parts = raw_token(sec, frame)
             conn.closing = conn.failed_authentication = parts is None
             return parts
         try:

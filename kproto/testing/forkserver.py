@@ -188,7 +188,10 @@ def serve_forever(fd: int) -> None:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     reports: dict[int, socket.socket] = {}
-    control.sendall(b"ready")
+    try:
+        control.sendall(b"ready")
+    except OSError:
+        return      # the test process is gone already
     warm, idle = _warm_codecs(), False
     while True:
         wait = None if warm is None else 0 if idle else WARM_AFTER
@@ -206,6 +209,8 @@ def serve_forever(fd: int) -> None:
                 request, fds, _, _ = socket.recv_fds(control, _MAX_REQUEST, 4)
             except InterruptedError:
                 continue
+            except ConnectionResetError:
+                return      # the test process left without reading "ready": it started no broker
             if not request:
                 return      # the test process is gone
             pid = os.fork()

@@ -35,7 +35,7 @@ advertise the API versions of that Apache Kafka release. The brokers are
 ``kproto serve`` children forked from a fork server that has kproto imported
 (kproto.testing.forkserver), started as soon as the session knows a test file it
 will collect names a broker fixture (read on a thread at ``pytest_configure``, then
-as each file is collected), so its start overlaps pytest's own start-up and the
+as each test module is collected), so its start overlaps pytest's own start-up and the
 collection; failing that, at the first collected test that takes one. ``--kproto-in-process``
 (ini ``kproto_broker_in_process = true``) runs the brokers on a thread of the
 test process instead (``kproto.testing.InProcessBroker``, with the caveats its
@@ -92,7 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "kafka_topic(partitions=1, config=None, name=None): the topic kafka_topic creates")
     config.addinivalue_line(
         "markers", "kafka_cluster(brokers=3, config=None, controllers=1): the cluster kafka_cluster starts")
-    if forkserver.usable():
+    if forkserver.usable() and not config.option.collectonly:
         # the earliest a session can know it may start a broker: the test files it was given
         # name a broker fixture. Read on a thread, while pytest goes on to load conftests.
         threading.Thread(target=_start_if_named, args=(config,), name="kproto-fork-server-start",
@@ -102,19 +102,19 @@ def pytest_configure(config: pytest.Config) -> None:
 def _start_if_named(config: pytest.Config) -> None:
     """Start the fork server if a test file under the session's arguments names a broker
     fixture (pytest_collect_file and pytest_itemcollected catch what this misses)."""
-    patterns = config.getini("python_files")
     for file in _test_files(config):
         if forkserver.started():
             return
-        if any(fnmatch.fnmatch(file.name, p) for p in patterns) and _names_broker_fixture(config, file):
+        if _names_broker_fixture(config, file):
             forkserver.server()
             return
 
 
 def _test_files(config: pytest.Config) -> Iterator[Path]:
-    """The .py files under the session's arguments, skipping what pytest's collection skips
-    (``norecursedirs``, hidden directories)."""
-    skip = config.getini("norecursedirs")
+    """The test files the session's arguments name, and those under the directories they
+    name (``python_files``), skipping what pytest's collection skips (``norecursedirs``,
+    hidden directories)."""
+    skip, patterns = config.getini("norecursedirs"), config.getini("python_files")
     for arg in config.args:
         path = Path(arg.split("::", 1)[0])
         if not path.is_absolute():
@@ -124,7 +124,7 @@ def _test_files(config: pytest.Config) -> Iterator[Path]:
             continue
         for top, dirs, names in os.walk(path):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not any(fnmatch.fnmatch(d, p) for p in skip))
-            yield from (Path(top, n) for n in sorted(names) if n.endswith(".py"))
+            yield from (Path(top, n) for n in sorted(names) if any(fnmatch.fnmatch(n, p) for p in patterns))
 
 
 def _names_broker_fixture(config: pytest.Config, file_path: Path) -> bool:
@@ -145,17 +145,14 @@ _BROKER_FIXTURES = frozenset({"kproto_shared_broker", "kafka_broker_factory", "k
 _BROKER_WORDS = ("kafka_broker", "kafka_topic", "kafka_cluster", "kproto_shared_broker")
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> None:
-    """Start the fork server as soon as a test file about to be collected names a broker
-    fixture, before that file (and confluent-kafka, the clients...) is imported: the
-    server's interpreter start and imports (~150 ms on an idle core) then run on the other
-    core while the collection does, instead of inside the first fixture call.
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    """Start the fork server as soon as a test module about to be imported names a broker
+    fixture, before it (and confluent-kafka, the clients...) is imported: the server's
+    interpreter start and imports (~150 ms on an idle core) then run on the other core
+    while the collection goes on, instead of inside the first fixture call.
     ``pytest_itemcollected`` still catches a fixture reached only through a conftest's."""
-    config = parent.config
-    if file_path.suffix != ".py" or forkserver.started() or not forkserver.usable() or not any(
-            fnmatch.fnmatch(file_path.name, pattern) for pattern in config.getini("python_files")):
-        return
-    if _names_broker_fixture(config, file_path):
+    if isinstance(collector, pytest.Module) and not forkserver.started() and forkserver.usable() \
+            and not collector.config.option.collectonly and _names_broker_fixture(collector.config, collector.path):
         forkserver.server()
 
 
