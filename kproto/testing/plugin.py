@@ -34,8 +34,8 @@ line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``;
 advertise the API versions of that Apache Kafka release. The brokers are
 ``kproto serve`` children forked from a fork server that has kproto imported
 (kproto.testing.forkserver), started as soon as the session knows a test file it
-will collect names a broker fixture (read on a thread at ``pytest_configure``, then
-as each test module is collected), so its start overlaps pytest's own start-up and the
+will collect names a broker fixture (read on a thread at ``pytest_load_initial_conftests``,
+then as each test module is collected), so its start overlaps pytest's own start-up and the
 collection; failing that, at the first collected test that takes one. ``--kproto-in-process``
 (ini ``kproto_broker_in_process = true``) runs the brokers on a thread of the
 test process instead (``kproto.testing.InProcessBroker``, with the caveats its
@@ -86,37 +86,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help=f"Scope of the kafka_broker fixture: {', '.join(SCOPES)} (default session).")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """The earliest a session can know it may start a broker (before the conftests and the
+    test modules are imported): a test file it was given, or under a directory it was
+    given, names a broker fixture. Those files are read on a thread and the fork server
+    started at the first that does, while pytest goes on importing; pytest_collectstart
+    and pytest_itemcollected catch what this misses."""
+    known = early_config.known_args_namespace
+    if not forkserver.usable() or getattr(known, "collectonly", False):
+        return
+    in_process = getattr(known, "kproto_in_process", None) or early_config.getini("kproto_broker_in_process")
+    words = ("kafka_cluster",) if in_process else _BROKER_WORDS
+    paths = list(getattr(known, "file_or_dir", None) or early_config.getini("testpaths") or ["."])
+    threading.Thread(target=_start_if_named, args=(early_config, paths, words), name="kproto-fork-server-start",
+                     daemon=True).start()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     broker_config(config)       # a malformed setting is a usage error before any test runs
     config.addinivalue_line(
         "markers", "kafka_topic(partitions=1, config=None, name=None): the topic kafka_topic creates")
     config.addinivalue_line(
         "markers", "kafka_cluster(brokers=3, config=None, controllers=1): the cluster kafka_cluster starts")
-    if forkserver.usable() and not config.option.collectonly:
-        # the earliest a session can know it may start a broker: the test files it was given
-        # name a broker fixture. Read on a thread, while pytest goes on to load conftests.
-        threading.Thread(target=_start_if_named, args=(config,), name="kproto-fork-server-start",
-                         daemon=True).start()
 
 
-def _start_if_named(config: pytest.Config) -> None:
-    """Start the fork server if a test file under the session's arguments names a broker
-    fixture (pytest_collect_file and pytest_itemcollected catch what this misses)."""
-    for file in _test_files(config):
+def _start_if_named(config: pytest.Config, paths: list[str], words: tuple[str, ...]) -> None:
+    for file in _test_files(config, paths):
         if forkserver.started():
             return
-        if _names_broker_fixture(config, file):
+        if _names_any(file, words):
             forkserver.server()
             return
 
 
-def _test_files(config: pytest.Config) -> Iterator[Path]:
-    """The test files the session's arguments name, and those under the directories they
-    name (``python_files``), skipping what pytest's collection skips (``norecursedirs``,
+def _test_files(config: pytest.Config, paths: list[str]) -> Iterator[Path]:
+    """The test files ``paths`` name, and those under the directories they name
+    (``python_files``), skipping what pytest's collection skips (``norecursedirs``,
     hidden directories)."""
     skip, patterns = config.getini("norecursedirs"), config.getini("python_files")
-    for arg in config.args:
-        path = Path(arg.split("::", 1)[0])
+    for arg in paths:
+        path = Path(str(arg).split("::", 1)[0])
         if not path.is_absolute():
             path = config.invocation_params.dir / path
         if path.is_file():
@@ -128,11 +138,14 @@ def _test_files(config: pytest.Config) -> Iterator[Path]:
 
 
 def _names_broker_fixture(config: pytest.Config, file_path: Path) -> bool:
+    return _names_any(file_path, _BROKER_WORDS if broker_class(config) is Broker else ("kafka_cluster",))
+
+
+def _names_any(file_path: Path, words: tuple[str, ...]) -> bool:
     try:
         source = file_path.read_text(errors="replace")
     except OSError:
         return False
-    words = _BROKER_WORDS if broker_class(config) is Broker else ("kafka_cluster",)
     return any(word in source for word in words)
 
 
