@@ -10,7 +10,10 @@ One run of a side:
      kproto.testing.forkserver, the ready line read from its stdout; the first run
      starts that server, once per session as in pytest), the same with the fork server
      stopped before each run (the first fixture of a session: server start, imports and
-     fork all inside the clock), with ``KPROTO_FORK_SERVER=0`` (a fresh
+     fork all inside the clock), the first (only) test of a ``pytest`` run taking
+     ``kafka_broker`` (clock from its set-up's start, with the fork server the plugin started
+     while collecting; the test module imports confluent-kafka and kproto's admin client,
+     as a user's would), with ``KPROTO_FORK_SERVER=0`` (a fresh
      ``python -m kproto.tools.main serve``, what the fixture ran before the fork server),
      and ``kproto.testing.InProcessBroker.start()`` (the fixtures
      under ``--kproto-in-process``: a thread of this interpreter; its first run pays
@@ -28,7 +31,9 @@ after the clock stops. Sides rotate, 20 runs each by default; median (min-max).
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -76,6 +81,44 @@ def run_first_of_session(tmp: Path) -> dict:
     return run_kproto(tmp)
 
 
+#: The pytest session side: a one-test project whose test takes ``kafka_broker``; its
+#: conftest notes when the test's set-up (the fixture call) starts.
+_SESSION_CONFTEST = """
+import time
+import pytest
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    item.config.stash.setdefault(T0, time.perf_counter())
+    yield
+
+T0 = pytest.StashKey[float]()
+"""
+_SESSION_TEST = """
+import json, os, time
+from bench.bench_fixture import first_ack
+import conftest
+
+def test_first_ack(request, kafka_broker):
+    marks = {"t0": request.config.stash[conftest.T0], "ready": time.perf_counter()}
+    first_ack(kafka_broker.bootstrap_servers, marks)
+    with open(os.environ["BENCH_MARKS"], "w") as out:
+        json.dump(marks, out)
+"""
+
+
+def run_pytest_session(tmp: Path) -> dict:
+    (tmp / "conftest.py").write_text(_SESSION_CONFTEST)
+    (tmp / "test_first.py").write_text(_SESSION_TEST)
+    marks = tmp / "marks.json"
+    env = {**os.environ, "BENCH_MARKS": str(marks),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp),
+                           str(tmp / "test_first.py")], cwd=tmp, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(marks.read_text())
+
+
 def run_fresh_interpreter(tmp: Path) -> dict:
     os.environ["KPROTO_FORK_SERVER"] = "0"
     try:
@@ -120,6 +163,7 @@ def main() -> None:
     kafka = f"Apache Kafka {kafka_version()} (anchor)"
     sides = {kafka: run_kafka, "tansu 0.6": run_tansu, "kproto (kafka_broker fixture)": run_kproto,
              "kproto (kafka_broker fixture), first of a session": run_first_of_session,
+             "kproto (kafka_broker fixture), first of a pytest session": run_pytest_session,
              "kproto serve child, fresh interpreter (KPROTO_FORK_SERVER=0)": run_fresh_interpreter,
              "kproto in-process (--kproto-in-process)": lambda tmp: run_kproto(tmp, InProcessBroker)}
     report = Report("bench_fixture", "Test fixture start-up: kproto's kafka_broker vs Apache Kafka and tansu",

@@ -30,7 +30,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from construct import Container
 
@@ -44,8 +44,6 @@ from kproto.schemas.message import RECORDS, carries
 from kproto.server import (
     access, emulation, fault_hook, group_service, handlers, share_service, topic_ids, txn_service,
 )
-from kproto.server.cluster.controller import Controller
-from kproto.server.cluster.replica_manager import ReplicaManager
 from kproto.server.cluster.settings import cluster_settings
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
@@ -62,6 +60,10 @@ from kproto.security.principal import ANONYMOUS
 from kproto.server.security_service import SecurityService
 from kproto.server.telemetry import ClientMetricsManager
 from kproto.server.txn_coordinator import TransactionResult, WriteTxnMarkers
+
+if TYPE_CHECKING:       # imported when a node of a cluster starts: a standalone broker never loads them
+    from kproto.server.cluster.controller import Controller
+    from kproto.server.cluster.replica_manager import ReplicaManager
 
 log = logging.getLogger("kproto.server")
 
@@ -131,6 +133,7 @@ class Broker:
     async def start(self) -> tuple[str, int]:
         settings = self.cluster_settings
         if settings is not None and "controller" in settings.roles:
+            from kproto.server.cluster.controller import Controller
             self.controller = Controller(self.logs.data_dir, self.config, self.cluster_id, node_id=settings.node_id,
                                          voters=settings.voters)
             bound = await self.controller.start(*settings.voters[settings.node_id])
@@ -138,6 +141,7 @@ class Broker:
             voters[settings.node_id] = bound        # port 0 in the voters: the port it bound
             settings = self.cluster_settings = replace(settings, voters=voters)
         if settings is not None and "broker" in settings.roles:
+            from kproto.server.cluster.replica_manager import ReplicaManager
             self.cluster = ReplicaManager(self, settings)     # before the listeners: handlers ask it
             self.producer_ids = self.cluster.producer_ids     # blocks from the controller (AllocateProducerIds)
         host, port = await self.security.start(self.server)
@@ -228,7 +232,8 @@ class Broker:
         sec = conn.security
         conn.fault, conn.throttle_ms = None, 0
         if sec is not None and sec.session is not None and sec.session.expects_raw_token:
-            parts = handlers.sasl.raw_token(sec, frame)
+            from kproto.server.handlers.sasl import raw_token
+            parts = raw_token(sec, frame)
             conn.closing = conn.failed_authentication = parts is None
             return parts
         try:

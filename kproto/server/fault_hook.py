@@ -15,6 +15,7 @@ Kafka answers for a partition it refuses), merged into the topic's entry.
 from __future__ import annotations
 
 import asyncio
+import importlib
 from typing import Any, Awaitable, Callable
 
 from construct import Container
@@ -22,12 +23,6 @@ from construct import Container
 from kproto import protocol
 from kproto.server import access, handlers
 from kproto.server.faults import Decision, Facts, FaultPlan
-from kproto.server.handlers.delete_records import DELETE_RECORDS
-from kproto.server.handlers.fetch import FETCH
-from kproto.server.handlers.groups import OFFSET_COMMIT_TOPICS
-from kproto.server.handlers.list_offsets import LIST_OFFSETS
-from kproto.server.handlers.produce import PRODUCE
-from kproto.server.handlers.topics import delete_topics_entries
 from kproto.server.network import CloseConnection, ConnectionInfo
 
 P = protocol
@@ -36,21 +31,28 @@ P = protocol
 class Layout:
     """Where an API keeps its topics and partitions, in the request and in the response."""
 
-    def __init__(self, rule: access.PerEntry, req_parts: str, req_index: str, resp_topic: str, resp_parts: str,
+    def __init__(self, rule: str, req_parts: str, req_index: str, resp_topic: str, resp_parts: str,
                  resp_index: str) -> None:
-        self.rule, self.req_parts, self.req_index = rule, req_parts, req_index
+        self._rule, self.req_parts, self.req_index = rule, req_parts, req_index
         self.resp_topic, self.resp_parts, self.resp_index = resp_topic, resp_parts, resp_index
+
+    @property
+    def rule(self) -> access.PerEntry:
+        """The handler module's entry rule ("module:NAME" under kproto.server.handlers),
+        imported when a fault first needs it: a broker starts without its handler modules."""
+        module, name = self._rule.split(":")
+        return getattr(importlib.import_module(f"kproto.server.handlers.{module}"), name)
 
 
 LAYOUTS = {
-    P.produce.API.key: Layout(PRODUCE, "partition_data", "index", "name", "partition_responses", "index"),
-    P.fetch.API.key: Layout(FETCH, "partitions", "partition", "topic", "partitions", "partition_index"),
-    P.list_offsets.API.key: Layout(LIST_OFFSETS, "partitions", "partition_index", "name", "partitions",
-                                   "partition_index"),
-    P.offset_commit.API.key: Layout(OFFSET_COMMIT_TOPICS, "partitions", "partition_index", "name",
+    P.produce.API.key: Layout("produce:PRODUCE", "partition_data", "index", "name", "partition_responses", "index"),
+    P.fetch.API.key: Layout("fetch:FETCH", "partitions", "partition", "topic", "partitions", "partition_index"),
+    P.list_offsets.API.key: Layout("list_offsets:LIST_OFFSETS", "partitions", "partition_index", "name",
+                                   "partitions", "partition_index"),
+    P.offset_commit.API.key: Layout("groups:OFFSET_COMMIT_TOPICS", "partitions", "partition_index", "name",
                                     "partitions", "partition_index"),
-    P.delete_records.API.key: Layout(DELETE_RECORDS, "partitions", "partition_index", "name", "partitions",
-                                     "partition_index"),
+    P.delete_records.API.key: Layout("delete_records:DELETE_RECORDS", "partitions", "partition_index", "name",
+                                     "partitions", "partition_index"),
 }
 
 
@@ -58,6 +60,7 @@ def _entries(key: int, version: int) -> access.PerEntry | None:
     """How the API answers a refused entry, from its authorization rule: an error
     instead of the work must not do the work (a topic created, then called failed)."""
     if key == P.delete_topics.API.key:
+        from kproto.server.handlers.topics import delete_topics_entries
         return delete_topics_entries(version)
     api = handlers.table().get(key)
     rule = api.authorize if api is not None else None

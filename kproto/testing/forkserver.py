@@ -32,7 +32,7 @@ import sys
 import threading
 from typing import IO, Iterator, Mapping, Sequence
 
-__all__ = ["Child", "ForkServer", "server", "spawn", "stop", "usable"]
+__all__ = ["Child", "ForkServer", "server", "spawn", "started", "stop", "usable"]
 
 # What ``kproto serve`` imports before it listens, imported once by the server.
 _PRELOAD = ("kproto.tools.main", "kproto.tools.serve", "kproto.server.broker", "kproto.server.config",
@@ -133,6 +133,11 @@ def usable() -> bool:
     return hasattr(os, "fork") and hasattr(socket, "send_fds") and os.environ.get("KPROTO_FORK_SERVER", "1") != "0"
 
 
+def started() -> bool:
+    """Is this process's fork server running (without starting one)?"""
+    return _server is not None and _server.alive()
+
+
 def server() -> ForkServer:
     """This process's fork server, started on first use (and again if it died)."""
     global _server
@@ -183,7 +188,10 @@ def serve_forever(fd: int) -> None:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     reports: dict[int, socket.socket] = {}
-    control.sendall(b"ready")
+    try:
+        control.sendall(b"ready")
+    except OSError:
+        return      # the test process is gone already
     warm, idle = _warm_codecs(), False
     while True:
         wait = None if warm is None else 0 if idle else WARM_AFTER
@@ -201,6 +209,8 @@ def serve_forever(fd: int) -> None:
                 request, fds, _, _ = socket.recv_fds(control, _MAX_REQUEST, 4)
             except InterruptedError:
                 continue
+            except ConnectionResetError:
+                return      # the test process left without reading "ready": it started no broker
             if not request:
                 return      # the test process is gone
             pid = os.fork()

@@ -33,8 +33,10 @@ line list ``kproto_broker_config``, over ``kproto.testing.FIXTURE_DEFAULTS``;
 ``--kproto-kafka-version X.Y`` (ini ``kproto_kafka_version``) makes the brokers
 advertise the API versions of that Apache Kafka release. The brokers are
 ``kproto serve`` children forked from a fork server that has kproto imported
-(kproto.testing.forkserver), started when the first test that takes a broker
-fixture is collected. ``--kproto-in-process``
+(kproto.testing.forkserver), started as soon as the session knows a test file it
+will collect names a broker fixture (read on a thread at ``pytest_load_initial_conftests``,
+then as each test module is collected), so its start overlaps pytest's own start-up and the
+collection; failing that, at the first collected test that takes one. ``--kproto-in-process``
 (ini ``kproto_broker_in_process = true``) runs the brokers on a thread of the
 test process instead (``kproto.testing.InProcessBroker``, with the caveats its
 docstring lists).
@@ -45,8 +47,12 @@ attached to its report ("kproto broker log" sections).
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import re
+import threading
 import uuid
+from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
@@ -80,6 +86,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help=f"Scope of the kafka_broker fixture: {', '.join(SCOPES)} (default session).")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """The earliest a session can know it may start a broker (before the conftests and the
+    test modules are imported): a test file it was given, or under a directory it was
+    given, names a broker fixture. Those files are read on a thread and the fork server
+    started at the first that does, while pytest goes on importing; pytest_collectstart
+    and pytest_itemcollected catch what this misses."""
+    known = early_config.known_args_namespace
+    if not forkserver.usable() or getattr(known, "collectonly", False):
+        return
+    in_process = getattr(known, "kproto_in_process", None) or early_config.getini("kproto_broker_in_process")
+    words = ("kafka_cluster",) if in_process else _BROKER_WORDS
+    paths = list(getattr(known, "file_or_dir", None) or early_config.getini("testpaths") or ["."])
+    threading.Thread(target=_start_if_named, args=(early_config, paths, words), name="kproto-fork-server-start",
+                     daemon=True).start()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     broker_config(config)       # a malformed setting is a usage error before any test runs
     config.addinivalue_line(
@@ -88,13 +111,68 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "kafka_cluster(brokers=3, config=None, controllers=1): the cluster kafka_cluster starts")
 
 
+def _start_if_named(config: pytest.Config, paths: list[str], words: tuple[str, ...]) -> None:
+    for file in _test_files(config, paths):
+        if forkserver.started():
+            return
+        if _names_any(file, words):
+            forkserver.server()
+            return
+
+
+def _test_files(config: pytest.Config, paths: list[str]) -> Iterator[Path]:
+    """The test files ``paths`` name, and those under the directories they name
+    (``python_files``), skipping what pytest's collection skips (``norecursedirs``,
+    hidden directories)."""
+    skip, patterns = config.getini("norecursedirs"), config.getini("python_files")
+    for arg in paths:
+        path = Path(str(arg).split("::", 1)[0])
+        if not path.is_absolute():
+            path = config.invocation_params.dir / path
+        if path.is_file():
+            yield path
+            continue
+        for top, dirs, names in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not any(fnmatch.fnmatch(d, p) for p in skip))
+            yield from (Path(top, n) for n in sorted(names) if any(fnmatch.fnmatch(n, p) for p in patterns))
+
+
+def _names_broker_fixture(config: pytest.Config, file_path: Path) -> bool:
+    return _names_any(file_path, _BROKER_WORDS if broker_class(config) is Broker else ("kafka_cluster",))
+
+
+def _names_any(file_path: Path, words: tuple[str, ...]) -> bool:
+    try:
+        source = file_path.read_text(errors="replace")
+    except OSError:
+        return False
+    return any(word in source for word in words)
+
+
 #: The fixtures that start ``kproto serve`` children (kafka_broker and kafka_topic through the first).
 _BROKER_FIXTURES = frozenset({"kproto_shared_broker", "kafka_broker_factory", "kafka_cluster"})
 
 
+#: Words in a test file's source that mean it may take a broker fixture (``kafka_broker``
+#: covers ``kafka_broker_factory``).
+_BROKER_WORDS = ("kafka_broker", "kafka_topic", "kafka_cluster", "kproto_shared_broker")
+
+
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    """Start the fork server as soon as a test module about to be imported names a broker
+    fixture, before it (and confluent-kafka, the clients...) is imported: the server's
+    interpreter start and imports (~150 ms on an idle core) then run on the other core
+    while the collection goes on, instead of inside the first fixture call.
+    ``pytest_itemcollected`` still catches a fixture reached only through a conftest's."""
+    if isinstance(collector, pytest.Module) and not forkserver.started() and forkserver.usable() \
+            and not collector.config.option.collectonly and _names_broker_fixture(collector.config, collector.path):
+        forkserver.server()
+
+
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """Start the fork server at the first collected test that will start a broker child,
-    so its imports overlap the rest of the collection and the session's set-up."""
+    """Start the fork server at the first collected test that will start a broker child
+    (if ``pytest_collect_file`` has not), so its imports overlap the rest of the collection
+    and the session's set-up."""
     if forkserver.usable() and _BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ())) and (
             "kafka_cluster" in item.fixturenames or broker_class(item.config) is Broker):
         forkserver.server()

@@ -316,3 +316,30 @@ def test_a_fresh_interpreter_without_the_fork_server(tmp_path: Path, monkeypatch
     with kproto.testing.broker(data_dir=tmp_path / "data") as b:
         assert psutil.Process(b.pid).ppid() == os.getpid()
         assert psutil.Process(b.pid).cmdline()[:4] == [sys.executable, "-m", "kproto.tools.main", "serve"]
+
+
+def test_the_fork_server_starts_before_a_module_naming_a_broker_fixture_is_imported(project: pytest.Pytester):
+    """Its start overlaps the session's imports: running when the test module is imported,
+    and the broker the fixture gives is its child."""
+    project.makepyfile(test_early='''
+import os
+import psutil
+from kproto.testing import forkserver
+
+RUNNING_AT_IMPORT = forkserver.started()
+
+def test_broker(kafka_broker):
+    assert RUNNING_AT_IMPORT
+    assert psutil.Process(kafka_broker.pid).ppid() == forkserver.server().proc.pid != os.getpid()
+''')
+    run(project).assert_outcomes(passed=1)
+
+
+def test_no_fork_server_for_a_session_without_broker_fixtures(project: pytest.Pytester):
+    project.makepyfile(test_plain='''
+from kproto.testing import forkserver
+
+def test_plain():
+    assert not forkserver.started()
+''')
+    run(project).assert_outcomes(passed=1)

@@ -88,6 +88,22 @@ def test_ranges():
     assert list(P.API_KEYS) == sorted(P.API_KEYS)
 
 
+def test_the_table_read_from_the_handler_modules_is_what_they_register():
+    """handlers.table() reads the modules' ``@handles(P.<api>`` lines without importing them;
+    importing every module must register exactly those APIs, each in the module named."""
+    import pkgutil
+    import sys
+    from kproto.server import handlers
+    table = handlers.table()
+    for m in pkgutil.iter_modules(handlers.__path__):
+        __import__(f"{handlers.__name__}.{m.name}")
+    assert set(handlers._REGISTERED) == set(table)
+    for key, api in table.items():
+        assert handlers._REGISTERED[key].handle.__module__ == api.module
+        assert api.handle is handlers._REGISTERED[key].handle
+        assert api.module in sys.modules
+
+
 def test_served_ranges_are_what_the_handlers_declare():
     """ApiVersions advertises the schemas' ``served`` (the handlers read it), each range
     within what Kafka defines (RANGES), and none below the floor SERVED, group APIs included."""

@@ -9,8 +9,11 @@ which registers three facts in one place: the API (its schema module, whose
 ``API.served`` is the one statement of the versions the broker answers, with
 the ledger saying why), the handler, and its authorization rule (an
 ``access.PerEntry``, an ``async (access, broker, ctx, body, handler)``
-coroutine, or ``access.self_checked``). ``table()`` imports every module of
-this package, so a new module is found without being listed anywhere.
+coroutine, or ``access.self_checked``). ``table()`` reads every module of this
+package for its ``@handles(P.<api>, ...)`` lines, so a new module is found without
+being listed anywhere; a module is imported when its API's handler or rule is first
+needed (a broker's first request of that API), so starting a broker imports none of
+them.
 
 A handler is ``async (broker, ctx: RequestContext, body) -> body | None``
 (None: no response, Produce acks=0); ``ctx`` is what the request knows of
@@ -20,7 +23,10 @@ itself and its connection, built by the broker's dispatch.
 from __future__ import annotations
 
 import pkgutil
+import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -58,20 +64,38 @@ class RequestContext:
 
 @dataclass(frozen=True, slots=True)
 class Api:
-    """One API the broker answers."""
+    """One API the broker answers: its schema, and the handler module that registers its
+    handler and authorization rule, imported when they are first asked for (a broker
+    imports only the modules of the APIs it is asked: the versions need the schema only)."""
 
     spec: ApiSpec
-    handle: Handler
-    authorize: Any          # the rule kproto.server.access applies with an authorizer configured
+    module: str             # e.g. "kproto.server.handlers.produce"
 
     @property
     def versions(self) -> tuple[int, int]:
         """(min, max) the broker answers and ApiVersions advertises: the schema's ``served``."""
         return self.spec.served
 
+    @property
+    def handle(self) -> Handler:
+        return _registered(self).handle
 
-_REGISTERED: dict[int, Api] = {}
-_loaded = False
+    @property
+    def authorize(self) -> Any:
+        """The rule kproto.server.access applies with an authorizer configured."""
+        return _registered(self).authorize
+
+
+@dataclass(frozen=True, slots=True)
+class _Registration:
+    handle: Handler
+    authorize: Any
+
+
+_REGISTERED: dict[int, _Registration] = {}
+_TABLE: dict[int, Api] | None = None
+#: How a module registers a handler: ``@handles(P.<schema module>, authorize=...)``.
+_HANDLES = re.compile(r"^@handles\(P\.(\w+),", re.MULTILINE)
 
 
 def handles(schema: ModuleType, *, authorize: Any) -> Callable[[Handler], Handler]:
@@ -83,22 +107,42 @@ def handles(schema: ModuleType, *, authorize: Any) -> Callable[[Handler], Handle
             raise AssertionError(f"{spec.name} has a handler but its schema serves no version (served=None)")
         if spec.key in _REGISTERED:
             raise AssertionError(f"{spec.name} handled twice")
-        _REGISTERED[spec.key] = Api(spec, handler, authorize)
+        _REGISTERED[spec.key] = _Registration(handler, authorize)
         return handler
     return register
 
 
+def _registered(api: Api) -> _Registration:
+    found = _REGISTERED.get(api.spec.key)
+    if found is None:
+        __import__(api.module)
+        found = _REGISTERED.get(api.spec.key)
+        if found is None:
+            raise AssertionError(f"{api.module} names {api.spec.name} in @handles but did not register it")
+    return found
+
+
 def table() -> dict[int, Api]:
-    """api_key -> Api, every API the broker answers (each module of this package imported once)."""
-    global _loaded
-    if not _loaded:
+    """api_key -> Api, every API the broker answers: found by reading each module of this
+    package for its ``@handles(P.<api>, ...)`` lines, without importing it."""
+    global _TABLE
+    if _TABLE is None:
+        found: dict[int, Api] = {}
         for m in pkgutil.iter_modules(__path__):
-            # __import__, not importlib.import_module: the C import path, which `python -X importtime` times
-            __import__(f"{__name__}.{m.name}")
-        _loaded = True
-    return dict(sorted(_REGISTERED.items()))
+            source = Path(__path__[0], f"{m.name}.py").read_text(encoding="utf-8")
+            for schema in _HANDLES.findall(source):
+                # __import__, not importlib.import_module: the C import path, which `python -X importtime` times
+                __import__(f"kproto.schemas.protocol.{schema}")
+                spec = sys.modules[f"kproto.schemas.protocol.{schema}"].API
+                if spec.served is None:
+                    raise AssertionError(f"{spec.name} has a handler but its schema serves no version (served=None)")
+                if spec.key in found:
+                    raise AssertionError(f"{spec.name} handled twice")
+                found[spec.key] = Api(spec, f"{__name__}.{m.name}")
+        _TABLE = dict(sorted(found.items()))
+    return dict(_TABLE)
 
 
 def lookup(api_key: int) -> Api:
     """The registered API for ``api_key`` (KeyError if the broker does not answer it)."""
-    return _REGISTERED[api_key] if _loaded else table()[api_key]
+    return (_TABLE if _TABLE is not None else table())[api_key]
