@@ -91,7 +91,7 @@ def test_registration_epoch_is_the_record_offset_and_unfencing_waits_for_metadat
     caught_up = heartbeat(ctrl, 2, 2, 2)
     assert (caught_up.is_caught_up, caught_up.is_fenced) == (True, False)
     assert heartbeat(ctrl, 2, 1, 5).error_code == ErrorCode.STALE_BROKER_EPOCH
-    assert heartbeat(ctrl, 9, 0, 5).error_code == ErrorCode.BROKER_ID_NOT_REGISTERED
+    assert heartbeat(ctrl, 9, 0, 5).error_code == ErrorCode.STALE_BROKER_EPOCH     # checkBrokerEpoch
     log = records(ctrl)
     assert [(o, t) for o, t, _ in log] == [(1, I.REGISTER_BROKER), (2, I.REGISTER_BROKER), (3, I.UNFENCE_BROKER)]
     assert log[1][2]["end_points"][0]["port"] == 9094 and log[1][2]["fenced"] is True

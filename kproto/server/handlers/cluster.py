@@ -35,7 +35,8 @@ async def describe_cluster(broker, ctx, body) -> dict:
     fenced = broker.cluster.image.brokers if broker.cluster is not None else {}
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "cluster_id": broker.cluster_id,
             "controller_id": controller,
-            "brokers": [{**n, "is_fenced": n["node_id"] in fenced and fenced[n["node_id"]].fenced}
+            "brokers": [{"broker_id": n["node_id"], "host": n["host"], "port": n["port"], "rack": n["rack"],
+                         "is_fenced": n["node_id"] in fenced and fenced[n["node_id"]].fenced}
                         for n in broker_nodes(broker, ctx, include_fenced=bool(body.get("include_fenced_brokers")))]}
 
 
