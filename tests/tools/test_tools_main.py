@@ -25,7 +25,7 @@ COMMANDS = _commands()
 def test_the_walk_finds_every_command():
     assert {p[0] for p in COMMANDS if p} == {
         "acls", "broker-api-versions", "cluster", "configs", "conformance", "consume", "consumer-perf-test", "decode", "delete-records", "dump-log", "export", "features", "get-offsets", "groups", "log-dirs",
-        "metadata-quorum",
+        "metadata-quorum", "cluster-tool", "leader-election", "reassign-partitions",
         "offsets", "produce", "producer-perf-test", "serve", "share-groups", "streams-groups", "topics", "transactions", "users", "verifiable-consumer",
         "verifiable-producer"}
     assert ("transactions", "find-hanging") in COMMANDS and ("offsets", "migrate-zk") in COMMANDS
