@@ -37,12 +37,13 @@ NOTES: dict[int, str] = {
                                              "one-broker answers",
     P.list_partition_reassignments.API.key: "as AlterPartitionReassignments",
     P.elect_leaders.API.key: "through the controller in a cluster",
+    P.unregister_broker.API.key: "through the controller in a cluster (`kproto cluster-tool unregister`); "
+                                 "a standalone node unregisters only its own id, as Kafka's one node, "
+                                 "and keeps serving",
 }
 
 # Kafka 4.4 broker APIs kproto does not answer, and why
 NOT_SERVED: dict[int, str] = {
-    64: "unregisters a broker from a KRaft cluster's metadata: not built yet in `kproto cluster`'s "
-        "controller (docs/cluster.md)",
     80: "KRaft voter changes (KIP-853): `kproto cluster`'s quorum has static voters "
         "(`controller.quorum.voters`, kraft.version 0)",
     81: "as AddRaftVoter",

@@ -27,6 +27,7 @@ INCREMENTAL_ALTER_CONFIGS, OFFSET_DELETE = 44, 47
 API_VERSIONS, DESCRIBE_QUORUM, UPDATE_FEATURES = 18, 55, 57
 SHARE_GROUP_DESCRIBE, DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS = 77, 90, 91, 92
 STREAMS_GROUP_DESCRIBE = 89
+DESCRIBE_CLUSTER, UNREGISTER_BROKER = 60, 64
 
 TIMEOUT_MS = 30_000
 RETRY_BACKOFF_S = 0.1             # CommonClientConfigs retry.backoff.ms default
@@ -416,6 +417,22 @@ class Admin:
         if partition.error_code != ErrorCode.NONE:
             raise error_for(partition.error_code, partition.get("error_message") or None)
         return body
+
+    def describe_cluster(self, *, include_fenced_brokers: bool = False):
+        """DescribeCluster (KafkaAdminClient.describeCluster): the response body; fenced brokers
+        listed too when asked (v2, KIP-1073). A request-level error raises."""
+        body = self.client.request(DESCRIBE_CLUSTER, {"include_cluster_authorized_operations": False,
+                                                      "endpoint_type": 1,
+                                                      "include_fenced_brokers": include_fenced_brokers})
+        if body.error_code != ErrorCode.NONE:
+            raise error_for(body.error_code, body.get("error_message") or None)
+        return body
+
+    def unregister_broker(self, broker_id: int) -> None:
+        """UnregisterBroker (KafkaAdminClient.unregisterBroker): raises the broker's error."""
+        body = self.client.request(UNREGISTER_BROKER, {"broker_id": broker_id})
+        if body.error_code != ErrorCode.NONE:
+            raise error_for(body.error_code, body.get("error_message") or None)
 
     def find_coordinator(self, key: str, key_type: int = 0) -> Coordinator:
         body = self.client.request(FIND_COORDINATOR, {"key": key, "key_type": key_type,

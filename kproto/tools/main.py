@@ -81,6 +81,8 @@ def exit_status_help(failed: str, *, ok: str = "ok", partial: str | None = None,
 COMMANDS = {
     "serve": ("kproto.tools.serve:serve", "Run the reference broker."),
     "cluster": ("kproto.tools.cluster:cluster", "Run N replicating brokers on loopback until Ctrl-C."),
+    "cluster-tool": ("kproto.tools.cluster_tool:cluster_tool",
+                     "Get the cluster id, list endpoints, unregister a broker like kafka-cluster.sh."),
     "dump-log": ("kproto.tools.dump_log.command:dump_log", "Dump log segments and index files like kafka-dump-log.sh."),
     "topics": ("kproto.tools.topics.command:topics", "Create, delete, describe, or change a topic like kafka-topics.sh."),
     "delete-records": ("kproto.tools.delete_records:delete_records",

@@ -291,7 +291,9 @@ def test_create_partitions_through_the_controller(cluster):
     assert sorted((q.partition, len(q.replicas)) for q in topic.partitions) == [(0, 3), (1, 3), (2, 3)]
     for q in (1, 2):
         cluster.wait_for_isr("grow", q, [1, 2, 3])
-    assert all((b.data_dir / f"grow-{q}").is_dir() for b in cluster.nodes.values() for q in range(3))
+    # a new partition's ISR is whole from its PartitionRecord on: each node makes its log when it applies it
+    until(lambda: all((b.data_dir / f"grow-{q}").is_dir() for b in cluster.nodes.values() for q in range(3)),
+          what="every node hosting grow-0..2")
     p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
     p.produce("grow", value=b"two", partition=2)
     assert p.flush(60) == 0

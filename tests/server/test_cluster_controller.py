@@ -91,7 +91,7 @@ def test_registration_epoch_is_the_record_offset_and_unfencing_waits_for_metadat
     caught_up = heartbeat(ctrl, 2, 2, 2)
     assert (caught_up.is_caught_up, caught_up.is_fenced) == (True, False)
     assert heartbeat(ctrl, 2, 1, 5).error_code == ErrorCode.STALE_BROKER_EPOCH
-    assert heartbeat(ctrl, 9, 0, 5).error_code == ErrorCode.BROKER_ID_NOT_REGISTERED
+    assert heartbeat(ctrl, 9, 0, 5).error_code == ErrorCode.STALE_BROKER_EPOCH     # checkBrokerEpoch
     log = records(ctrl)
     assert [(o, t) for o, t, _ in log] == [(1, I.REGISTER_BROKER), (2, I.REGISTER_BROKER), (3, I.UNFENCE_BROKER)]
     assert log[1][2]["end_points"][0]["port"] == 9094 and log[1][2]["fenced"] is True
@@ -426,3 +426,40 @@ def test_a_voter_that_is_not_active_answers_not_controller(tmp_path):
     assert alter(ctrl, 1, 0, [1]) == (ErrorCode.NOT_CONTROLLER, None)
     assert records(ctrl) == []
     assert not not_controller(heartbeat(controller(tmp_path / "active"), 1, 0, 0))
+
+
+def unregister(ctrl: Controller, broker: int):
+    return call(ctrl, P.unregister_broker, 0, {"broker_id": broker})
+
+
+def test_unregister_broker_leaves_isrs_then_removes_the_registration_and_refuses_an_unknown_id(tmp_path):
+    """ReplicationControlManager.unregisterBroker: a registered broker, fenced or alive (Kafka 4.4
+    answers NONE for both), leaves every ISR and leadership in the same batch as its
+    UnregisterBrokerRecord; an id not registered is BROKER_ID_NOT_REGISTERED with Kafka's text."""
+    ctrl = controller(tmp_path)
+    epochs = three_brokers(ctrl)
+    create(ctrl, "t", assignments=[[2, 1], [1, 3]])
+    assert ctrl.image.partition("t", 0).leader == 2
+    start = ctrl.image.end_offset
+    answer = unregister(ctrl, 2)
+    assert (answer.error_code, answer.error_message) == (0, None)
+    log = records(ctrl, start)
+    assert [t for _, t, _ in log] == [I.PARTITION_CHANGE, I.UNREGISTER_BROKER]
+    assert log[0][2]["isr"] == [1] and log[0][2]["leader"] == 1
+    assert log[1][2] == {"broker_id": 2, "broker_epoch": epochs[2]}
+    assert 2 not in ctrl.image.brokers and 2 not in ctrl.sessions
+    p0 = ctrl.image.partition("t", 0)
+    assert (p0.replicas, p0.isr, p0.leader) == ((2, 1), (1,), 1)     # its replica stays, offline
+    again = unregister(ctrl, 2)
+    assert (again.error_code, again.error_message) == (ErrorCode.BROKER_ID_NOT_REGISTERED,
+                                                       "Broker ID 2 is not currently registered")
+    assert unregister(ctrl, 99).error_message == "Broker ID 99 is not currently registered"
+    # a broker not in any ISR: only the record; its replay on a fresh image leaves the same brokers
+    start = ctrl.image.end_offset
+    expire(ctrl, 3)
+    assert unregister(ctrl, 3).error_code == 0
+    assert [t for _, t, _ in records(ctrl, start)][-1] == I.UNREGISTER_BROKER
+    image = I.MetadataImage()
+    for o, t, r in I.iter_records(ctrl._read_all()):
+        image.apply(t, r, o)
+    assert sorted(image.brokers) == [1]

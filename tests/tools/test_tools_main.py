@@ -24,7 +24,7 @@ COMMANDS = _commands()
 
 def test_the_walk_finds_every_command():
     assert {p[0] for p in COMMANDS if p} == {
-        "acls", "broker-api-versions", "cluster", "configs", "conformance", "consume", "consumer-perf-test", "decode",
+        "acls", "broker-api-versions", "cluster", "cluster-tool", "configs", "conformance", "consume", "consumer-perf-test", "decode",
         "delete-records", "dump-log", "export", "features", "get-offsets", "groups", "leader-election", "log-dirs",
         "metadata-quorum", "offsets", "produce", "producer-perf-test", "reassign-partitions", "serve", "share-groups",
         "streams-groups", "topics", "transactions", "users", "verifiable-consumer", "verifiable-producer"}

@@ -8,8 +8,9 @@ Ledger: v0-2 supported; flexible in every version.
     not supported: nothing newer exists in Kafka 4.x's definitions.
 
 The broker answers v0-2: v2's fenced brokers (KIP-1073) are a KRaft controller's
-notion; the one node answering is registered and unfenced, so ``is_fenced`` is false
-whatever include_fenced_brokers says.
+notion; a standalone node is registered and unfenced, so ``is_fenced`` is false
+whatever include_fenced_brokers says; a node of ``kproto cluster`` lists its fenced
+brokers too when asked.
 
 Grammar of the newest supported version (generated from the tables
 below by ApiSpec.grammar_block; tests keep it current)::

@@ -1,7 +1,7 @@
 """UnregisterBroker (key 64): remove a broker's registration.
 
 Ledger: v0 supported; v0+ flexible. kproto decodes and encodes every version
-Kafka has defined; its broker answers none of them (ApiVersions does not list it).
+Kafka has defined; its broker answers v0 (ApiSpec.served).
 
     v0   first version
     not supported: nothing else in Kafka's definitions (up to Kafka 4.4.0).
@@ -44,6 +44,6 @@ RESPONSE = Struct(
 )
 
 API = ApiSpec("UnregisterBroker", key=64, min_version=0, max_version=0, flexible_from=0,
-              request_schema=REQUEST, response_schema=RESPONSE)
+              request_schema=REQUEST, response_schema=RESPONSE, served=(0, 0))
 request = API.request
 response = API.response

@@ -290,7 +290,9 @@ class Controller:
                "should_shut_down": False}
         info = self.image.brokers.get(body.broker_id)
         if info is None or info.epoch != body.broker_epoch:
-            out["error_code"] = ErrorCode.STALE_BROKER_EPOCH if info is not None else ErrorCode.BROKER_ID_NOT_REGISTERED
+            # ClusterControlManager.checkBrokerEpoch: no registration is a stale epoch too (measured:
+            # an unregistered live broker of Kafka 4.4 is answered STALE_BROKER_EPOCH)
+            out["error_code"] = ErrorCode.STALE_BROKER_EPOCH
             return out
         self.sessions[body.broker_id] = now_ms() + self.session_timeout_ms
         caught_up = body.current_metadata_offset >= info.epoch

@@ -23,16 +23,16 @@ from kproto.security.scram import ScramCredential
 from kproto.server import quotas
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 
-__all__ = ["REGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
+__all__ = ["REGISTER_BROKER", "UNREGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
            "UNFENCE_BROKER", "TOPIC_RESOURCE", "BROKER_RESOURCE", "BrokerInfo", "TopicImage", "MetadataImage",
            "records_batch", "iter_records"]
 
 # MetadataRecordType ids (metadata/*.json apiKey) and the versions written here.
-REGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 2, 4, 3, 5
+REGISTER_BROKER, UNREGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 1, 2, 4, 3, 5
 FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
 USER_SCRAM_CREDENTIAL, CLIENT_QUOTA, PRODUCER_IDS, ACCESS_CONTROL_ENTRY = 11, 14, 15, 18
 REMOVE_ACCESS_CONTROL_ENTRY, REMOVE_USER_SCRAM_CREDENTIAL = 19, 22
-VERSIONS = {REGISTER_BROKER: 1, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
+VERSIONS = {REGISTER_BROKER: 1, UNREGISTER_BROKER: 0, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
             FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0, USER_SCRAM_CREDENTIAL: 0,
             REMOVE_USER_SCRAM_CREDENTIAL: 0, CLIENT_QUOTA: 0, PRODUCER_IDS: 0, ACCESS_CONTROL_ENTRY: 0,
             REMOVE_ACCESS_CONTROL_ENTRY: 0}
@@ -105,6 +105,11 @@ class MetadataImage:
                 r.broker_id, r.broker_epoch, r.incarnation_id,
                 {e.name: (e.host, e.port) for e in r.end_points}, r.rack, bool(r.fenced),
                 {e.name: e.security_protocol for e in r.end_points})
+        elif record_type == UNREGISTER_BROKER:
+            # ClusterControlManager.replay(UnregisterBrokerRecord): the registration of that epoch goes
+            b = self.brokers.get(r.broker_id)
+            if b is not None and b.epoch == r.broker_epoch:
+                del self.brokers[r.broker_id]
         elif record_type in (FENCE_BROKER, UNFENCE_BROKER):
             b = self.brokers.get(r.id)
             if b is not None and b.epoch == r.epoch:

@@ -1,5 +1,5 @@
 """The controller's operator APIs: ElectLeaders, AlterPartitionReassignments,
-ListPartitionReassignments, and the automatic preferred-leader balancing.
+ListPartitionReassignments, UnregisterBroker, and the automatic preferred-leader balancing.
 
 Theory of operation (Kafka's ReplicationControlManager.electLeaders /
 alterPartitionReassignments / listPartitionReassignments, QuorumController's
@@ -13,6 +13,12 @@ maybeBalancePartitionLeaders):
   adding brokers become followers and fetch; then, when an AlterPartition from
   the leader brings every replica of the target into the ISR, the controller
   completes it (``complete_reassignment``, called from the AlterPartition path).
+* UnregisterBroker (ReplicationControlManager.unregisterBroker) checks only that the
+  id is registered: a live, unfenced broker is unregistered too (measured on Kafka
+  4.4: it answers NONE and the broker stays out). The broker leaves every ISR and
+  the partitions it led elect again, as fencing does (handleBrokerUnregistered),
+  then an UnregisterBrokerRecord removes its registration; its replicas stay in
+  the partitions' replica lists, offline.
 * Balancing: with ``auto.leader.rebalance.enable`` (Kafka's default true), every
   ``leader.imbalance.check.interval.seconds`` the controller runs a preferred
   election for every partition led by another replica than its first. As
@@ -31,14 +37,15 @@ from typing import Any
 
 from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
+from kproto.server.cluster import image as I
 from kproto.server.cluster.election import (
-    NO_LEADER, cancel_reassignment, preferred_leader, start_reassignment, unclean_leader,
+    NO_LEADER, cancel_reassignment, fence_broker, preferred_leader, start_reassignment, unclean_leader,
 )
 
 log = logging.getLogger("kproto.server.controller")
 
 __all__ = ["install", "elect_leaders", "alter_partition_reassignments", "list_partition_reassignments",
-           "balance_partition_leaders", "validate_assignment"]
+           "balance_partition_leaders", "validate_assignment", "unregister_broker"]
 
 PREFERRED, UNCLEAN = 0, 1
 
@@ -54,7 +61,11 @@ def install(controller: Any) -> None:
     async def listing(body: Any, version: int) -> dict:
         return list_partition_reassignments(controller, body)
 
+    async def unregister(body: Any, version: int) -> dict:
+        return unregister_broker(controller, body.broker_id)
+
     controller.handlers.update({
+        P.unregister_broker.API.key: (P.unregister_broker.API.served, unregister),
         P.elect_leaders.API.key: (P.elect_leaders.API.served, elect),
         P.alter_partition_reassignments.API.key: (P.alter_partition_reassignments.API.served, alter),
         P.list_partition_reassignments.API.key: (P.list_partition_reassignments.API.served, listing),
@@ -134,6 +145,35 @@ def balance_partition_leaders(controller: Any) -> int:
         log.info("maybeBalancePartitionLeaders: %d preferred leader(s) elected", len(records))
         controller.write(records)
     return len(records)
+
+
+# -- UnregisterBroker ---------------------------------------------------------------------------
+
+def not_registered(broker_id: int) -> str:
+    """BrokerIdNotRegisteredException's text in ReplicationControlManager.unregisterBroker."""
+    return f"Broker ID {broker_id} is not currently registered"
+
+
+def unregister_broker(controller: Any, broker_id: int) -> dict:
+    """ReplicationControlManager.unregisterBroker + handleBrokerUnregistered: the broker out of
+    every ISR and leadership (as fencing), then its UnregisterBrokerRecord, in one batch."""
+    image = controller.image
+    info = image.brokers.get(broker_id)
+    if info is None:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.BROKER_ID_NOT_REGISTERED,
+                "error_message": not_registered(broker_id)}
+    alive = image.alive() - {broker_id}
+    records: list = []
+    for name, t in image.topics.items():
+        for p, reg in t.partitions.items():
+            if broker_id in reg.isr or reg.leader == broker_id:
+                records += controller._change(name, p, fence_broker(reg, broker_id, alive,
+                                                                    unclean=controller._unclean(name)))
+    records.append((I.UNREGISTER_BROKER, {"broker_id": broker_id, "broker_epoch": info.epoch}))
+    log.info("unregistering broker %d (epoch %d)", broker_id, info.epoch)
+    controller.write(records)
+    controller.sessions.pop(broker_id, None)    # BrokerHeartbeatManager.remove on replay
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None}
 
 
 # -- reassignments ------------------------------------------------------------------------------

@@ -234,12 +234,25 @@ class ReplicaManager:
             try:
                 r = await self._heartbeat()
                 if r.error_code in (ErrorCode.STALE_BROKER_EPOCH, ErrorCode.BROKER_ID_NOT_REGISTERED):
-                    await self._register()
-                    continue
+                    if not await self._unregistered():
+                        await self._register()
+                        continue
+                    # BrokerLifecycleManager: an unregistered broker stays out, heartbeating in vain
+                    log.warning("Broker %d sent a heartbeat request but received error %s.", self.node_id,
+                                ErrorCode(r.error_code).name)
             except ConnectionError as e:
                 log.info("heartbeat: %s", e)
             interval = self.cfg["broker.heartbeat.interval.ms"]
             await asyncio.sleep((interval if not self.fenced else min(interval, 100)) / 1000)
+
+    async def _unregistered(self) -> bool:
+        """Whether this broker's registration was removed (UnregisterBroker): once its metadata
+        holds what the quorum committed, past its registration, no registration of this id."""
+        try:
+            await self.catch_up(5)
+        except ConnectionError:
+            return False
+        return 0 <= self.broker_epoch < self.image.end_offset and self.node_id not in self.image.brokers
 
     # -- metadata (BrokerMetadataListener / MetadataLoader) -----------------------------------
 

@@ -23,15 +23,17 @@ from kproto.server.handlers import handles
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def broker_nodes(broker, ctx) -> list[dict]:
+def broker_nodes(broker, ctx, *, include_fenced: bool = False) -> list[dict]:
+    """The unfenced brokers (or every registered one: DescribeCluster v2) with their endpoints
+    on the request's listener."""
     if broker.cluster is not None:
         listener = ctx.listener.name if ctx.listener is not None else None
+        image = broker.cluster.image
         nodes = []
-        for b in sorted(broker.cluster.image.alive()):
+        for b in sorted(image.brokers if include_fenced else image.alive()):
             where = broker.cluster.endpoint_of(b, listener)
             if where is not None:
-                nodes.append({"node_id": b, "host": where[0], "port": where[1],
-                              "rack": broker.cluster.image.brokers[b].rack})
+                nodes.append({"node_id": b, "host": where[0], "port": where[1], "rack": image.brokers[b].rack})
         return nodes
     host, port = broker.endpoint(ctx)
     return [{"node_id": broker.node_id, "host": host, "port": port, "rack": None}]
