@@ -56,7 +56,8 @@ from kproto.server.cluster import image as I
 from kproto.server.cluster import operations
 from kproto.server.cluster.quorum import Quorum
 from kproto.server.cluster.election import (
-    PartitionRegistration, assign_replicas, complete_reassignment, elect_leader, fence_broker, unfence_broker,
+    PartitionRegistration, assign_replicas, complete_reassignment, elect_leader, fence_broker, rebuild,
+    unclean_shutdown, unfence_broker,
 )
 from kproto.server.fault_hook import error_response
 from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, Limits
@@ -181,6 +182,13 @@ class Controller:
         return LogConfig.from_props(self.image.topics[topic].configs,
                                     base=self.config.log_defaults).unclean_leader_election_enable
 
+    def _min_isr(self, topic: str) -> int:
+        """ReplicationControlManager.getTopicEffectiveMinIsr: min.insync.replicas, at most the
+        replication factor; the ELR (KIP-966) keeps what a shrink below it drops."""
+        t = self.image.topics[topic]
+        configured = LogConfig.from_props(t.configs, base=self.config.log_defaults).min_insync_replicas
+        return min(configured, len(t.partitions[0].replicas))
+
     # -- fencing (ReplicationControlManager.handleBrokerFenced / handleBrokerUnfenced) ----------
 
     def fence(self, broker: int, why: str) -> None:
@@ -190,7 +198,8 @@ class Controller:
         for name, t in self.image.topics.items():
             for p, reg in t.partitions.items():
                 if broker in reg.isr or reg.leader == broker:
-                    records += self._change(name, p, fence_broker(reg, broker, alive, unclean=self._unclean(name)))
+                    records += self._change(name, p, fence_broker(reg, broker, alive, unclean=self._unclean(name),
+                                                                  min_isr=self._min_isr(name)))
         log.info("fencing broker %d (%s)", broker, why)
         self.write(records)
 
@@ -200,7 +209,8 @@ class Controller:
         records: list[tuple[int, dict]] = [(I.UNFENCE_BROKER, {"id": broker, "epoch": info.epoch})]
         for name, t in self.image.topics.items():
             for p, reg in t.partitions.items():
-                records += self._change(name, p, unfence_broker(reg, broker, alive, unclean=self._unclean(name)))
+                records += self._change(name, p, unfence_broker(reg, broker, alive, unclean=self._unclean(name),
+                                                                min_isr=self._min_isr(name)))
         log.info("unfencing broker %d", broker)
         self.write(records)
 
@@ -268,15 +278,25 @@ class Controller:
                 return out
             # the old incarnation is gone (handleBrokerUncleanShutdown): out of every ISR first
             self.fence(b, "registered again by a new incarnation")
-        record = {"broker_id": b, "incarnation_id": body.incarnation_id, "broker_epoch": self.image.end_offset,
+        shutdown = self._unclean_shutdown(b)
+        record = {"broker_id": b, "incarnation_id": body.incarnation_id,
+                  "broker_epoch": self.image.end_offset + len(shutdown),
                   "end_points": [{"name": e.name, "host": e.host, "port": e.port,
                                   "security_protocol": e.security_protocol} for e in body.listeners],
                   "features": [], "rack": body.rack, "fenced": True, "in_controlled_shutdown": False}
-        epoch = self.write([(I.REGISTER_BROKER, record)])
+        epoch = self.write(shutdown + [(I.REGISTER_BROKER, record)]) + len(shutdown)
         self.sessions[b] = now_ms() + self.session_timeout_ms
         out["broker_epoch"] = epoch
         log.info("registered broker %d at epoch %d", b, epoch)
         return out
+
+    def _unclean_shutdown(self, broker: int) -> list[tuple[int, dict]]:
+        """A new incarnation (ClusterControlManager.registerBroker ->
+        ReplicationControlManager.handleBrokerUncleanShutdown): out of every ISR and ELR."""
+        alive = self.image.alive() - {broker}
+        return [c for name, t in self.image.topics.items() for p, reg in t.partitions.items()
+                for c in self._change(name, p, unclean_shutdown(reg, broker, alive, min_isr=self._min_isr(name),
+                                                                unclean=self._unclean(name)))]
 
     async def broker_heartbeat(self, body: Any, version: int) -> dict:
         out = {"throttle_time_ms": 0, "error_code": 0, "is_caught_up": False, "is_fenced": True,
@@ -331,9 +351,12 @@ class Controller:
                     error = ErrorCode.INELIGIBLE_REPLICA if version > 1 else ErrorCode.OPERATION_NOT_ATTEMPTED
                 else:
                     error = ErrorCode.NONE
-                    # a reassignment completes once its target is in the ISR (PartitionChangeBuilder.build)
-                    self.write(self._change(t.topic_name, p.partition_index,
-                                            complete_reassignment(reg, alive, isr=new_isr)))
+                    # a reassignment completes once its target is in the ISR (PartitionChangeBuilder.build);
+                    # otherwise the ELR follows the ISR
+                    new = complete_reassignment(reg, alive, isr=new_isr) if reg.reassigning else \
+                        rebuild(reg, new_isr, alive, min_isr=self._min_isr(t.topic_name),
+                                unclean=self._unclean(t.topic_name))
+                    self.write(self._change(t.topic_name, p.partition_index, new))
                     reg = self.image.partition(t.topic_name, p.partition_index)
                 if error:
                     out["error_code"] = error
