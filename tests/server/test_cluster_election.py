@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from kproto.errors import ErrorCode, KafkaError
 from kproto.server.cluster.election import (
-    NO_LEADER, PartitionRegistration, assign_replicas, elect_leader, fence_broker, preferred_leader, rebuild,
+    NO_LEADER, PartitionRegistration, assign_replicas, assign_replicas_rack_aware, elect_leader, fence_broker, preferred_leader, rebuild,
     unclean_shutdown, unfence_broker,
 )
 
@@ -23,6 +25,34 @@ def test_assignment_spreads_leaders_and_never_repeats_a_broker():
     got = assign_replicas(6, 3, [1, 2, 3])
     assert [r[0] for r in got.values()] == [1, 2, 3, 1, 2, 3]
     assert all(len(set(r)) == 3 for r in got.values())
+
+
+#: TopicCommandTest.generate()'s racks, broker ids 1-6 for 0-5
+RACKS = {1: "rack1", 2: "rack2", 3: "rack2", 4: "rack1", 5: "rack3", 6: "rack3"}
+
+
+def test_rack_aware_assignment_stripes_racks():
+    # StripedReplicaPlacer with every offset at 0: racks in name order, the first replica from
+    # the next rack each partition, the others one per following rack
+    got = assign_replicas_rack_aware(6, 3, RACKS)
+    assert got == {0: [1, 2, 5], 1: [3, 6, 4], 2: [5, 1, 2], 3: [4, 3, 6], 4: [2, 5, 1], 5: [6, 4, 3]}
+    assert assign_replicas_rack_aware(2, 2, RACKS, first_partition=18) == {18: [1, 2], 19: [3, 6]}
+
+
+def test_rack_aware_assignment_spreads_racks_leaders_and_replicas():
+    # TopicCommandTest.checkReplicaDistribution's three checks, 18 partitions of RF 3 over 6 brokers
+    got = assign_replicas_rack_aware(18, 3, RACKS)
+    assert all(len({RACKS[b] for b in r}) == 3 for r in got.values())
+    assert sorted(Counter(r[0] for r in got.values()).values()) == [3] * 6
+    assert sorted(Counter(b for r in got.values() for b in r).values()) == [9] * 6
+
+
+def test_fewer_racks_than_replicas_reuse_racks_without_repeating_a_broker():
+    got = assign_replicas_rack_aware(4, 3, {1: "a", 2: "a", 3: "b", 4: None})
+    # each rack list starts one further per partition: rack a gives 1, then 2, then 1
+    assert got == {0: [4, 1, 3], 1: [2, 3, 4], 2: [3, 4, 1], 3: [4, 2, 3]}
+    with pytest.raises(KafkaError):
+        assign_replicas_rack_aware(1, 5, {1: "a", 2: "a", 3: "b", 4: None})
 
 
 @pytest.mark.parametrize("rf,text", [

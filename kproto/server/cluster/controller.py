@@ -56,7 +56,7 @@ from kproto.server.cluster import image as I
 from kproto.server.cluster import operations
 from kproto.server.cluster.quorum import Quorum
 from kproto.server.cluster.election import (
-    PartitionRegistration, assign_replicas, complete_reassignment, elect_leader, fence_broker, rebuild,
+    PartitionRegistration, assign_replicas, assign_replicas_rack_aware, complete_reassignment, elect_leader, fence_broker, rebuild,
     unclean_shutdown, unfence_broker,
 )
 from kproto.server.fault_hook import error_response
@@ -188,6 +188,15 @@ class Controller:
         t = self.image.topics[topic]
         configured = LogConfig.from_props(t.configs, base=self.config.log_defaults).min_insync_replicas
         return min(configured, len(t.partitions[0].replicas))
+
+    def _place(self, partitions: int, replication_factor: int, *, first_partition: int = 0) -> dict[int, list[int]]:
+        """Replicas over the unfenced brokers: rack-aware (StripedReplicaPlacer) once a broker
+        names its ``broker.rack``, else election.assign_replicas."""
+        alive = sorted(self.image.alive())
+        racks = {b: self.image.brokers[b].rack for b in alive}
+        if any(r is not None for r in racks.values()):
+            return assign_replicas_rack_aware(partitions, replication_factor, racks, first_partition=first_partition)
+        return {first_partition + p: r for p, r in assign_replicas(partitions, replication_factor, alive).items()}
 
     # -- fencing (ReplicationControlManager.handleBrokerFenced / handleBrokerUnfenced) ----------
 
@@ -393,7 +402,7 @@ class Controller:
                 if n < 1:
                     raise KafkaError("Number of partitions was set to an invalid non-positive value.",
                                      error_code=ErrorCode.INVALID_PARTITIONS)
-                placement = assign_replicas(n, rf, alive)
+                placement = self._place(n, rf)
             out.update(num_partitions=len(placement), replication_factor=len(next(iter(placement.values()))))
             if validate_only:
                 return out
@@ -451,7 +460,7 @@ class Controller:
                     placement = {current + i: list(a.broker_ids) for i, a in enumerate(t.assignments)}
                 else:
                     rf = len(topic.partitions[0].replicas)
-                    placement = {current + p: r for p, r in assign_replicas(t.count - current, rf, alive).items()}
+                    placement = self._place(t.count - current, rf, first_partition=current)
                 records = []
                 for p, replicas in sorted(placement.items()):
                     isr = tuple(r for r in replicas if r in alive)

@@ -8,7 +8,13 @@ Theory of operation:
   that grows by one every n partitions, so leaders and followers both spread.
   KRaft's controller (StripedReplicaPlacer) shuffles instead; the fixed
   ``start``/``shift`` make kproto's placement reproducible, with Kafka's texts
-  for an impossible replication factor.
+  for an impossible replication factor. Where brokers name a ``broker.rack``,
+  ``assign_replicas_rack_aware`` is StripedReplicaPlacer's rack-aware round
+  robin: racks in name order, each partition's first replica from the next
+  rack in turn, the others one per rack after it, so a partition spans
+  min(RF, racks) racks and leaders and replicas spread evenly. Kafka starts
+  the rack and broker lists at random offsets and shuffles them after a full
+  round; kproto starts at 0 and does not shuffle (reproducible placement).
 * **Election** (``elect_leader``, PartitionChangeBuilder.electLeader): the
   first replica, in assignment order, that is alive and in the ISR; with
   ``unclean.leader.election.enable``, else the first alive replica (it may
@@ -49,7 +55,7 @@ from dataclasses import dataclass, replace
 
 from kproto.errors import ErrorCode, KafkaError
 
-__all__ = ["NO_LEADER", "PartitionRegistration", "assign_replicas", "elect_leader", "fence_broker",
+__all__ = ["NO_LEADER", "PartitionRegistration", "assign_replicas", "assign_replicas_rack_aware", "elect_leader", "fence_broker",
            "unfence_broker", "unclean_shutdown", "rebuild", "preferred_leader", "unclean_leader", "start_reassignment",
            "complete_reassignment", "cancel_reassignment"]
 
@@ -61,17 +67,21 @@ NO_LEADER = -1
 TOO_FEW_BROKERS = "only {} broker(s) are registered or some brokers have all their log directories cordoned."
 
 
-def assign_replicas(partitions: int, replication_factor: int, brokers: list[int], *, start: int = 0,
-                    shift: int = 0, first_partition: int = 0) -> dict[int, list[int]]:
-    """partition -> replicas (first = preferred leader) over ``brokers`` (sorted ids)."""
+def _check_replication_factor(replication_factor: int, brokers: int) -> None:
     if replication_factor <= 0:
         raise KafkaError("Replication factor must be larger than 0.",
                          error_code=ErrorCode.INVALID_REPLICATION_FACTOR)
-    if replication_factor > len(brokers):
+    if replication_factor > brokers:
         # KRaft's text (StripedReplicaPlacer.throwInvalidReplicationFactorIfTooFewBrokers)
         raise KafkaError(f"Unable to replicate the partition {replication_factor} time(s): The target "
                          f"replication factor of {replication_factor} cannot be reached because "
-                         f"{TOO_FEW_BROKERS.format(len(brokers))}", error_code=ErrorCode.INVALID_REPLICATION_FACTOR)
+                         f"{TOO_FEW_BROKERS.format(brokers)}", error_code=ErrorCode.INVALID_REPLICATION_FACTOR)
+
+
+def assign_replicas(partitions: int, replication_factor: int, brokers: list[int], *, start: int = 0,
+                    shift: int = 0, first_partition: int = 0) -> dict[int, list[int]]:
+    """partition -> replicas (first = preferred leader) over ``brokers`` (sorted ids)."""
+    _check_replication_factor(replication_factor, len(brokers))
     n = len(brokers)
     out: dict[int, list[int]] = {}
     for p in range(first_partition, first_partition + partitions):
@@ -80,6 +90,54 @@ def assign_replicas(partitions: int, replication_factor: int, brokers: list[int]
         first = (p + start) % n
         out[p] = [brokers[first]] + [brokers[(first + 1 + (shift + j) % (n - 1)) % n]
                                      for j in range(replication_factor - 1)]
+    return out
+
+
+class _Rack:
+    """StripedReplicaPlacer.BrokerList: a rack's brokers, walked once per placement (epoch),
+    each placement starting one further."""
+
+    def __init__(self, brokers: list[int]) -> None:
+        self.brokers, self.index, self.offset, self.epoch = sorted(brokers), 0, 0, 0
+
+    def next(self, epoch: int) -> int:
+        if self.epoch != epoch:
+            self.epoch, self.index, self.offset = epoch, 0, (self.offset + 1) % len(self.brokers)
+        if self.index >= len(self.brokers):
+            return -1
+        self.index += 1
+        return self.brokers[(self.index - 1 + self.offset) % len(self.brokers)]
+
+
+def assign_replicas_rack_aware(partitions: int, replication_factor: int, racks: dict[int, str | None], *,
+                               first_partition: int = 0) -> dict[int, list[int]]:
+    """partition -> replicas over the brokers of ``racks`` (broker -> its rack, None for none:
+    a rack of its own, first), as StripedReplicaPlacer.RackList.place does."""
+    _check_replication_factor(replication_factor, len(racks))
+    names = sorted(set(racks.values()), key=lambda r: (r is not None, r or ""))
+    lists = [_Rack([b for b, r in racks.items() if r == name]) for name in names]
+    epoch = offset = 0
+    out: dict[int, list[int]] = {}
+    for p in range(first_partition, first_partition + partitions):
+        if epoch == len(racks) and len(racks) > 1:
+            epoch = 0                               # Kafka shuffles racks and brokers here
+        offset %= len(lists)
+        first = offset
+        while (leader := lists[first].next(epoch)) < 0:
+            first = (first + 1) % len(lists)
+        replicas, at = [leader], offset
+        for _ in range(replication_factor - 1):     # one per rack from the offset on, the leader's skipped once
+            result = -1
+            while result < 0:
+                if at == first:
+                    first = -1
+                else:
+                    result = lists[at].next(epoch)
+                at = (at + 1) % len(lists)
+            replicas.append(result)
+        out[p] = replicas
+        epoch += 1
+        offset += 1
     return out
 
 
