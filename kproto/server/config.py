@@ -56,6 +56,8 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "auto.create.topics.enable": (True, bool),
     "num.partitions": (1, int),
     "default.replication.factor": (1, int),
+    # the rack a cluster's controller places replicas by (StripedReplicaPlacer); null: none
+    "broker.rack": (None, str),
     # KRaft cluster membership (kproto.server.cluster.settings); empty process.roles: standalone
     "process.roles": ("", str),
     "controller.quorum.voters": ("", str),

@@ -131,7 +131,9 @@ class Cluster(MetadataWaits):
 
     def __init__(self, brokers: int = 3, *, controllers: int = 1, data_dir: str | Path | None = None,
                  config: Mapping[str, object] | None = None, log_level: str = "info",
-                 start_timeout: float = 60.0) -> None:
+                 start_timeout: float = 60.0, node_config: Mapping[int, Mapping[str, object]] | None = None) -> None:
+        """``node_config``: node id -> settings of that node only (e.g. its ``broker.rack``), as
+        Kafka's ClusterConfig.setPerServerProperties."""
         if brokers < 1:
             raise ValueError("a cluster has at least one broker")
         if not 1 <= controllers <= brokers:
@@ -142,6 +144,7 @@ class Cluster(MetadataWaits):
         self.cluster_id = _cluster_id(self.data_dir)
         self.config = {**CLUSTER_DEFAULTS, **{k: str(v) for k, v in (config or {}).items()},
                        "cluster.id": self.cluster_id}
+        self.node_overrides = {n: {k: str(v) for k, v in c.items()} for n, c in (node_config or {}).items()}
         self.controller_address: tuple[str, int] | None = None
         self.voter_addresses: dict[int, tuple[str, int]] = (
             {i: ("127.0.0.1", _free_port()) for i in range(1, controllers + 1)} if controllers > 1 else {})
@@ -152,7 +155,7 @@ class Cluster(MetadataWaits):
 
     def _node_config(self, node: int) -> dict[str, str]:
         voters = self.voter_addresses or {CONTROLLER_ID: self.controller_address or ("127.0.0.1", 0)}
-        return {**self.config, "node.id": str(node),
+        return {**self.config, **self.node_overrides.get(node, {}), "node.id": str(node),
                 "process.roles": "broker,controller" if node in voters else "broker",
                 "controller.quorum.voters": ",".join(f"{i}@{h}:{p}" for i, (h, p) in sorted(voters.items())),
                 "controller.listener.names": "CONTROLLER"}

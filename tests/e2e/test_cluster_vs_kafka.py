@@ -220,9 +220,6 @@ def test_partition_listings_by_both_tools_while_a_broker_is_down(kafka_ref, clus
         describe_both(kafka_ref, cluster, flag)
 
 
-@pytest.mark.differs("kproto", "no eligible leader replicas (KIP-966): Kafka 4.4 moves the replicas a "
-                                "shrink below min.insync.replicas drops (and an RF 1 partition's last one) to "
-                                "the ELR; kproto keeps the last ISR member, as Kafka 3.x did")
 def test_partition_listings_while_a_broker_is_down(kafka_ref, cluster):
     third_broker_down(cluster, "")
     got = {flag: sorted(line for line in describe_both(kafka_ref, cluster, flag).splitlines()

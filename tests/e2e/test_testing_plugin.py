@@ -287,7 +287,7 @@ def test_misspelt(kafka_cluster):
 ''')
     result = run(project, "-v")
     result.assert_outcomes(passed=1, errors=1)
-    assert "kafka_cluster: unknown parameter(s) nodes; takes brokers, config" in result.stdout.str()
+    assert "kafka_cluster: unknown parameter(s) nodes; takes brokers, controllers, config" in result.stdout.str()
 
 
 def test_brokers_are_forked_from_one_server(tmp_path: Path):

@@ -463,3 +463,23 @@ def test_unregister_broker_leaves_isrs_then_removes_the_registration_and_refuses
     for o, t, r in I.iter_records(ctrl._read_all()):
         image.apply(t, r, o)
     assert sorted(image.brokers) == [1]
+
+
+def test_a_shrink_below_min_isr_fills_the_elr_and_a_new_incarnation_leaves_it(tmp_path):
+    """KIP-966 through the controller's records: the fenced leader of an RF 2 min ISR 2 partition
+    goes to the ELR (PartitionChangeRecord v2's eligible_leader_replicas); its next incarnation's
+    registration first takes it out (handleBrokerUncleanShutdown), and its broker epoch is the
+    RegisterBrokerRecord's offset after that change."""
+    ctrl = controller(tmp_path)
+    three_brokers(ctrl)
+    create(ctrl, "t", assignments=[[1, 2]], configs=[("min.insync.replicas", "2")])
+    assert expire(ctrl, 1) == [1]
+    assert ctrl.image.partition("t", 0) == PartitionRegistration((1, 2), (2,), 2, 1, 1, elr=(1,))
+    change = [r for _, t, r in records(ctrl) if t == I.PARTITION_CHANGE][-1]
+    assert (change["isr"], change["leader"], change["eligible_leader_replicas"], change["last_known_elr"]) == \
+        ([2], 2, [1], None)
+    since = ctrl.image.end_offset
+    epoch = register(ctrl, 1).broker_epoch
+    written = [(o, t) for o, t, _ in records(ctrl, since)]
+    assert written == [(since, I.PARTITION_CHANGE), (since + 1, I.REGISTER_BROKER)] and epoch == since + 1
+    assert ctrl.image.partition("t", 0) == PartitionRegistration((1, 2), (2,), 2, 1, 2)

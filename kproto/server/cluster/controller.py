@@ -57,7 +57,8 @@ from kproto.server.cluster import operations
 from kproto.server.cluster.quorum import Quorum
 from kproto.server.cluster import snapshot as snapshots
 from kproto.server.cluster.election import (
-    PartitionRegistration, assign_replicas, complete_reassignment, elect_leader, fence_broker, unfence_broker,
+    PartitionRegistration, assign_replicas, assign_replicas_rack_aware, complete_reassignment, elect_leader, fence_broker, rebuild,
+    unclean_shutdown, unfence_broker,
 )
 from kproto.server.fault_hook import error_response
 from kproto.server.network import BrokerServer, CloseConnection, ConnectionInfo, Limits
@@ -188,6 +189,22 @@ class Controller:
         return LogConfig.from_props(self.image.topics[topic].configs,
                                     base=self.config.log_defaults).unclean_leader_election_enable
 
+    def _min_isr(self, topic: str) -> int:
+        """ReplicationControlManager.getTopicEffectiveMinIsr: min.insync.replicas, at most the
+        replication factor; the ELR (KIP-966) keeps what a shrink below it drops."""
+        t = self.image.topics[topic]
+        configured = LogConfig.from_props(t.configs, base=self.config.log_defaults).min_insync_replicas
+        return min(configured, len(t.partitions[0].replicas))
+
+    def _place(self, partitions: int, replication_factor: int, *, first_partition: int = 0) -> dict[int, list[int]]:
+        """Replicas over the unfenced brokers: rack-aware (StripedReplicaPlacer) once a broker
+        names its ``broker.rack``, else election.assign_replicas."""
+        alive = sorted(self.image.alive())
+        racks = {b: self.image.brokers[b].rack for b in alive}
+        if any(r is not None for r in racks.values()):
+            return assign_replicas_rack_aware(partitions, replication_factor, racks, first_partition=first_partition)
+        return {first_partition + p: r for p, r in assign_replicas(partitions, replication_factor, alive).items()}
+
     # -- fencing (ReplicationControlManager.handleBrokerFenced / handleBrokerUnfenced) ----------
 
     def fence(self, broker: int, why: str) -> None:
@@ -197,7 +214,8 @@ class Controller:
         for name, t in self.image.topics.items():
             for p, reg in t.partitions.items():
                 if broker in reg.isr or reg.leader == broker:
-                    records += self._change(name, p, fence_broker(reg, broker, alive, unclean=self._unclean(name)))
+                    records += self._change(name, p, fence_broker(reg, broker, alive, unclean=self._unclean(name),
+                                                                  min_isr=self._min_isr(name)))
         log.info("fencing broker %d (%s)", broker, why)
         self.write(records)
 
@@ -207,7 +225,8 @@ class Controller:
         records: list[tuple[int, dict]] = [(I.UNFENCE_BROKER, {"id": broker, "epoch": info.epoch})]
         for name, t in self.image.topics.items():
             for p, reg in t.partitions.items():
-                records += self._change(name, p, unfence_broker(reg, broker, alive, unclean=self._unclean(name)))
+                records += self._change(name, p, unfence_broker(reg, broker, alive, unclean=self._unclean(name),
+                                                                min_isr=self._min_isr(name)))
         log.info("unfencing broker %d", broker)
         self.write(records)
 
@@ -275,15 +294,25 @@ class Controller:
                 return out
             # the old incarnation is gone (handleBrokerUncleanShutdown): out of every ISR first
             self.fence(b, "registered again by a new incarnation")
-        record = {"broker_id": b, "incarnation_id": body.incarnation_id, "broker_epoch": self.image.end_offset,
+        shutdown = self._unclean_shutdown(b)
+        record = {"broker_id": b, "incarnation_id": body.incarnation_id,
+                  "broker_epoch": self.image.end_offset + len(shutdown),
                   "end_points": [{"name": e.name, "host": e.host, "port": e.port,
                                   "security_protocol": e.security_protocol} for e in body.listeners],
                   "features": [], "rack": body.rack, "fenced": True, "in_controlled_shutdown": False}
-        epoch = self.write([(I.REGISTER_BROKER, record)])
+        epoch = self.write(shutdown + [(I.REGISTER_BROKER, record)]) + len(shutdown)
         self.sessions[b] = now_ms() + self.session_timeout_ms
         out["broker_epoch"] = epoch
         log.info("registered broker %d at epoch %d", b, epoch)
         return out
+
+    def _unclean_shutdown(self, broker: int) -> list[tuple[int, dict]]:
+        """A new incarnation (ClusterControlManager.registerBroker ->
+        ReplicationControlManager.handleBrokerUncleanShutdown): out of every ISR and ELR."""
+        alive = self.image.alive() - {broker}
+        return [c for name, t in self.image.topics.items() for p, reg in t.partitions.items()
+                for c in self._change(name, p, unclean_shutdown(reg, broker, alive, min_isr=self._min_isr(name),
+                                                                unclean=self._unclean(name)))]
 
     async def broker_heartbeat(self, body: Any, version: int) -> dict:
         out = {"throttle_time_ms": 0, "error_code": 0, "is_caught_up": False, "is_fenced": True,
@@ -340,9 +369,12 @@ class Controller:
                     error = ErrorCode.INELIGIBLE_REPLICA if version > 1 else ErrorCode.OPERATION_NOT_ATTEMPTED
                 else:
                     error = ErrorCode.NONE
-                    # a reassignment completes once its target is in the ISR (PartitionChangeBuilder.build)
-                    self.write(self._change(t.topic_name, p.partition_index,
-                                            complete_reassignment(reg, alive, isr=new_isr)))
+                    # a reassignment completes once its target is in the ISR (PartitionChangeBuilder.build);
+                    # otherwise the ELR follows the ISR
+                    new = complete_reassignment(reg, alive, isr=new_isr) if reg.reassigning else \
+                        rebuild(reg, new_isr, alive, min_isr=self._min_isr(t.topic_name),
+                                unclean=self._unclean(t.topic_name))
+                    self.write(self._change(t.topic_name, p.partition_index, new))
                     reg = self.image.partition(t.topic_name, p.partition_index)
                 if error:
                     out["error_code"] = error
@@ -379,7 +411,7 @@ class Controller:
                 if n < 1:
                     raise KafkaError("Number of partitions was set to an invalid non-positive value.",
                                      error_code=ErrorCode.INVALID_PARTITIONS)
-                placement = assign_replicas(n, rf, alive)
+                placement = self._place(n, rf)
             out.update(num_partitions=len(placement), replication_factor=len(next(iter(placement.values()))))
             if validate_only:
                 return out
@@ -437,7 +469,7 @@ class Controller:
                     placement = {current + i: list(a.broker_ids) for i, a in enumerate(t.assignments)}
                 else:
                     rf = len(topic.partitions[0].replicas)
-                    placement = {current + p: r for p, r in assign_replicas(t.count - current, rf, alive).items()}
+                    placement = self._place(t.count - current, rf, first_partition=current)
                 records = []
                 for p, replicas in sorted(placement.items()):
                     isr = tuple(r for r in replicas if r in alive)

@@ -32,7 +32,8 @@ REGISTER_BROKER, UNREGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE =
 FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
 USER_SCRAM_CREDENTIAL, CLIENT_QUOTA, PRODUCER_IDS, ACCESS_CONTROL_ENTRY = 11, 14, 15, 18
 REMOVE_ACCESS_CONTROL_ENTRY, REMOVE_USER_SCRAM_CREDENTIAL = 19, 22
-VERSIONS = {REGISTER_BROKER: 1, UNREGISTER_BROKER: 0, TOPIC: 0, CONFIG: 0, PARTITION: 0, PARTITION_CHANGE: 0,
+# Partition records at version 2, Kafka 4's, for the ELR fields (KIP-966)
+VERSIONS = {REGISTER_BROKER: 1, UNREGISTER_BROKER: 0, TOPIC: 0, CONFIG: 0, PARTITION: 2, PARTITION_CHANGE: 2,
             FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0, USER_SCRAM_CREDENTIAL: 0,
             REMOVE_USER_SCRAM_CREDENTIAL: 0, CLIENT_QUOTA: 0, PRODUCER_IDS: 0, ACCESS_CONTROL_ENTRY: 0,
             REMOVE_ACCESS_CONTROL_ENTRY: 0}
@@ -158,7 +159,8 @@ class MetadataImage:
             name = self.names[r.topic_id]
             self.topics[name].partitions[r.partition_id] = PartitionRegistration(
                 tuple(r.replicas), tuple(r.isr), r.leader, r.leader_epoch, r.partition_epoch,
-                tuple(r.adding_replicas or ()), tuple(r.removing_replicas or ()))
+                tuple(r.adding_replicas or ()), tuple(r.removing_replicas or ()),
+                tuple(r.eligible_leader_replicas or ()), tuple(r.last_known_elr or ()))
             return name, r.partition_id
         elif record_type == PARTITION_CHANGE:
             name = self.names[r.topic_id]
@@ -173,7 +175,9 @@ class MetadataImage:
                 old.isr if r.isr is None else tuple(r.isr), leader,
                 old.leader_epoch + (r.leader != LEADER_UNCHANGED), old.partition_epoch + 1,
                 old.adding if r.adding_replicas is None else tuple(r.adding_replicas),
-                old.removing if r.removing_replicas is None else tuple(r.removing_replicas))
+                old.removing if r.removing_replicas is None else tuple(r.removing_replicas),
+                old.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
+                old.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr))
             return name, r.partition_id
         return None
 
@@ -193,6 +197,8 @@ def change_record(topic_id: uuid.UUID, partition: int, old: PartitionRegistratio
         "replicas": changed(old.replicas, new.replicas),
         "removing_replicas": changed(old.removing, new.removing),
         "adding_replicas": changed(old.adding, new.adding),
+        "eligible_leader_replicas": changed(old.elr, new.elr),
+        "last_known_elr": changed(old.last_known_elr, new.last_known_elr),
         "leader_recovery_state": -1}
 
 
@@ -201,7 +207,10 @@ def partition_record(topic_id: uuid.UUID, partition: int, reg: PartitionRegistra
                        "isr": list(reg.isr), "removing_replicas": list(reg.removing),
                        "adding_replicas": list(reg.adding),
                        "leader": reg.leader, "leader_recovery_state": 0, "leader_epoch": reg.leader_epoch,
-                       "partition_epoch": reg.partition_epoch}
+                       "partition_epoch": reg.partition_epoch,
+                       # no directory assigned (DirectoryId.UNASSIGNED): kproto's brokers register no log dirs
+                       "directories": [uuid.UUID(int=0)] * len(reg.replicas),
+                       "eligible_leader_replicas": list(reg.elr), "last_known_elr": list(reg.last_known_elr)}
 
 
 def acl_record(acl_id: uuid.UUID, b: AclBinding) -> tuple[int, dict]:

@@ -39,7 +39,7 @@ from kproto.errors import ErrorCode, KafkaError
 from kproto.schemas import protocol as P
 from kproto.server.cluster import image as I
 from kproto.server.cluster.election import (
-    NO_LEADER, cancel_reassignment, fence_broker, preferred_leader, start_reassignment, unclean_leader,
+    NO_LEADER, cancel_reassignment, preferred_leader, start_reassignment, unclean_leader,
 )
 
 log = logging.getLogger("kproto.server.controller")
@@ -156,19 +156,14 @@ def not_registered(broker_id: int) -> str:
 
 def unregister_broker(controller: Any, broker_id: int) -> dict:
     """ReplicationControlManager.unregisterBroker + handleBrokerUnregistered: the broker out of
-    every ISR and leadership (as fencing), then its UnregisterBrokerRecord, in one batch."""
+    every ISR, ELR and leadership, then its UnregisterBrokerRecord, in one batch."""
     image = controller.image
     info = image.brokers.get(broker_id)
     if info is None:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.BROKER_ID_NOT_REGISTERED,
                 "error_message": not_registered(broker_id)}
-    alive = image.alive() - {broker_id}
-    records: list = []
-    for name, t in image.topics.items():
-        for p, reg in t.partitions.items():
-            if broker_id in reg.isr or reg.leader == broker_id:
-                records += controller._change(name, p, fence_broker(reg, broker_id, alive,
-                                                                    unclean=controller._unclean(name)))
+    # out of every ISR and ELR, as a new incarnation's unclean shutdown takes it out
+    records = controller._unclean_shutdown(broker_id)
     records.append((I.UNREGISTER_BROKER, {"broker_id": broker_id, "broker_epoch": info.epoch}))
     log.info("unregistering broker %d (epoch %d)", broker_id, info.epoch)
     controller.write(records)

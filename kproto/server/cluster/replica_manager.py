@@ -199,8 +199,8 @@ class ReplicaManager:
                      for l in self.broker.security.listeners
                      for h, p in [self.broker.security.endpoints[l.name]]]
         body = {"broker_id": self.node_id, "cluster_id": self.broker.cluster_id,
-                "incarnation_id": self.incarnation_id, "listeners": listeners, "features": [], "rack": None,
-                "is_migrating_zk_broker": False, "log_dirs": [], "previous_broker_epoch": -1}
+                "incarnation_id": self.incarnation_id, "listeners": listeners, "features": [],
+                "rack": self.cfg["broker.rack"], "is_migrating_zk_broker": False, "log_dirs": [], "previous_broker_epoch": -1}
         while not self.closing:
             try:
                 r = await self.controller.request(P.broker_registration.API.key, 0, body)

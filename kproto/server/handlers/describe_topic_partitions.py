@@ -43,6 +43,15 @@ def _missing(topic: str) -> dict:
             "partitions": []}
 
 
+def _eligible(broker, topic: str, partition: int) -> dict:
+    """A partition's ELR and LastKnownElr (KIP-966): a cluster's from the controller's records,
+    a single node has none (Replicas.toList: empty lists, not null)."""
+    if broker.cluster is None:
+        return {"eligible_leader_replicas": [], "last_known_elr": []}
+    reg = broker.cluster.image.topics[topic].partitions[partition]
+    return {"eligible_leader_replicas": list(reg.elr), "last_known_elr": list(reg.last_known_elr)}
+
+
 def _describe(broker, body, allowed: Callable[[str], bool]) -> tuple[dict, list[str]]:
     """-> (the response, the named topics ``allowed`` refused)."""
     cursor = body.cursor
@@ -70,7 +79,7 @@ def _describe(broker, body, allowed: Callable[[str], bool]) -> tuple[dict, list[
         upper = min(count, start + remaining)
         # no partition error, even without a leader (Metadata's LEADER_NOT_AVAILABLE): the admin
         # client would fail the whole topic (getPartitionMetadataForDescribeTopicResponse sets none)
-        partitions = [dict(p, error_code=0, eligible_leader_replicas=[], last_known_elr=[])  # Replicas.toList: not null
+        partitions = [dict(p, error_code=0, **_eligible(broker, name, p["partition_index"]))
                       for p in partition_metadata(broker, name)[start:upper]]
         topics.append({"error_code": 0, "name": name, "topic_id": broker.topic_id(name),
                        "is_internal": is_internal(name), "partitions": partitions})
