@@ -19,8 +19,8 @@ from kproto.server.cluster.raft import (
     TRANSITIONS, EpochRule, ElectionState, FetchRequest, RaftConfig, RaftNode, StateKind, VoteRequest,
 )
 
-U, V, C, L, F, RS = (StateKind.UNATTACHED, StateKind.VOTED, StateKind.CANDIDATE, StateKind.LEADER,
-                     StateKind.FOLLOWER, StateKind.RESIGNED)
+U, V, C, L, F, RS, P = (StateKind.UNATTACHED, StateKind.VOTED, StateKind.CANDIDATE, StateKind.LEADER,
+                        StateKind.FOLLOWER, StateKind.RESIGNED, StateKind.PROSPECTIVE)
 
 
 class MemoryLog:
@@ -137,12 +137,22 @@ class Sim:
         self.now += advance
         for i in self.ids:
             if self.nodes[i] is not None:
+                before = self.nodes[i].election
                 self._out(i, self.nodes[i].tick(self.now))
+                if self.nodes[i].state.kind is P:
+                    # becoming Prospective is a memory transition: quorum-state is not written
+                    assert self.nodes[i].election == before, (i, before, self.nodes[i].election)
 
     def deliver(self, index: int) -> None:
         source, dest, message = self.network.pop(index)
-        if self.nodes[dest] is not None:
-            self._out(dest, self.nodes[dest].receive(source, message, self.now))
+        node = self.nodes[dest]
+        if node is not None:
+            before = node.election
+            self._out(dest, node.receive(source, message, self.now))
+            if isinstance(message, VoteRequest) and message.pre_vote and message.candidate_epoch <= before.epoch:
+                # granting or refusing a pre-vote changes nothing persisted (a greater epoch is
+                # observed first, as any request's)
+                assert node.election == before, (dest, message, before, node.election)
 
     def crash(self, i: int) -> None:
         self.nodes[i] = None
@@ -220,12 +230,13 @@ def test_transitions_table_pinned_to_quorum_state():
     """Written independently from QuorumState.transitionTo*: (from, to) -> epoch rule."""
     H, S, SH, N = EpochRule.HIGHER, EpochRule.SAME, EpochRule.SAME_OR_HIGHER, EpochRule.NEXT
     grid = {
-        U: {U: H, V: SH, C: N, F: SH},
-        V: {U: H, V: H, C: N, F: SH},
-        C: {U: H, V: H, C: N, L: S, F: SH},
+        U: {U: H, V: SH, P: S, F: SH},
+        V: {U: H, V: H, P: S, F: SH},
+        P: {U: SH, V: SH, C: N, F: SH},        # KIP-996: the only way to Candidate
+        C: {U: H, V: H, P: S, L: S, F: SH},
         L: {U: H, V: H, F: H, RS: S},
-        F: {U: H, V: H, C: N, F: H},
-        RS: {U: H, V: H, C: N, F: H},
+        F: {U: H, V: H, P: S, F: H},
+        RS: {U: H, V: H, P: S, F: H},
     }
     assert TRANSITIONS == {(a, b): rule for a, row in grid.items() for b, rule in row.items()}
 
@@ -233,7 +244,8 @@ def test_transitions_table_pinned_to_quorum_state():
 def _state(kind: StateKind, epoch: int) -> R.EpochState:
     return {U: lambda: R.Unattached(epoch, 0), V: lambda: R.Voted(epoch, 2, 0), C: lambda: R.Candidate(epoch, 0),
             L: lambda: R.Leader(epoch, 0, {1: 0, 2: 0, 3: 0}, {1: 0, 2: 0, 3: 0}),
-            F: lambda: R.Follower(epoch, 2, 0), RS: lambda: R.Resigned(epoch, 1, 0, ())}[kind]()
+            F: lambda: R.Follower(epoch, 2, 0), RS: lambda: R.Resigned(epoch, 1, 0, ()),
+            P: lambda: R.Prospective(epoch, 0)}[kind]()
 
 
 @pytest.mark.parametrize("source", list(StateKind))

@@ -7,17 +7,29 @@ EpochState classes, LeaderState, ReplicatedLog):
   epoch, no leader known, no vote cast), ``Voted`` (voted for a candidate in
   this epoch), ``Candidate`` (asked for votes in a new epoch), ``Leader``,
   ``Follower`` (fetching from the epoch's leader) and ``Resigned`` (a leader
-  that stepped down; it keeps its epoch until another leader is known).
+  that stepped down; it keeps its epoch until another leader is known, then
+  its election timeout moves it to Unattached of the next epoch), and
+  ``Prospective`` (asking for pre-votes before standing for election).
   ``TRANSITIONS`` is the table of legal moves and the epoch each may go to
   (QuorumState.transitionTo*); ``RaftNode._transition`` enforces it.
 * ``(epoch, leader id, voted id)`` is the election state a node must not forget:
   ``RaftNode.election`` after every step, written by the driver (as Kafka's
   ``quorum-state`` file, ``quorum_state_json``) *before* it sends that step's
   messages, so a restarted voter never votes twice in an epoch.
-* **Election**: a voter that hears from no leader for ``fetch_timeout_ms``
-  (follower) or ``election_timeout_ms`` (unattached, voted, candidate; each
-  randomised by up to itself, as Kafka does) becomes a candidate of epoch + 1,
-  votes for itself and sends Vote to the other voters. A voter grants a vote
+* **Pre-vote** (KIP-996): a voter that hears from no leader for ``fetch_timeout_ms``
+  (follower) or ``election_timeout_ms`` (unattached, voted; randomised by up to
+  itself, as Kafka does) first becomes ``Prospective`` in the *same* epoch and
+  sends Vote with ``pre_vote`` set. A pre-vote changes nothing anyone persists:
+  a voter grants it to a log at least as up to date as its own unless it leads
+  or follows a leader it has fetched from (``CAN_GRANT_PRE_VOTE``). A majority
+  makes the prospective a candidate; a majority of refusals or the election
+  timeout sends it back (Follower of the leader it knew, else Unattached/Voted),
+  so a voter cut off from the quorum never bumps the epoch and, back, does not
+  depose a healthy leader (KafkaRaftClient.pollProspective,
+  prospectiveTransitionAfterElectionLoss).
+* **Election**: a prospective that won its pre-votes becomes a candidate of
+  epoch + 1, votes for itself and sends Vote to the other voters; a lost or
+  split election backs off and goes back to Prospective. A voter grants a vote
   in an epoch it has no leader for, once per epoch (``CAN_GRANT_VOTE``), to a
   candidate whose log is at least as up to date as its own (last epoch, then
   last offset). A majority makes the candidate leader; it appends a
@@ -64,7 +76,7 @@ from kproto.errors import ErrorCode
 
 __all__ = [
     "StateKind", "EpochRule", "TRANSITIONS", "CAN_GRANT_VOTE", "ElectionState", "RaftConfig", "RaftLog",
-    "Unattached", "Voted", "Candidate", "Leader", "Follower", "Resigned",
+    "CAN_GRANT_PRE_VOTE", "Unattached", "Voted", "Prospective", "Candidate", "Leader", "Follower", "Resigned",
     "VoteRequest", "VoteResponse", "BeginQuorumEpochRequest", "BeginQuorumEpochResponse",
     "EndQuorumEpochRequest", "EndQuorumEpochResponse", "FetchRequest", "FetchResponse", "Send",
     "FetchSnapshotRequest", "FetchSnapshotResponse",
@@ -84,6 +96,7 @@ class StateKind(Enum):
     LEADER = "Leader"
     FOLLOWER = "Follower"
     RESIGNED = "Resigned"
+    PROSPECTIVE = "Prospective"
 
 
 class EpochRule(Enum):
@@ -95,8 +108,8 @@ class EpochRule(Enum):
     NEXT = "current + 1"
 
 
-U, V, C, L, F, R = (StateKind.UNATTACHED, StateKind.VOTED, StateKind.CANDIDATE, StateKind.LEADER,
-                    StateKind.FOLLOWER, StateKind.RESIGNED)
+U, V, C, L, F, R, P = (StateKind.UNATTACHED, StateKind.VOTED, StateKind.CANDIDATE, StateKind.LEADER,
+                       StateKind.FOLLOWER, StateKind.RESIGNED, StateKind.PROSPECTIVE)
 
 # (from, to) -> the epochs allowed; a pair not here is illegal (QuorumState.transitionTo*)
 TRANSITIONS: dict[tuple[StateKind, StateKind], EpochRule] = {
@@ -105,12 +118,18 @@ TRANSITIONS: dict[tuple[StateKind, StateKind], EpochRule] = {
     # a vote is cast only by a voter without a vote or leader in that epoch
     (U, V): EpochRule.SAME_OR_HIGHER,
     **{(s, V): EpochRule.HIGHER for s in (V, C, L, F, R)},
-    # an election timeout: a new epoch; a leader resigns first
-    **{(s, C): EpochRule.NEXT for s in (U, V, C, F, R)},
+    # a timeout: pre-votes first, in the same epoch (transitionToProspective: not from a leader)
+    **{(s, P): EpochRule.SAME for s in (U, V, C, F, R)},
+    # pre-votes lost: back to the epoch's leader or to no leader, the vote kept (transitionToUnattached
+    # takes the same epoch from Prospective only)
+    (P, U): EpochRule.SAME_OR_HIGHER,
+    (P, V): EpochRule.SAME_OR_HIGHER,
+    # a majority of pre-votes: the next epoch (checkValidTransitionToCandidate: from Prospective only)
+    (P, C): EpochRule.NEXT,
     # a majority of votes
     (C, L): EpochRule.SAME,
     # the epoch's leader is known: the same epoch if it was not known yet
-    **{(s, F): EpochRule.SAME_OR_HIGHER for s in (U, V, C)},
+    **{(s, F): EpochRule.SAME_OR_HIGHER for s in (U, V, C, P)},
     **{(s, F): EpochRule.HIGHER for s in (L, F, R)},
     # shutdown or check-quorum
     (L, R): EpochRule.SAME,
@@ -118,7 +137,14 @@ TRANSITIONS: dict[tuple[StateKind, StateKind], EpochRule] = {
 
 #: Whether a voter in this state may grant a Vote of its own epoch (the candidate's
 #: log must also be up to date); Voted grants only to the candidate it voted for.
-CAN_GRANT_VOTE: dict[StateKind, bool] = {U: True, V: True, C: False, L: False, F: False, R: False}
+CAN_GRANT_VOTE: dict[StateKind, bool] = {U: True, V: True, P: True, C: False, L: False, F: False, R: False}
+#: Prospective grants as Unattached or Voted would, by the vote it keeps (none if it knows a leader)
+#: (QuorumState.unattachedOrProspectiveCanGrantVote).
+
+#: The same for a pre-vote (the ``canGrantVote(..., isPreVote)`` of each EpochState): nothing is
+#: recorded, so anyone but a leader may grant it; a follower only until a fetch from its leader
+#: succeeded (FollowerState.hasFetchedFromLeader): then the leader is alive.
+CAN_GRANT_PRE_VOTE: dict[StateKind, bool] = {U: True, V: True, P: True, C: True, L: False, F: True, R: True}
 
 
 def epoch_allowed(rule: EpochRule, current: int, target: int) -> bool:
@@ -251,6 +277,8 @@ class VoteRequest:
     candidate_id: int
     last_offset_epoch: int
     last_offset: int
+    #: KIP-996 (Vote v2): asked by a Prospective in its current epoch; granting it records nothing
+    pre_vote: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +381,21 @@ class Voted:
 
 
 @dataclass(slots=True)
+class Prospective:
+    """ProspectiveState: the leader and the vote of the state it came from are kept (its
+    election is theirs: nothing to persist); pre-votes granted and refused."""
+
+    epoch: int
+    election_deadline: int
+    leader_id: int = NO_ID
+    voted_id: int = NO_ID
+    granted: set[int] = field(default_factory=set)
+    rejected: set[int] = field(default_factory=set)
+    high_watermark: int | None = None
+    kind = StateKind.PROSPECTIVE
+
+
+@dataclass(slots=True)
 class Candidate:
     epoch: int
     election_deadline: int
@@ -391,6 +434,8 @@ class Follower:
     #: the leader's snapshot being copied, and the bytes copied so far (FollowerState.fetchingSnapshot)
     fetching_snapshot: tuple[int, int] | None = None
     snapshot_position: int = 0
+    #: a fetch from the leader succeeded in this epoch: pre-votes are refused (hasFetchedFromLeader)
+    fetched: bool = False
     kind = StateKind.FOLLOWER
 
 
@@ -405,7 +450,7 @@ class Resigned:
     kind = StateKind.RESIGNED
 
 
-EpochState = Unattached | Voted | Candidate | Leader | Follower | Resigned
+EpochState = Unattached | Voted | Prospective | Candidate | Leader | Follower | Resigned
 
 
 class IllegalTransition(Exception):
@@ -455,14 +500,15 @@ class RaftNode:
         s = self.state
         if isinstance(s, Leader):
             return self.node_id
-        if isinstance(s, (Follower, Resigned)):
+        if isinstance(s, (Follower, Resigned, Prospective)):
             return s.leader_id
         return NO_ID
 
     @property
     def election(self) -> ElectionState:
         s = self.state
-        voted = s.voted_id if isinstance(s, Voted) else self.node_id if isinstance(s, Candidate) else NO_ID
+        voted = s.voted_id if isinstance(s, (Voted, Prospective)) else self.node_id if isinstance(s, Candidate) \
+            else NO_ID
         return ElectionState(s.epoch, self.leader_id, voted)
 
     @property
@@ -482,7 +528,7 @@ class RaftNode:
             raise IllegalTransition(f"node {self.node_id}: {self.state.kind.value}@{self.state.epoch} -> "
                                     f"{new.kind.value}@{new.epoch}")
         # the follower keeps what it knew committed across epochs (it never goes back)
-        if isinstance(new, Follower) and new.high_watermark is None:
+        if isinstance(new, (Follower, Prospective)) and new.high_watermark is None:
             new.high_watermark = getattr(self.state, "high_watermark", None)
         self.state = new
 
@@ -496,6 +542,39 @@ class RaftNode:
     def _to_follower(self, epoch: int, leader_id: int, now: int) -> list[Send]:
         self._transition(Follower(epoch, leader_id, now + self.config.fetch_timeout_ms))
         return self._fetch(now)
+
+    def _to_prospective(self, now: int) -> list[Send]:
+        """QuorumState.transitionToProspective: a memory transition (the election stays)."""
+        s = self.state
+        self._transition(Prospective(s.epoch, self._election_deadline(now), self.leader_id, self.election.voted_id,
+                                     {self.node_id}))
+        return self._maybe_pre_elected(now) or [
+            Send(v, VoteRequest(s.epoch, self.node_id, self.log.last_fetched_epoch, self.log.end_offset, True))
+            for v in self.voters if v != self.node_id]
+
+    def _maybe_pre_elected(self, now: int) -> list[Send]:
+        """KafkaRaftClient.maybeTransitionToCandidate / maybeHandleElectionLoss for a Prospective."""
+        s = self.state
+        if not isinstance(s, Prospective):
+            return []
+        if len(s.granted) * 2 > len(self.voters):
+            return self._to_candidate(now)
+        if len(s.rejected) * 2 >= len(self.voters):
+            return self._after_pre_vote_loss(now)
+        return []
+
+    def _after_pre_vote_loss(self, now: int) -> list[Send]:
+        """prospectiveTransitionAfterElectionLoss: back to the leader it knew, else to no
+        leader with the vote it had cast in this epoch."""
+        s = self.state
+        assert isinstance(s, Prospective)
+        if s.leader_id != NO_ID:
+            return self._to_follower(s.epoch, s.leader_id, now)
+        if s.voted_id != NO_ID:
+            self._transition(Voted(s.epoch, s.voted_id, self._election_deadline(now)))
+        else:
+            self._to_unattached(s.epoch, now)
+        return []
 
     def _to_candidate(self, now: int) -> list[Send]:
         self._transition(Candidate(self.state.epoch + 1, self._election_deadline(now), {self.node_id}))
@@ -549,7 +628,9 @@ class RaftNode:
                 return self._to_follower(epoch, leader_id, now)
             self._to_unattached(epoch, now)
             return []
-        if epoch == s.epoch and leader_id not in (NO_ID, self.node_id) and isinstance(s, (Unattached, Voted, Candidate)):
+        # (a Prospective that knows its epoch's leader keeps asking: maybeHandleCommonResponse's !hasLeader)
+        if epoch == s.epoch and leader_id not in (NO_ID, self.node_id) and self.leader_id == NO_ID \
+                and isinstance(s, (Unattached, Voted, Candidate, Prospective)):
             return self._to_follower(epoch, leader_id, now)
         return None
 
@@ -593,7 +674,7 @@ class RaftNode:
         if isinstance(s, Follower):
             if now >= s.fetch_deadline:
                 if self.is_voter:
-                    return self._to_candidate(now)
+                    return self._to_prospective(now)
                 s.fetch_deadline = now + self.config.fetch_timeout_ms   # observers keep asking
             if s.fetch_sent is None or now >= s.fetch_sent + self.config.request_timeout_ms:
                 return self._fetch(now)
@@ -615,11 +696,17 @@ class RaftNode:
         if now < s.election_deadline:
             return out
         if isinstance(s, Candidate) and not s.backing_off:
-            # a lost or split election: a random backoff, then a new epoch
+            # a lost or split election: a random backoff, then pre-votes for a new epoch
             s.backing_off = True
             s.election_deadline = now + 1 + int(self.rng() * self.config.election_backoff_max_ms)
             return out
-        return out + self._to_candidate(now)
+        if isinstance(s, Prospective):
+            return out + self._after_pre_vote_loss(now)        # pollProspective: timed out
+        if isinstance(s, Resigned) and self.voters != [self.node_id]:
+            self._to_unattached(s.epoch + 1, now)               # pollResigned
+            return out
+        # (the only voter stands at once, whatever it was: KafkaRaftClient.initialize)
+        return out + self._to_prospective(now)
 
     def receive(self, source: int, message: Any, now: int) -> list[Send]:
         handler = {
@@ -645,10 +732,17 @@ class RaftNode:
         if m.candidate_epoch > self.state.epoch:
             out = self._observe_epoch(m.candidate_epoch, NO_ID, now) or []
         s = self.state
-        granted = CAN_GRANT_VOTE[s.kind] and (not isinstance(s, Voted) or s.voted_id == m.candidate_id) \
-            and (m.last_offset_epoch, m.last_offset) >= (self.log.last_fetched_epoch, self.log.end_offset)
+        up_to_date = (m.last_offset_epoch, m.last_offset) >= (self.log.last_fetched_epoch, self.log.end_offset)
+        if m.pre_vote:
+            granted = up_to_date and CAN_GRANT_PRE_VOTE[s.kind] and not (isinstance(s, Follower) and s.fetched)
+            return answer(granted=granted)
+        voted = s.voted_id if isinstance(s, (Voted, Prospective)) else NO_ID
+        granted = up_to_date and CAN_GRANT_VOTE[s.kind] and voted in (NO_ID, m.candidate_id) \
+            and self.leader_id == NO_ID
         if granted and isinstance(s, Unattached):
             self._transition(Voted(s.epoch, m.candidate_id, self._election_deadline(now)))
+        elif granted and isinstance(s, Prospective):
+            s.voted_id = m.candidate_id         # prospectiveAddVotedState: a real vote, persisted
         return answer(granted=granted)
 
     def _on_vote_response(self, source: int, m: VoteResponse, now: int) -> list[Send]:
@@ -656,10 +750,10 @@ class RaftNode:
         if moved is not None:
             return moved
         s = self.state
-        if not isinstance(s, Candidate) or m.leader_epoch != s.epoch or m.error_code:
+        if not isinstance(s, (Candidate, Prospective)) or m.leader_epoch != s.epoch or m.error_code:
             return []
         (s.granted if m.vote_granted else s.rejected).add(source)
-        return self._maybe_elected(now)
+        return self._maybe_elected(now) if isinstance(s, Candidate) else self._maybe_pre_elected(now)
 
     def _on_begin_quorum_epoch(self, source: int, m: BeginQuorumEpochRequest, now: int) -> list[Send]:
         """KafkaRaftClient.handleBeginQuorumEpochRequest."""
@@ -739,6 +833,7 @@ class RaftNode:
         if m.error_code:
             return []       # retried by tick after the request timeout (Kafka: retry backoff)
         s.fetch_deadline = now + self.config.fetch_timeout_ms
+        s.fetched = True
         if m.snapshot_id is not None:
             s.fetching_snapshot, s.snapshot_position = m.snapshot_id, 0
             return self._fetch(now)
