@@ -22,6 +22,7 @@ def through_the_wire(request):
 
 @pytest.mark.parametrize("request_, response", [
     (R.VoteRequest(7, 1, 6, 120), R.VoteResponse(0, -1, 7, True)),
+    (R.VoteRequest(7, 1, 6, 120, pre_vote=True), R.VoteResponse(0, 2, 7, False)),
     (R.BeginQuorumEpochRequest(1, 7), R.BeginQuorumEpochResponse(0, 1, 7)),
     (R.EndQuorumEpochRequest(1, 7, (3, 2)), R.EndQuorumEpochResponse(0, 1, 7)),
 ])
@@ -31,6 +32,13 @@ def test_quorum_requests_and_answers_survive_the_wire(request_, response):
     node = R.RaftNode(2, [1, 2, 3], None, 0)
     frame = protocol.encode_response(api, version, 5, Q.response_to_wire(response, node))
     assert Q.from_wire(request_, protocol.decode_response(api, version, frame)[1]) == response
+
+
+def test_vote_goes_as_v2_with_pre_vote_and_v0_reads_as_a_standard_vote():
+    api, version, body = through_the_wire(R.VoteRequest(7, 1, 6, 120, pre_vote=True))
+    assert (version, body.topics[0].partitions[0].pre_vote) == (2, True)
+    frame = protocol.encode_request(api, 0, 5, "raft-1-to-2", Q.to_wire(R.VoteRequest(7, 1, 6, 120), 1)[2])
+    assert Q.request_from_wire(api, protocol.decode_request(frame)[1]) == R.VoteRequest(7, 1, 6, 120, False)
 
 
 def test_metadata_log_keeps_epochs_across_a_reopen_and_truncates(tmp_path):

@@ -318,6 +318,54 @@ def test_vote_granted_once_per_epoch_and_only_to_an_up_to_date_log():
     assert fenced.message.error_code == ErrorCode.FENCED_LEADER_EPOCH
 
 
+def test_pre_vote_granted_to_an_up_to_date_log_unless_a_leader_is_heard_and_recorded_nowhere():
+    log = MemoryLog()
+    log.append_as_leader(["x", "y"], 2)
+    unattached = RaftNode(1, [1, 2, 3], log, 0, election=ElectionState(2))
+    [yes] = unattached.receive(2, VoteRequest(2, 2, 2, 2, pre_vote=True), 0)
+    assert yes.message == R.VoteResponse(0, -1, 2, True)
+    assert unattached.state.kind is U and unattached.election == ElectionState(2)
+    [no] = unattached.receive(2, VoteRequest(2, 2, 2, 1, pre_vote=True), 0)       # shorter log
+    assert not no.message.vote_granted
+    # a pre-vote is no vote: the real vote of the epoch is still free, then others still get pre-votes
+    [vote] = unattached.receive(3, VoteRequest(2, 3, 2, 2), 0)
+    [pre] = unattached.receive(2, VoteRequest(2, 2, 2, 2, pre_vote=True), 0)
+    assert vote.message.vote_granted and pre.message.vote_granted
+    assert unattached.election == ElectionState(2, -1, 3)
+    # a follower grants only until a fetch from its leader succeeded (hasFetchedFromLeader)
+    follower = RaftNode(1, [1, 2, 3], MemoryLog(), 0, election=ElectionState(4, 3))
+    [yes] = follower.receive(2, VoteRequest(4, 2, 0, 0, pre_vote=True), 0)
+    assert yes.message == R.VoteResponse(0, 3, 4, True)
+    follower.receive(3, R.FetchResponse(0, 3, 4, 0, 0), 0)
+    [no] = follower.receive(2, VoteRequest(4, 2, 0, 0, pre_vote=True), 0)
+    assert no.message == R.VoteResponse(0, 3, 4, False)
+    assert follower.state.kind is F and follower.election == ElectionState(4, 3)
+    assert R.CAN_GRANT_PRE_VOTE == {U: True, V: True, P: True, C: True, L: False, F: True, RS: True}
+
+
+def test_a_prospective_stands_on_a_majority_of_pre_votes_and_falls_back_on_refusals():
+    node = RaftNode(1, [1, 2, 3], MemoryLog(), 0, election=ElectionState(4, 3))
+    sends = node.tick(RaftConfig().fetch_timeout_ms)           # its leader went quiet
+    assert node.state.kind is P and node.election == ElectionState(4, 3)
+    assert [(s.destination, s.message) for s in sends] == [
+        (2, VoteRequest(4, 1, 0, 0, pre_vote=True)), (3, VoteRequest(4, 1, 0, 0, pre_vote=True))]
+    # refused by both (they still hear the leader): back to following it, same epoch
+    node.receive(2, R.VoteResponse(0, 3, 4, False), 0)
+    [fetch] = node.receive(3, R.VoteResponse(0, 3, 4, False), 0)
+    assert node.state.kind is F and node.election == ElectionState(4, 3) and fetch.message.current_leader_epoch == 4
+    # the next time one grants: a candidate of epoch 5, asking real votes
+    node.tick(2 * RaftConfig().fetch_timeout_ms)
+    sends = node.receive(2, R.VoteResponse(0, 3, 4, True), 0)
+    assert node.state.kind is C and node.election == ElectionState(5, -1, 1)
+    assert {s.message for s in sends} == {VoteRequest(5, 1, 0, 0)}
+    # an unattached one that times out its pre-votes keeps the vote it had cast
+    voted = RaftNode(1, [1, 2, 3], MemoryLog(), 0, election=ElectionState(6, -1, 2))
+    voted.tick(10_000)
+    assert voted.state.kind is P
+    voted.tick(20_000)
+    assert voted.state.kind is V and voted.election == ElectionState(6, -1, 2)
+
+
 def test_a_restarted_voter_remembers_its_vote():
     node = RaftNode(1, [1, 2, 3], MemoryLog(), 0, election=ElectionState(4, -1, 2))
     assert node.state.kind is V
@@ -380,6 +428,50 @@ def test_three_voters_elect_commit_and_fail_over(seed):
     sim.run(lambda: rejoined.state.kind is F and rejoined.high_watermark > after
             or rejoined.is_leader and rejoined.high_watermark > after)
     assert sim.logs[first.node_id].entries[:after + 1] == sim.logs[second.node_id].entries[:after + 1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_voter_partitioned_away_and_back_neither_bumps_the_epoch_nor_deposes_the_leader(seed):
+    """KIP-996's motivation: without pre-vote the cut-off voter stands in epoch after epoch
+    and, back, its Vote of a greater epoch makes the healthy leader step down."""
+    sim = Sim(3, seed)
+    sim.run(lambda: sim.leader() is not None)
+    leader = sim.leader()
+    epoch = leader.epoch
+    cut = next(i for i in sim.ids if i != leader.node_id)
+    sim.run(lambda: sim.nodes[cut].state.kind is F and sim.nodes[cut].high_watermark > 0)
+    stored = sim.stored[cut]
+    seen = set()
+    for step in range(10_000):      # 30 s away (many fetch and election timeouts), back as it asks
+        sim.network = [m for m in sim.network if cut not in m[:2]]
+        was = sim.nodes[cut].state.kind
+        sim.tick(10)
+        seen.add(sim.nodes[cut].state.kind)
+        if step >= 3000 and was is not P and sim.nodes[cut].state.kind is P:
+            break               # its pre-votes are on the way
+        for _ in range(len(sim.network)):
+            sim.network = [m for m in sim.network if cut not in m[:2]]
+            if sim.network:
+                sim.deliver(0)
+        assert sim.stored[cut] == stored and sim.nodes[cut].epoch == epoch
+    assert P in seen and C not in seen
+    offset = sim.propose()
+    sim.run(lambda: sim.nodes[cut].state.kind is F and sim.nodes[cut].high_watermark > offset)
+    assert sim.leader() is leader and leader.epoch == epoch and sim.leaders == {epoch: leader.node_id}
+
+
+def test_a_restarted_voter_that_knows_no_leader_does_not_bump_the_epoch():
+    sim = Sim(3, 5)
+    sim.run(lambda: sim.leader() is not None)
+    leader = sim.leader()
+    epoch = leader.epoch
+    other = next(i for i in sim.ids if i != leader.node_id)
+    sim.crash(other)
+    sim.stored[other] = ElectionState(0)              # it lost its quorum-state: knows nothing
+    sim.restart(other)
+    offset = sim.propose()
+    sim.run(lambda: sim.nodes[other].state.kind is F and sim.nodes[other].high_watermark > offset)
+    assert sim.leader() is leader and leader.epoch == epoch and sim.nodes[other].epoch == epoch
 
 
 def test_resign_hands_over_to_the_furthest_voter():

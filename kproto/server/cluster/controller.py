@@ -54,7 +54,7 @@ from kproto.server.handlers import quotas as quota_handlers, scram as scram_hand
 from kproto.server.cluster.producer_ids import BLOCK_SIZE as PRODUCER_ID_BLOCK_SIZE
 from kproto.server.cluster import image as I
 from kproto.server.cluster import operations
-from kproto.server.cluster.quorum import Quorum
+from kproto.server.cluster.quorum import RAFT_VOTE_VERSION, Quorum
 from kproto.server.cluster import snapshot as snapshots
 from kproto.server.cluster.election import (
     PartitionRegistration, assign_replicas, assign_replicas_rack_aware, complete_reassignment, elect_leader, fence_broker, rebuild,
@@ -113,7 +113,7 @@ class Controller:
                                                      self.alter_user_scram_credentials),
             P.describe_quorum.API.key: (P.describe_quorum.API.served, self.describe_quorum),
         }
-        self.quorum_versions = {P.vote.API.key: (0, 0), P.begin_quorum_epoch.API.key: (0, 0),
+        self.quorum_versions = {P.vote.API.key: (0, RAFT_VOTE_VERSION), P.begin_quorum_epoch.API.key: (0, 0),
                                 P.end_quorum_epoch.API.key: (0, 0), P.fetch.API.key: (4, 12),
                                 P.fetch_snapshot.API.key: (0, 0)}
         operations.install(self)    # ElectLeaders, reassignments

@@ -40,11 +40,14 @@ from kproto.server.cluster.replica import LeaderEpochCache
 
 log = logging.getLogger("kproto.server.quorum")
 
-__all__ = ["MetadataLog", "Quorum", "QUORUM_STATE_FILE", "leader_change_batch", "RAFT_FETCH_VERSION"]
+__all__ = ["MetadataLog", "Quorum", "QUORUM_STATE_FILE", "leader_change_batch", "RAFT_FETCH_VERSION",
+           "RAFT_VOTE_VERSION"]
 
 QUORUM_STATE_FILE = "quorum-state"
 #: Fetch versions with last_fetched_epoch, diverging_epoch and current_leader (KIP-595)
 RAFT_FETCH_VERSION = 12
+#: Vote with pre_vote (KIP-996); the controller listener answers v0 to it
+RAFT_VOTE_VERSION = 2
 _LEADER_CHANGE = 2      # ControlRecordType.LEADER_CHANGE
 
 
@@ -410,9 +413,9 @@ def _topic(partition: dict) -> list[dict]:
 
 def to_wire(m: Any, node_id: int) -> tuple[int, int, dict]:
     if isinstance(m, R.VoteRequest):
-        return P.vote.API.key, 0, {"cluster_id": None, "topics": _topic({
+        return P.vote.API.key, RAFT_VOTE_VERSION, {"cluster_id": None, "topics": _topic({
             "replica_epoch": m.candidate_epoch, "replica_id": m.candidate_id,
-            "last_offset_epoch": m.last_offset_epoch, "last_offset": m.last_offset})}
+            "last_offset_epoch": m.last_offset_epoch, "last_offset": m.last_offset, "pre_vote": m.pre_vote})}
     if isinstance(m, R.BeginQuorumEpochRequest):
         return P.begin_quorum_epoch.API.key, 0, {"cluster_id": None, "topics": _topic({
             "leader_id": m.leader_id, "leader_epoch": m.leader_epoch})}
@@ -475,7 +478,8 @@ def snapshot_id_from_wire(sid: Any) -> tuple[int, int] | None:
 def request_from_wire(api_key: int, body: Any) -> Any:
     p = body.topics[0].partitions[0]
     if api_key == P.vote.API.key:
-        return R.VoteRequest(p.replica_epoch, p.replica_id, p.last_offset_epoch, p.last_offset)
+        return R.VoteRequest(p.replica_epoch, p.replica_id, p.last_offset_epoch, p.last_offset,
+                             bool(getattr(p, "pre_vote", False)))      # v0-1: a standard vote
     if api_key == P.begin_quorum_epoch.API.key:
         return R.BeginQuorumEpochRequest(p.leader_id, p.leader_epoch)
     return R.EndQuorumEpochRequest(p.leader_id, p.leader_epoch, tuple(p.preferred_successors))
