@@ -170,6 +170,41 @@ def test_a_silent_member_is_fenced_after_the_session_timeout():
     assert d.c.streams_group("app").state.value == "Empty"
 
 
+def test_a_member_that_does_not_revoke_is_fenced_after_its_rebalance_timeout():
+    """scheduleStreamsGroupRebalanceTimeout: the timer starts when the member enters
+    UNREVOKED_TASKS; heartbeats that still report the tasks keep the session alive but do not
+    move the timer; at the member's rebalance timeout (30 s here) it is fenced."""
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0))
+    d.hb("m2", 0)
+    r1 = d.owning("m1", 1, r1)                  # told to revoke 4 tasks: the timer starts now
+    group = d.c.streams_group("app")
+    assert group.members["m1"].state is MemberState.UNREVOKED_PARTITIONS
+    d.advance(20_000)
+    stuck = d.hb("m1", 1, active_tasks=(("0", (0, 1, 2, 3)), ("1", (0, 1, 2, 3))), standby_tasks=(), warmup_tasks=())
+    assert (stuck["error_code"], stuck["member_epoch"]) == (ErrorCode.NONE, 1)
+    d.advance(9_999)
+    assert "m1" in group.members
+    d.advance(1)
+    assert list(group.members) == ["m2"] and group.group_epoch == 3
+    gone = d.hb("m1", 1)
+    assert (gone["error_code"], gone["error_message"]) == (ErrorCode.UNKNOWN_MEMBER_ID,
+                                                           "Member m1 is not a member of group app.")
+    r2 = d.owning("m2", 2)
+    assert (r2["member_epoch"], tasks(r2)) == (3, {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]})
+
+
+def test_a_member_that_revokes_in_time_is_not_fenced():
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0))
+    d.hb("m2", 0)
+    r1 = d.owning("m1", 1, r1)
+    d.advance(29_999)
+    r1 = d.owning("m1", 1, r1)                  # revoked: epoch 2, the timer cancelled
+    assert r1["member_epoch"] == 2
+    d.advance(10_000)
+    assert sorted(d.c.streams_group("app").members) == ["m1", "m2"]
+
 def test_records_replay_into_the_same_group():
     d = StreamsDriver()
     d.owning("m1", 1, d.hb("m1", 0))

@@ -25,8 +25,10 @@ A heartbeat (GroupMetadataManager.streamsGroupHeartbeat):
    active task another member still owns waits for it to be released), writes the streams
    records (types 17, 19-23) and answers once they are appended.
 
-A member leaving (epoch -1) or missing its session timeout (``group.streams.session.timeout.ms``)
-is removed: its records are tombstoned and the group epoch bumped. Loading replays the records
+A member leaving (epoch -1), missing its session timeout (``group.streams.session.timeout.ms``)
+or still holding tasks to revoke at the end of its rebalance timeout (the member's
+``RebalanceTimeoutMs``, scheduleStreamsGroupRebalanceTimeout) is removed: its records are
+tombstoned and the group epoch bumped. Loading replays the records
 (``replay_streams_record``).
 """
 
@@ -765,6 +767,10 @@ class StreamsGroups:
             member = updated
         if step is not None or existing is None or req.member_epoch == JOIN_EPOCH:
             records.append(current_assignment_record(group.group_id, member))
+        if step is not None:
+            # maybeReconcile: a member left with tasks to revoke has its rebalance timeout to
+            # drop them; any other step ends that timeout
+            self._schedule_rebalance_timeout(group.group_id, member, now_ms)
         self._schedule_session(group.group_id, member.member_id, now_ms)
 
         statuses = [(Status.ASSIGNMENT_DELAYED, "Assignment delayed due to the configured initial rebalance delay.")
@@ -831,6 +837,7 @@ class StreamsGroups:
     def remove(self, group: StreamsGroup, member_id: str) -> list:
         """GroupMetadataManager.streamsGroupFenceMember: tombstones, a group epoch bump."""
         self._ctx.timers.cancel(("streams-session", group.group_id, member_id))
+        self._ctx.timers.cancel(("streams-rebalance", group.group_id, member_id))
         group.remove_member(member_id)
         if not group.members and group.delayed:
             group.delayed = False
@@ -848,6 +855,24 @@ class StreamsGroups:
         self._ctx.timers.schedule(("streams-session", group_id, member_id),
                                   now_ms + self._ctx.config.streams_group_session_timeout_ms,
                                   lambda t: self._fence(group_id, member_id, t))
+
+    def _schedule_rebalance_timeout(self, group_id: str, member: StreamsGroupMember, now_ms: int) -> None:
+        """scheduleStreamsGroupRebalanceTimeout / cancelGroupRebalanceTimeout: a member in
+        UNREVOKED_TASKS is fenced when it is still at that member epoch after its rebalance
+        timeout (the timer is replaced at each step that leaves it there)."""
+        key = ("streams-rebalance", group_id, member.member_id)
+        if member.state is not MemberState.UNREVOKED_PARTITIONS:
+            self._ctx.timers.cancel(key)
+            return
+        member_id, epoch = member.member_id, member.member_epoch
+
+        def expire(t: int) -> None:
+            group = self._ctx.streams_groups.get(group_id)
+            m = group.members.get(member_id) if group is not None else None
+            if m is not None and m.member_epoch == epoch:
+                self._fence(group_id, member_id, t)
+
+        self._ctx.timers.schedule(key, now_ms + max(member.rebalance_timeout_ms, 0), expire)
 
     # --- describe, load -------------------------------------------------------------------
 
@@ -903,14 +928,17 @@ class StreamsGroups:
         group.current_state_timestamp = now_ms
         if group.topology is not None:
             group.configured = configure_topology(group.topology, self.image)
-        for member_id in group.members:
+        for member_id, member in group.members.items():
             self._schedule_session(group.group_id, member_id, now_ms)
+            if member.state is MemberState.UNREVOKED_PARTITIONS:
+                self._schedule_rebalance_timeout(group.group_id, member, now_ms)
 
     def unload(self, group_id: str) -> None:
         group = self._ctx.streams_groups.pop(group_id, None)
         if group is not None:
             for member_id in group.members:
                 self._ctx.timers.cancel(("streams-session", group_id, member_id))
+                self._ctx.timers.cancel(("streams-rebalance", group_id, member_id))
             self._ctx.timers.cancel(("streams-initial-rebalance", group_id))
 
     # --- offsets (StreamsGroup.validateOffsetCommit / validateOffsetFetch) ------------------
