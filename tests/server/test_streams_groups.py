@@ -205,6 +205,52 @@ def test_a_member_that_revokes_in_time_is_not_fenced():
     d.advance(10_000)
     assert sorted(d.c.streams_group("app").members) == ["m1", "m2"]
 
+def test_a_static_member_rejoins_with_its_tasks():
+    """getOrMaybeCreateStaticStreamsGroupMember: after a leave with epoch -2 the instance's new
+    member id takes its place at once, with its tasks and target, and no rebalance."""
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0, instance_id="i1"))
+    r2 = d.hb("m2", 0)
+    r1 = d.owning("m1", 1, d.owning("m1", 1, r1))
+    r2 = d.owning("m2", 2, r2)
+    mine = tasks(d.assigned["m1"])
+    left = d.hb("m1", -2, instance_id="i1")
+    assert (left["error_code"], left["member_epoch"], left["status"]) == (ErrorCode.NONE, -2, [])
+    group = d.c.streams_group("app")
+    assert (group.members["m1"].member_epoch, group.group_epoch) == (-2, 2)
+    back = d.hb("m1b", 0, instance_id="i1", process_id="process-m1", client_id="client-m1")
+    assert (back["error_code"], back["member_epoch"], tasks(back)) == (ErrorCode.NONE, 2, mine)
+    assert sorted(group.members) == ["m1b", "m2"] and group.static_members == {"i1": "m1b"}
+    assert group.group_epoch == 2
+    types = [(CO.RecordKey.parse(k).version, v is None) for k, v in d.log[0][-6:]]
+    assert types == [(22, True), (21, True), (19, True), (19, False), (21, False), (22, False)]
+
+
+def test_a_held_instance_id_is_unreleased_and_another_member_fenced():
+    d = StreamsDriver()
+    d.hb("m1", 0, instance_id="i1")
+    r = d.hb("m1b", 0, instance_id="i1")
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.UNRELEASED_INSTANCE_ID, (
+        "Static member m1b with instance id i1 cannot join the group because the instance id is owned by m1 member."))
+    r = d.hb("m1b", 1, instance_id="i1")
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.FENCED_INSTANCE_ID,
+                                                     "Static member m1b with instance id i1 was fenced by member m1.")
+    r = d.hb("m1", 1, instance_id="i2")
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.UNKNOWN_MEMBER_ID, "Instance id i2 is unknown.")
+    r = d.hb("m1b", -2, instance_id="i1")
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.FENCED_INSTANCE_ID,
+                                                     "Static member m1b with instance id i1 was fenced by member m1.")
+    assert list(d.c.streams_group("app").members) == ["m1"]
+
+
+def test_a_static_member_leaving_with_minus_one_is_removed():
+    d = StreamsDriver()
+    d.hb("m1", 0, instance_id="i1")
+    assert d.hb("m1", -1, instance_id="i1")["member_epoch"] == -1
+    group = d.c.streams_group("app")
+    assert (group.members, group.static_members) == ({}, {})
+    assert d.hb("m1b", 0, instance_id="i1")["error_code"] == ErrorCode.NONE
+
 def test_records_replay_into_the_same_group():
     d = StreamsDriver()
     d.owning("m1", 1, d.hb("m1", 0))

@@ -671,9 +671,26 @@ class StreamsGroups:
         config = self._ctx.config
         group = self._group(req.group_id, req.member_epoch == JOIN_EPOCH, now_ms)
         records: list = []
-        existing = group.members.get(req.member_id)
         owned = _owned(req)
-        if existing is None:
+        replaced = self._static_member(group, req) if req.instance_id is not None else None
+        existing = group.members.get(req.member_id)
+        if replaced is not None:
+            # replaceStreamsMember: the new member id takes the static member's place, its
+            # tasks and target, at epoch 0 (getOrMaybeCreateStaticStreamsGroupMember)
+            member = _copy(replaced)
+            member.member_id, member.member_epoch, member.previous_member_epoch = req.member_id, 0, 0
+            records += member_tombstones(group.group_id, replaced.member_id)
+            target = group.target.get(replaced.member_id, {})
+            self._cancel_timers(group.group_id, replaced.member_id)
+            group.remove_member(replaced.member_id)
+            if existing is not None and existing is not replaced:
+                self._cancel_timers(group.group_id, existing.member_id)
+                group.remove_member(existing.member_id)
+            group.target[member.member_id] = target
+            records.append(member_metadata_record(group.group_id, member))
+            records.append(target_member_record(group.group_id, member.member_id, target))
+            existing = None
+        elif existing is None:
             if req.member_epoch != JOIN_EPOCH:
                 raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                      f"Member {req.member_id} is not a member of group {req.group_id}.")
@@ -682,7 +699,7 @@ class StreamsGroups:
                                      f"The streams group has reached its maximum capacity of "
                                      f"{config.streams_group_max_size} members.")
             member = StreamsGroupMember(req.member_id)
-        else:
+        if existing is not None:
             member = _copy(existing)
             if req.member_epoch == JOIN_EPOCH:
                 # a member rejoining with epoch 0 starts over, owning nothing
@@ -694,8 +711,9 @@ class StreamsGroups:
                     raise HeartbeatError(error, (
                         f"The streams group member has a {'greater' if req.member_epoch > existing.member_epoch else 'smaller'}"
                         f" member epoch ({req.member_epoch}) than the one known by the group coordinator "
-                        f"({existing.member_epoch}). The member must abandon all its tasks and rejoin."))
-        before = None if existing is None or req.member_epoch == JOIN_EPOCH else existing
+                        f"({existing.member_epoch}). The member must abandon all its partitions and rejoin."))
+        before = _copy(member) if replaced is not None else (
+            None if existing is None or req.member_epoch == JOIN_EPOCH else existing)
         # the changed fields (null: unchanged)
         for name in ("instance_id", "rack_id", "process_id", "user_endpoint"):
             if getattr(req, name) is not None:
@@ -720,8 +738,10 @@ class StreamsGroups:
             "process_id", "user_endpoint", "client_tags"))
         if metadata_changed:
             records.append(member_metadata_record(group.group_id, member))
-        bump = bump or existing is None or req.member_epoch == JOIN_EPOCH or any(
-            getattr(existing, f) != getattr(member, f) for f in ("topology_epoch", "process_id", "client_tags"))
+        # a static member taking its place back bumps the epoch only if its metadata changed
+        bump = bump or (existing is None and replaced is None) or (
+            replaced is None and req.member_epoch == JOIN_EPOCH) or any(
+            getattr(existing or before, f) != getattr(member, f) for f in ("topology_epoch", "process_id", "client_tags"))
         if existing is not None and existing.user_endpoint != member.user_endpoint:
             group.endpoint_information_epoch += 1
         group.put_member(member)
@@ -820,24 +840,53 @@ class StreamsGroups:
 
     # --- leave and fencing ----------------------------------------------------------------
 
+    def _static_member(self, group: StreamsGroup, req: StreamsGroupHeartbeatRequest) -> StreamsGroupMember | None:
+        """getOrMaybeCreateStaticStreamsGroupMember's checks (and streamsGroupLeave's): a join
+        takes the place of a static member that left with epoch -2 (returned) and is refused
+        while the instance id is held; other heartbeats must come from the holder."""
+        holder_id = group.static_members.get(req.instance_id)
+        holder = group.members.get(holder_id) if holder_id is not None else None
+        if req.member_epoch == JOIN_EPOCH:
+            if holder is None:
+                return None
+            if holder.member_epoch != STATIC_LEAVE_EPOCH:
+                raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID, (
+                    f"Static member {req.member_id} with instance id {req.instance_id} cannot join the group "
+                    f"because the instance id is owned by {holder.member_id} member."))
+            return holder
+        if holder is None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
+        if holder.member_id != req.member_id:
+            raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID, (
+                f"Static member {req.member_id} with instance id {req.instance_id} was fenced by member "
+                f"{holder.member_id}."))
+        return None
+
     def _leave(self, req: StreamsGroupHeartbeatRequest, now_ms: int):
+        """streamsGroupLeave: a static member leaving with epoch -2 stays, its tasks kept for
+        its instance (streamsGroupStaticMemberGroupLeave); any other leave fences the member."""
         group = self._group(req.group_id, False, now_ms)
+        if req.instance_id is not None:
+            self._static_member(group, req)
         member = group.members.get(req.member_id)
         if member is None:
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                  f"Member {req.member_id} is not a member of group {req.group_id}.")
-        response = heartbeat_response(req.member_id, req.member_epoch)
+        response = heartbeat_response(req.member_id, req.member_epoch, status=[])
         if req.member_epoch == STATIC_LEAVE_EPOCH:
             updated = _copy(member)
-            updated.member_epoch = STATIC_LEAVE_EPOCH
+            updated.member_epoch, updated.pending_revocation = STATIC_LEAVE_EPOCH, {}
             group.put_member(updated)
             return [current_assignment_record(group.group_id, updated)], response
         return self.remove(group, req.member_id), response
 
+    def _cancel_timers(self, group_id: str, member_id: str) -> None:
+        for kind in ("streams-session", "streams-rebalance"):
+            self._ctx.timers.cancel((kind, group_id, member_id))
+
     def remove(self, group: StreamsGroup, member_id: str) -> list:
         """GroupMetadataManager.streamsGroupFenceMember: tombstones, a group epoch bump."""
-        self._ctx.timers.cancel(("streams-session", group.group_id, member_id))
-        self._ctx.timers.cancel(("streams-rebalance", group.group_id, member_id))
+        self._cancel_timers(group.group_id, member_id)
         group.remove_member(member_id)
         if not group.members and group.delayed:
             group.delayed = False
@@ -937,8 +986,7 @@ class StreamsGroups:
         group = self._ctx.streams_groups.pop(group_id, None)
         if group is not None:
             for member_id in group.members:
-                self._ctx.timers.cancel(("streams-session", group_id, member_id))
-                self._ctx.timers.cancel(("streams-rebalance", group_id, member_id))
+                self._cancel_timers(group_id, member_id)
             self._ctx.timers.cancel(("streams-initial-rebalance", group_id))
 
     # --- offsets (StreamsGroup.validateOffsetCommit / validateOffsetFetch) ------------------
