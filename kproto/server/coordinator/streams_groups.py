@@ -330,6 +330,7 @@ class StreamsGroup:
     endpoint_information_epoch: int = 0
     configured: ConfiguredTopology | None = None
     delayed: bool = False           # the first assignment waits (group.streams.initial.rebalance.delay.ms)
+    last_assignment_configs: dict[str, str] = field(default_factory=dict)   # the assignor's, last used
     # the offsets part's view (as GroupMetadata's)
     offsets: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
     pending_offset_commits: Counter = field(default_factory=Counter)
@@ -415,7 +416,8 @@ def _tasks_from(value, prefix: str = "") -> Tasks:
 def group_metadata_record(g: StreamsGroup) -> tuple[bytes, bytes]:
     return _key(GROUP_METADATA, group_id=g.group_id), _value(
         GROUP_METADATA, epoch=g.group_epoch, metadata_hash=g.metadata_hash,
-        validated_topology_epoch=g.validated_topology_epoch)
+        validated_topology_epoch=g.validated_topology_epoch,
+        last_assignment_configs=[{"key": k, "value": v} for k, v in sorted(g.last_assignment_configs.items())])
 
 
 def member_metadata_record(group_id: str, m: StreamsGroupMember) -> tuple[bytes, bytes]:
@@ -498,6 +500,7 @@ def replay_streams_record(groups: dict[str, StreamsGroup], record_type: int, key
         else:
             group.group_epoch, group.metadata_hash = v.epoch, v.metadata_hash
             group.validated_topology_epoch = v.validated_topology_epoch
+            group.last_assignment_configs = {c.key: c.value for c in v.last_assignment_configs or ()}
     elif record_type == TOPOLOGY:
         group.topology = None if v is None else _topology_from(v)
     elif record_type == MEMBER_METADATA:
@@ -576,6 +579,12 @@ def error_response(error: ErrorCode, message: str | None = None) -> dict:
     return heartbeat_response("", 0, error, message, status=[])
 
 
+#: a group's ``streams.*`` config -> the CoordinatorConfig field of its broker default
+_BROKER_SETTING = {"streams.session.timeout.ms": "streams_group_session_timeout_ms",
+                   "streams.heartbeat.interval.ms": "streams_group_heartbeat_interval_ms",
+                   "streams.num.standby.replicas": "streams_group_num_standby_replicas"}
+
+
 class StreamsGroups:
     """The streams groups of the shared ``GroupContext`` (``ctx.streams_groups``)."""
 
@@ -585,6 +594,13 @@ class StreamsGroups:
         #: other group types' ids (``GroupMetadataManager.group``: one type per id)
         self.other_types: Callable[[str], bool] = lambda group_id: (
             group_id in ctx.consumer_groups or group_id in ctx.groups)
+
+    def setting(self, group_id: str, name: str) -> int:
+        """A group's ``streams.*`` config: its override (IncrementalAlterConfigs on the GROUP
+        resource, validated there) or the broker's ``group.streams.*`` (GroupMetadataManager.
+        streamsGroupSessionTimeoutMs, streamsGroupHeartbeatIntervalMs, streamsGroupAssignmentConfigs)."""
+        value = self._ctx.group_config(group_id).get(name)
+        return int(value) if value is not None else getattr(self._ctx.config, _BROKER_SETTING[name])
 
     def handlers(self) -> dict[type, Handler]:
         return {StreamsGroupHeartbeatRequest: self._heartbeat, StreamsGroupDescribeRequest: self._describe}
@@ -749,9 +765,12 @@ class StreamsGroups:
         # the topology against the cluster's topics, the group epoch
         new_hash = group.compute_hash(self.image)
         group.configured = configure_topology(group.topology, self.image)
-        if bump or new_hash != group.metadata_hash:
+        # streamsGroupAssignmentConfigs: a changed ``streams.num.standby.replicas`` reassigns
+        assignment_configs = {"num.standby.replicas": str(self.setting(group.group_id, "streams.num.standby.replicas"))}
+        if bump or new_hash != group.metadata_hash or assignment_configs != group.last_assignment_configs:
             group.group_epoch += 1
             group.metadata_hash = new_hash
+            group.last_assignment_configs = assignment_configs
             group.validated_topology_epoch = group.topology.epoch if group.configured.ready else -1
             records.append(group_metadata_record(group))
 
@@ -801,7 +820,8 @@ class StreamsGroups:
                 f"The member's topology epoch {member.topology_epoch} is behind the group's topology epoch "
                 f"{group.topology.epoch}.")))
         response = heartbeat_response(
-            member.member_id, member.member_epoch, heartbeat_interval_ms=config.streams_group_heartbeat_interval_ms,
+            member.member_id, member.member_epoch,
+            heartbeat_interval_ms=self.setting(group.group_id, "streams.heartbeat.interval.ms"),
             task_offset_interval_ms=config.streams_group_task_offset_interval_ms,
             acceptable_recovery_lag=config.streams_group_acceptable_recovery_lag,
             status=[{"status_code": s.value, "status_detail": d} for s, d in statuses],
@@ -819,7 +839,7 @@ class StreamsGroups:
         result = assign_tasks({m.member_id: (m.process_id, group.target.get(m.member_id, m.assigned))
                                for m in group.members.values()},
                               group.configured.tasks if group.configured.ready and not group.delayed else {},
-                              self._ctx.config.streams_group_num_standby_replicas)
+                              self.setting(group.group_id, "streams.num.standby.replicas"))
         for member_id in sorted(result):
             if group.target.get(member_id) != result[member_id]:
                 group.target[member_id] = result[member_id]
@@ -902,7 +922,7 @@ class StreamsGroups:
 
     def _schedule_session(self, group_id: str, member_id: str, now_ms: int) -> None:
         self._ctx.timers.schedule(("streams-session", group_id, member_id),
-                                  now_ms + self._ctx.config.streams_group_session_timeout_ms,
+                                  now_ms + self.setting(group_id, "streams.session.timeout.ms"),
                                   lambda t: self._fence(group_id, member_id, t))
 
     def _schedule_rebalance_timeout(self, group_id: str, member: StreamsGroupMember, now_ms: int) -> None:

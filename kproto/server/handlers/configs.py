@@ -23,7 +23,7 @@ from kproto.server.dynamic_config import (
     LIST_CONFIGS,
     default_value,
 )
-from kproto.server.share.group_config import GROUP_CONFIGS, check_group_config, default as group_default
+from kproto.server.share.group_config import GROUP_CONFIGS, check_group_configs, default as group_default
 from kproto.server import loggers, telemetry
 from kproto.topic_config import LogConfig
 from kproto.security.acl import AclOperation as O, ResourceType as R
@@ -285,8 +285,7 @@ async def _apply(broker, resource, new_configs: dict, validate_only: bool) -> No
             broker.client_metrics.replace(resource.resource_name, new_configs)
         return
     if resource.resource_type == GROUP:
-        for name, value in new_configs.items():
-            check_group_config(name, value, broker.config.values)
+        check_group_configs(new_configs, broker.config.values)
         if not validate_only:
             broker.shares.group_configs.replace(resource.resource_name, new_configs)
         return
