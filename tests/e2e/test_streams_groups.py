@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import kproto.testing
+from kproto.server.share.group_config import GROUP_CONFIGS
 from tests import java_client
 from tests.kafka_ref import KafkaUnavailable, unavailable
 from tests.parity.test_kafka_ref_tools import diff, kafka_tool, known, kproto_tool
@@ -240,7 +241,40 @@ def test_a_streams_group_survives_a_broker_restart(tmp_path):
         assert described(b.bootstrap_servers) == before
 
 
+GROUP = ["--entity-type", "groups", "--entity-name", "wc-configs"]
+CONFIG_CASES = [  # kafka-configs.sh on a group's streams.* configs: Kafka 4.4's bounds and messages
+    ["--alter", "--add-config", "streams.num.standby.replicas=3", *GROUP],
+    ["--alter", "--add-config", "streams.num.standby.replicas=-1", *GROUP],
+    ["--alter", "--add-config", "streams.session.timeout.ms=44999", *GROUP],
+    ["--alter", "--add-config", "streams.heartbeat.interval.ms=15001", *GROUP],
+    ["--alter", "--add-config", "streams.session.timeout.ms=50000,streams.heartbeat.interval.ms=6000,"
+                                "streams.num.standby.replicas=1", *GROUP],
+    ["--describe", *GROUP],
+    ["--describe", "--all", *GROUP],
+]
+CONFIG_OUTCOMES: dict[str, list] = {}
+
+
+def test_streams_group_configs(kafka_ref, broker):
+    kind, bootstrap = broker
+    CONFIG_OUTCOMES[kind] = [known(kafka_tool(kafka_ref, "configs", bootstrap, args), "configs")
+                             for args in CONFIG_CASES]
+    refused = CONFIG_OUTCOMES[kind][0]
+    assert refused[0] != 0 and "streams.num.standby.replicas must be less than or equal to 2" in refused[2]
+    assert "streams.num.standby.replicas=1" in CONFIG_OUTCOMES[kind][-1][1]
+
+
 def test_same_outcome_on_both_brokers():
     if set(OUTCOMES) != {"kproto", "kafka"}:
         pytest.skip("needs both brokers' runs")
     assert OUTCOMES["kproto"] == OUTCOMES["kafka"]
+
+
+def test_same_streams_group_configs_on_both_brokers():
+    if set(CONFIG_OUTCOMES) != {"kproto", "kafka"}:
+        pytest.skip("needs both brokers' runs")
+    for args, k, p in zip(CONFIG_CASES, CONFIG_OUTCOMES["kafka"], CONFIG_OUTCOMES["kproto"]):
+        if "--all" in args:     # kproto serves a part of Kafka's group configs (README): those lines
+            k = (k[0], "".join(line for line in k[1].splitlines(keepends=True)
+                               if not line.startswith("  ") or line.split("=")[0].strip() in GROUP_CONFIGS), k[2])
+        assert p == k, f"{args}\n" + diff(k, p)

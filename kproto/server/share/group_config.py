@@ -22,8 +22,8 @@ log = logging.getLogger("kproto.server.share")
 
 #: name -> the broker config its default and bounds come from (GroupConfig.configDef)
 GROUP_CONFIGS: dict[str, str | None] = {
-    "consumer.session.timeout.ms": None,
-    "consumer.heartbeat.interval.ms": None,
+    "consumer.session.timeout.ms": "group.consumer.session.timeout.ms",
+    "consumer.heartbeat.interval.ms": "group.consumer.heartbeat.interval.ms",
     "share.session.timeout.ms": "group.share.session.timeout.ms",
     "share.heartbeat.interval.ms": "group.share.heartbeat.interval.ms",
     "share.record.lock.duration.ms": "group.share.record.lock.duration.ms",
@@ -34,8 +34,7 @@ GROUP_CONFIGS: dict[str, str | None] = {
     "streams.heartbeat.interval.ms": "group.streams.heartbeat.interval.ms",
     "streams.num.standby.replicas": "group.streams.num.standby.replicas",
 }
-_DEFAULTS = {"consumer.session.timeout.ms": "45000", "consumer.heartbeat.interval.ms": "5000",
-             "share.auto.offset.reset": "latest", "share.isolation.level": "read_uncommitted"}
+_DEFAULTS = {"share.auto.offset.reset": "latest", "share.isolation.level": "read_uncommitted"}
 # share.X -> (min config, max config) on the broker (GroupConfig.validateValues)
 _BOUNDS = {"share.session.timeout.ms": ("group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
            "share.heartbeat.interval.ms": ("group.share.min.heartbeat.interval.ms",
