@@ -196,6 +196,23 @@ def test_a_member_that_does_not_revoke_is_fenced_after_its_rebalance_timeout():
     assert (r2["member_epoch"], tasks(r2)) == (3, {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]})
 
 
+def test_a_loaded_member_with_tasks_to_revoke_gets_its_rebalance_timeout_again():
+    """onLoaded: a replayed member in UNREVOKED_TASKS has its rebalance timeout armed anew."""
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0))
+    d.hb("m2", 0)
+    d.owning("m1", 1, r1)
+    loaded = StreamsDriver()
+    loaded.c = GroupCoordinator(CoordinatorConfig(offsets_topic_num_partitions=1))
+    loaded.c.update_topics({"words": (T, 4), **INTERNAL})
+    assert loaded.c.load_partition(0, d.log[0], 0) == ("app",)
+    assert loaded.c.streams_group("app").members["m1"].state is MemberState.UNREVOKED_PARTITIONS
+    loaded.advance(29_999)
+    assert "m1" in loaded.c.streams_group("app").members
+    loaded.advance(1)
+    assert sorted(loaded.c.streams_group("app").members) == ["m2"]
+
+
 def test_a_member_that_revokes_in_time_is_not_fenced():
     d = StreamsDriver()
     r1 = d.owning("m1", 1, d.hb("m1", 0))
