@@ -173,6 +173,7 @@ class Broker:
         self._elect_led(GROUP_METADATA_TOPIC_NAME)
         self.shares = share_service.ShareService(self.logs, self.config.values, append_lock=self.append_lock)
         await self.shares.start()
+        self.groups.coordinator.use_group_configs(self.shares.group_configs.overrides)
 
     async def close(self) -> None:
         if self.cluster is not None:

@@ -21,7 +21,11 @@ from pathlib import Path
 import pytest
 
 import kproto.testing
+from kproto.client.transport import BrokerClient
+from kproto.schemas import protocol as P
+from kproto.server.share.group_config import GROUP_CONFIGS
 from tests import java_client
+from tests.helpers import until
 from tests.kafka_ref import KafkaUnavailable, unavailable
 from tests.parity.test_kafka_ref_tools import diff, kafka_tool, known, kproto_tool
 
@@ -240,7 +244,86 @@ def test_a_streams_group_survives_a_broker_restart(tmp_path):
         assert described(b.bootstrap_servers) == before
 
 
+GROUP = ["--entity-type", "groups", "--entity-name", "wc-configs"]
+CONFIG_CASES = [  # kafka-configs.sh on a group's streams.* configs: Kafka 4.4's bounds and messages
+    ["--alter", "--add-config", "streams.num.standby.replicas=3", *GROUP],
+    ["--alter", "--add-config", "streams.num.standby.replicas=-1", *GROUP],
+    ["--alter", "--add-config", "streams.session.timeout.ms=44999", *GROUP],
+    ["--alter", "--add-config", "streams.heartbeat.interval.ms=15001", *GROUP],
+    ["--alter", "--add-config", "streams.session.timeout.ms=50000,streams.heartbeat.interval.ms=6000,"
+                                "streams.num.standby.replicas=1", *GROUP],
+    ["--describe", *GROUP],
+    ["--describe", "--all", *GROUP],
+]
+CONFIG_OUTCOMES: dict[str, list] = {}
+
+
+def test_streams_group_configs(kafka_ref, broker):
+    kind, bootstrap = broker
+    CONFIG_OUTCOMES[kind] = [known(kafka_tool(kafka_ref, "configs", bootstrap, args), "configs")
+                             for args in CONFIG_CASES]
+    refused = CONFIG_OUTCOMES[kind][0]
+    assert refused[0] != 0 and "streams.num.standby.replicas must be less than or equal to 2" in refused[2]
+    assert "streams.num.standby.replicas=1" in CONFIG_OUTCOMES[kind][-1][1]
+
+
 def test_same_outcome_on_both_brokers():
     if set(OUTCOMES) != {"kproto", "kafka"}:
         pytest.skip("needs both brokers' runs")
     assert OUTCOMES["kproto"] == OUTCOMES["kafka"]
+
+
+STATIC_OUTCOMES: dict[str, list] = {}
+
+
+def test_static_members(broker):
+    """Raw StreamsGroupHeartbeats with an instance id (getOrMaybeCreateStaticStreamsGroupMember):
+    a held instance id, another member using it, an unknown one, a -2 leave and the instance's
+    new member taking its place; each answer's error, message and member epoch."""
+    kind, bootstrap = broker
+
+    def beat(client: BrokerClient, member: str, epoch: int, instance: str) -> tuple:
+        join = epoch == 0
+        r = client.request(P.streams_group_heartbeat.API.key, {
+            "group_id": "static", "member_id": member, "member_epoch": epoch, "endpoint_information_epoch": 0,
+            "instance_id": instance, "rack_id": None, "rebalance_timeout_ms": 30000 if join else -1,
+            "topology": {"epoch": 0, "subtopologies": [
+                {"subtopology_id": "0", "source_topics": [INPUT], "source_topic_regex": [],
+                 "state_changelog_topics": [], "repartition_sink_topics": [], "repartition_source_topics": [],
+                 "copartition_groups": []}]} if join else None,
+            "active_tasks": [] if join else None, "standby_tasks": [] if join else None,
+            "warmup_tasks": [] if join else None, "process_id": f"p-{member}" if join else None,
+            "user_endpoint": None, "client_tags": [] if join else None, "task_offsets": None,
+            "task_end_offsets": None, "shutdown_application": False}, version=0)
+        return r.error_code, r.error_message, r.member_epoch
+
+    with BrokerClient(bootstrap) as client:
+        client.request(P.find_coordinator.API.key, {"key": "static", "key_type": 0, "coordinator_keys": ["static"]})
+        first = []
+        until(lambda: first.append(beat(client, "m1", 0, "i1")) or first[-1][0] not in (14, 15, 16),
+              what="the group coordinator ready")
+        STATIC_OUTCOMES[kind] = answers = [first[-1][0], *(beat(client, *a) for a in (
+            ("m2", 0, "i1"), ("m2", 1, "i1"), ("m1", 1, "i9"), ("m1", -2, "i1"), ("m3", 0, "i1")))]
+    assert answers[1:5] == [
+        (111, "Static member m2 with instance id i1 cannot join the group because the instance id is owned by "
+              "m1 member.", 0),
+        (82, "Static member m2 with instance id i1 was fenced by member m1.", 0),
+        (25, "Instance id i9 is unknown.", 0),
+        (0, None, -2)]
+    assert answers[0] == 0 and answers[5][:2] == (0, None)
+
+
+def test_same_static_members_on_both_brokers():
+    if set(STATIC_OUTCOMES) != {"kproto", "kafka"}:
+        pytest.skip("needs both brokers' runs")
+    assert STATIC_OUTCOMES["kproto"] == STATIC_OUTCOMES["kafka"]
+
+
+def test_same_streams_group_configs_on_both_brokers():
+    if set(CONFIG_OUTCOMES) != {"kproto", "kafka"}:
+        pytest.skip("needs both brokers' runs")
+    for args, k, p in zip(CONFIG_CASES, CONFIG_OUTCOMES["kafka"], CONFIG_OUTCOMES["kproto"]):
+        if "--all" in args:     # kproto serves a part of Kafka's group configs (README): those lines
+            k = (k[0], "".join(line for line in k[1].splitlines(keepends=True)
+                               if not line.startswith("  ") or line.split("=")[0].strip() in GROUP_CONFIGS), k[2])
+        assert p == k, f"{args}\n" + diff(k, p)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kproto.errors import ErrorCode
+from kproto.errors import ErrorCode, InvalidConfigError
 from kproto.schemas import consumer_offsets as CO
+from kproto.server.config import BrokerConfig
 from kproto.server.coordinator import CoordinatorConfig, GroupCoordinator, JoinGroupRequest, JoinGroupRequestProtocol
 from kproto.server.coordinator.consumer_state import MemberState
 from kproto.server.coordinator.streams_groups import (
@@ -16,6 +17,7 @@ from kproto.server.coordinator.streams_groups import (
     assign_tasks, configure_topology,
 )
 from kproto.server.coordinator.events import ConsumerGroupHeartbeatRequest, ListGroupsRequest
+from kproto.server.share.group_config import check_group_configs
 from tests.server.helpers import INTERNAL, WORD_COUNT, StreamsDriver, T
 
 def tasks(r: dict, kind: str = "active") -> dict[str, list[int]] | None:
@@ -169,6 +171,166 @@ def test_a_silent_member_is_fenced_after_the_session_timeout():
     assert d.c.streams_group("app").members == {}
     assert d.c.streams_group("app").state.value == "Empty"
 
+
+def test_a_member_that_does_not_revoke_is_fenced_after_its_rebalance_timeout():
+    """scheduleStreamsGroupRebalanceTimeout: the timer starts when the member enters
+    UNREVOKED_TASKS; heartbeats that still report the tasks keep the session alive but do not
+    move the timer; at the member's rebalance timeout (30 s here) it is fenced."""
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0))
+    d.hb("m2", 0)
+    r1 = d.owning("m1", 1, r1)                  # told to revoke 4 tasks: the timer starts now
+    group = d.c.streams_group("app")
+    assert group.members["m1"].state is MemberState.UNREVOKED_PARTITIONS
+    d.advance(20_000)
+    stuck = d.hb("m1", 1, active_tasks=(("0", (0, 1, 2, 3)), ("1", (0, 1, 2, 3))), standby_tasks=(), warmup_tasks=())
+    assert (stuck["error_code"], stuck["member_epoch"]) == (ErrorCode.NONE, 1)
+    d.advance(9_999)
+    assert "m1" in group.members
+    d.advance(1)
+    assert list(group.members) == ["m2"] and group.group_epoch == 3
+    gone = d.hb("m1", 1)
+    assert (gone["error_code"], gone["error_message"]) == (ErrorCode.UNKNOWN_MEMBER_ID,
+                                                           "Member m1 is not a member of group app.")
+    r2 = d.owning("m2", 2)
+    assert (r2["member_epoch"], tasks(r2)) == (3, {"0": [0, 1, 2, 3], "1": [0, 1, 2, 3]})
+
+
+def test_a_loaded_member_with_tasks_to_revoke_gets_its_rebalance_timeout_again():
+    """onLoaded: a replayed member in UNREVOKED_TASKS has its rebalance timeout armed anew."""
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0))
+    d.hb("m2", 0)
+    d.owning("m1", 1, r1)
+    loaded = StreamsDriver()
+    loaded.c = GroupCoordinator(CoordinatorConfig(offsets_topic_num_partitions=1))
+    loaded.c.update_topics({"words": (T, 4), **INTERNAL})
+    assert loaded.c.load_partition(0, d.log[0], 0) == ("app",)
+    assert loaded.c.streams_group("app").members["m1"].state is MemberState.UNREVOKED_PARTITIONS
+    loaded.advance(29_999)
+    assert "m1" in loaded.c.streams_group("app").members
+    loaded.advance(1)
+    assert sorted(loaded.c.streams_group("app").members) == ["m2"]
+
+
+def test_a_member_that_revokes_in_time_is_not_fenced():
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0))
+    d.hb("m2", 0)
+    r1 = d.owning("m1", 1, r1)
+    d.advance(29_999)
+    r1 = d.owning("m1", 1, r1)                  # revoked: epoch 2, the timer cancelled
+    assert r1["member_epoch"] == 2
+    d.advance(10_000)
+    assert sorted(d.c.streams_group("app").members) == ["m1", "m2"]
+
+def test_a_static_member_rejoins_with_its_tasks():
+    """getOrMaybeCreateStaticStreamsGroupMember: after a leave with epoch -2 the instance's new
+    member id takes its place at once, with its tasks and target, and no rebalance."""
+    d = StreamsDriver()
+    r1 = d.owning("m1", 1, d.hb("m1", 0, instance_id="i1"))
+    r2 = d.hb("m2", 0)
+    r1 = d.owning("m1", 1, d.owning("m1", 1, r1))
+    r2 = d.owning("m2", 2, r2)
+    mine = tasks(d.assigned["m1"])
+    left = d.hb("m1", -2, instance_id="i1")
+    assert (left["error_code"], left["member_epoch"], left["status"]) == (ErrorCode.NONE, -2, [])
+    group = d.c.streams_group("app")
+    assert (group.members["m1"].member_epoch, group.group_epoch) == (-2, 2)
+    back = d.hb("m1b", 0, instance_id="i1", process_id="process-m1", client_id="client-m1")
+    assert (back["error_code"], back["member_epoch"], tasks(back)) == (ErrorCode.NONE, 2, mine)
+    assert sorted(group.members) == ["m1b", "m2"] and group.static_members == {"i1": "m1b"}
+    assert group.group_epoch == 2
+    types = [(CO.RecordKey.parse(k).version, v is None) for k, v in d.log[0][-6:]]
+    assert types == [(22, True), (21, True), (19, True), (19, False), (21, False), (22, False)]
+
+
+def test_a_held_instance_id_is_unreleased_and_another_member_fenced():
+    d = StreamsDriver()
+    d.hb("m1", 0, instance_id="i1")
+    r = d.hb("m1b", 0, instance_id="i1")
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.UNRELEASED_INSTANCE_ID, (
+        "Static member m1b with instance id i1 cannot join the group because the instance id is owned by m1 member."))
+    r = d.hb("m1b", 1, instance_id="i1")
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.FENCED_INSTANCE_ID,
+                                                     "Static member m1b with instance id i1 was fenced by member m1.")
+    r = d.hb("m1", 1, instance_id="i2")
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.UNKNOWN_MEMBER_ID, "Instance id i2 is unknown.")
+    r = d.hb("m1b", -2, instance_id="i1")
+    assert (r["error_code"], r["error_message"]) == (ErrorCode.FENCED_INSTANCE_ID,
+                                                     "Static member m1b with instance id i1 was fenced by member m1.")
+    assert list(d.c.streams_group("app").members) == ["m1"]
+
+
+def test_a_static_member_leaving_with_minus_one_is_removed():
+    d = StreamsDriver()
+    d.hb("m1", 0, instance_id="i1")
+    assert d.hb("m1", -1, instance_id="i1")["member_epoch"] == -1
+    group = d.c.streams_group("app")
+    assert (group.members, group.static_members) == ({}, {})
+    assert d.hb("m1b", 0, instance_id="i1")["error_code"] == ErrorCode.NONE
+
+def test_group_configs_override_the_broker_streams_settings():
+    """GroupMetadataManager.streamsGroupSessionTimeoutMs / streamsGroupHeartbeatIntervalMs:
+    a group's ``streams.*`` overrides, read at each use."""
+    d = StreamsDriver()
+    overrides: dict[str, dict[str, str]] = {"app": {"streams.session.timeout.ms": "50000",
+                                                    "streams.heartbeat.interval.ms": "7000"}}
+    d.c.use_group_configs(lambda g: overrides.get(g, {}))
+    r = d.hb("m1", 0)
+    assert r["heartbeat_interval_ms"] == 7000
+    d.advance(49_999)
+    assert "m1" in d.c.streams_group("app").members
+    d.advance(1)
+    assert d.c.streams_group("app").members == {}
+    del overrides["app"]
+    assert d.hb("m2", 0)["heartbeat_interval_ms"] == 5000
+
+
+def test_a_changed_standby_count_reassigns():
+    """streamsGroupAssignmentConfigs: ``num.standby.replicas`` is kept in the group metadata
+    record (LastAssignmentConfigs); a heartbeat seeing another value bumps the group epoch."""
+    d = StreamsDriver()
+    overrides: dict[str, str] = {}
+    d.c.use_group_configs(lambda g: overrides)
+    r1 = d.owning("m1", 1, d.hb("m1", 0))
+    r2 = d.hb("m2", 0)
+    r1 = d.owning("m1", 1, d.owning("m1", 1, r1))
+    r2 = d.owning("m2", 2, r2)
+    group = d.c.streams_group("app")
+    assert (group.group_epoch, group.last_assignment_configs) == (2, {"num.standby.replicas": "0"})
+    overrides["streams.num.standby.replicas"] = "1"
+    r1 = d.owning("m1", 2, r1)
+    assert (group.group_epoch, group.last_assignment_configs) == (3, {"num.standby.replicas": "1"})
+    assert (r1["member_epoch"], tasks(r1, "standby")) == (3, tasks(r2))
+    value = CO.value_schema(17).parse(next(v for k, v in reversed(d.log[0]) if CO.RecordKey.parse(k).version == 17))
+    assert [(c.key, c.value) for c in value.data.last_assignment_configs] == [("num.standby.replicas", "1")]
+
+
+@pytest.mark.parametrize("configs, message", [
+    ({"streams.session.timeout.ms": "44999"}, "streams.session.timeout.ms must be in the range 45000 to 60000 inclusive."),
+    ({"streams.session.timeout.ms": "0"}, "Invalid value 0 for configuration streams.session.timeout.ms: "
+                                          "Value must be at least 1"),
+    ({"streams.heartbeat.interval.ms": "15001"},
+     "streams.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive."),
+    ({"streams.num.standby.replicas": "3"}, "streams.num.standby.replicas must be less than or equal to 2"),
+    ({"streams.num.standby.replicas": "-1"}, "Invalid value -1 for configuration streams.num.standby.replicas: "
+                                             "Value must be at least 0"),
+    ({"streams.num.standby.replicas": "x"}, "Invalid value x for configuration streams.num.standby.replicas: "
+                                            "Expected value to be a 32-bit integer, but it was a java.lang.String"),
+])
+def test_streams_group_configs_are_checked_as_kafka_does(configs, message):
+    with pytest.raises(InvalidConfigError) as e:
+        check_group_configs(configs, BrokerConfig.from_props().values)
+    assert str(e.value) == message
+
+
+def test_a_streams_session_timeout_must_exceed_the_heartbeat_interval():
+    values = {**BrokerConfig.from_props().values, "group.streams.min.session.timeout.ms": 1000}
+    check_group_configs({"streams.session.timeout.ms": "6000"}, values)      # over the 5000 default
+    with pytest.raises(InvalidConfigError) as e:
+        check_group_configs({"streams.session.timeout.ms": "5000"}, values)
+    assert str(e.value) == "streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms"
 
 def test_records_replay_into_the_same_group():
     d = StreamsDriver()

@@ -11,7 +11,7 @@ neither part reaches into the other or into the coordinator.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -51,6 +51,8 @@ class GroupContext:
     groups: dict[str, GroupMetadata] = field(default_factory=dict)           # classic groups
     consumer_groups: dict[str, Any] = field(default_factory=dict)          # KIP-848 (consumer_groups.ConsumerGroup)
     streams_groups: dict[str, Any] = field(default_factory=dict)           # KIP-1071 (streams_groups.StreamsGroup)
+    #: a group's config overrides (GroupConfigManager.groupConfig: ``streams.session.timeout.ms`` ...)
+    group_config: Callable[[str], Mapping[str, str]] = field(default=lambda group_id: {})
     owned: set[int] = field(default_factory=set)   # __consumer_offsets partitions coordinated here
     loading: set[int] = field(default_factory=set)  # ... being loaded
 

@@ -31,7 +31,7 @@ rebalance timeout; JoinGroup v9 skip_assignment for static leaders).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import logging
 
@@ -120,6 +120,11 @@ class GroupCoordinator(CoordinatorRuntime):
         consumer groups see a changed subscribed topic on their next heartbeat."""
         self._consumer.image = dict(image)
         self._streams.update_image(self._consumer.image)
+
+    def use_group_configs(self, group_config: Callable[[str], Mapping[str, str]]) -> None:
+        """Where a group's config overrides come from (the GROUP config resources; Kafka's
+        GroupConfigManager): read at each use, so an alteration applies from the next heartbeat."""
+        self._ctx.group_config = group_config
 
     def streams_group(self, group_id: str) -> StreamsGroup | None:
         """A KIP-1071 group, for inspection only (do not mutate)."""

@@ -25,8 +25,10 @@ A heartbeat (GroupMetadataManager.streamsGroupHeartbeat):
    active task another member still owns waits for it to be released), writes the streams
    records (types 17, 19-23) and answers once they are appended.
 
-A member leaving (epoch -1) or missing its session timeout (``group.streams.session.timeout.ms``)
-is removed: its records are tombstoned and the group epoch bumped. Loading replays the records
+A member leaving (epoch -1), missing its session timeout (``group.streams.session.timeout.ms``)
+or still holding tasks to revoke at the end of its rebalance timeout (the member's
+``RebalanceTimeoutMs``, scheduleStreamsGroupRebalanceTimeout) is removed: its records are
+tombstoned and the group epoch bumped. Loading replays the records
 (``replay_streams_record``).
 """
 
@@ -328,6 +330,7 @@ class StreamsGroup:
     endpoint_information_epoch: int = 0
     configured: ConfiguredTopology | None = None
     delayed: bool = False           # the first assignment waits (group.streams.initial.rebalance.delay.ms)
+    last_assignment_configs: dict[str, str] = field(default_factory=dict)   # the assignor's, last used
     # the offsets part's view (as GroupMetadata's)
     offsets: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
     pending_offset_commits: Counter = field(default_factory=Counter)
@@ -413,7 +416,8 @@ def _tasks_from(value, prefix: str = "") -> Tasks:
 def group_metadata_record(g: StreamsGroup) -> tuple[bytes, bytes]:
     return _key(GROUP_METADATA, group_id=g.group_id), _value(
         GROUP_METADATA, epoch=g.group_epoch, metadata_hash=g.metadata_hash,
-        validated_topology_epoch=g.validated_topology_epoch)
+        validated_topology_epoch=g.validated_topology_epoch,
+        last_assignment_configs=[{"key": k, "value": v} for k, v in sorted(g.last_assignment_configs.items())])
 
 
 def member_metadata_record(group_id: str, m: StreamsGroupMember) -> tuple[bytes, bytes]:
@@ -496,6 +500,7 @@ def replay_streams_record(groups: dict[str, StreamsGroup], record_type: int, key
         else:
             group.group_epoch, group.metadata_hash = v.epoch, v.metadata_hash
             group.validated_topology_epoch = v.validated_topology_epoch
+            group.last_assignment_configs = {c.key: c.value for c in v.last_assignment_configs or ()}
     elif record_type == TOPOLOGY:
         group.topology = None if v is None else _topology_from(v)
     elif record_type == MEMBER_METADATA:
@@ -574,6 +579,12 @@ def error_response(error: ErrorCode, message: str | None = None) -> dict:
     return heartbeat_response("", 0, error, message, status=[])
 
 
+#: a group's ``streams.*`` config -> the CoordinatorConfig field of its broker default
+_BROKER_SETTING = {"streams.session.timeout.ms": "streams_group_session_timeout_ms",
+                   "streams.heartbeat.interval.ms": "streams_group_heartbeat_interval_ms",
+                   "streams.num.standby.replicas": "streams_group_num_standby_replicas"}
+
+
 class StreamsGroups:
     """The streams groups of the shared ``GroupContext`` (``ctx.streams_groups``)."""
 
@@ -583,6 +594,13 @@ class StreamsGroups:
         #: other group types' ids (``GroupMetadataManager.group``: one type per id)
         self.other_types: Callable[[str], bool] = lambda group_id: (
             group_id in ctx.consumer_groups or group_id in ctx.groups)
+
+    def setting(self, group_id: str, name: str) -> int:
+        """A group's ``streams.*`` config: its override (IncrementalAlterConfigs on the GROUP
+        resource, validated there) or the broker's ``group.streams.*`` (GroupMetadataManager.
+        streamsGroupSessionTimeoutMs, streamsGroupHeartbeatIntervalMs, streamsGroupAssignmentConfigs)."""
+        value = self._ctx.group_config(group_id).get(name)
+        return int(value) if value is not None else getattr(self._ctx.config, _BROKER_SETTING[name])
 
     def handlers(self) -> dict[type, Handler]:
         return {StreamsGroupHeartbeatRequest: self._heartbeat, StreamsGroupDescribeRequest: self._describe}
@@ -669,9 +687,26 @@ class StreamsGroups:
         config = self._ctx.config
         group = self._group(req.group_id, req.member_epoch == JOIN_EPOCH, now_ms)
         records: list = []
-        existing = group.members.get(req.member_id)
         owned = _owned(req)
-        if existing is None:
+        replaced = self._static_member(group, req) if req.instance_id is not None else None
+        existing = group.members.get(req.member_id)
+        if replaced is not None:
+            # replaceStreamsMember: the new member id takes the static member's place, its
+            # tasks and target, at epoch 0 (getOrMaybeCreateStaticStreamsGroupMember)
+            member = _copy(replaced)
+            member.member_id, member.member_epoch, member.previous_member_epoch = req.member_id, 0, 0
+            records += member_tombstones(group.group_id, replaced.member_id)
+            target = group.target.get(replaced.member_id, {})
+            self._cancel_timers(group.group_id, replaced.member_id)
+            group.remove_member(replaced.member_id)
+            if existing is not None and existing is not replaced:
+                self._cancel_timers(group.group_id, existing.member_id)
+                group.remove_member(existing.member_id)
+            group.target[member.member_id] = target
+            records.append(member_metadata_record(group.group_id, member))
+            records.append(target_member_record(group.group_id, member.member_id, target))
+            existing = None
+        elif existing is None:
             if req.member_epoch != JOIN_EPOCH:
                 raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                      f"Member {req.member_id} is not a member of group {req.group_id}.")
@@ -680,7 +715,7 @@ class StreamsGroups:
                                      f"The streams group has reached its maximum capacity of "
                                      f"{config.streams_group_max_size} members.")
             member = StreamsGroupMember(req.member_id)
-        else:
+        if existing is not None:
             member = _copy(existing)
             if req.member_epoch == JOIN_EPOCH:
                 # a member rejoining with epoch 0 starts over, owning nothing
@@ -692,8 +727,9 @@ class StreamsGroups:
                     raise HeartbeatError(error, (
                         f"The streams group member has a {'greater' if req.member_epoch > existing.member_epoch else 'smaller'}"
                         f" member epoch ({req.member_epoch}) than the one known by the group coordinator "
-                        f"({existing.member_epoch}). The member must abandon all its tasks and rejoin."))
-        before = None if existing is None or req.member_epoch == JOIN_EPOCH else existing
+                        f"({existing.member_epoch}). The member must abandon all its partitions and rejoin."))
+        before = _copy(member) if replaced is not None else (
+            None if existing is None or req.member_epoch == JOIN_EPOCH else existing)
         # the changed fields (null: unchanged)
         for name in ("instance_id", "rack_id", "process_id", "user_endpoint"):
             if getattr(req, name) is not None:
@@ -718,8 +754,10 @@ class StreamsGroups:
             "process_id", "user_endpoint", "client_tags"))
         if metadata_changed:
             records.append(member_metadata_record(group.group_id, member))
-        bump = bump or existing is None or req.member_epoch == JOIN_EPOCH or any(
-            getattr(existing, f) != getattr(member, f) for f in ("topology_epoch", "process_id", "client_tags"))
+        # a static member taking its place back bumps the epoch only if its metadata changed
+        bump = bump or (existing is None and replaced is None) or (
+            replaced is None and req.member_epoch == JOIN_EPOCH) or any(
+            getattr(existing or before, f) != getattr(member, f) for f in ("topology_epoch", "process_id", "client_tags"))
         if existing is not None and existing.user_endpoint != member.user_endpoint:
             group.endpoint_information_epoch += 1
         group.put_member(member)
@@ -727,9 +765,12 @@ class StreamsGroups:
         # the topology against the cluster's topics, the group epoch
         new_hash = group.compute_hash(self.image)
         group.configured = configure_topology(group.topology, self.image)
-        if bump or new_hash != group.metadata_hash:
+        # streamsGroupAssignmentConfigs: a changed ``streams.num.standby.replicas`` reassigns
+        assignment_configs = {"num.standby.replicas": str(self.setting(group.group_id, "streams.num.standby.replicas"))}
+        if bump or new_hash != group.metadata_hash or assignment_configs != group.last_assignment_configs:
             group.group_epoch += 1
             group.metadata_hash = new_hash
+            group.last_assignment_configs = assignment_configs
             group.validated_topology_epoch = group.topology.epoch if group.configured.ready else -1
             records.append(group_metadata_record(group))
 
@@ -765,6 +806,10 @@ class StreamsGroups:
             member = updated
         if step is not None or existing is None or req.member_epoch == JOIN_EPOCH:
             records.append(current_assignment_record(group.group_id, member))
+        if step is not None:
+            # maybeReconcile: a member left with tasks to revoke has its rebalance timeout to
+            # drop them; any other step ends that timeout
+            self._schedule_rebalance_timeout(group.group_id, member, now_ms)
         self._schedule_session(group.group_id, member.member_id, now_ms)
 
         statuses = [(Status.ASSIGNMENT_DELAYED, "Assignment delayed due to the configured initial rebalance delay.")
@@ -775,7 +820,8 @@ class StreamsGroups:
                 f"The member's topology epoch {member.topology_epoch} is behind the group's topology epoch "
                 f"{group.topology.epoch}.")))
         response = heartbeat_response(
-            member.member_id, member.member_epoch, heartbeat_interval_ms=config.streams_group_heartbeat_interval_ms,
+            member.member_id, member.member_epoch,
+            heartbeat_interval_ms=self.setting(group.group_id, "streams.heartbeat.interval.ms"),
             task_offset_interval_ms=config.streams_group_task_offset_interval_ms,
             acceptable_recovery_lag=config.streams_group_acceptable_recovery_lag,
             status=[{"status_code": s.value, "status_detail": d} for s, d in statuses],
@@ -793,7 +839,7 @@ class StreamsGroups:
         result = assign_tasks({m.member_id: (m.process_id, group.target.get(m.member_id, m.assigned))
                                for m in group.members.values()},
                               group.configured.tasks if group.configured.ready and not group.delayed else {},
-                              self._ctx.config.streams_group_num_standby_replicas)
+                              self.setting(group.group_id, "streams.num.standby.replicas"))
         for member_id in sorted(result):
             if group.target.get(member_id) != result[member_id]:
                 group.target[member_id] = result[member_id]
@@ -814,23 +860,53 @@ class StreamsGroups:
 
     # --- leave and fencing ----------------------------------------------------------------
 
+    def _static_member(self, group: StreamsGroup, req: StreamsGroupHeartbeatRequest) -> StreamsGroupMember | None:
+        """getOrMaybeCreateStaticStreamsGroupMember's checks (and streamsGroupLeave's): a join
+        takes the place of a static member that left with epoch -2 (returned) and is refused
+        while the instance id is held; other heartbeats must come from the holder."""
+        holder_id = group.static_members.get(req.instance_id)
+        holder = group.members.get(holder_id) if holder_id is not None else None
+        if req.member_epoch == JOIN_EPOCH:
+            if holder is None:
+                return None
+            if holder.member_epoch != STATIC_LEAVE_EPOCH:
+                raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID, (
+                    f"Static member {req.member_id} with instance id {req.instance_id} cannot join the group "
+                    f"because the instance id is owned by {holder.member_id} member."))
+            return holder
+        if holder is None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
+        if holder.member_id != req.member_id:
+            raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID, (
+                f"Static member {req.member_id} with instance id {req.instance_id} was fenced by member "
+                f"{holder.member_id}."))
+        return None
+
     def _leave(self, req: StreamsGroupHeartbeatRequest, now_ms: int):
+        """streamsGroupLeave: a static member leaving with epoch -2 stays, its tasks kept for
+        its instance (streamsGroupStaticMemberGroupLeave); any other leave fences the member."""
         group = self._group(req.group_id, False, now_ms)
+        if req.instance_id is not None:
+            self._static_member(group, req)
         member = group.members.get(req.member_id)
         if member is None:
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                  f"Member {req.member_id} is not a member of group {req.group_id}.")
-        response = heartbeat_response(req.member_id, req.member_epoch)
+        response = heartbeat_response(req.member_id, req.member_epoch, status=[])
         if req.member_epoch == STATIC_LEAVE_EPOCH:
             updated = _copy(member)
-            updated.member_epoch = STATIC_LEAVE_EPOCH
+            updated.member_epoch, updated.pending_revocation = STATIC_LEAVE_EPOCH, {}
             group.put_member(updated)
             return [current_assignment_record(group.group_id, updated)], response
         return self.remove(group, req.member_id), response
 
+    def _cancel_timers(self, group_id: str, member_id: str) -> None:
+        for kind in ("streams-session", "streams-rebalance"):
+            self._ctx.timers.cancel((kind, group_id, member_id))
+
     def remove(self, group: StreamsGroup, member_id: str) -> list:
         """GroupMetadataManager.streamsGroupFenceMember: tombstones, a group epoch bump."""
-        self._ctx.timers.cancel(("streams-session", group.group_id, member_id))
+        self._cancel_timers(group.group_id, member_id)
         group.remove_member(member_id)
         if not group.members and group.delayed:
             group.delayed = False
@@ -846,8 +922,26 @@ class StreamsGroups:
 
     def _schedule_session(self, group_id: str, member_id: str, now_ms: int) -> None:
         self._ctx.timers.schedule(("streams-session", group_id, member_id),
-                                  now_ms + self._ctx.config.streams_group_session_timeout_ms,
+                                  now_ms + self.setting(group_id, "streams.session.timeout.ms"),
                                   lambda t: self._fence(group_id, member_id, t))
+
+    def _schedule_rebalance_timeout(self, group_id: str, member: StreamsGroupMember, now_ms: int) -> None:
+        """scheduleStreamsGroupRebalanceTimeout / cancelGroupRebalanceTimeout: a member in
+        UNREVOKED_TASKS is fenced when it is still at that member epoch after its rebalance
+        timeout (the timer is replaced at each step that leaves it there)."""
+        key = ("streams-rebalance", group_id, member.member_id)
+        if member.state is not MemberState.UNREVOKED_PARTITIONS:
+            self._ctx.timers.cancel(key)
+            return
+        member_id, epoch = member.member_id, member.member_epoch
+
+        def expire(t: int) -> None:
+            group = self._ctx.streams_groups.get(group_id)
+            m = group.members.get(member_id) if group is not None else None
+            if m is not None and m.member_epoch == epoch:
+                self._fence(group_id, member_id, t)
+
+        self._ctx.timers.schedule(key, now_ms + max(member.rebalance_timeout_ms, 0), expire)
 
     # --- describe, load -------------------------------------------------------------------
 
@@ -903,14 +997,16 @@ class StreamsGroups:
         group.current_state_timestamp = now_ms
         if group.topology is not None:
             group.configured = configure_topology(group.topology, self.image)
-        for member_id in group.members:
+        for member_id, member in group.members.items():
             self._schedule_session(group.group_id, member_id, now_ms)
+            if member.state is MemberState.UNREVOKED_PARTITIONS:
+                self._schedule_rebalance_timeout(group.group_id, member, now_ms)
 
     def unload(self, group_id: str) -> None:
         group = self._ctx.streams_groups.pop(group_id, None)
         if group is not None:
             for member_id in group.members:
-                self._ctx.timers.cancel(("streams-session", group_id, member_id))
+                self._cancel_timers(group_id, member_id)
             self._ctx.timers.cancel(("streams-initial-rebalance", group_id))
 
     # --- offsets (StreamsGroup.validateOffsetCommit / validateOffsetFetch) ------------------

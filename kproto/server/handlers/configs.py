@@ -14,7 +14,7 @@ from __future__ import annotations
 from kproto.errors import ErrorCode, InvalidConfigError, InvalidRequestError, KafkaError
 from kproto.schemas import protocol as P
 from kproto.security.config import is_secret
-from kproto.server.config import LOG_SYNONYMS
+from kproto.server.config import BROKER_CONFIGS, LOG_SYNONYMS
 from kproto.server.dynamic_config import (
     ALL_DYNAMIC_CONFIGS,
     DEFAULT_CONFIG,
@@ -23,7 +23,7 @@ from kproto.server.dynamic_config import (
     LIST_CONFIGS,
     default_value,
 )
-from kproto.server.share.group_config import GROUP_CONFIGS, check_group_config, default as group_default
+from kproto.server.share.group_config import GROUP_CONFIGS, check_group_configs, default as group_default
 from kproto.server import loggers, telemetry
 from kproto.topic_config import LogConfig
 from kproto.security.acl import AclOperation as O, ResourceType as R
@@ -151,17 +151,28 @@ def _check_resource(broker, resource, *, altering: bool = False) -> None:
         raise InvalidRequestError(f"Unsupported resource type {resource.resource_type}")
 
 
-def _group_entries(broker, group_id: str, keys) -> list[dict]:
-    """A group's configs: its overrides (GROUP_CONFIG) over their defaults."""
+def _group_entries(broker, group_id: str, keys, synonyms: bool) -> list[dict]:
+    """A group's configs: its overrides (GROUP_CONFIG) over their defaults; the synonyms are
+    the override, then the broker config it defaults to (GroupConfig.brokerSynonym) in each
+    layer that sets it and as DEFAULT_CONFIG (or, with none, its own DEFAULT_CONFIG)."""
     overrides = broker.shares.group_configs.overrides(group_id)
     out = []
     for name in sorted(GROUP_CONFIGS):
         if keys is not None and name not in keys:
             continue
         source = GROUP_CONFIG_SOURCE if name in overrides else DEFAULT_CONFIG
+        chain = [{"name": name, "value": overrides[name], "source": GROUP_CONFIG_SOURCE}] if name in overrides else []
+        broker_name = GROUP_CONFIGS[name]
+        if broker_name is not None:
+            chain += [{"name": n, "value": _render(v), "source": src} for n, v, src in broker.dynamic.sources(broker_name)]
+            chain.append({"name": broker_name, "value": _render(BROKER_CONFIGS[broker_name][0]),
+                          "source": DEFAULT_CONFIG})
+        else:                   # no broker config: the group config's own default
+            chain.append({"name": name, "value": group_default(name, broker.config.values), "source": DEFAULT_CONFIG})
         out.append({"name": name, "value": overrides.get(name, group_default(name, broker.config.values)),
                     "read_only": False, "config_source": source, "is_default": name not in overrides,
-                    "is_sensitive": False, "synonyms": [], "config_type": 0, "documentation": None})
+                    "is_sensitive": False, "synonyms": chain if synonyms else [], "config_type": 0,
+                    "documentation": None})
     return out
 
 
@@ -249,7 +260,7 @@ async def describe_configs(broker, ctx, body) -> dict:
         configs = (topic_config_entries(broker, r.resource_name, keys, synonyms=body.include_synonyms,
                                         defaults=defaults, cache=cache)
                    if r.resource_type == TOPIC
-                   else _group_entries(broker, r.resource_name, keys) if r.resource_type == GROUP
+                   else _group_entries(broker, r.resource_name, keys, body.include_synonyms) if r.resource_type == GROUP
                    else _logger_entries(keys) if r.resource_type == BROKER_LOGGER
                    else _client_metrics_entries(broker, r.resource_name, keys, body.include_synonyms)
                    if r.resource_type == CLIENT_METRICS
@@ -285,8 +296,7 @@ async def _apply(broker, resource, new_configs: dict, validate_only: bool) -> No
             broker.client_metrics.replace(resource.resource_name, new_configs)
         return
     if resource.resource_type == GROUP:
-        for name, value in new_configs.items():
-            check_group_config(name, value, broker.config.values)
+        check_group_configs(new_configs, broker.config.values)
         if not validate_only:
             broker.shares.group_configs.replace(resource.resource_name, new_configs)
         return
