@@ -73,9 +73,14 @@ def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
                                  "when process.roles is set")
     node_id = int(values["node.id"])
     roles = frozenset(raw_roles)
+    # KafkaConfig's validateValues, Kafka's texts (a Scala Set of the voter ids)
+    voter_set = f"Set({', '.join(map(str, sorted(voters)))})"
     if "controller" in roles and node_id not in voters:
-        raise InvalidConfigError(f"node.id {node_id} has the controller role but is not one of "
-                                 f"controller.quorum.voters ({', '.join(map(str, sorted(voters)))})")
+        raise InvalidConfigError(f"If process.roles contains the 'controller' role, the node id {node_id} must "
+                                 f"be included in the set of voters controller.quorum.voters={voter_set}")
+    if roles == {"broker"} and node_id in voters:
+        raise InvalidConfigError(f"If process.roles contains just the 'broker' role, the node id {node_id} must "
+                                 f"not be included in the set of voters controller.quorum.voters={voter_set}")
     names = tuple(n.strip() for n in str(values.get("controller.listener.names") or "").split(",") if n.strip())
     if "controller" in roles and not names:
         raise InvalidConfigError("controller.listener.names must be set when process.roles has controller")
@@ -87,9 +92,7 @@ def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
 
 def _check_controller_only(values: Mapping[str, Any], names: tuple[str, ...]) -> None:
     """A controller-only node opens no client listener (KafkaConfig's validateValues for
-    process.roles=controller, Kafka's texts)."""
-    if str(values.get("advertised.listeners") or "").strip():
-        raise InvalidConfigError("The advertised.listeners config must be empty when process.roles=controller")
+    process.roles=controller, Kafka's text)."""
     listeners = [item.partition("://")[0].strip().upper()
                  for item in str(values.get("listeners") or "").split(",") if item.strip()]
     if any(name not in {n.upper() for n in names} for name in listeners):
@@ -100,9 +103,6 @@ def _check_controller_only(values: Mapping[str, Any], names: tuple[str, ...]) ->
 def check_served(settings: ClusterSettings, values: Mapping[str, Any]) -> None:
     """What kproto serves of a cluster today (a KRaft quorum of voters, brokers or
     controllers only; brokers over PLAINTEXT between them): anything else is one line."""
-    if settings.node_id in settings.voters and "controller" not in settings.roles:
-        raise InvalidConfigError(f"node.id {settings.node_id} is a voter of controller.quorum.voters: its "
-                                 "process.roles must be controller or broker,controller")
     protocols = str(values.get("listener.security.protocol.map") or "")
     if any(not p.strip().endswith(":PLAINTEXT") for p in protocols.split(",") if p.strip()):
         raise InvalidConfigError("listener.security.protocol.map: brokers of a kproto cluster talk PLAINTEXT "
