@@ -177,7 +177,7 @@ class Cluster(MetadataWaits):
     def start(self, node: int | None = None) -> "Cluster":
         """Start one node, or (None) every node not running, the controllers first (several
         voters at once: a node is ready once unfenced, which needs a quorum)."""
-        wanted = [node] if node is not None else sorted(self.nodes)
+        wanted = [node] if node is not None else sorted(self.nodes, key=lambda i: i not in self.voter_ids)
         if node is None and self.voter_addresses:
             voters = [i for i in wanted if i in self.voter_addresses]
             with ThreadPoolExecutor(len(voters)) as pool:
