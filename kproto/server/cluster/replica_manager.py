@@ -381,13 +381,15 @@ class ReplicaManager:
 
     def active_controller(self) -> int:
         """The quorum's leader as this broker knows it (-1: unknown), for Metadata and
-        DescribeCluster's controller_id. In isolated mode (no voter is a broker) clients
-        cannot reach a controller: they are given a random alive broker, which forwards,
-        whether or not the leader is known now (KafkaApis.handleTopicMetadataRequest:
+        DescribeCluster's controller_id. A leader that is no broker (a controller-only node:
+        isolated mode) is one clients cannot reach: they are given a random alive broker,
+        which forwards, whether or not the leader is known now (KafkaApis.handleTopicMetadataRequest:
         getRandomAliveBrokerId; a -1 would leave a client waiting for a controller)."""
         leader = self.controller.leader
-        if self.controller.voters.keys() & self.image.brokers.keys():      # combined mode
-            return -1 if leader is None else leader
+        if leader is not None and leader in self.image.brokers:
+            return leader
+        if leader is None and self.controller.voters.keys() & self.image.brokers.keys():   # combined, electing
+            return -1
         alive = sorted(self.image.alive())
         return random.choice(alive) if alive else -1
 
