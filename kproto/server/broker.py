@@ -140,6 +140,10 @@ class Broker:
             voters = dict(settings.voters)
             voters[settings.node_id] = bound        # port 0 in the voters: the port it bound
             settings = self.cluster_settings = replace(settings, voters=voters)
+            if "broker" not in settings.roles:
+                # isolated mode (process.roles=controller): the controller listener only, no client
+                # listener, no broker registration, no coordinators (Kafka's ControllerServer alone)
+                return bound
         if settings is not None and "broker" in settings.roles:
             from kproto.server.cluster.replica_manager import ReplicaManager
             self.cluster = ReplicaManager(self, settings)     # before the listeners: handlers ask it

@@ -58,7 +58,7 @@ FIXTURE_DEFAULTS: Mapping[str, str] = {
     "offsets.topic.num.partitions": "1",
 }
 
-_READY = re.compile(rb"^kproto broker ready on (\S+):(\d+) ")
+_READY = re.compile(rb"^kproto (?:broker|controller) ready on (\S+):(\d+) ")   # controller: process.roles=controller
 _CONTROL = re.compile(rb"; control http://(\S+):(\d+)\)")
 # SecurityService.start logs each listener it bound, at INFO, before the ready line.
 _LISTENING = re.compile(r" INFO kproto\.server\.security: listening on (\w+)://(\S+):(\d+)$", re.M)

@@ -7,7 +7,11 @@
         c.wait_for_leader("t", 0, not_in={old})
 
 Nodes 1..``controllers`` are the KRaft quorum's voters and brokers
-(``process.roles=broker,controller``); the others are brokers. A single
+(``process.roles=broker,controller``: combined mode); the others are brokers.
+With ``isolated=True`` the voters are controllers only (``process.roles=controller``:
+no client listener, never a broker), node ids 3000.. as Kafka's KafkaClusterTestKit
+numbers them (TestKitNodes' controller id offset), beside brokers 1..``brokers``,
+which all fetch the metadata as the quorum's observers. A single
 controller binds port 0 at its first start and the other nodes are given the
 port it bound (read from its log), so there is no free-port race; a quorum of
 several voters needs every voter's address before any starts, so their
@@ -48,7 +52,8 @@ CLUSTER_DEFAULTS: Mapping[str, str] = {
     "replica.fetch.wait.max.ms": "200",
     "replica.fetch.backoff.ms": "200",
 }
-CONTROLLER_ID = 1
+#: isolated mode's first controller id (Kafka's TestKitNodes: controllers from 3000)
+CONTROLLER_ID_OFFSET = 3000
 _CONTROLLER = re.compile(r"controller listening on (\S+):(\d+)")
 
 
@@ -64,8 +69,8 @@ class MetadataWaits:
         from kproto.client.admin import Admin
         from kproto.client.transport import BrokerClient
         errors = []
-        for b in self.nodes.values():
-            if not b.running:
+        for i, b in self.nodes.items():
+            if not b.running or i in getattr(self, "controller_only", ()):
                 continue
             try:
                 with BrokerClient(b.bootstrap_servers, timeout_s=10) as client:
@@ -127,18 +132,24 @@ class MetadataWaits:
 
 
 class Cluster(MetadataWaits):
-    """``brokers`` nodes, ids 1..N, each with its own data dir under ``data_dir``."""
+    """``brokers`` nodes, ids 1..N, each with its own data dir under ``data_dir``; with
+    ``isolated``, ``controllers`` more nodes, ids 3000.., controllers only."""
 
-    def __init__(self, brokers: int = 3, *, controllers: int = 1, data_dir: str | Path | None = None,
+    def __init__(self, brokers: int = 3, *, controllers: int = 1, isolated: bool = False,
+                 data_dir: str | Path | None = None,
                  config: Mapping[str, object] | None = None, log_level: str = "info",
                  start_timeout: float = 60.0, node_config: Mapping[int, Mapping[str, object]] | None = None) -> None:
         """``node_config``: node id -> settings of that node only (e.g. its ``broker.rack``), as
         Kafka's ClusterConfig.setPerServerProperties."""
         if brokers < 1:
             raise ValueError("a cluster has at least one broker")
-        if not 1 <= controllers <= brokers:
+        if not 1 <= controllers <= (64 if isolated else brokers):
             raise ValueError(f"controllers must be between 1 and the number of brokers ({brokers})")
         self.controllers = controllers
+        #: the voters' node ids, and those of them that are no broker (isolated mode)
+        self.voter_ids = [CONTROLLER_ID_OFFSET + i for i in range(controllers)] if isolated else \
+            list(range(1, controllers + 1))
+        self.controller_only = frozenset(self.voter_ids if isolated else ())
         self._tmp = None if data_dir is not None else tempfile.TemporaryDirectory(prefix="kproto-cluster-")
         self.data_dir = Path(data_dir if data_dir is not None else self._tmp.name)
         self.cluster_id = _cluster_id(self.data_dir)
@@ -147,16 +158,17 @@ class Cluster(MetadataWaits):
         self.node_overrides = {n: {k: str(v) for k, v in c.items()} for n, c in (node_config or {}).items()}
         self.controller_address: tuple[str, int] | None = None
         self.voter_addresses: dict[int, tuple[str, int]] = (
-            {i: ("127.0.0.1", _free_port()) for i in range(1, controllers + 1)} if controllers > 1 else {})
+            {i: ("127.0.0.1", _free_port()) for i in self.voter_ids} if controllers > 1 else {})
         self.nodes: dict[int, Broker] = {
             i: Broker(self.data_dir / f"node-{i}", self._node_config(i), log_level=log_level,
                       start_timeout=start_timeout, control=False)
-            for i in range(1, brokers + 1)}
+            for i in sorted({*range(1, brokers + 1), *self.voter_ids})}
 
     def _node_config(self, node: int) -> dict[str, str]:
-        voters = self.voter_addresses or {CONTROLLER_ID: self.controller_address or ("127.0.0.1", 0)}
+        voters = self.voter_addresses or {self.voter_ids[0]: self.controller_address or ("127.0.0.1", 0)}
+        roles = "controller" if node in self.controller_only else "broker,controller" if node in voters else "broker"
         return {**self.config, **self.node_overrides.get(node, {}), "node.id": str(node),
-                "process.roles": "broker,controller" if node in voters else "broker",
+                "process.roles": roles,
                 "controller.quorum.voters": ",".join(f"{i}@{h}:{p}" for i, (h, p) in sorted(voters.items())),
                 "controller.listener.names": "CONTROLLER"}
 
@@ -165,7 +177,7 @@ class Cluster(MetadataWaits):
     def start(self, node: int | None = None) -> "Cluster":
         """Start one node, or (None) every node not running, the controllers first (several
         voters at once: a node is ready once unfenced, which needs a quorum)."""
-        wanted = [node] if node is not None else sorted(self.nodes)
+        wanted = [node] if node is not None else sorted(self.nodes, key=lambda i: i not in self.voter_ids)
         if node is None and self.voter_addresses:
             voters = [i for i in wanted if i in self.voter_addresses]
             with ThreadPoolExecutor(len(voters)) as pool:
@@ -183,7 +195,7 @@ class Cluster(MetadataWaits):
         b.config = {k: str(v) for k, v in self._node_config(i).items()}
         since = b.log_size()
         b.start()
-        if i == CONTROLLER_ID and self.controller_address is None and not self.voter_addresses:
+        if i == self.voter_ids[0] and self.controller_address is None and not self.voter_addresses:
             m = _CONTROLLER.search(b.log_text(since))
             if m is None:
                 raise BrokerStartError(f"node {i} did not log its controller address")
@@ -192,7 +204,7 @@ class Cluster(MetadataWaits):
     def stop(self, node: int | None = None, timeout: float = 30.0) -> None:
         """SIGTERM (controlled shutdown: leaderships move first); None: every node,
         the controllers last so the others can hand their leaderships over."""
-        for i in ([node] if node is not None else sorted(self.nodes, key=lambda i: i <= self.controllers)):
+        for i in ([node] if node is not None else sorted(self.nodes, key=lambda i: i in self.voter_ids)):
             self.nodes[i].stop(timeout)
 
     def kill(self, node: int) -> None:
@@ -216,7 +228,8 @@ class Cluster(MetadataWaits):
         try:
             self.start()
             try:
-                self.wait_for(lambda md: len(md.brokers) == len(self.nodes) or None, "every broker unfenced")
+                self.wait_for(lambda md: len(md.brokers) == len(self.nodes) - len(self.controller_only) or None,
+                              "every broker unfenced")
             except TimeoutError as e:
                 raise BrokerStartError(str(e)) from None
         except BaseException:
@@ -233,8 +246,28 @@ class Cluster(MetadataWaits):
 
     @property
     def bootstrap_servers(self) -> str:
-        """The running nodes' ``host:port``, comma-separated."""
-        return ",".join(b.bootstrap_servers for b in self.nodes.values() if b.running)
+        """The running brokers' ``host:port``, comma-separated."""
+        return ",".join(b.bootstrap_servers for i, b in self.nodes.items() if b.running and i not in self.controller_only)
+
+    def active_controller(self) -> int:
+        """The quorum's leader, by DescribeQuorum through a broker (in isolated mode Metadata's
+        controller_id is a random broker, as Kafka's); -1: none known."""
+        from kproto.client.admin import Admin
+        from kproto.client.transport import BrokerClient
+        with BrokerClient(self.bootstrap_servers, timeout_s=10) as client:
+            return Admin(client).describe_quorum().topics[0].partitions[0].leader_id
+
+    def wait_for_active_controller(self, *, not_in: Iterable[int] = (), timeout: float = 60.0) -> int:
+        """Wait until DescribeQuorum names a leader outside ``not_in``; -> it."""
+        banned = set(not_in)
+
+        def check(md):
+            try:
+                leader = self.active_controller()
+            except Exception:   # no leader yet: the forwarded request fails
+                return None
+            return leader if leader >= 0 and leader not in banned else None
+        return self.wait_for(check, f"an active controller outside {sorted(banned)}", timeout)
 
 def _free_port() -> int:
     """A loopback port free now, for a voter's controller listener (a quorum of several

@@ -266,13 +266,13 @@ def kafka_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     """A replicating cluster of its own (``kproto.testing.Cluster``), stopped when the test ends."""
     marker = request.node.get_closest_marker("kafka_cluster")
     spec = {} if marker is None else {**dict(zip(("brokers", "config"), marker.args)), **marker.kwargs}
-    unknown = set(spec) - {"brokers", "config", "controllers"}
+    unknown = set(spec) - {"brokers", "config", "controllers", "isolated"}
     if unknown:
         pytest.fail(f"kafka_cluster: unknown parameter(s) {', '.join(sorted(unknown))}; takes brokers, "
-                    "controllers, config", pytrace=False)
+                    "controllers, isolated, config", pytrace=False)
     settings = {**broker_config(request.config), **{k: _setting(v) for k, v in (spec.get("config") or {}).items()}}
     cluster = Cluster(int(spec.get("brokers", 3)), controllers=int(spec.get("controllers", 1)),
-                      data_dir=tmp_path_factory.mktemp("kproto-cluster"), config=settings)
+                      isolated=bool(spec.get("isolated", False)), data_dir=tmp_path_factory.mktemp("kproto-cluster"), config=settings)
     for node in cluster.nodes.values():
         _note_use(request, node)
     with cluster:

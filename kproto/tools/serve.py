@@ -58,7 +58,8 @@ def serve(listen: str, data_dir: str, configs: tuple[str, ...], log_level: str, 
 
     def ready(h: str, p: int, where: tuple[str, int] | None) -> None:
         control_note = f"; control http://{where[0]}:{where[1]}" if where else ""
-        click.echo(f"kproto broker ready on {h}:{p} (data {data_dir}{control_note})")
+        role = "controller" if settings is not None and "broker" not in settings.roles else "broker"
+        click.echo(f"kproto {role} ready on {h}:{p} (data {data_dir}{control_note})")
         sys.stdout.flush()
 
     try:

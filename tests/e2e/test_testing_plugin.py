@@ -281,13 +281,20 @@ def test_failover(kafka_cluster):
     kafka_cluster.kill(2)
     assert kafka_cluster.wait_for_leader("t", 0, not_in={2}) == 1
 
+@pytest.mark.kafka_cluster(brokers=1, controllers=1, isolated=True, config={"offsets.topic.replication.factor": 1})
+def test_isolated(kafka_cluster):
+    assert sorted(kafka_cluster.nodes) == [1, 3000] and kafka_cluster.controller_only == {3000}
+    assert kafka_cluster.bootstrap_servers == kafka_cluster.nodes[1].bootstrap_servers
+    assert kafka_cluster.wait_for_active_controller() == 3000
+
 @pytest.mark.kafka_cluster(nodes=2)
 def test_misspelt(kafka_cluster):
     pass
 ''')
     result = run(project, "-v")
-    result.assert_outcomes(passed=1, errors=1)
-    assert "kafka_cluster: unknown parameter(s) nodes; takes brokers, controllers, config" in result.stdout.str()
+    result.assert_outcomes(passed=2, errors=1)
+    assert "kafka_cluster: unknown parameter(s) nodes; takes brokers, controllers, isolated, config" \
+        in result.stdout.str()
 
 
 def test_brokers_are_forked_from_one_server(tmp_path: Path):

@@ -41,7 +41,8 @@ def test_voters():
      "Invalid value 1@h:1,1@h:2 for configuration controller.quorum.voters: node 1 is named twice"),
     ({"process.roles": "controller", "node.id": "4", "controller.quorum.voters": "1@h:1,2@h:2",
       "controller.listener.names": "C"},
-     "node.id 4 has the controller role but is not one of controller.quorum.voters (1, 2)"),
+     "If process.roles contains the 'controller' role, the node id 4 must be included in the set of voters "
+     "controller.quorum.voters=Set(1, 2)"),
     ({"process.roles": "controller", "controller.quorum.voters": "1@h:1"},
      "controller.listener.names must be set when process.roles has controller"),
 ])
@@ -51,17 +52,64 @@ def test_bad_settings_are_one_clear_error(props, text):
     assert str(e.value) == text
 
 
+#: KafkaConfig's checks of a node's roles: props -> the message Kafka 4.4 and kproto refuse them with
+ROLE_CHECKS = [
+    ({"process.roles": "controller", "node.id": "1", "controller.quorum.voters": "1@127.0.0.1:9093",
+      "controller.listener.names": "CONTROLLER", "listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"},
+     "The listeners config must only contain KRaft controller listeners from controller.listener.names when "
+     "process.roles=controller"),
+    ({"process.roles": "controller", "node.id": "4", "controller.quorum.voters": "1@127.0.0.1:9093",
+      "controller.listener.names": "CONTROLLER", "listeners": "CONTROLLER://127.0.0.1:9093"},
+     "If process.roles contains the 'controller' role, the node id 4 must be included in the set of voters "
+     "controller.quorum.voters=Set(1)"),
+    ({"process.roles": "broker", "node.id": "1", "controller.quorum.voters": "1@127.0.0.1:9093",
+      "controller.listener.names": "CONTROLLER", "listeners": "PLAINTEXT://127.0.0.1:9092"},
+     "If process.roles contains just the 'broker' role, the node id 1 must not be included in the set of voters "
+     "controller.quorum.voters=Set(1)"),
+]
+CONTROLLER_ONLY = {"process.roles": "controller", "node.id": "3000", "controller.listener.names": "CONTROLLER",
+                   "controller.quorum.voters": "3000@127.0.0.1:9093,3001@127.0.0.1:9094,3002@127.0.0.1:9095",
+                   "listeners": "CONTROLLER://127.0.0.1:9093"}
+
+
+def test_a_controller_only_node_is_accepted_with_its_controller_listener_only():
+    s = cluster_settings(BrokerConfig.from_props(CONTROLLER_ONLY).values)
+    assert s.roles == {"controller"} and s.node_id == 3000 and sorted(s.voters) == [3000, 3001, 3002]
+    without = {k: v for k, v in CONTROLLER_ONLY.items() if k != "listeners"}     # kproto's default: none
+    assert cluster_settings(BrokerConfig.from_props(without).values).roles == {"controller"}
+
+
+@pytest.mark.parametrize("props,text", ROLE_CHECKS)
+def test_roles_are_checked_as_kafkas_config(props, text):
+    with pytest.raises(InvalidConfigError) as e:
+        cluster_settings(BrokerConfig.from_props(props).values)
+    assert str(e.value) == text
+
+
+def test_kafka_refuses_and_accepts_the_same_roles(kafka_ref, tmp_path):
+    """Kafka's StorageTool format validates the node's KafkaConfig: its message is kproto's."""
+    for i, (props, text) in enumerate([*ROLE_CHECKS, (CONTROLLER_ONLY, None)]):
+        path = tmp_path / f"{i}.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in {**props, "log.dirs": tmp_path / f"d{i}"}.items()))
+        r = kafka_ref.run_tool("kafka.tools.StorageTool", "format", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "-c", str(path))
+        if text is None:
+            assert r.returncode == 0, r.stdout + r.stderr
+        else:
+            assert r.returncode != 0 and f"IllegalArgumentException: requirement failed: {text}\n" in r.stderr
+
+
 def test_parse_voters_skips_empty_items():
     assert parse_voters("") == {} and parse_voters("5@a:1,") == {5: ("a", 1)}
 
 
 @pytest.mark.parametrize("configs, text", [
     (["process.roles=controller", "node.id=1", "controller.quorum.voters=1@127.0.0.1:9093",
-      "controller.listener.names=C"],
-     "process.roles=controller: a controller-only node is not served yet; use process.roles=broker,controller "
-     "(docs/cluster.md)"),
+      "controller.listener.names=C", "listeners=PLAINTEXT://127.0.0.1:0"],
+     "The listeners config must only contain KRaft controller listeners from controller.listener.names when "
+     "process.roles=controller"),
     (["process.roles=broker", "node.id=1", "controller.quorum.voters=1@127.0.0.1:9093"],
-     "node.id 1 is a voter of controller.quorum.voters: its process.roles must be broker,controller"),
+     "If process.roles contains just the 'broker' role, the node id 1 must not be included in the set of voters "
+     "controller.quorum.voters=Set(1)"),
     (["process.roles=broker", "node.id=2", "controller.quorum.voters=1@127.0.0.1:9093",
       "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL"],
      "listener.security.protocol.map: brokers of a kproto cluster talk PLAINTEXT to each other and the "

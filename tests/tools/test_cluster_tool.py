@@ -59,5 +59,27 @@ def test_more_controllers_than_brokers_is_one_line(tmp_path):
     result = CliRunner().invoke(cli, ["cluster", "--brokers", "2", "--controllers", "3", "--data-dir",
                                       str(tmp_path / "c")])
     assert result.exit_code == 1
-    assert result.output == "kproto: error: --controllers 3 is more than --brokers 2: every controller is also a broker\n"
+    assert result.output == ("kproto: error: --controllers 3 is more than --brokers 2: every controller is also a "
+                             "broker (or --isolated)\n")
     assert not (tmp_path / "c").exists()
+
+
+def test_kproto_cluster_isolated_starts_controller_only_nodes(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "kproto.tools.main", "cluster", "--brokers", "2", "--controllers",
+                             "1", "--isolated", "--data-dir", str(tmp_path / "c")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stdout.readline() for _ in range(4)]      # blocks until the cluster is ready
+        ready = re.fullmatch(r"kproto cluster ready: bootstrap servers (\S+) \(data \S+\)\n", lines[0])
+        assert ready is not None, lines
+        nodes = [re.fullmatch(r"node (\d+)( \(controller only\))?: pid (\d+) on (\S+)\n", line) for line in lines[1:]]
+        assert [(m.group(1), bool(m.group(2))) for m in nodes] == [("1", False), ("2", False), ("3000", True)]
+        # the bootstrap servers are the brokers only
+        assert ready.group(1) == ",".join(m.group(4) for m in nodes[:2])
+        created = CliRunner().invoke(cli, ["topics", "--bootstrap-server", ready.group(1), "--create", "--topic",
+                                           "demo", "--partitions", "1", "--replication-factor", "2"])
+        assert created.output == "Created topic demo.\n"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import uuid
 from pathlib import Path
 from typing import Any
@@ -380,8 +381,17 @@ class ReplicaManager:
 
     def active_controller(self) -> int:
         """The quorum's leader as this broker knows it (-1: unknown), for Metadata and
-        DescribeCluster's controller_id."""
-        return -1 if self.controller.leader is None else self.controller.leader
+        DescribeCluster's controller_id. A leader that is no broker (a controller-only node:
+        isolated mode) is one clients cannot reach: they are given a random alive broker,
+        which forwards, whether or not the leader is known now (KafkaApis.handleTopicMetadataRequest:
+        getRandomAliveBrokerId; a -1 would leave a client waiting for a controller)."""
+        leader = self.controller.leader
+        if leader is not None and leader in self.image.brokers:
+            return leader
+        if leader is None and self.controller.voters.keys() & self.image.brokers.keys():   # combined, electing
+            return -1
+        alive = sorted(self.image.alive())
+        return random.choice(alive) if alive else -1
 
     async def catch_up(self, timeout_s: float) -> bool:
         """Wait until this broker's image holds every record the quorum had committed when

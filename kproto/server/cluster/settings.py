@@ -7,9 +7,11 @@ the cluster ``controller.quorum.voters`` names (``id@host:port`` each, as
 Kafka's QuorumConfig.parseVoterConnections reads them).
 
 ``kproto serve`` serves what is built (docs/cluster.md): a KRaft quorum of
-voters (``process.roles=broker,controller``, 1 or 3 of them, or any odd
-number) and brokers (``process.roles=broker``); ``check_served`` refuses the
-rest in one line.
+voters, 1 or 3 of them (or any odd number), each either a broker too
+(``process.roles=broker,controller``: combined mode) or a controller only
+(``process.roles=controller``: isolated mode, the node opens its controller
+listener and nothing else), and brokers (``process.roles=broker``);
+``check_served`` refuses the rest in one line.
 """
 
 from __future__ import annotations
@@ -71,25 +73,36 @@ def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
                                  "when process.roles is set")
     node_id = int(values["node.id"])
     roles = frozenset(raw_roles)
+    # KafkaConfig's validateValues, Kafka's texts (a Scala Set of the voter ids)
+    voter_set = f"Set({', '.join(map(str, sorted(voters)))})"
     if "controller" in roles and node_id not in voters:
-        raise InvalidConfigError(f"node.id {node_id} has the controller role but is not one of "
-                                 f"controller.quorum.voters ({', '.join(map(str, sorted(voters)))})")
+        raise InvalidConfigError(f"If process.roles contains the 'controller' role, the node id {node_id} must "
+                                 f"be included in the set of voters controller.quorum.voters={voter_set}")
+    if roles == {"broker"} and node_id in voters:
+        raise InvalidConfigError(f"If process.roles contains just the 'broker' role, the node id {node_id} must "
+                                 f"not be included in the set of voters controller.quorum.voters={voter_set}")
     names = tuple(n.strip() for n in str(values.get("controller.listener.names") or "").split(",") if n.strip())
     if "controller" in roles and not names:
         raise InvalidConfigError("controller.listener.names must be set when process.roles has controller")
+    if roles == {"controller"}:
+        _check_controller_only(values, names)
     return ClusterSettings(roles, node_id, voters, names, values.get("inter.broker.listener.name") or None,
                            int(values.get("replica.lag.time.max.ms", 30000)))
 
 
+def _check_controller_only(values: Mapping[str, Any], names: tuple[str, ...]) -> None:
+    """A controller-only node opens no client listener (KafkaConfig's validateValues for
+    process.roles=controller, Kafka's text)."""
+    listeners = [item.partition("://")[0].strip().upper()
+                 for item in str(values.get("listeners") or "").split(",") if item.strip()]
+    if any(name not in {n.upper() for n in names} for name in listeners):
+        raise InvalidConfigError("The listeners config must only contain KRaft controller listeners from "
+                                 "controller.listener.names when process.roles=controller")
+
+
 def check_served(settings: ClusterSettings, values: Mapping[str, Any]) -> None:
-    """What kproto serves of a cluster today (a KRaft quorum of voters that are also
-    brokers; brokers over PLAINTEXT between them): anything else is one line."""
-    if settings.node_id in settings.voters and "controller" not in settings.roles:
-        raise InvalidConfigError(f"node.id {settings.node_id} is a voter of controller.quorum.voters: its "
-                                 "process.roles must be broker,controller")
-    if "broker" not in settings.roles:
-        raise InvalidConfigError("process.roles=controller: a controller-only node is not served yet; use "
-                                 "process.roles=broker,controller (docs/cluster.md)")
+    """What kproto serves of a cluster today (a KRaft quorum of voters, brokers or
+    controllers only; brokers over PLAINTEXT between them): anything else is one line."""
     protocols = str(values.get("listener.security.protocol.map") or "")
     if any(not p.strip().endswith(":PLAINTEXT") for p in protocols.split(",") if p.strip()):
         raise InvalidConfigError("listener.security.protocol.map: brokers of a kproto cluster talk PLAINTEXT "
