@@ -148,6 +148,7 @@ class Broker:
             from kproto.server.cluster.replica_manager import ReplicaManager
             self.cluster = ReplicaManager(self, settings)     # before the listeners: handlers ask it
             self.producer_ids = self.cluster.producer_ids     # blocks from the controller (AllocateProducerIds)
+        handlers.load_all()     # before listening: no request may need an import (file descriptors)
         host, port = await self.security.start(self.server)
         self.port = port
         if self.cluster is not None:

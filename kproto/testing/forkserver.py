@@ -180,6 +180,8 @@ def serve_forever(fd: int) -> None:
     gc.disable()
     for name in _PRELOAD:
         importlib.import_module(name)
+    from kproto.server import handlers
+    handlers.load_all()         # what every broker imports before it listens, once for all of them
     gc.enable()
     gc.freeze()     # the imported objects stay shared with the children, never copied by a collection
     control = socket.socket(fileno=fd)

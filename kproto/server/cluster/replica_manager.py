@@ -736,7 +736,10 @@ class ReplicaManager:
                 "broker_id": self.node_id, "broker_epoch": self.broker_epoch,
                 "topics": [{"topic_name": part.topic, "partitions": [{
                     "partition_index": part.index, "leader_epoch": reg.leader_epoch,
-                    "new_isr": sorted(isr), "leader_recovery_state": 0,
+                    # the ISR in its registration's order, a joining replica last: Kafka's small
+                    # Scala Sets keep insertion order (isr -- outOfSync, isr + replica)
+                    "new_isr": [r for r in reg.isr if r in isr] + sorted(isr - set(reg.isr)),
+                    "leader_recovery_state": 0,
                     "partition_epoch": reg.partition_epoch}]}]})
             answer = r.topics[0].partitions[0] if r.error_code == ErrorCode.NONE and r.topics else None
             if answer is not None and answer.error_code == ErrorCode.NONE and part.leader is not None \

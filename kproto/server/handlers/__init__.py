@@ -11,9 +11,10 @@ the ledger saying why), the handler, and its authorization rule (an
 ``access.PerEntry``, an ``async (access, broker, ctx, body, handler)``
 coroutine, or ``access.self_checked``). ``table()`` reads every module of this
 package for its ``@handles(P.<api>, ...)`` lines, so a new module is found without
-being listed anywhere; a module is imported when its API's handler or rule is first
-needed (a broker's first request of that API), so starting a broker imports none of
-them.
+being listed anywhere. A broker imports them all (``load_all``) before it listens:
+an import opens files, and a broker out of descriptors must still answer its
+connections (tests/server/test_broker_fd_limit.py); the fork server of
+kproto.testing imports them once for every broker it forks.
 
 A handler is ``async (broker, ctx: RequestContext, body) -> body | None``
 (None: no response, Produce acks=0); ``ctx`` is what the request knows of
@@ -141,6 +142,13 @@ def table() -> dict[int, Api]:
                 found[spec.key] = Api(spec, f"{__name__}.{m.name}")
         _TABLE = dict(sorted(found.items()))
     return dict(_TABLE)
+
+
+def load_all() -> None:
+    """Import every handler module now (registering each handler and rule), so that no
+    request ever waits on, or fails in, an import."""
+    for api in (_TABLE if _TABLE is not None else table()).values():
+        _registered(api)
 
 
 def lookup(api_key: int) -> Api:
