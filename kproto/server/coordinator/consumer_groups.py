@@ -51,6 +51,7 @@ from kproto.server.coordinator.events import (
     Pending,
 )
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from kproto.server.coordinator.owners import OwnerEpochs
 from kproto.server.coordinator.persistence import CONSUMER_GROUP_TYPES as CONSUMER_RECORD_TYPES, group_metadata_key
 from kproto.server.coordinator.state import GroupState
 
@@ -108,14 +109,14 @@ class ConsumerGroupMember:
 
 
 @dataclass(eq=False, slots=True)
-class ConsumerGroup:
+class ConsumerGroup(OwnerEpochs):
     group_id: str
     group_epoch: int = 0
     assignment_epoch: int = 0
     members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)      # instance id -> member id
     target: dict[str, Parts] = field(default_factory=dict)            # member id -> target assignment
-    partition_epochs: dict[tuple[Hashable, int], int] = field(default_factory=dict)
+    owner_epochs: dict[tuple[Hashable, int], int] = field(default_factory=dict)    # partition -> owner's epoch
     subscription_metadata: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)
     metadata_hash: int = 0          # KIP-1101: of the subscribed topics, as last written
     # the offsets part's view (as GroupMetadata's)
@@ -134,33 +135,10 @@ class ConsumerGroup:
                             lambda: [(m.state, m.member_epoch) for m in self.members.values()])
 
     def partition_epoch(self, topic: Hashable, partition: int) -> int:
-        return self.partition_epochs.get((topic, partition), -1)
+        return self.owner_epochs.get((topic, partition), -1)
 
     def _owned(self, m: ConsumerGroupMember) -> list[tuple[Hashable, int]]:
         return [(t, p) for parts in (m.assigned, m.pending_revocation) for t, ps in parts.items() for p in ps]
-
-    def put_member(self, m: ConsumerGroupMember) -> None:
-        """ConsumerGroup.updateMember: the member and the epochs of the partitions it owns."""
-        old = self.members.get(m.member_id)
-        if old is not None:
-            for tp in self._owned(old):
-                if self.partition_epochs.get(tp) == old.member_epoch:
-                    del self.partition_epochs[tp]
-        self.members[m.member_id] = m
-        if m.instance_id is not None:
-            self.static_members[m.instance_id] = m.member_id
-        for tp in self._owned(m):
-            self.partition_epochs[tp] = m.member_epoch
-
-    def remove_member(self, member_id: str) -> None:
-        old = self.members.pop(member_id, None)
-        if old is None:
-            return
-        for tp in self._owned(old):
-            if self.partition_epochs.get(tp) == old.member_epoch:
-                del self.partition_epochs[tp]
-        if old.instance_id is not None and self.static_members.get(old.instance_id) == member_id:
-            del self.static_members[old.instance_id]
 
     def subscribed_topics(self, image: TopicImage) -> set[str]:
         out: set[str] = set()

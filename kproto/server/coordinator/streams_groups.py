@@ -51,6 +51,7 @@ from kproto.server.coordinator.context import GroupContext, Handler
 from kproto.server.coordinator.events import Pending
 from kproto.server.coordinator.metadata_hash import group_hash, topic_hash
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from kproto.server.coordinator.owners import OwnerEpochs
 from kproto.server.coordinator.persistence import STREAMS_GROUP_TYPES
 
 __all__ = ["StreamsGroups", "StreamsGroup", "StreamsGroupMember", "Subtopology", "TopicInfo", "Topology",
@@ -316,7 +317,7 @@ class StreamsGroupMember:
 
 
 @dataclass(eq=False, slots=True)
-class StreamsGroup:
+class StreamsGroup(OwnerEpochs):
     group_id: str
     group_epoch: int = 0
     assignment_epoch: int = 0
@@ -326,7 +327,7 @@ class StreamsGroup:
     members: dict[str, StreamsGroupMember] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)
     target: dict[str, Tasks] = field(default_factory=dict)
-    active_epochs: dict[tuple[str, int], int] = field(default_factory=dict)    # task -> owner's epoch
+    owner_epochs: dict[tuple[Hashable, int], int] = field(default_factory=dict)    # active task -> owner's epoch
     endpoint_information_epoch: int = 0
     configured: ConfiguredTopology | None = None
     delayed: bool = False           # the first assignment waits (group.streams.initial.rebalance.delay.ms)
@@ -355,33 +356,14 @@ class StreamsGroup:
         """The epoch of the member owning an active task (-1: free); standby and warm-up
         tasks never wait (a process may hold them while another releases the active one)."""
         kind, subtopology = key
-        return self.active_epochs.get((subtopology, partition), -1) if kind == "active" else -1
+        return self.owner_epochs.get((subtopology, partition), -1) if kind == "active" else -1
 
-    def _owned_active(self, m: StreamsGroupMember) -> list[tuple[str, int]]:
+    def _owned(self, m: StreamsGroupMember) -> list[tuple[str, int]]:
         return [(s, p) for parts in (m.assigned, m.pending_revocation) for (kind, s), ps in parts.items()
                 if kind == "active" for p in ps]
 
-    def put_member(self, m: StreamsGroupMember) -> None:
-        old = self.members.get(m.member_id)
-        if old is not None:
-            for t in self._owned_active(old):
-                if self.active_epochs.get(t) == old.member_epoch:
-                    del self.active_epochs[t]
-        self.members[m.member_id] = m
-        if m.instance_id is not None:
-            self.static_members[m.instance_id] = m.member_id
-        for t in self._owned_active(m):
-            self.active_epochs[t] = m.member_epoch
-
     def remove_member(self, member_id: str) -> None:
-        old = self.members.pop(member_id, None)
-        if old is None:
-            return
-        for t in self._owned_active(old):
-            if self.active_epochs.get(t) == old.member_epoch:
-                del self.active_epochs[t]
-        if old.instance_id is not None and self.static_members.get(old.instance_id) == member_id:
-            del self.static_members[old.instance_id]
+        OwnerEpochs.remove_member(self, member_id)
         self.target.pop(member_id, None)
 
     def compute_hash(self, image: TopicImage) -> int:
