@@ -33,6 +33,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from kproto import schemas
 from kproto.errors import ErrorCode
@@ -51,6 +52,7 @@ from kproto.server.coordinator.events import (
     Pending,
 )
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from kproto.server.coordinator.heartbeat import HeartbeatError, heartbeat_exchange
 from kproto.server.coordinator.owners import OwnerEpochs
 from kproto.server.coordinator.persistence import CONSUMER_GROUP_TYPES as CONSUMER_RECORD_TYPES, group_metadata_key
 from kproto.server.coordinator.state import GroupState
@@ -381,13 +383,6 @@ def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, k
 
 # --- the part ----------------------------------------------------------------------------------
 
-class HeartbeatError(Exception):
-    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message)
-        self.error = error
-        self.message = message
-
-
 class ConsumerGroups:
     """The consumer groups of the shared ``GroupContext`` (``ctx.consumer_groups``)."""
 
@@ -410,32 +405,14 @@ class ConsumerGroups:
     # --- heartbeat -----------------------------------------------------------------------
 
     def _heartbeat(self, req: ConsumerGroupHeartbeatRequest, handle: Pending, now_ms: int) -> None:
-        def fail(error: ErrorCode, message: str | None = None) -> None:
-            self._ctx.reply(handle, ConsumerGroupHeartbeatResponse(error_code=error, error_message=message))
-
-        error = self._ctx.validate_group_status(req.group_id or None, "ConsumerGroupHeartbeat")
-        if error is not None and req.group_id:
-            return fail(error)
-        try:
+        def step() -> tuple[list, Any]:
             self._validate(req)
             if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
-                records, response = self._leave(req, now_ms)
-            else:
-                records, response = self._join_or_heartbeat(req, now_ms)
-        except HeartbeatError as e:
-            return fail(e.error, e.message)
-        if not records:
-            return self._ctx.reply(handle, response)
+                return self._leave(req, now_ms)
+            return self._join_or_heartbeat(req, now_ms)
 
-        def appended(error: ErrorCode, t: int) -> None:
-            if error is not ErrorCode.NONE:
-                error = ErrorCode.NOT_COORDINATOR if error in (
-                    ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) else \
-                    ErrorCode.UNKNOWN_SERVER_ERROR
-                return self._ctx.reply(handle, ConsumerGroupHeartbeatResponse(error_code=error))
-            self._ctx.reply(handle, response)
-
-        self._ctx.append(self._ctx.partition_for(req.group_id), records, now_ms, appended)
+        heartbeat_exchange(self._ctx, handle, req.group_id, "ConsumerGroupHeartbeat", now_ms, step,
+                           lambda error, message: ConsumerGroupHeartbeatResponse(error_code=error, error_message=message))
 
     def _validate(self, req: ConsumerGroupHeartbeatRequest) -> None:
         """throwIfConsumerGroupHeartbeatRequestIsInvalid (INVALID_REQUEST with Kafka's messages)."""

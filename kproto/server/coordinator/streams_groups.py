@@ -51,6 +51,7 @@ from kproto.server.coordinator.context import GroupContext, Handler
 from kproto.server.coordinator.events import Pending
 from kproto.server.coordinator.metadata_hash import group_hash, topic_hash
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from kproto.server.coordinator.heartbeat import HeartbeatError, heartbeat_exchange
 from kproto.server.coordinator.owners import OwnerEpochs
 from kproto.server.coordinator.persistence import STREAMS_GROUP_TYPES
 
@@ -521,13 +522,6 @@ def replay_streams_record(groups: dict[str, StreamsGroup], record_type: int, key
 
 # --- the part -----------------------------------------------------------------------------------
 
-class HeartbeatError(Exception):
-    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message)
-        self.error = error
-        self.message = message
-
-
 def _owned(req: StreamsGroupHeartbeatRequest) -> Tasks | None:
     """The tasks the member says it owns (None: not sent, unchanged)."""
     if req.active_tasks is None:
@@ -598,31 +592,14 @@ class StreamsGroups:
     # --- heartbeat -----------------------------------------------------------------------
 
     def _heartbeat(self, req: StreamsGroupHeartbeatRequest, handle: Pending, now_ms: int) -> None:
-        def fail(error: ErrorCode, message: str | None = None) -> None:
-            self._ctx.reply(handle, error_response(error, message))
-
-        error = self._ctx.validate_group_status(req.group_id or None, "StreamsGroupHeartbeat")
-        if error is not None and req.group_id:
-            return fail(error)
-        try:
+        def step() -> tuple[list, Any]:
             self._validate(req)
             if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
-                records, response = self._leave(req, now_ms)
-            else:
-                records, response = self._join_or_heartbeat(req, now_ms)
-        except HeartbeatError as e:
-            return fail(e.error, e.message)
-        if not records:
-            return self._ctx.reply(handle, response)
+                return self._leave(req, now_ms)
+            return self._join_or_heartbeat(req, now_ms)
 
-        def appended(error: ErrorCode, t: int) -> None:
-            if error is not ErrorCode.NONE:
-                return fail(ErrorCode.NOT_COORDINATOR if error in (
-                    ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                    else ErrorCode.UNKNOWN_SERVER_ERROR)
-            self._ctx.reply(handle, response)
-
-        self._ctx.append(self._ctx.partition_for(req.group_id), records, now_ms, appended)
+        heartbeat_exchange(self._ctx, handle, req.group_id, "StreamsGroupHeartbeat", now_ms, step,
+                           error_response)
 
     def _validate(self, req: StreamsGroupHeartbeatRequest) -> None:
         """throwIfStreamsGroupHeartbeatRequestIsInvalid (INVALID_REQUEST with Kafka's messages)."""
