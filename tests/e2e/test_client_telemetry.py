@@ -166,12 +166,17 @@ def test_describe_and_list_client_metrics_resources(broker):
     subscribe(broker.bootstrap, name, "a.", 1000, "client_id=nobody")
     c = Connection(broker.bootstrap, "admin")
     try:
-        r = c.ask(P.describe_configs.API.key, 4, {"resources": [
-            {"resource_type": CLIENT_METRICS, "resource_name": name, "configuration_keys": None},
-            {"resource_type": CLIENT_METRICS, "resource_name": name + "-none", "configuration_keys": None}],
-            "include_synonyms": False, "include_documentation": False})
+        def described():
+            r = c.ask(P.describe_configs.API.key, 4, {"resources": [
+                {"resource_type": CLIENT_METRICS, "resource_name": name, "configuration_keys": None},
+                {"resource_type": CLIENT_METRICS, "resource_name": name + "-none", "configuration_keys": None}],
+                "include_synonyms": False, "include_documentation": False})
+            return [[(e.name, e.value, e.config_source, e.config_type) for e in res.configs] for res in r.results]
+
+        # Kafka's broker applies the controller's ConfigRecord after AlterConfigs has answered: wait for it
+        got = until(lambda: (d := described())[0][0][2] == 7 and d, what="the subscription's configs applied")
         # ConfigSource CLIENT_METRICS_CONFIG (7) when set, DEFAULT_CONFIG (5) else; types INT (3), LIST (7)
-        assert [[(e.name, e.value, e.config_source, e.config_type) for e in res.configs] for res in r.results] == [
+        assert got == [
             [("interval.ms", "1000", 7, 3), ("match", "client_id=nobody", 7, 7), ("metrics", "a.", 7, 7)],
             [("interval.ms", "300000", 5, 3), ("match", "", 5, 7), ("metrics", "", 5, 7)]]
         v0 = c.ask(LIST, 0, {})
