@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,11 +175,12 @@ class KafkaReference:
 
     @contextlib.contextmanager
     def broker(self, data: Path, *, timeout: float = 120.0, listeners: dict[str, str] | None = None,
-               **configs: str) -> Iterator[KafkaBroker]:
+               format: Callable[[Path, str], None] | None = None, **configs: str) -> Iterator[KafkaBroker]:
         """Format ``data`` and start ``kafka.Kafka`` in KRaft combined mode (node 1, its own voter) on
         two free loopback ports; yields once it logged "Kafka Server started". ``listeners`` adds
         listeners (name -> security protocol), each on a free port (``KafkaBroker.ports``). Keyword
-        arguments override broker configs (dots as underscores)."""
+        arguments override broker configs (dots as underscores). ``format(server.properties,
+        cluster id)`` formats instead of Kafka's StorageTool (``kproto storage format``'s tests)."""
         port, controller = free_port(), free_port()
         extra = {name: (protocol, free_port()) for name, protocol in (listeners or {}).items()}
         more = "".join(f",{name}://127.0.0.1:{p}" for name, (_, p) in extra.items())
@@ -209,7 +210,7 @@ class KafkaReference:
         data.mkdir(parents=True, exist_ok=True)
         server_props = data / "server.properties"
         server_props.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        self.format_storage(server_props, random_cluster_id())
+        (format or self.format_storage)(server_props, random_cluster_id())
 
         log = data / "kafka.log"
         proc, started = self._launch(server_props, log, BROKER_JVM)

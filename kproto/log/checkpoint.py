@@ -38,13 +38,13 @@ class CorruptCheckpointError(DecodeError):
     """A checkpoint or properties file that does not parse."""
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """Write ``<path>.tmp``, fsync it, rename it over ``path``, fsync the directory."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        os.write(fd, text.encode())
+        os.write(fd, text.encode() if isinstance(text, str) else text)
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -48,6 +48,7 @@ from kproto.server.cluster.settings import cluster_settings
 from kproto.server.config import BrokerConfig
 from kproto.server.dynamic_config import DynamicBrokerConfig
 from kproto.server.faults import FaultPlan
+from kproto.server.storage import bootstrap_features
 from kproto.server.handlers import Api, RequestContext
 from kproto.server.network import (
     BrokerServer, CloseConnection, ConnectionInfo, FileRegion, Limits, RecordsRegion, ResponsePart,
@@ -95,7 +96,7 @@ class Broker:
         emulated = None if kafka_version is None else emulation.release(kafka_version)
         # ApiVersions, UpdateFeatures, transactions; a new data directory as the emulated release's fresh cluster
         self.features = FinalizedFeatures(self.logs.data_dir, (emulated and emulation.fresh_features(
-            emulated, SUPPORTED_FEATURES)) or FRESH_CLUSTER)
+            emulated, SUPPORTED_FEATURES)) or bootstrap_features(self.logs.data_dir) or FRESH_CLUSTER)
         self.supported_features = emulation.supported_features(emulated, SUPPORTED_FEATURES)
         self.producer_ids = ProducerIdManager(next_id=1000 + now_ms() % 1_000_000 * 1000)
         self._appended: asyncio.Future | None = None

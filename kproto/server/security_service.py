@@ -31,6 +31,7 @@ from kproto.security.scram import MECHANISMS, ScramServer
 from kproto.security.tokens import DelegationTokenManager
 from kproto.security.session import SaslSession
 from kproto.security.store import AclStore, ScramCredentialStore
+from kproto.server.storage import bootstrap_scram
 from kproto.server.network import CloseConnection
 
 if TYPE_CHECKING:
@@ -80,6 +81,10 @@ class SecurityService:
         self.plain_users = {name: self._plain_users(name) for name, mechs in self.mechanisms.items()
                             if "PLAIN" in mechs}
         self.scram = ScramCredentialStore(data_dir)
+        if data_dir is not None and not self.scram.path.exists():
+            # a first start on a directory `kproto storage format --add-scram` made (BootstrapMetadata)
+            for user, mechanism, credential in bootstrap_scram(Path(data_dir)):
+                self.scram.upsert(user, mechanism, credential)
         self.tokens = DelegationTokenManager(
             data_dir, values.get("delegation.token.secret.key") or None,
             max_lifetime_ms=int(self._value("delegation.token.max.lifetime.ms")),

@@ -5,6 +5,7 @@
     kproto features --bootstrap-server H:P downgrade (--feature NAME=LEVEL... | --metadata V | --release-version V) [--unsafe] [--dry-run]
     kproto features --bootstrap-server H:P disable   --feature NAME... [--unsafe] [--dry-run]
     kproto features version-mapping [--release-version V]
+    kproto features feature-dependencies --feature NAME=LEVEL...
 
 ``describe`` prints one padded line per supported feature, in name order (metadata.version
 as its release name, e.g. 4.4-IV2); the others print a line per feature as FeatureCommand.update
@@ -22,7 +23,7 @@ import sys
 import click
 
 from kproto.features import (
-    METADATA_VERSION, METADATA_VERSIONS, LATEST_PRODUCTION, UpgradeType, metadata_version_level,
+    DEPENDENCIES, METADATA_VERSION, METADATA_VERSIONS, LATEST_PRODUCTION, SUPPORTED, UpgradeType, metadata_version_level,
     metadata_version_name, release_defaults,
 )
 from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
@@ -200,6 +201,11 @@ def disable(ctx: click.Context, feature, unsafe, dry_run) -> None:
     _update(ctx, "disable", updates, dry_run)
 
 
+def version_mapping_lines(level: int, shown: str) -> list[str]:
+    """FeatureCommand.handleVersionMapping's lines (StorageTool's version-mapping prints the same)."""
+    return [f"metadata.version={level} ({shown})"] + [f"{n}={d}" for n, d in release_defaults(level).items()]
+
+
 @features.command("version-mapping", cls=OneLineCommand, epilog=_EXIT)
 @click.option("--release-version", help="The release version to map (default: the latest production one).")
 def version_mapping(release_version: str | None) -> None:
@@ -209,6 +215,46 @@ def version_mapping(release_version: str | None) -> None:
     if level is None:
         _fail(f"Unknown release version '{shown}'. Supported versions are: "
               f"{METADATA_VERSIONS[min(METADATA_VERSIONS)]} to {metadata_version_name(LATEST_PRODUCTION)}")
-    click.echo(f"metadata.version={level} ({shown})")
-    for name, default in release_defaults(level).items():
-        click.echo(f"{name}={default}")
+    click.echo("\n".join(version_mapping_lines(level, shown)))
+
+
+def feature_dependencies_lines(specs: tuple[str, ...]) -> list[str]:
+    """FeatureCommand.handleFeatureDependencies (and StorageTool's): what each ``name=level`` needs;
+    a spec Kafka refuses raises ValueError with its message."""
+    out: list[str] = []
+    for spec in specs:
+        name, eq, text = spec.partition("=")
+        try:
+            level = int(text)
+        except ValueError:
+            raise ValueError(f"Can't parse feature=level string {spec}: "
+                             + ("equals sign not found." if not eq else f"unable to parse {text} as a short."))
+        if name == METADATA_VERSION:
+            if level not in METADATA_VERSIONS:
+                raise ValueError(f"Unknown metadata.version {level}")
+            out.append(f"{spec} ({metadata_version_name(level)}) has no dependencies.")
+            continue
+        if name not in SUPPORTED:
+            raise ValueError(f"Unknown feature: {name}")
+        lo, hi = SUPPORTED[name]
+        if not lo <= level <= hi:
+            raise ValueError(f"Feature level {level} is not supported for feature {name}")
+        deps = DEPENDENCIES.get((name, level), {})
+        if not deps:
+            out.append(f"{spec} has no dependencies.")
+            continue
+        out.append(f"{spec} requires:")
+        out += [f"    {d}={lv}" + (f" ({metadata_version_name(lv)})" if d == METADATA_VERSION else "")
+                for d, lv in deps.items()]
+    return out
+
+
+@features.command("feature-dependencies", cls=OneLineCommand, epilog=_EXIT)
+@click.option("--feature", "feature", multiple=True, required=True, metavar="NAME=LEVEL",
+              help="A feature and its level, e.g. eligible.leader.replicas.version=1 (repeatable).")
+def feature_dependencies(feature: tuple[str, ...]) -> None:
+    """The features and levels a feature level depends on (FeatureCommand.handleFeatureDependencies)."""
+    try:
+        click.echo("\n".join(feature_dependencies_lines(feature)))
+    except ValueError as e:
+        _fail(str(e))

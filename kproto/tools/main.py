@@ -118,6 +118,8 @@ COMMANDS = {
                  "Print each broker's log directories and partition sizes like kafka-log-dirs.sh."),
     "features": ("kproto.tools.features:features",
                  "Describe, upgrade or downgrade feature flags like kafka-features.sh."),
+    "storage": ("kproto.tools.storage:storage",
+                "Format and inspect a node's log directories like kafka-storage.sh."),
     "metadata-quorum": ("kproto.tools.metadata_quorum:metadata_quorum",
                         "Describe the metadata quorum like kafka-metadata-quorum.sh."),
     "get-offsets": ("kproto.tools.get_offsets:get_offsets",

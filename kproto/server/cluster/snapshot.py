@@ -32,7 +32,7 @@ from kproto.schemas.metadata_records import CONTROL_RECORDS
 from kproto.server.cluster import image as I
 
 __all__ = ["SnapshotId", "snapshot_file_name", "parse_snapshot_name", "snapshots", "latest_snapshot",
-           "image_records", "snapshot_bytes", "write_snapshot", "read_snapshot", "load_image", "SnapshotPolicy"]
+           "image_records", "snapshot_bytes", "records_snapshot_bytes", "write_snapshot", "read_snapshot", "load_image", "SnapshotPolicy"]
 
 SUFFIX = ".checkpoint"
 PART_SUFFIX = ".checkpoint.part"
@@ -113,11 +113,16 @@ def _control_batch(kind: int, offset: int, epoch: int, timestamp: int, data: dic
 
 
 def snapshot_bytes(image: I.MetadataImage, sid: SnapshotId, last_contained_log_timestamp: int) -> bytes:
-    """The whole ``.checkpoint`` file (RecordsSnapshotWriter: header, records, footer)."""
+    """The whole ``.checkpoint`` file of an image."""
+    return records_snapshot_bytes(image_records(image), sid, last_contained_log_timestamp)
+
+
+def records_snapshot_bytes(records: list[tuple[int, dict]], sid: SnapshotId, last_contained_log_timestamp: int) -> bytes:
+    """A ``.checkpoint`` file of these records (RecordsSnapshotWriter: header, records, footer);
+    also the bootstrap snapshot ``kproto storage format`` writes (kproto.server.storage)."""
     ts = last_contained_log_timestamp
     out = bytearray(_control_batch(_HEADER, 0, sid.epoch, ts,
                                    {"last_contained_log_timestamp": last_contained_log_timestamp}))
-    records = image_records(image)
     offset = 1
     for i in range(0, len(records), BATCH_RECORDS):
         chunk = records[i:i + BATCH_RECORDS]
