@@ -32,7 +32,8 @@ from typing import Any
 from kproto.errors import InvalidConfigError, InvalidRequestError, KafkaError
 from kproto.log import checkpoint as ckpt
 from kproto.security.config import SECURITY_CONFIGS, is_listener_config
-from kproto.server.config import BROKER_CONFIGS, LOG_SYNONYMS, BrokerConfig, typed_value
+from kproto.server.config import (BROKER_CONFIGS, BROKER_QUOTA_CONFIGS, LOG_SYNONYMS, BrokerConfig,
+                                  broker_quota_value, typed_value)
 from kproto.server.network import parse_ip_overrides
 from kproto.server.quotas import Alteration, Entity, alter, entity, entity_text
 from kproto.topic_config import LogConfig
@@ -94,7 +95,7 @@ STARTUP_ONLY = ALL_DYNAMIC_CONFIGS & set(SECURITY_CONFIGS)
 
 # Every name ``kproto serve`` knows, dynamic or not (KafkaConfig.configNames as kproto models it).
 KNOWN_CONFIGS = frozenset(BROKER_CONFIGS) | frozenset(LOG_SYNONYMS) | {"log.retention.hours",
-                                                                       "log.retention.minutes"}
+                                                                       "log.retention.minutes"} | set(BROKER_QUOTA_CONFIGS)
 
 # ConfigDef.Type.LIST broker configs: the ones IncrementalAlterConfigs may APPEND to / SUBTRACT from.
 LIST_CONFIGS = frozenset({"metric.reporters", "sasl.kerberos.principal.to.local.rules"}
@@ -123,7 +124,7 @@ def validate(props: Mapping[str, str], per_broker: bool) -> None:
     unknown = {n for n in names if n not in KNOWN_CONFIGS and not is_listener_config(n)}
     if unknown:
         raise InvalidRequestError(f"Unknown broker config name: {min(unknown)}")
-    fixed = names & (KNOWN_CONFIGS - ALL_DYNAMIC_CONFIGS)
+    fixed = names & (KNOWN_CONFIGS - ALL_DYNAMIC_CONFIGS - set(BROKER_QUOTA_CONFIGS))
     if fixed:
         raise InvalidRequestError(f"Cannot update these configs dynamically: {_names(fixed)}")
     unprefixed = names & SSL_RECONFIGURABLE
@@ -147,6 +148,8 @@ def _check_value(name: str, raw: str) -> None:
             LogConfig.parse_value(LOG_SYNONYMS[name], raw, label=name)
         elif raw is None:
             raise InvalidConfigError(f"Invalid value null for configuration {name}: null is not a valid value")
+        elif name in BROKER_QUOTA_CONFIGS:
+            broker_quota_value(name, raw)
         else:
             typed_value(name, BROKER_CONFIGS[name][1], raw)
             if name == "max.connections.per.ip.overrides":
