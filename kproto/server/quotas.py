@@ -539,7 +539,8 @@ class SimpleRate(Rate):
 
     def window_size_ms(self, now: int) -> int:
         self._purge(now)
-        oldest = min((w[0] for w in self._windows), default=now)
+        self._now_window(now)       # SampledStat.oldest: a first measure opens the first window
+        oldest = min(w[0] for w in self._windows)
         return max(int(now - oldest), self.window_ms)
 
 
