@@ -219,8 +219,8 @@ BROKER_MINIMUMS: dict[str, int] = {
 }
 
 # QuotaConfig.brokerQuotaConfigs (DynamicConfig.Broker): LONG bytes/s, at least 0, default
-# Long.MAX_VALUE. Not KafkaConfig definitions: settable dynamically only, described once set
-# (ConfigHelper lists a broker's originals), read-only there (not in AllDynamicConfigs).
+# Long.MAX_VALUE. Not KafkaConfig definitions: settable dynamically, described once set
+# (ConfigHelper lists a broker's originals), as not read-only (Kafka 4.4 describes them so).
 BROKER_QUOTA_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
                         "replica.alter.log.dirs.io.max.bytes.per.second")
 

@@ -84,7 +84,8 @@ ALL_DYNAMIC_CONFIGS = (
     | {"producer.id.expiration.ms", "transaction.partition.verification.enable"}
     | {"remote.log.index.file.cache.total.size.bytes", "remote.fetch.max.wait.ms",
        "remote.log.manager.copy.max.bytes.per.second", "remote.log.manager.fetch.max.bytes.per.second",
-       "remote.list.offsets.request.timeout.ms"})                            # DynamicRemoteLogConfig
+       "remote.list.offsets.request.timeout.ms"}                             # DynamicRemoteLogConfig
+    | set(BROKER_QUOTA_CONFIGS))     # the replication throttles' rates (described as not read-only)
 
 # DynamicBrokerConfig.PerBrokerConfigs: refused at the cluster-wide default.
 PER_BROKER_CONFIGS = (SSL_RECONFIGURABLE | LISTENER_CONFIGS) - {
@@ -124,7 +125,7 @@ def validate(props: Mapping[str, str], per_broker: bool) -> None:
     unknown = {n for n in names if n not in KNOWN_CONFIGS and not is_listener_config(n)}
     if unknown:
         raise InvalidRequestError(f"Unknown broker config name: {min(unknown)}")
-    fixed = names & (KNOWN_CONFIGS - ALL_DYNAMIC_CONFIGS - set(BROKER_QUOTA_CONFIGS))
+    fixed = names & (KNOWN_CONFIGS - ALL_DYNAMIC_CONFIGS)
     if fixed:
         raise InvalidRequestError(f"Cannot update these configs dynamically: {_names(fixed)}")
     unprefixed = names & SSL_RECONFIGURABLE
