@@ -12,14 +12,15 @@ use: ``LogConfig.validate({"segment.bytes": "abc"})`` raises
 number of type INT")`` as Kafka's ConfigException reads.
 
 Defaults are Kafka 3.9's (the last line with legacy formats). Configs kproto
-accepts but does not act on (replication throttles, remote storage, codec
-levels, preallocate, message.downconversion.enable...) are kept so that a
-CreateTopics that Kafka accepts is accepted here too.
+accepts but does not act on (remote storage, codec levels, preallocate,
+message.downconversion.enable...; the replication throttles outside a cluster)
+are kept so that a CreateTopics that Kafka accepts is accepted here too.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -69,6 +70,14 @@ def one_of(*choices: str) -> Validator:
 def _gzip_level(name: str, value: int) -> None:
     if value != -1 and not 1 <= value <= 9:
         raise _fail(name, value, "Value must be between 1 and 9, or -1 (the default level)")
+
+
+def _throttled_replicas(name: str, value: tuple[str, ...]) -> None:
+    """ThrottledReplicaListValidator: "*" or [partitionId]:[brokerId] pairs (an empty item
+    passes, as Kafka's pattern lets it); the value printed as the Java List it parsed to."""
+    if not (all(re.fullmatch(r"([0-9]+:[0-9]+)?", v) for v in value) or "".join(value) == "*"):
+        raise _fail(name, "[" + ", ".join(value) + "]", f"{name} must be the literal '*' or a list of replicas in "
+                    "the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")
 
 
 def _cfg(default: Any, type_: str, validator: Validator | None = None) -> Any:
@@ -133,9 +142,9 @@ class LogConfig:
     file_delete_delay_ms: int = _cfg(60000, LONG, at_least(0))
     flush_messages: int = _cfg(LONG_MAX, LONG, at_least(1))
     flush_ms: int = _cfg(LONG_MAX, LONG, at_least(0))
-    follower_replication_throttled_replicas: tuple[str, ...] = _cfg((), LIST)
+    follower_replication_throttled_replicas: tuple[str, ...] = _cfg((), LIST, _throttled_replicas)
     index_interval_bytes: int = _cfg(4096, INT, at_least(0))
-    leader_replication_throttled_replicas: tuple[str, ...] = _cfg((), LIST)
+    leader_replication_throttled_replicas: tuple[str, ...] = _cfg((), LIST, _throttled_replicas)
     local_retention_bytes: int = _cfg(-2, LONG, at_least(-2))
     local_retention_ms: int = _cfg(-2, LONG, at_least(-2))
     max_compaction_lag_ms: int = _cfg(LONG_MAX, LONG, at_least(1))

@@ -13,7 +13,7 @@ import socket
 import time
 
 from confluent_kafka import Consumer, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ConfigResource
 from confluent_kafka.admin import NewTopic as CKNewTopic
 
 from kproto.client.admin import Admin, OffsetAndMetadata
@@ -117,9 +117,10 @@ def produce_raw(bootstrap: str, topic: str, partition: int, records: bytes, vers
     return request_raw(bootstrap, P.produce.API.key, version, body).responses[0].partition_responses[0]
 
 
-def fetch_raw(bootstrap: str, topic: str, partition: int, fetch_offset: int = 0):
-    """One Fetch v12 from ``fetch_offset``; the partition's response."""
-    body = {"max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0,
+def fetch_raw(bootstrap: str, topic: str, partition: int, fetch_offset: int = 0, replica_id: int = -1):
+    """One Fetch v12 from ``fetch_offset`` (as the follower ``replica_id``, or a consumer); the
+    partition's response."""
+    body = {"replica_id": replica_id, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0,
             "session_epoch": -1, "topics": [{"topic": topic, "partitions": [
                 {"partition": partition, "fetch_offset": fetch_offset, "partition_max_bytes": 1 << 20}]}]}
     return request_raw(bootstrap, P.fetch.API.key, 12, body).responses[0].partitions[0]
@@ -180,3 +181,21 @@ def describe_on_both(kafka_ref, cluster, *args: str) -> str:
                                 cluster.bootstrap_servers, "--describe", *args)
     assert (theirs.returncode, theirs.stdout) == (0, ours), theirs.stderr
     return ours
+
+
+THROTTLE_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                    "leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+
+
+def replication_throttles(bootstrap: str, topics: list[str], brokers: list[int]) -> dict:
+    """The replication throttles set (kproto's or Kafka's cluster, through librdkafka's describe,
+    which asks each broker's resource of that broker): {topic or broker id: {name: value}}."""
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    resources = [ConfigResource(ConfigResource.Type.TOPIC, t) for t in topics] + [
+        ConfigResource(ConfigResource.Type.BROKER, str(b)) for b in brokers]
+    out: dict = {}
+    for r in resources:         # librdkafka asks one BROKER resource per call
+        key = r.name if r.restype == ConfigResource.Type.TOPIC else int(r.name)
+        out[key] = {name: c.value for name, c in a.describe_configs([r])[r].result(timeout=30).items()
+                    if name in THROTTLE_CONFIGS and c.value}
+    return out

@@ -142,6 +142,9 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     "quota.window.size.seconds": (1, int),
     "controller.quota.window.num": (11, int),
     "controller.quota.window.size.seconds": (1, int),
+    # replication throttles' rate windows (ReplicationQuotaManagerConfig)
+    "replication.quota.window.num": (11, int),
+    "replication.quota.window.size.seconds": (1, int),
     # Kafka's dynamic broker configs kproto has no use for: accepted, stored and
     # described with Kafka's defaults (DynamicBrokerConfig.AllDynamicConfigs).
     "num.io.threads": (8, int),
@@ -211,7 +214,29 @@ BROKER_MINIMUMS: dict[str, int] = {
     "quota.window.size.seconds": 1,
     "controller.quota.window.num": 1,
     "controller.quota.window.size.seconds": 1,
+    "replication.quota.window.num": 1,
+    "replication.quota.window.size.seconds": 1,
 }
+
+# QuotaConfig.brokerQuotaConfigs (DynamicConfig.Broker): LONG bytes/s, at least 0, default
+# Long.MAX_VALUE. Not KafkaConfig definitions: settable dynamically, described once set
+# (ConfigHelper lists a broker's originals), as not read-only (Kafka 4.4 describes them so).
+BROKER_QUOTA_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                        "replica.alter.log.dirs.io.max.bytes.per.second")
+
+
+def broker_quota_value(name: str, raw: Any) -> int:
+    """ConfigDef.parse of a broker quota config: Kafka's words for a bad value."""
+    text = str(raw).strip()
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidConfigError(f"Invalid value {raw} for configuration {name}: Not a number of type LONG") from None
+    if not -2**63 <= value < 2**63:
+        raise InvalidConfigError(f"Invalid value {raw} for configuration {name}: Not a number of type LONG")
+    if value < 0:
+        raise InvalidConfigError(f"Invalid value {value} for configuration {name}: Value must be at least 0")
+    return value
 
 
 def typed_value(name: str, kind: type, raw: Any) -> Any:
@@ -248,6 +273,8 @@ class BrokerConfig:
                 if name in BROKER_MINIMUMS and values[name] < BROKER_MINIMUMS[name]:
                     raise InvalidConfigError(f"Invalid value {raw} for configuration {name}: "
                                              f"Value must be at least {BROKER_MINIMUMS[name]}")
+            elif name in BROKER_QUOTA_CONFIGS:
+                values[name] = broker_quota_value(name, raw)
             elif is_listener_config(name):
                 values[name] = raw
             elif name in LOG_SYNONYMS:

@@ -32,7 +32,8 @@ from typing import Any
 from kproto.errors import InvalidConfigError, InvalidRequestError, KafkaError
 from kproto.log import checkpoint as ckpt
 from kproto.security.config import SECURITY_CONFIGS, is_listener_config
-from kproto.server.config import BROKER_CONFIGS, LOG_SYNONYMS, BrokerConfig, typed_value
+from kproto.server.config import (BROKER_CONFIGS, BROKER_QUOTA_CONFIGS, LOG_SYNONYMS, BrokerConfig,
+                                  broker_quota_value, typed_value)
 from kproto.server.network import parse_ip_overrides
 from kproto.server.quotas import Alteration, Entity, alter, entity, entity_text
 from kproto.topic_config import LogConfig
@@ -83,7 +84,8 @@ ALL_DYNAMIC_CONFIGS = (
     | {"producer.id.expiration.ms", "transaction.partition.verification.enable"}
     | {"remote.log.index.file.cache.total.size.bytes", "remote.fetch.max.wait.ms",
        "remote.log.manager.copy.max.bytes.per.second", "remote.log.manager.fetch.max.bytes.per.second",
-       "remote.list.offsets.request.timeout.ms"})                            # DynamicRemoteLogConfig
+       "remote.list.offsets.request.timeout.ms"}                             # DynamicRemoteLogConfig
+    | set(BROKER_QUOTA_CONFIGS))     # the replication throttles' rates (described as not read-only)
 
 # DynamicBrokerConfig.PerBrokerConfigs: refused at the cluster-wide default.
 PER_BROKER_CONFIGS = (SSL_RECONFIGURABLE | LISTENER_CONFIGS) - {
@@ -94,7 +96,7 @@ STARTUP_ONLY = ALL_DYNAMIC_CONFIGS & set(SECURITY_CONFIGS)
 
 # Every name ``kproto serve`` knows, dynamic or not (KafkaConfig.configNames as kproto models it).
 KNOWN_CONFIGS = frozenset(BROKER_CONFIGS) | frozenset(LOG_SYNONYMS) | {"log.retention.hours",
-                                                                       "log.retention.minutes"}
+                                                                       "log.retention.minutes"} | set(BROKER_QUOTA_CONFIGS)
 
 # ConfigDef.Type.LIST broker configs: the ones IncrementalAlterConfigs may APPEND to / SUBTRACT from.
 LIST_CONFIGS = frozenset({"metric.reporters", "sasl.kerberos.principal.to.local.rules"}
@@ -147,6 +149,8 @@ def _check_value(name: str, raw: str) -> None:
             LogConfig.parse_value(LOG_SYNONYMS[name], raw, label=name)
         elif raw is None:
             raise InvalidConfigError(f"Invalid value null for configuration {name}: null is not a valid value")
+        elif name in BROKER_QUOTA_CONFIGS:
+            broker_quota_value(name, raw)
         else:
             typed_value(name, BROKER_CONFIGS[name][1], raw)
             if name == "max.connections.per.ip.overrides":

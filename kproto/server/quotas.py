@@ -521,3 +521,71 @@ class ClientQuotas:
         """Call after the stored quotas changed."""
         for m in (self.produce, self.fetch, self.request, self.mutation, self.connections):
             m.refresh()
+
+
+# --- replication quotas (ReplicationQuotaManager, QuotaConfig's throttled replicas) -----------
+
+#: QuotaConfig.QUOTA_BYTES_PER_SECOND_DEFAULT: an unset throttled rate (never exceeded)
+UNBOUNDED_RATE = 2**63 - 1
+#: ReplicationQuotaManager's AllReplicas: the throttled replica list "*"
+ALL_REPLICAS = None
+
+
+class SimpleRate(Rate):
+    """metrics.stats.SimpleRate: the rate over the time since the oldest window began, but
+    never over less than one window (a first burst counts in full at once)."""
+
+    __slots__ = ()
+
+    def window_size_ms(self, now: int) -> int:
+        self._purge(now)
+        self._now_window(now)       # SampledStat.oldest: a first measure opens the first window
+        oldest = min(w[0] for w in self._windows)
+        return max(int(now - oldest), self.window_ms)
+
+
+def throttled_partitions(value: str, broker_id: int) -> frozenset[int] | None:
+    """ConfigHandler.parseThrottledPartitions: the partitions a topic's throttled replica
+    list (``0:1,1:2`` or ``*``) names on ``broker_id``; ALL_REPLICAS for ``*``."""
+    value = value.strip()
+    if value == "*":
+        return ALL_REPLICAS
+    pairs = [item.strip().split(":") for item in value.split(",") if item.strip()]
+    return frozenset(int(p) for p, b in pairs if int(b) == broker_id)
+
+
+class ReplicationQuotaManager:
+    """Kafka's ReplicationQuotaManager, one per direction: the leader's (bytes it returns to
+    follower fetches) and the follower's (bytes its fetcher takes). A partition is throttled
+    when its topic's throttled replica list names it on this broker; the quota is exceeded
+    when the byte rate of throttled partitions over the quota window (``replication.quota.
+    window.num`` samples of ``replication.quota.window.size.seconds``) is above the bound."""
+
+    def __init__(self, samples: int, window_s: int) -> None:
+        self.samples, self.window_ms = samples, window_s * 1000
+        self.bound: float = UNBOUNDED_RATE
+        self.rate = SimpleRate(samples, self.window_ms)
+        self.throttled: dict[str, frozenset[int] | None] = {}
+
+    def update_quota(self, bound: float) -> None:
+        self.bound = bound
+
+    def mark_throttled(self, topic: str, partitions: frozenset[int] | None) -> None:
+        self.throttled[topic] = partitions
+
+    def remove_throttle(self, topic: str) -> None:
+        self.throttled.pop(topic, None)
+
+    def is_throttled(self, topic: str, partition: int) -> bool:
+        if topic not in self.throttled:
+            return False
+        partitions = self.throttled[topic]
+        return partitions is ALL_REPLICAS or partition in partitions
+
+    def is_quota_exceeded(self, now: int) -> bool:
+        """Sensor.checkQuotas: the measured rate above the upper bound."""
+        return self.rate.measure(now) > self.bound
+
+    def record(self, value: int, now: int) -> None:
+        """Recorded whether or not the quota is exceeded (Sensor.record, checkQuotas false)."""
+        self.rate.record(value, now)

@@ -26,8 +26,14 @@ Kafka's own tests pin several of these lines (tools/src/test ReassignPartitionsU
 "Status of partition reassignment:", "Reassignment of partition bar-0 is still in
 progress.", "No partition reassignments found.", the duplicate-entry refusals).
 
-Not supported (one line, exit 2): --throttle and --replica-alter-log-dirs-throttle
-(kproto does not throttle replication), --execute with log directories other than "any"
+--execute --throttle N sets the throttles as Kafka's tool does (modifyReassignmentThrottle):
+each moving topic's leader.replication.throttled.replicas (the partitions' current replicas)
+and follower.replication.throttled.replicas (the replicas being added), then
+leader/follower.replication.throttled.rate on every broker a move involves; --verify clears
+them once the reassignments are done. --replica-alter-log-dirs-throttle prints Kafka's line
+and sets nothing (there are no log directory moves).
+
+Not supported (one line, exit 2): --execute with log directories other than "any"
 (moving a replica between log directories, AlterReplicaLogDirs; --verify and --cancel
 read them: a replica is never being moved), --bootstrap-controller, and a rack-aware
 --generate over brokers that all have racks.
@@ -62,6 +68,8 @@ BROKER_LEVEL_THROTTLES = ("leader.replication.throttled.rate", "follower.replica
                           "replica.alter.log.dirs.io.max.bytes.per.second")
 TOPIC_LEVEL_THROTTLES = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
 BROKER_RESOURCE, TOPIC_RESOURCE = 4, 2
+VERIFY_WARNING = ("Warning: You must run --verify periodically, until the reassignment completes, to ensure the "
+                  "throttle is removed.")
 
 TP = tuple[str, int]
 
@@ -262,13 +270,11 @@ class Cluster:
         return {(t.name, p.partition_index): (p.error_code, p.error_message)
                 for t in r.responses for p in t.partitions if p.error_code}
 
-    def clear_throttles(self, parts: list[tuple[TP, list[int]]]) -> None:
-        """clearAllThrottles: the brokers of the cluster and of the file, then the topics."""
-        from kproto.client.admin import Admin, AlterConfigOp, ConfigResource
-        brokers = self.brokers()
-        ids = _int_set_order([*brokers, *(r for _, rs in parts for r in rs)])
-        click.echo(f"Clearing broker-level throttles on broker{'' if len(ids) == 1 else 's'} "
-                   + ",".join(map(str, ids)))
+    def alter_broker_configs(self, ids: list[int], ops: list[Any], brokers: dict[int, Any] | None = None) -> None:
+        """IncrementalAlterConfigs of each broker's own resource, sent to that broker (as Kafka's
+        admin client routes a named BROKER resource)."""
+        from kproto.client.admin import Admin, ConfigResource
+        brokers = self.brokers() if brokers is None else brokers
         for b in ids:
             node = brokers.get(b)
             if node is None:
@@ -276,15 +282,29 @@ class Cluster:
                              "assignment. Call: incrementalAlterConfigs")
             client = self.client.connect_to(node.host, node.port)
             try:
-                self._no_errors(Admin(client).incremental_alter_configs({ConfigResource(BROKER_RESOURCE, str(b)): [
-                    AlterConfigOp(name, "delete") for name in BROKER_LEVEL_THROTTLES]}))
+                self._no_errors(Admin(client).incremental_alter_configs({ConfigResource(BROKER_RESOURCE, str(b)):
+                                                                         ops}))
             finally:
                 if client is not self.client:
                     client.close()
+
+    def alter_topic_configs(self, ops: dict[str, list[Any]]) -> None:
+        from kproto.client.admin import ConfigResource
+        self._no_errors(self.admin.incremental_alter_configs({ConfigResource(TOPIC_RESOURCE, t): o
+                                                              for t, o in ops.items()}))
+
+    def clear_throttles(self, parts: list[tuple[TP, list[int]]]) -> None:
+        """clearAllThrottles: the brokers of the cluster and of the file, then the topics."""
+        from kproto.client.admin import AlterConfigOp
+        brokers = self.brokers()
+        ids = _int_set_order([*brokers, *(r for _, rs in parts for r in rs)])
+        click.echo(f"Clearing broker-level throttles on broker{'' if len(ids) == 1 else 's'} "
+                   + ",".join(map(str, ids)))
+        self.alter_broker_configs(ids, [AlterConfigOp(name, "delete") for name in BROKER_LEVEL_THROTTLES], brokers)
         topics = _string_set_order(tp[0] for tp, _ in parts)
         click.echo(f"Clearing topic-level throttles on topic{'' if len(topics) == 1 else 's'} " + ",".join(topics))
-        self._no_errors(self.admin.incremental_alter_configs({ConfigResource(TOPIC_RESOURCE, t): [
-            AlterConfigOp(name, "delete") for name in TOPIC_LEVEL_THROTTLES] for t in topics}))
+        self.alter_topic_configs({t: [AlterConfigOp(name, "delete") for name in TOPIC_LEVEL_THROTTLES]
+                                  for t in topics})
 
     @staticmethod
     def _no_errors(results: dict) -> None:
@@ -340,12 +360,50 @@ def generate_assignment(cluster: Cluster, topics_json: str, broker_list: str, ra
     click.echo(reassignment_json(proposed, {}))
 
 
-def execute_assignment(cluster: Cluster, plan_json: str, additional: bool) -> None:
+def proposed_moves(ongoing: dict[TP, tuple[list[int], list[int], list[int]]], plan: dict[TP, list[int]],
+                   current: dict[TP, list[int]]) -> dict[TP, tuple[set[int], set[int]]]:
+    """calculateProposedMoveMap: each partition's (sources, destinations), those of the
+    reassignments in flight (calculateCurrentMoveMap: the replicas not being added, and those
+    being added) overlaid with the plan's (a partition in flight keeps its sources)."""
+    moves = {tp: (set(replicas) - set(adding), set(adding)) for tp, (replicas, adding, _) in ongoing.items()}
+    for tp, replicas in plan.items():
+        sources = moves[tp][0] if tp in moves else set(current[tp])
+        moves[tp] = (sources, set(replicas) - sources)
+    return moves
+
+
+def throttled_replicas(moves: dict[TP, tuple[set[int], set[int]]]) -> dict[str, tuple[str, str]]:
+    """calculateLeaderThrottles / calculateFollowerThrottles: per topic, the sources' and the
+    destinations' "partition:broker" items, each list in a TreeSet's (string) order."""
+    out: dict[str, tuple[set[str], set[str]]] = {}
+    for (t, p), (sources, destinations) in moves.items():
+        leader, follower = out.setdefault(t, (set(), set()))
+        leader.update(f"{p}:{b}" for b in sources)
+        follower.update(f"{p}:{b}" for b in destinations - sources)
+    return {t: (",".join(sorted(leader)), ",".join(sorted(follower))) for t, (leader, follower) in out.items()}
+
+
+def set_throttles(cluster: Cluster, moves: dict[TP, tuple[set[int], set[int]]], throttle: int) -> None:
+    """modifyReassignmentThrottle: the topics' throttled replicas, then the rates of every broker
+    a move reads from or writes to (modifyInterBrokerThrottle)."""
+    from kproto.client.admin import AlterConfigOp
+    cluster.alter_topic_configs({t: [AlterConfigOp(TOPIC_LEVEL_THROTTLES[0], "set", leader),
+                                     AlterConfigOp(TOPIC_LEVEL_THROTTLES[1], "set", follower)]
+                                 for t, (leader, follower) in throttled_replicas(moves).items()})
+    brokers = sorted({b for sources, destinations in moves.values() for b in sources | destinations})
+    cluster.alter_broker_configs(brokers, [AlterConfigOp(BROKER_LEVEL_THROTTLES[0], "set", str(throttle)),
+                                           AlterConfigOp(BROKER_LEVEL_THROTTLES[1], "set", str(throttle))])
+    click.echo(f"The inter-broker throttle limit was set to {throttle} B/s")
+
+
+def execute_assignment(cluster: Cluster, plan_json: str, additional: bool, throttle: int = -1,
+                       log_dir_throttle: int = -1) -> None:
     """executeAssignment."""
     parts, dirs = parse_reassignment(plan_json)
     plan = check_execute_plan(parts)
     _refuse_log_dirs(dirs)
-    if not additional and cluster.reassignments():
+    ongoing = cluster.reassignments()
+    if not additional and ongoing:
         raise Failed(CANNOT_EXECUTE, terse=True)
     nodes = cluster.brokers()
     unknown = [b for b in _int_set_order(r for rs in plan.values() for r in rs) if b not in nodes]
@@ -362,6 +420,14 @@ def execute_assignment(cluster: Cluster, plan_json: str, additional: bool) -> No
     click.echo(reassignment_json(current, cluster.replica_log_dirs(current)))
     click.echo()
     click.echo("Save this to use as the --reassignment-json-file option during rollback")
+    if throttle >= 0 or log_dir_throttle >= 0:
+        click.echo(VERIFY_WARNING)
+        if throttle >= 0:
+            set_throttles(cluster, proposed_moves(ongoing, plan, current), throttle)
+        if log_dir_throttle >= 0:
+            # modifyLogDirThrottle over the brokers of the plan's log directory moves: none here
+            # (log_dirs other than "any" are refused), so no broker's config changes
+            click.echo(f"The replica-alter-dir throttle limit was set to {log_dir_throttle} B/s")
     errors = cluster.alter(dict(plan))
     if errors:
         from kproto.errors import ErrorCode
@@ -468,8 +534,11 @@ def _refuse_log_dirs(dirs: dict) -> None:
 @click.option("--broker-list", metavar="0,1,2", help="The brokers to which the partitions need to be reassigned.")
 @click.option("--disable-rack-aware", is_flag=True, help="Disable rack aware replica assignment")
 @click.option("--additional", is_flag=True, help="Execute this reassignment in addition to any other ongoing ones.")
-@click.option("--throttle", type=int, help="Not supported by kproto (no replication throttling).")
-@click.option("--replica-alter-log-dirs-throttle", type=int, help="Not supported by kproto.")
+@click.option("--throttle", type=int, help="The movement of partitions between brokers will be throttled to this "
+                                         "value (bytes/sec).")
+@click.option("--replica-alter-log-dirs-throttle", type=int,
+              help="The movement of replicas between log directories on the same broker will be throttled to this "
+                   "value (bytes/sec) (no such moves here: sets nothing).")
 @click.option("--timeout", type=int, help="The maximum time in ms to wait for log directory replica assignment to "
                                           "begin (unused: no log directory moves).")
 @click.option("--preserve-throttles", is_flag=True, help="Do not modify broker or topic throttles.")
@@ -496,9 +565,6 @@ def reassign_partitions(ctx: click.Context, bootstrap_server: str | None, bootst
             raise UsageProblem(f'Missing required argument "[{name}]"')
     for name in sorted(given - {action} - set(REQUIRED[action]) - set(PERMITTED[action])):
         raise UsageProblem(f'Option "[{name}]" can\'t be used with action "[{action}]"')
-    if throttle is not None or replica_alter_log_dirs_throttle is not None:
-        raise UsageProblem("kproto: --throttle and --replica-alter-log-dirs-throttle are not supported "
-                           "(kproto does not throttle replication)")
 
     def read(path: str) -> str:
         try:
@@ -516,7 +582,9 @@ def reassign_partitions(ctx: click.Context, bootstrap_server: str | None, bootst
             if action == "generate":
                 generate_assignment(cluster, read(topics_to_move_json_file), broker_list, not disable_rack_aware)
             elif action == "execute":
-                execute_assignment(cluster, read(reassignment_json_file), additional)
+                execute_assignment(cluster, read(reassignment_json_file), additional,
+                                   -1 if throttle is None else throttle,
+                                   -1 if replica_alter_log_dirs_throttle is None else replica_alter_log_dirs_throttle)
             elif action == "verify":
                 verify_assignment(cluster, read(reassignment_json_file), preserve_throttles)
             elif action == "cancel":

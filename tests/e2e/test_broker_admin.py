@@ -160,3 +160,44 @@ def test_topics_and_configs_persist_across_restart(tmp_path):
     assert text.startswith("version: 0\ntopic_id: ") and len(text.split(": ")[-1]) == 22
     assert (data / "keep-1" / "partition.metadata").read_text() == text
     assert topic_id is not None
+
+
+THROTTLED_LIST = ("must be the literal '*' or a list of replicas in the following format: "
+                  "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
+
+
+def test_replication_throttle_configs_validated_like_kafka(bootstrap):
+    """The topics' throttled replica lists (ThrottledReplicaListValidator) and the brokers'
+    throttled rates (QuotaConfig.brokerQuotaConfigs: LONG, at least 0, dynamic, described once
+    set)."""
+    a = admin(bootstrap)
+    name, key = f"throttled{S}", "leader.replication.throttled.replicas"
+    bad = kafka_error(a.create_topics([NewTopic(name, 1, 1, config={key: "0:a, 1"})]), name)
+    assert (bad.code(), bad.str()) == (ErrorCode.INVALID_CONFIG,
+                                       f"Invalid value [0:a, 1] for configuration {key}: {key} {THROTTLED_LIST}")
+    create(bootstrap, NewTopic(name, 1, 1, config={"follower.replication.throttled.replicas": "*"}))
+    res = ConfigResource(ConfigResource.Type.TOPIC, name, incremental_configs=[
+        ConfigEntry(key, "0:1,1:1", incremental_operation=AlterConfigOpType.SET)])
+    assert result(a.incremental_alter_configs([res]), res) is None
+    until(lambda: describe(a, name)[key].value == "0:1,1:1")
+    assert describe(a, name)["follower.replication.throttled.replicas"].value == "*"
+
+    def alter_broker(value: str | None):
+        op = AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+        res = ConfigResource(ConfigResource.Type.BROKER, "1", incremental_configs=[
+            ConfigEntry("leader.replication.throttled.rate", value, incremental_operation=op)])
+        return a.incremental_alter_configs([res]), res
+
+    for value, why in (("-1", "Value must be at least 0"), ("x", "Not a number of type LONG")):
+        err = kafka_error(*alter_broker(value))
+        assert (err.code(), err.str()) == (
+            ErrorCode.INVALID_REQUEST, f"Invalid value {value} for configuration leader.replication.throttled.rate: "
+                                       f"{why}")
+    node = ConfigResource(ConfigResource.Type.BROKER, "1")
+    assert "leader.replication.throttled.rate" not in result(a.describe_configs([node]), node)
+    assert result(*alter_broker("1048576")) is None
+    entry = until(lambda: result(a.describe_configs([node]), node).get("leader.replication.throttled.rate"))
+    assert (entry.value, entry.source, entry.is_read_only) == (
+        "1048576", ConfigSource.DYNAMIC_BROKER_CONFIG.value, False)
+    assert result(*alter_broker(None)) is None
+    until(lambda: "leader.replication.throttled.rate" not in result(a.describe_configs([node]), node))

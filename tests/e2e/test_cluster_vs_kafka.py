@@ -29,6 +29,8 @@ from kproto.server.runtime.state_topic import partition_for
 from tests.conftest import PEER_CLUSTER_CONFIG
 from tests import java_client
 from tests.helpers import create_in_cluster as create, describe_on_both as describe_both
+from tests.helpers import replication_throttles, until
+from tests.tools.helpers import run_command
 
 OFFSETS_PARTITIONS = int(PEER_CLUSTER_CONFIG["offsets.topic.num.partitions"])
 
@@ -257,3 +259,52 @@ def test_java_client_produces_and_consumes_across_a_leader_kill(kafka_ref, clust
     assert [(e["key"], e["offset"]) for e in out.of("produced")] == [(f"k{i}", i) for i in range(100)]
     assert [(e["offset"], e["key"], e["value"]) for e in out.of("consumed")] == [
         (i, f"k{i}", f"v{i}") for i in range(100)]
+
+
+REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+
+
+def test_reassign_with_a_throttle_by_both_tools_sets_and_clears_the_same_throttles(kafka_ref, cluster, tmp_path):
+    """kafka-reassign-partitions.sh --execute --throttle and kproto's, each moving its own topic's
+    partition 0 from 1,2 to 2,3: the same lines, the same configs set (the current replicas as
+    leaders, the new one as follower, the rate on every broker of the move), then --verify
+    clears them alike once done. Both clusters, both tools: the configs are read back through
+    librdkafka and waited for (a broker applies them from the metadata log)."""
+    bs = cluster.bootstrap_servers
+    rate = {"leader.replication.throttled.rate": "1048576", "follower.replication.throttled.rate": "1048576"}
+
+    def run(tool: str, *args: str) -> str:
+        if tool == "kafka":
+            k = kafka_ref.run_tool(REASSIGN, "--bootstrap-server", bs, *args)
+            assert k.returncode == 0, k.stderr
+            return k.stdout
+        status, out, err = run_command("reassign-partitions", bs, *args)
+        assert (status, err) == (0, ""), err
+        return out
+
+    printed = {}
+    for tool, topic in (("kproto", "thrk"), ("kafka", "thrj")):
+        create(cluster, topic, [[1, 2], [2, 1]])
+        plan = tmp_path / f"{topic}.json"
+        plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0,
+                                                                   "replicas": [2, 3]}]}))
+        executed = run(tool, "--execute", "--reassignment-json-file", str(plan), "--throttle", "1048576")
+        until(lambda: replication_throttles(bs, [topic], [1, 2, 3]) == {
+            topic: {"leader.replication.throttled.replicas": "0:1,0:2",
+                    "follower.replication.throttled.replicas": "0:3"}, 1: rate, 2: rate, 3: rate},
+              what=f"the throttles {tool}'s tool set")
+        cluster.wait_for(lambda md: cluster.partition(topic, 0, md).replicas == (2, 3) or None, f"{topic}-0 moved")
+        verified = until(lambda: (lambda out: out if "is completed" in out else None)(
+            run(tool, "--verify", "--reassignment-json-file", str(plan))), what=f"{topic}-0 verified")
+        until(lambda: replication_throttles(bs, [topic], [1, 2, 3]) == {topic: {}, 1: {}, 2: {}, 3: {}},
+              what=f"the throttles {tool}'s tool cleared")
+        printed[tool] = (executed.replace(topic, "TOPIC"), verified.replace(topic, "TOPIC"))
+    assert printed["kproto"] == printed["kafka"]
+    assert printed["kproto"][0].splitlines()[-3:] == [
+        "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle "
+        "is removed.", "The inter-broker throttle limit was set to 1048576 B/s",
+        "Successfully started partition reassignment for TOPIC-0"]
+    assert printed["kproto"][1] == ("Status of partition reassignment:\n"
+                                    "Reassignment of partition TOPIC-0 is completed.\n\n"
+                                    "Clearing broker-level throttles on brokers 1,2,3\n"
+                                    "Clearing topic-level throttles on topic TOPIC\n")

@@ -14,8 +14,9 @@ racks (its own ``Cluster``): six more Kafka JVMs next to the module's three are 
 the machines these tests run on, and Kafka's placer starts at random offsets, so its output
 is not one to diff, only to check the same way (checkReplicaDistribution).
 testDescribeUnderReplicatedPartitionsWhenReassignmentIsInProgress keeps its reassignment in
-flight by stopping the target broker instead of throttling replication to 1 byte (kproto
-has no replication throttle): the adding replica cannot catch up either way.
+flight by stopping the target broker instead of throttling replication to 1 byte: a fetch
+under the quota is answered in full, so a throttle holds a small partition back only after
+its first fetch, while a stopped broker cannot catch up at all.
 """
 
 from __future__ import annotations

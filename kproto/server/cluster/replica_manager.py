@@ -96,6 +96,8 @@ class Partition:
         self.leader: PartitionLeader | None = None
         self.isr_pending = False        # an AlterPartition in flight (Partition.partitionState)
         self.truncated = False          # a follower truncated since it started following this epoch
+        # a follower's lag behind the leader's HW after its last fetch that got data (PartitionFetchState.lag)
+        self.fetch_lag: int | None = None
         self._changed: asyncio.Future | None = None
 
     @property
@@ -153,6 +155,10 @@ class ReplicaManager:
         self._brokers: dict[int, Channel] = {}      # request_broker's channels
         # each replicated log's HW, set when its partition is first applied (ReplicaManager.getOrCreatePartition)
         self._hw_checkpoint = ckpt.read_offset_checkpoint(broker.logs.data_dir / REPLICATION_OFFSET_CHECKPOINT)
+        # QuotaFactory's leader and follower replication quotas (ReplicationQuotaManager)
+        samples, window_s = cfg["replication.quota.window.num"], cfg["replication.quota.window.size.seconds"]
+        self.leader_quota = quotas.ReplicationQuotaManager(samples, window_s)
+        self.follower_quota = quotas.ReplicationQuotaManager(samples, window_s)
 
     # -- lifecycle (BrokerLifecycleManager) ----------------------------------------------------
 
@@ -325,6 +331,7 @@ class ReplicaManager:
             before = old.topics.get(name)
             if before is None or before.topic_id != t.topic_id:
                 self.broker.logs.adopt_topic(name, t.topic_id, t.configs)
+                self._apply_throttled_replicas(name)
             elif before.configs != t.configs:
                 self._apply_topic_config(name)
         for name in ("", str(self.node_id)):
@@ -435,6 +442,7 @@ class ReplicaManager:
         for name in [n for n, i in ids_after.items() if ids_before.get(n) != i]:     # new: its id and configs
             t = self.image.topics[name]
             self.broker.logs.adopt_topic(name, t.topic_id, t.configs)
+            self._apply_throttled_replicas(name)
         for kind, name in sorted(configs):
             if kind == I.TOPIC_RESOURCE and name in self.image.topics and ids_before.get(name) is not None:
                 self._apply_topic_config(name)
@@ -481,13 +489,26 @@ class ReplicaManager:
     def _apply_topic_config(self, name: str) -> None:
         """A topic's ConfigRecords applied (BrokerMetadataPublisher's DynamicConfigPublisher):
         its logs take the new configs (retention, cleanup.policy...), the partitions it leads
-        here their ``min.insync.replicas``."""
+        here their ``min.insync.replicas``, the replication quotas its throttled replicas."""
+        self._apply_throttled_replicas(name)
         try:
             self.broker.logs.set_topic_config(name, self.image.topics[name].configs)
         except KafkaError as e:     # the controller validated them with its own defaults
             log.error("configs of topic %s not applied: %s", name, e)
             return
         self._refresh_min_isr({name})
+
+    def _apply_throttled_replicas(self, name: str) -> None:
+        """TopicConfigHandler.processConfigChanges' updateThrottledList: the partitions each
+        throttled replica list names on this broker, or none once it is unset or empty."""
+        configs = self.image.topics[name].configs if name in self.image.topics else {}
+        for key, quota in (("leader.replication.throttled.replicas", self.leader_quota),
+                           ("follower.replication.throttled.replicas", self.follower_quota)):
+            value = configs.get(key)
+            if value:
+                quota.mark_throttled(name, quotas.throttled_partitions(value, self.node_id))
+            else:
+                quota.remove_throttle(name)
 
     def _refresh_min_isr(self, topics: set[str] | None = None) -> None:
         """The partitions led here take their log's ``min.insync.replicas`` (waiting acks=all
@@ -500,7 +521,9 @@ class ReplicaManager:
     def _apply_broker_config(self, name: str) -> None:
         """A dynamic broker config layer (the cluster default "", or this broker's id) applied
         as DynamicBrokerConfig.updateBrokerConfig / updateDefaultConfig: persisted, then the
-        new effective config taken; one that does not apply here is logged, not taken."""
+        new effective config taken; one that does not apply here is logged, not taken. The
+        replication quotas take their rates (BrokerConfigHandler)."""
+        self._apply_replication_rates()
         try:
             config = self.broker.dynamic.replace(name != "", self.image.broker_configs.get(name, {}))
         except KafkaError as e:
@@ -514,6 +537,31 @@ class ReplicaManager:
         self._tasks.append(asyncio.create_task(reconfigure()))
         self._tasks = [t for t in self._tasks if not t.done()]
 
+    def _apply_replication_rates(self) -> None:
+        """BrokerConfigHandler.processConfigChanges' getOrDefault: this broker's dynamic value,
+        else the cluster default's, else unbounded (a static one is not read, as in Kafka)."""
+        layers = (self.image.broker_configs.get(str(self.node_id), {}), self.image.broker_configs.get("", {}))
+        for key, quota in (("leader.replication.throttled.rate", self.leader_quota),
+                           ("follower.replication.throttled.rate", self.follower_quota)):
+            value = next((layer[key] for layer in layers if layer.get(key) is not None), None)
+            quota.update_quota(quotas.UNBOUNDED_RATE if value is None else int(value))
+
+    def should_leader_throttle(self, part: Partition, replica_id: int) -> bool:
+        """ReplicaManager.shouldLeaderThrottle: only a replica out of the ISR, of a throttled
+        partition, while the quota is exceeded (an in-sync one is never held back: no ISR
+        thrashing)."""
+        return (replica_id not in part.leader.isr and self.leader_quota.is_throttled(part.topic, part.index)
+                and self.leader_quota.is_quota_exceeded(now_ms()))
+
+    def record_leader_replication(self, responses: list[dict]) -> None:
+        """KafkaApis.handleFetchRequest for a follower: the throttled partitions' bytes sent count
+        toward the leader's quota, whether they were in sync or not (sizeOfThrottledPartitions;
+        kproto counts their records' bytes, without the response's framing around them)."""
+        sent = sum(getattr(p["records"], "length", None) or len(p["records"] or b"")
+                   for t in responses for p in t["partitions"]
+                   if self.leader_quota.is_throttled(t["topic"], p["partition_index"]))
+        self.leader_quota.record(sent, now_ms())
+
     def _remove_topic(self, name: str) -> None:
         """A RemoveTopicRecord applied (ReplicaManager.applyDelta's deleted partitions):
         fetchers stop, waiting producers are answered, the logs are deleted."""
@@ -524,6 +572,8 @@ class ReplicaManager:
             part.wake()
         if any(t == name for t, _ in self.broker.logs.logs()):
             self.broker.logs.delete_topic(name)
+        self.leader_quota.remove_throttle(name)
+        self.follower_quota.remove_throttle(name)
         log.info("deleted topic %s", name)
 
     async def wait_for_metadata(self, done, timeout_s: float) -> bool:
@@ -601,6 +651,7 @@ class ReplicaManager:
         part.wake()
         self._stop_following(part)
         part.truncated = False
+        part.fetch_lag = None
         if reg.leader != NO_LEADER:
             fetcher = self.fetchers.get(reg.leader)
             if fetcher is None or fetcher.task.done():
@@ -961,13 +1012,20 @@ class Fetcher:
         """One Fetch round; -> whether it got anything."""
         m = self.manager
         topics: dict[str, list] = {}
+        quota, now = m.follower_quota, now_ms()
         for p in live.values():
-            if p.truncated:
+            # RemoteLeaderEndPoint.shouldFollowerThrottle: a replica not in sync, throttled, over
+            # the quota is left out of this round (an in-sync one always fetches)
+            in_sync = p.fetch_lag is not None and p.fetch_lag <= 0
+            if p.truncated and not (not in_sync and quota.is_throttled(p.topic, p.index)
+                                    and quota.is_quota_exceeded(now)):
                 topics.setdefault(p.topic, []).append({
                     "partition": p.index, "current_leader_epoch": p.leader_epoch,
                     "fetch_offset": p.log.log_end_offset, "last_fetched_epoch": -1,
                     "log_start_offset": p.log.log_start_offset,
                     "partition_max_bytes": m.cfg["replica.fetch.max.bytes"]})
+        if not topics:
+            return False        # every partition held back: the fetcher backs off (fetchBackOffMs)
         r = await self.channel.request(P.fetch.API.key, FETCH_VERSION, {
             "replica_id": m.node_id, "max_wait_ms": m.cfg["replica.fetch.wait.max.ms"], "min_bytes": 1,
             "max_bytes": m.cfg["replica.fetch.response.max.bytes"], "isolation_level": 0, "session_id": 0,
@@ -991,6 +1049,12 @@ class Fetcher:
                     got = True
                     self._append(part, data)
                 part.log.update_high_watermark(min(a.high_watermark, part.log.log_end_offset))
+                if data or part.fetch_lag is None:
+                    part.fetch_lag = max(0, a.high_watermark - part.log.log_end_offset)
+                # ReplicaFetcherThread.processPartitionData: in-sync or not, a throttled
+                # partition's bytes count toward the quota
+                if quota.is_throttled(part.topic, part.index):
+                    quota.record(len(data), now_ms())
         return got and not errors
 
     @staticmethod

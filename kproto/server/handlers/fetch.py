@@ -30,6 +30,14 @@ log = logging.getLogger("kproto.server")
 READ_COMMITTED = 1
 
 
+def _replica_id(body) -> int:
+    """The fetching follower's id (v15+ in replica_state), -1 for a consumer."""
+    replica_id = body.get("replica_id", -1)
+    if replica_id == -1 and body.get("replica_state") is not None:
+        replica_id = body.replica_state.replica_id
+    return replica_id
+
+
 def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, bool]:
     """(topic responses, bytes found, whether any partition has an error); the
     regions pinned go to ``regions``."""
@@ -37,9 +45,7 @@ def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, 
     total, errors, first = 0, False, True
     read_committed = body.get("isolation_level", 0) == READ_COMMITTED
     cluster = broker.cluster
-    replica_id = body.get("replica_id", -1)
-    if replica_id == -1 and body.get("replica_state") is not None:
-        replica_id = body.replica_state.replica_id
+    replica_id = _replica_id(body)
     responses = []
     for t in body.topics:
         parts = []
@@ -49,7 +55,7 @@ def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, 
                    "preferred_read_replica": -1, "records": b""}
             parts.append(out)
             plog = broker.logs.get_log(t.topic, p.partition)
-            max_offset = None
+            max_offset, throttled = None, False
             if cluster is not None and cluster.replicated(t.topic):
                 # a node of a cluster answers from the leader only (ReplicaManager.readFromLog);
                 # a follower's fetch first moves its progress (Partition.updateFollowerFetchState)
@@ -62,6 +68,8 @@ def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, 
                     continue
                 if replica_id < 0:
                     max_offset = plog.high_watermark      # consumers read below the HW only
+                else:
+                    throttled = cluster.should_leader_throttle(part, replica_id)
             if plog is None:
                 out["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 errors = True
@@ -70,8 +78,8 @@ def _read(broker, body, regions: list[RecordsRegion]) -> tuple[list[dict], int, 
             out.update(high_watermark=hw, last_stable_offset=lso, log_start_offset=plog.log_start_offset)
             if read_committed:
                 out["aborted_transactions"] = []
-            if remaining <= 0 and not first:
-                continue
+            if throttled or remaining <= 0 and not first:
+                continue        # ReplicaManager.readFromLog: a throttled replica is sent no records
             try:
                 found = plog.read(p.fetch_offset, min(p.partition_max_bytes, remaining), min_one_message=first,
                                   max_offset=lso if read_committed else max_offset)
@@ -134,4 +142,6 @@ async def fetch(broker, ctx, body) -> dict:
         except asyncio.TimeoutError:
             responses, total, errors, regions = _read_pinned(broker, body)
             break
+    if broker.cluster is not None and _replica_id(body) >= 0:
+        broker.cluster.record_leader_replication(responses)
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
