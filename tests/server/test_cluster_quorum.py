@@ -3,6 +3,8 @@ kproto's wire codecs and back, and the metadata log Raft runs on."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from kproto import protocol
@@ -29,7 +31,7 @@ def through_the_wire(request):
 def test_quorum_requests_and_answers_survive_the_wire(request_, response):
     api, version, body = through_the_wire(request_)
     assert Q.request_from_wire(api, body) == request_
-    node = R.RaftNode(2, [1, 2, 3], None, 0)
+    node = R.RaftNode(2, [1, 2, 3], SimpleNamespace(voter_set=lambda: None), 0)   # a log without VotersRecord
     frame = protocol.encode_response(api, version, 5, Q.response_to_wire(response, node))
     assert Q.from_wire(request_, protocol.decode_response(api, version, frame)[1]) == response
 
@@ -68,3 +70,42 @@ def test_quorum_state_file_written_atomically(tmp_path):
     Q.write_quorum_state(path, R.ElectionState(5, -1, 2), [1, 2, 3])
     assert Q.read_quorum_state(path) == R.ElectionState(5, -1, 2)
     assert [p.name for p in tmp_path.iterdir()] == [Q.QUORUM_STATE_FILE]
+
+
+def test_metadata_log_reads_kip_853_control_records_from_its_bootstrap_checkpoint_log_and_snapshots(tmp_path):
+    """KRaftControlRecordStateMachine's view: the bootstrap checkpoint's voters at offset -1,
+    the VotersRecords of the log after it, truncation forgetting them, and a snapshot
+    carrying the latest KRaftVersion and Voters records in its header batch."""
+    import uuid
+    from kproto.server.cluster import snapshot as SN
+    path = tmp_path / "__cluster_metadata-0"
+    one = R.Voter(3000, uuid.UUID(int=1), (("CONTROLLER", "127.0.0.1", 9093),))
+    two = R.Voter(3001, uuid.UUID(int=2), (("CONTROLLER", "127.0.0.1", 9094),))
+    Q.write_bootstrap_checkpoint(path, {3000: one})
+    log = Q.MetadataLog(path)
+    assert (log.kraft_version, log.voter_set(), log.end_offset) == (1, (-1, {3000: one}), 0)
+    assert log.append_leader_change(1, 3000, [3000], {3000: one}) == 0
+    assert log.voter_set() == (2, {3000: one})
+    [batch] = list(iter_batches(log.read(0), verify_crc=True))
+    assert (batch.is_control, batch.last_offset) == (True, 2)
+    assert [(o, k) for o, k, _ in SN.control_records(log.read(0))] == [(1, SN.KRAFT_VERSION), (2, SN.KRAFT_VOTERS)]
+    assert log.append_voters({3000: one, 3001: two}, 1) == 3
+    log.log.close()
+    log = Q.MetadataLog(path)
+    assert (log.kraft_version, log.voter_set()) == (1, (3, {3000: one, 3001: two}))
+    # a snapshot ending after the second VotersRecord holds it; one before it, the first
+    assert log.control_records_at(4)[1] == (SN.KRAFT_VOTERS, Q.voters_record({3000: one, 3001: two}))
+    assert log.control_records_at(3)[1] == (SN.KRAFT_VOTERS, Q.voters_record({3000: one}))
+    assert log.control_records_at(0) == [(SN.KRAFT_VERSION, {"k_raft_version": 1}),
+                                         (SN.KRAFT_VOTERS, Q.voters_record({3000: one}))]
+    SN.write_snapshot(path, I.MetadataImage(), SN.SnapshotId(4, 1), -1, log.control_records_at(4))
+    log.log.close()
+    # the latest snapshot's records count at its end offset - 1; the log's below it are its
+    log = Q.MetadataLog(path)
+    assert log.voter_set() == (3, {3000: one, 3001: two}) and log.voter_sets == [(3, {3000: one, 3001: two})]
+    log.append_voters({3001: two}, 1)
+    assert log.voter_set() == (4, {3001: two})
+    log.truncate_to(4)
+    assert log.voter_set() == (3, {3000: one, 3001: two})
+    assert SN.read_snapshot((path / SN.snapshot_file_name(SN.SnapshotId(4, 1))).read_bytes(),
+                            SN.SnapshotId(4, 1)).end_offset == 4

@@ -33,8 +33,9 @@ class MemoryLog:
         self.start = 0
         self.snapshots: dict[tuple[int, int], list] = {}
         self.copying: dict[tuple[int, int], list] = {}
-        #: as a bootstrap checkpoint's KRaftVersionRecord would set it
+        #: as a bootstrap checkpoint's KRaftVersionRecord and VotersRecord would set them
         self.kraft_version = 0
+        self.bootstrap: dict | None = None
 
     @property
     def log_start_offset(self) -> int:
@@ -64,8 +65,9 @@ class MemoryLog:
         self.entries += [(epoch, r) for r in records]
         return first
 
-    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int]) -> int:
-        return self.append_as_leader([("LeaderChange", leader_id)], epoch)
+    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int], voter_set=None) -> int:
+        return self.append_as_leader([("LeaderChange", leader_id)] + ([("Voters", voter_set)] if voter_set else []),
+                                     epoch)
 
     def append_as_follower(self, records: list) -> None:
         self.entries += records
@@ -73,7 +75,7 @@ class MemoryLog:
     def voter_set(self):
         """The latest ("Voters", {id: Voter}) entry, in the log or its snapshot."""
         found = [(k, p[1]) for k, (_, p) in enumerate(self.full()) if isinstance(p, tuple) and p[0] == "Voters"]
-        return found[-1] if found else None
+        return found[-1] if found else None if self.bootstrap is None else (-1, self.bootstrap)
 
     def append_voters(self, voters: dict, epoch: int) -> int:
         return self.append_as_leader([("Voters", dict(voters))], epoch)
@@ -123,8 +125,8 @@ class Sim:
     def __init__(self, n: int = 3, seed: int = 0, config: RaftConfig = RaftConfig(), *,
                  voters: list[int] | None = None, bootstrap: dict | None = None) -> None:
         """``voters``: the static voters (all n by default; the others are observers);
-        ``bootstrap``: kraft.version 1, every log starting with this VotersRecord (as the
-        bootstrap checkpoint of ``storage format --standalone``)."""
+        ``bootstrap``: kraft.version 1, the voters' logs with this VotersRecord in their
+        bootstrap checkpoint (``storage format --standalone``), the others' without."""
         self.rng = random.Random(seed)
         self.ids = list(range(1, n + 1))
         self.voters = voters or self.ids
@@ -132,9 +134,9 @@ class Sim:
         self.now = 0
         self.logs = {i: MemoryLog() for i in self.ids}
         if bootstrap is not None:
-            for log in self.logs.values():
+            for i, log in self.logs.items():
                 log.kraft_version = 1
-                log.append_voters(bootstrap, 0)
+                log.bootstrap = bootstrap if i in self.voters else None
         self.stored = {i: ElectionState(0) for i in self.ids}
         self.nodes: dict[int, RaftNode | None] = {i: self._boot(i) for i in self.ids}
         self.network: list[tuple[int, int, object]] = []
@@ -676,6 +678,8 @@ def test_a_one_voter_quorum_grows_to_three_one_voter_at_a_time_and_shrinks(seed)
     sim.run(lambda: sim.leader() is not None and sim.leader().high_watermark > 0)
     leader = sim.leader()
     assert leader.node_id == 1 and [sim.nodes[i].is_voter for i in (2, 3)] == [False, False]
+    # the bootstrap voters go into the log with the first LeaderChange (appendStartOfEpochControlRecords)
+    assert leader.log.entries[:2] == [(1, ("LeaderChange", 1)), (1, ("Voters", {1: R.Voter(1)}))]
     sim.run(lambda: _caught_up(sim, leader, (2, 3)))
 
     error, message, offset = leader.add_voter(R.Voter(2), sim.now)
@@ -736,7 +740,7 @@ def test_voter_changes_are_refused_as_kafka_refuses_them():
     error, message, _ = leader.add_voter(R.Voter(2), sim.now)
     assert (error, message) == (ErrorCode.REQUEST_TIMED_OUT, "Aborted add voter operation for ReplicaKey(id=2, "
                                 "directoryId=Optional[AAAAAAAAAAAAAAAAAAAAAA]) since it is lagging behind")
-    assert leader.voters == [1] and leader.log.voter_set()[0] == 0
+    assert leader.voters == [1] and leader.log.voter_set() == (1, {1: R.Voter(1)})
     # the last voter stays
     assert leader.remove_voter(1, uuid.UUID(int=0), sim.now)[0] == ErrorCode.INVALID_REQUEST
     # only the leader changes voters

@@ -88,7 +88,7 @@ class Controller:
         self.quorum.on_step = self._follow_quorum
         self.log = self.quorum.log.log
         self.snapshots = snapshots.Snapshotter(self.log.dir, self.log, snapshots.SnapshotPolicy.from_config(config),
-                                               now_ms())
+                                               now_ms(), self.quorum.log.control_records_at)
         self.image = I.MetadataImage()
         self.active = False
         self.sessions: dict[int, int] = {}

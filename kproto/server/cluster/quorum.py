@@ -29,10 +29,9 @@ from kproto.errors import ErrorCode
 from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.topic_config import LogConfig
-from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
+from kproto.records import RecordBatch, iter_batches
 from kproto.schemas import protocol as P
-from kproto.schemas import records as S
-from kproto.schemas.metadata_records import CONTROL_RECORDS
+from kproto.server.cluster import image as I
 from kproto.server.cluster import raft as R
 from kproto.server.cluster import snapshot as SN
 from kproto.server.cluster.channel import Channel
@@ -41,6 +40,7 @@ from kproto.server.cluster.replica import LeaderEpochCache
 log = logging.getLogger("kproto.server.quorum")
 
 __all__ = ["MetadataLog", "Quorum", "QUORUM_STATE_FILE", "leader_change_batch", "RAFT_FETCH_VERSION",
+           "KRAFT_VERSIONS", "voters_record", "voters_from_record", "write_bootstrap_checkpoint",
            "RAFT_VOTE_VERSION"]
 
 QUORUM_STATE_FILE = "quorum-state"
@@ -51,13 +51,38 @@ RAFT_VOTE_VERSION = 2
 _LEADER_CHANGE = 2      # ControlRecordType.LEADER_CHANGE
 
 
-def leader_change_batch(epoch: int, leader_id: int, voters: list[int]) -> bytes:
+def leader_change_batch(epoch: int, leader_id: int, voters: list[int], extra: list[tuple[int, dict]] = ()) -> bytes:
     """The control batch opening a leader's epoch (MemoryRecords.withLeaderChangeMessage)."""
-    key = S.ControlRecordKey.build({"version": 0, "type": _LEADER_CHANGE})
-    value = CONTROL_RECORDS[_LEADER_CHANGE].struct(0).build({
-        "version": 0, "leader_id": leader_id, "voters": [{"voter_id": v} for v in voters],
-        "granting_voters": [{"voter_id": v} for v in voters]})
-    return build_record_batch([NewRecord(key, value)], is_control=True, partition_leader_epoch=epoch)
+    return SN.control_batch([(_LEADER_CHANGE, {
+        "leader_id": leader_id, "voters": [{"voter_id": v} for v in voters],
+        "granting_voters": [{"voter_id": v} for v in voters]}), *extra], 0, epoch)
+
+
+#: the kraft.version range kproto's controllers support (VotersRecord's KRaftVersionFeature)
+KRAFT_VERSIONS = (0, 1)
+
+
+def voters_record(voters: dict[int, R.Voter]) -> dict:
+    """VotersRecord's fields (VoterSet.toVotersRecord), the voters by id."""
+    return {"voters": [{"voter_id": v.id, "voter_directory_id": v.directory_id,
+                        "endpoints": [{"name": n, "host": h, "port": p} for n, h, p in v.endpoints],
+                        "k_raft_version_feature": {"min_supported_version": KRAFT_VERSIONS[0],
+                                                   "max_supported_version": KRAFT_VERSIONS[1]}}
+                       for _, v in sorted(voters.items())]}
+
+
+def write_bootstrap_checkpoint(log_dir: Path, voters: dict[int, R.Voter]) -> Path:
+    """The ``00000000000000000000-0000000000.checkpoint`` ``kafka-storage.sh format
+    --standalone`` / ``--initial-controllers`` writes: kraft.version 1 and the initial voters
+    (StorageTool / Formatter.writeBoostrapSnapshot)."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    return SN.write_snapshot(log_dir, I.MetadataImage(), SN.SnapshotId(0, 0), -1, [
+        (SN.KRAFT_VERSION, {"k_raft_version": 1}), (SN.KRAFT_VOTERS, voters_record(voters))])
+
+
+def voters_from_record(fields: Any) -> dict[int, R.Voter]:
+    return {v.voter_id: R.Voter(v.voter_id, v.voter_directory_id,
+                                tuple((e.name, e.host, e.port) for e in v.endpoints)) for v in fields.voters}
 
 
 class MetadataLog:
@@ -66,6 +91,12 @@ class MetadataLog:
 
     def __init__(self, path: Path, segment_bytes: int | None = None) -> None:
         self.dir = path
+        #: (offset, level) of each KRaftVersionRecord and (offset, voters) of each VotersRecord,
+        #: from the latest snapshot (at its end offset - 1) and the log (LogHistory in Kafka's
+        #: KRaftControlRecordStateMachine)
+        self.kraft_versions: list[tuple[int, int]] = []
+        self.voter_sets: list[tuple[int, dict[int, R.Voter]]] = []
+        self._control_from = 0
         self.log = UnifiedLog.open(path, None if segment_bytes is None else LogConfig(segment_bytes=segment_bytes))
         # the log starts at the oldest snapshot (KafkaMetadataLog.apply: what was below it
         # may still be in a segment that was not wholly deleted)
@@ -76,6 +107,7 @@ class MetadataLog:
             self.log.update_high_watermark(found[0].end_offset)
             self.log.maybe_increment_log_start_offset(found[0].end_offset)
         self.epochs = LeaderEpochCache()
+        self._note_snapshot()
         offset = self.log.log_start_offset
         while offset < self.log.log_end_offset:
             found = self.log.read(offset, 1 << 20)
@@ -88,6 +120,46 @@ class MetadataLog:
     def _note(self, batch: Any) -> None:
         if isinstance(batch, RecordBatch) and batch.partition_leader_epoch >= 0:
             self.epochs.assign(batch.partition_leader_epoch, batch.base_offset)
+        self._note_control(SN.batch_control_records(batch))
+
+    def _note_control(self, records: list[tuple[int, int, Any]], at: int | None = None) -> None:
+        for offset, kind, fields in records:
+            if at is None and offset < self._control_from:
+                continue        # the latest snapshot holds it already
+            offset = offset if at is None else at
+            if kind == SN.KRAFT_VERSION:
+                self.kraft_versions.append((offset, fields.k_raft_version))
+            else:
+                self.voter_sets.append((offset, voters_from_record(fields)))
+
+    def _note_snapshot(self) -> None:
+        """The latest snapshot's control records count at its end offset - 1."""
+        self.kraft_versions, self.voter_sets = [], []
+        latest = SN.latest_snapshot(self.dir)
+        self._control_from = 0 if latest is None else latest.end_offset
+        if latest is not None:
+            data = (self.dir / SN.snapshot_file_name(latest)).read_bytes()
+            self._note_control(SN.control_records(data), at=latest.end_offset - 1)
+
+    @property
+    def kraft_version(self) -> int:
+        return self.kraft_versions[-1][1] if self.kraft_versions else 0
+
+    def voter_set(self) -> tuple[int, dict[int, R.Voter]] | None:
+        return self.voter_sets[-1] if self.voter_sets else None
+
+    def control_records_at(self, end_offset: int) -> list[tuple[int, dict]]:
+        """The KRaftVersion and Voters records a snapshot ending at ``end_offset`` holds: the
+        latest of each below it (RecordsSnapshotWriter writes them with kraft.version 1)."""
+        levels = [level for offset, level in self.kraft_versions if offset < end_offset]
+        voters = [v for offset, v in self.voter_sets if offset < end_offset]
+        if not levels or levels[-1] < 1 or not voters:
+            return []
+        return [(SN.KRAFT_VERSION, {"k_raft_version": levels[-1]}), (SN.KRAFT_VOTERS, voters_record(voters[-1]))]
+
+    def append_voters(self, voters: dict[int, R.Voter], epoch: int) -> int:
+        return self._append(SN.control_batch([(SN.KRAFT_VOTERS, voters_record(voters))], 0, epoch, now_ms()),
+                            AppendOrigin.COORDINATOR)
 
     @property
     def end_offset(self) -> int:
@@ -150,6 +222,7 @@ class MetadataLog:
         os.replace(part, path)
         self.log.truncate_fully_and_start_at(sid.end_offset)
         self.epochs = LeaderEpochCache()
+        self._note_snapshot()
         log.info("installed the leader's metadata snapshot %s", path.name)
 
     def _append(self, data: bytes, origin: AppendOrigin) -> int:
@@ -162,8 +235,11 @@ class MetadataLog:
     def append_as_leader(self, records: bytes, epoch: int) -> int:
         return self._append(records, AppendOrigin.COORDINATOR)
 
-    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int]) -> int:
-        return self._append(leader_change_batch(epoch, leader_id, voters), AppendOrigin.COORDINATOR)
+    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int],
+                             voter_set: dict[int, R.Voter] | None = None) -> int:
+        extra = [] if voter_set is None else [(SN.KRAFT_VERSION, {"k_raft_version": self.kraft_version}),
+                                              (SN.KRAFT_VOTERS, voters_record(voter_set))]
+        return self._append(leader_change_batch(epoch, leader_id, voters, extra), AppendOrigin.COORDINATOR)
 
     def append_as_follower(self, records: bytes) -> None:
         if records:
@@ -176,6 +252,8 @@ class MetadataLog:
     def truncate_to(self, offset: int) -> None:
         self.log.truncate_to(offset)
         self.epochs.truncate_from_end(offset)
+        self.kraft_versions = [e for e in self.kraft_versions if e[0] < offset]
+        self.voter_sets = [e for e in self.voter_sets if e[0] < offset]
 
     def update_high_watermark(self, hw: int) -> None:
         if hw > self.log.high_watermark:

@@ -226,8 +226,10 @@ class RaftLog(Protocol):
     def append_as_leader(self, records: Any, epoch: int) -> int:
         """Append ``records`` (driver-defined) in ``epoch``; -> the offset of the first."""
 
-    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int]) -> int:
-        """The LeaderChange control record opening ``epoch``; -> its offset."""
+    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int],
+                             voter_set: dict[int, Voter] | None = None) -> int:
+        """The LeaderChange control record opening ``epoch``; -> its offset. With ``voter_set``
+        the batch also holds a KRaftVersionRecord and that VotersRecord."""
 
     def append_as_follower(self, records: Any) -> None: ...
 
@@ -740,7 +742,13 @@ class RaftNode:
         start = self.log.end_offset
         self._transition(Leader(s.epoch, start, {v: -1 for v in self.voters}, {v: now for v in self.voters},
                                 unacknowledged=set(self.voters) - {self.node_id}, resend_at=now))
-        self.log.append_leader_change(s.epoch, self.node_id, self.voters)
+        # kraft.version 1 voters known from the bootstrap checkpoint only (offset -1) go into
+        # the log with the epoch's LeaderChange, for replicas formatted without them
+        # (LeaderState.appendStartOfEpochControlRecords)
+        found = self.log.voter_set()
+        bootstrap = self.voter_nodes if self.log.kraft_version >= 1 and found is not None and found[0] < 0 else None
+        self.log.append_leader_change(s.epoch, self.node_id, self.voters, bootstrap)
+        self._refresh_voters(now)
         self._leader_progress(now)
         return self._begin_quorum_epoch(now)
 
