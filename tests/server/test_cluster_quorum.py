@@ -109,3 +109,68 @@ def test_metadata_log_reads_kip_853_control_records_from_its_bootstrap_checkpoin
     assert log.voter_set() == (3, {3000: one, 3001: two})
     assert SN.read_snapshot((path / SN.snapshot_file_name(SN.SnapshotId(4, 1))).read_bytes(),
                             SN.SnapshotId(4, 1)).end_offset == 4
+
+
+def _wire(api: int, version: int, body: dict):
+    """A request as the controller listener decodes it."""
+    return protocol.decode_request(protocol.encode_request(api, version, 7, "test", body))[1]
+
+
+def test_add_and_remove_raft_voter_through_the_leaders_quorum(tmp_path):
+    """AddRaftVoter / RemoveRaftVoter as the controller listener hands them to the quorum
+    (KafkaRaftClient.handleAddVoterRequest / handleRemoveVoterRequest): a 1-voter quorum
+    formatted --standalone adds an observer that has caught up, answers once the new
+    pair committed the VotersRecord, DescribeQuorum shows both with their directory ids;
+    then removes it again. Fetches are driven by the test (no second process)."""
+    import asyncio
+    import uuid
+    from kproto.errors import ErrorCode
+    from kproto.schemas import protocol as P
+    first = R.Voter(3000, uuid.UUID(int=30), (("CONTROLLER", "127.0.0.1", 1),))
+    Q.write_bootstrap_checkpoint(tmp_path / "__cluster_metadata-0", {3000: first})
+    new_dir = uuid.UUID(int=31)
+    add = {"cluster_id": None, "timeout_ms": 30_000, "voter_id": 3001, "voter_directory_id": new_dir,
+           "listeners": [{"name": "CONTROLLER", "host": "127.0.0.1", "port": 2}], "ack_when_committed": True}
+
+    async def fetch(q: Q.Quorum) -> dict:
+        api, version, body = Q.to_wire(R.FetchRequest(3001, q.node.epoch, q.log.end_offset,
+                                                      q.log.last_fetched_epoch), 3001)
+        return await q.handle(api, _wire(api, version, body))
+
+    async def change(q: Q.Quorum, api: int, version: int, body: dict) -> dict:
+        """The request, with node 3001 fetching (as a caught-up replica would) until answered."""
+        task = asyncio.create_task(q.change_voters(api, _wire(api, version, body)))
+        while not task.done():
+            await fetch(q)
+            await asyncio.sleep(0)
+        return task.result()
+
+    async def run() -> None:
+        q = Q.Quorum(tmp_path, 3000, {3000: ("127.0.0.1", 1)})
+        try:
+            q.poll()
+            assert q.node.is_leader and q.node.voters == [3000] and q.log.kraft_version == 1
+            await q.wait_committed(0, 30)
+            # not caught up yet: never fetched
+            answer = await q.change_voters(P.add_raft_voter.API.key, _wire(P.add_raft_voter.API.key, 1, add))
+            assert answer["error_code"] == ErrorCode.REQUEST_TIMED_OUT
+            assert answer["error_message"].endswith("since it is lagging behind")
+            await fetch(q)          # at the log end: caught up
+            answer = await change(q, P.add_raft_voter.API.key, 1, add)
+            assert answer == {"throttle_time_ms": 0, "error_code": 0, "error_message": None}
+            assert q.node.voters == [3000, 3001] and q.log.voter_set()[0] < q.node.high_watermark
+            d = q.describe()
+            assert [(v["replica_id"], v["replica_directory_id"]) for v in d["current_voters"]] == [
+                (3000, first.directory_id), (3001, new_dir)]
+            assert q.address(3001) == ("127.0.0.1", 2)
+            answer = await change(q, P.add_raft_voter.API.key, 1, add)
+            assert answer["error_code"] == ErrorCode.DUPLICATE_VOTER
+            remove = {"cluster_id": None, "voter_id": 3001, "voter_directory_id": uuid.UUID(int=99)}
+            assert (await change(q, P.remove_raft_voter.API.key, 0, remove))["error_code"] == ErrorCode.VOTER_NOT_FOUND
+            answer = await change(q, P.remove_raft_voter.API.key, 0, {**remove, "voter_directory_id": new_dir})
+            assert answer["error_code"] == 0 and q.node.voters == [3000]
+            assert [o["replica_id"] for o in q.describe()["observers"]] == [3001]
+        finally:
+            await q.close()
+
+    asyncio.run(run())

@@ -379,9 +379,17 @@ class Quorum:
             await self.wait_for_change(left)
         return True
 
+    def address(self, replica: int) -> tuple[str, int]:
+        """A voter's controller listener: its VotersRecord's first endpoint (kraft.version 1),
+        else controller.quorum.voters'."""
+        node = self.node.voter_nodes.get(replica)
+        if node is not None and node.endpoints:
+            return node.endpoints[0][1], node.endpoints[0][2]
+        return self.addresses[replica]
+
     def _channel(self, voter: int) -> Channel:
         if voter not in self._channels:
-            host, port = self.addresses[voter]
+            host, port = self.address(voter)
             self._channels[voter] = Channel(host, port, f"raft-{self.node_id}-to-{voter}", timeout=5)
         return self._channels[voter]
 
@@ -398,6 +406,39 @@ class Quorum:
             self._in_flight.discard(key)
         if answer is not None:
             self._emit(self.node.receive(voter, answer, now_ms()))
+
+    # -- voter changes (KIP-853) ---------------------------------------------------------------
+
+    async def change_voters(self, api_key: int, body: Any) -> dict:
+        """AddRaftVoter / RemoveRaftVoter on the controller listener (KafkaRaftClient.handleAddVoterRequest,
+        handleRemoveVoterRequest): the leader appends the VotersRecord and answers once it is
+        committed (AddRaftVoter v1 ``ack_when_committed`` false: once appended), else
+        REQUEST_TIMED_OUT after the request's timeout."""
+        def answer(error: int, message: str | None = None) -> dict:
+            return {"throttle_time_ms": 0, "error_code": error, "error_message": message}
+
+        if not self.node.is_leader:
+            return answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        now = now_ms()
+        if api_key == P.add_raft_voter.API.key:
+            if body.voter_directory_id == uuid.UUID(int=0):
+                return answer(ErrorCode.INVALID_REQUEST, "Invalid voter directory id")
+            endpoints = tuple((ln.name, ln.host, ln.port) for ln in body.listeners)
+            if not endpoints:
+                return answer(ErrorCode.INVALID_REQUEST, "Invalid listeners: none")
+            error, message, offset = self.node.add_voter(R.Voter(body.voter_id, body.voter_directory_id, endpoints),
+                                                         now)
+            wait = getattr(body, "ack_when_committed", True)
+            timeout_ms = body.timeout_ms
+        else:
+            error, message, offset = self.node.remove_voter(body.voter_id, body.voter_directory_id, now)
+            wait, timeout_ms = True, self.node.config.request_timeout_ms
+        self._emit([])
+        if error:
+            return answer(error, message)
+        if wait and not await self.wait_committed(offset, max(timeout_ms, 0) / 1000):
+            return answer(ErrorCode.REQUEST_TIMED_OUT)
+        return answer(0)
 
     # -- requests from the controller listener ------------------------------------------------
 
@@ -474,7 +515,9 @@ class Quorum:
         self.last_fetch[self.node_id] = self.last_caught_up[self.node_id] = now     # the leader itself
 
         def replica(r: int, end: int) -> dict:
-            return {"replica_id": r, "replica_directory_id": uuid.UUID(int=0), "log_end_offset": end,
+            node = self.node.voter_nodes.get(r)
+            directory = node.directory_id if node is not None else uuid.UUID(int=0)
+            return {"replica_id": r, "replica_directory_id": directory, "log_end_offset": end,
                     "last_fetch_timestamp": self.last_fetch.get(r, -1),
                     "last_caught_up_timestamp": self.last_caught_up.get(r, -1)}
 
