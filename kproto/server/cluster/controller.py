@@ -568,5 +568,6 @@ class Controller:
             topics.append({"topic_name": t.topic_name, "partitions": parts})
         names = self.config.values.get("controller.listener.names") or "CONTROLLER"
         nodes = [{"node_id": v, "listeners": [{"name": str(names).split(",")[0].strip(), "host": h, "port": port}]}
-                 for v, (h, port) in ((v, self.quorum.address(v)) for v in self.quorum.node.voters)]
+                 for v, (h, port) in ((v, self.quorum.address(v)) for v in self.quorum.node.voters
+                                      if self.quorum.address(v) is not None)]
         return {"error_code": 0, "error_message": None, "topics": topics, "nodes": nodes}

@@ -290,7 +290,11 @@ class Quorum:
         self._persisted = stored
         self.node = R.RaftNode(node_id, sorted(voters), self.log, now_ms(), election=stored, config=config,
                                rng=random.Random().random)
-        self._channels: dict[int, Channel] = {}
+        self._channels: dict[tuple[str, int], Channel] = {}
+        #: the bootstrap servers (ids < -1: controller.quorum.bootstrap.servers), asked in turn
+        #: for a leader whose endpoint this node does not know yet
+        self._bootstrap = [a for v, a in sorted(voters.items(), reverse=True) if v < R.NO_ID]
+        self._turn = 0
         self._in_flight: set[tuple[int, type]] = set()
         self._tasks: set[asyncio.Task] = set()
         self._changed = asyncio.Event()
@@ -379,29 +383,40 @@ class Quorum:
             await self.wait_for_change(left)
         return True
 
-    def address(self, replica: int) -> tuple[str, int]:
+    def address(self, replica: int) -> tuple[str, int] | None:
         """A voter's controller listener: its VotersRecord's first endpoint (kraft.version 1),
-        else controller.quorum.voters'."""
+        else controller.quorum.voters' or where it answered as the leader; None if unknown."""
         node = self.node.voter_nodes.get(replica)
         if node is not None and node.endpoints:
             return node.endpoints[0][1], node.endpoints[0][2]
-        return self.addresses[replica]
+        return self.addresses.get(replica)
 
-    def _channel(self, voter: int) -> Channel:
-        if voter not in self._channels:
-            host, port = self.address(voter)
-            self._channels[voter] = Channel(host, port, f"raft-{self.node_id}-to-{voter}", timeout=5)
-        return self._channels[voter]
+    def _channel(self, address: tuple[str, int]) -> Channel:
+        if address not in self._channels:
+            self._channels[address] = Channel(*address, f"raft-{self.node_id}-to-{address[0]}:{address[1]}",
+                                              timeout=5)
+        return self._channels[address]
 
     async def _send(self, voter: int, message: Any, key: tuple) -> None:
         try:
             api, version, body = to_wire(message, self.node_id)
             try:
-                response = await self._channel(voter).request(api, version, body)
+                address = self.address(voter)
+                if address is None and self._bootstrap:
+                    # a leader named by an answer, its endpoint not known yet: the bootstrap
+                    # servers in turn, until the leader itself answers
+                    self._turn += 1
+                    address = self._bootstrap[self._turn % len(self._bootstrap)]
+                if address is None:
+                    return
+                response = await self._channel(address).request(api, version, body)
             except ConnectionError:
                 await asyncio.sleep(0.1)
                 return
             answer = from_wire(message, response)
+            if isinstance(answer, R.FetchResponse) and not answer.error_code and answer.leader_id == voter \
+                    and self.address(voter) is None:
+                self.addresses[voter] = address     # the leader answered there
         finally:
             self._in_flight.discard(key)
         if answer is not None:
