@@ -252,6 +252,23 @@ def _controller_properties(path: str | None) -> tuple[int, Any, list[tuple[str, 
     return node_id, parse_topic_id(meta["directory.id"]), endpoints
 
 
+def _uuid(text: str, flag: str) -> Any:
+    """Uuid.fromString, its refusals' texts."""
+    import binascii
+    import uuid
+    if len(text) > 24:
+        _fail(f"Failed to parse {flag}: Input string with prefix `{text[:24]}` is too long to be decoded as a "
+              f"base64 UUID")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError) as e:
+        _fail(f"Failed to parse {flag}: {e}")
+    if len(raw) != 16:
+        _fail(f"Failed to parse {flag}: Input string `{text}` decoded as {len(raw)} bytes, which is not equal to "
+              f"the expected 16 bytes of a base64-encoded UUID")
+    return uuid.UUID(bytes=raw)
+
+
 def _change(ctx: click.Context, api_key: int, version: int, body: dict) -> None:
     from kproto.errors import KprotoError, java_exception
     if not ctx.obj["bootstrap_controller"]:
@@ -289,15 +306,12 @@ def add_controller(ctx: click.Context, dry_run: bool) -> None:
 @click.pass_context
 def remove_controller(ctx: click.Context, controller_id: int, controller_directory_id: str, dry_run: bool) -> None:
     """Remove a controller from the KRaft controller cluster (MetadataQuorumCommand.handleRemoveController)."""
-    from kproto.log.manager import format_topic_id, parse_topic_id
+    from kproto.log.manager import format_topic_id
     from kproto.schemas import protocol as P
     _bootstrap(ctx)
     if controller_id < 0:
         _fail(f"Invalid negative --controller-id: {controller_id}")
-    try:
-        directory_id = parse_topic_id(controller_directory_id)
-    except ValueError as e:
-        _fail(f"Failed to parse --controller-directory-id: {e}")
+    directory_id = _uuid(controller_directory_id, "--controller-directory-id")
     if not dry_run:
         _change(ctx, P.remove_raft_voter.API.key, 0, {"cluster_id": None, "voter_id": controller_id,
                                                       "voter_directory_id": directory_id})
