@@ -81,6 +81,7 @@ def exit_status_help(failed: str, *, ok: str = "ok", partial: str | None = None,
 COMMANDS = {
     "serve": ("kproto.tools.serve:serve", "Run the reference broker."),
     "cluster": ("kproto.tools.cluster:cluster", "Run N replicating brokers on loopback until Ctrl-C."),
+    "storage": ("kproto.tools.storage:storage", "Format KRaft log directories like kafka-storage.sh format."),
     "cluster-tool": ("kproto.tools.cluster_tool:cluster_tool",
                      "Get the cluster id, list endpoints, unregister a broker like kafka-cluster.sh."),
     "dump-log": ("kproto.tools.dump_log.command:dump_log", "Dump log segments and index files like kafka-dump-log.sh."),

@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -37,7 +37,7 @@ from kproto.tools.main import ExitStatus, OneLineCommand, exit_status_help, help
 _EXIT = exit_status_help("a request failed, or --status/--replication misused (one line on stderr)")
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(message, err=True)
     sys.exit(ExitStatus.ERROR)
 
@@ -236,6 +236,12 @@ def _controller_properties(path: str | None) -> tuple[int, Any, list[tuple[str, 
         _fail(f"Unable to read meta.properties from {directory}")
     if "directory.id" not in meta:
         _fail(f"No directory id found in {directory}")
+    return node_id, parse_topic_id(meta["directory.id"]), controller_endpoints(props)
+
+
+def controller_endpoints(props: dict[str, str]) -> list[tuple[str, str, int]]:
+    """(listener name, host, port) of each of controller.listener.names, ``advertised.listeners``
+    over ``listeners`` (MetadataQuorumCommand.getControllerAdvertisedListeners)."""
     listeners: dict[str, tuple[str, int]] = {}
     for key in ("listeners", "advertised.listeners"):
         for item in (s.strip() for s in props.get(key, "").split(",") if s.strip()):
@@ -249,7 +255,7 @@ def _controller_properties(path: str | None) -> tuple[int, Any, list[tuple[str, 
         if name not in listeners:
             _fail(f"Cannot find information about controller listener name: {name}")
         endpoints.append((name, *listeners[name]))
-    return node_id, parse_topic_id(meta["directory.id"]), endpoints
+    return endpoints
 
 
 def _uuid(text: str, flag: str) -> Any:

@@ -1,7 +1,7 @@
 """KIP-853 dynamic controller quorums on real processes: a controller formatted as the
-only voter (the bootstrap checkpoint ``format --standalone`` writes, kraft.version 1),
-two more started with ``controller.quorum.bootstrap.servers`` only, fetching as
-observers; ``kproto metadata-quorum add-controller`` grows the quorum to three one
+only voter (``kproto storage format --standalone``: kraft.version 1), two more formatted
+``--no-initial-controllers`` and started with ``controller.quorum.bootstrap.servers``,
+fetching as observers; ``kproto metadata-quorum add-controller`` grows the quorum to three one
 voter at a time, ``remove-controller`` shrinks it back, the log committing all along
 and DescribeQuorum naming the voters. Every wait is on the event (a DescribeQuorum
 answer), timeouts only as safety nets."""
@@ -9,17 +9,14 @@ answer), timeouts only as safety nets."""
 from __future__ import annotations
 
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 from kproto.common import CLUSTER_METADATA_TOPIC_NAME
 from kproto.log import checkpoint as ckpt
-from kproto.log.manager import format_topic_id
+from kproto.log.manager import format_topic_id, parse_topic_id
 from kproto.schemas import protocol as P
-from kproto.server.cluster import quorum as Q
-from kproto.server.cluster import raft as R
 from kproto.testing import Broker
 from kproto.testing.cluster import _free_port
 from kproto.tools.metadata_quorum import controller_request
@@ -32,19 +29,18 @@ class Controller:
     def __init__(self, root: Path, node_id: int, bootstrap_port: int | None = None, *, standalone: bool = False):
         self.node_id, self.port = node_id, _free_port()
         self.data = root / f"node-{node_id}"
-        self.data.mkdir(parents=True)
-        self.directory_id = uuid.uuid4()
-        ckpt.write_meta_properties(self.data, cluster_id=CLUSTER_ID, node_id=node_id,
-                                   directory_id=format_topic_id(self.directory_id))
-        if standalone:
-            Q.write_bootstrap_checkpoint(self.data / "__cluster_metadata-0", {node_id: R.Voter(
-                node_id, self.directory_id, (("CONTROLLER", "127.0.0.1", self.port),))})
         self.config = {"process.roles": "controller", "node.id": str(node_id), "controller.listener.names": "CONTROLLER",
                        "listeners": f"CONTROLLER://127.0.0.1:{self.port}",
                        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
                        "controller.quorum.bootstrap.servers": f"127.0.0.1:{bootstrap_port or self.port}"}
         self.properties = root / f"controller-{node_id}.properties"
         self.properties.write_text("".join(f"{k}={v}\n" for k, v in {**self.config, "log.dirs": self.data}.items()))
+        # kafka-storage.sh format: the first controller the only voter, the others none
+        code, out, err = run_command("storage", None, "format", "-t", CLUSTER_ID, "-c", str(self.properties),
+                                     "--standalone" if standalone else "--no-initial-controllers")
+        assert code == 0 and out.endswith(f"Formatting {'dynamic metadata voter' if standalone else 'metadata'} "
+                                          f"directory {self.data} with metadata.version 4.4-IV2.\n"), err
+        self.directory_id = parse_topic_id(ckpt.read_meta_properties(self.data)["directory.id"])
         self.process = Broker(self.data, self.config, control=False, port=self.port)
 
 
