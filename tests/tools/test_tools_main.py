@@ -27,7 +27,7 @@ def test_the_walk_finds_every_command():
         "acls", "broker-api-versions", "cluster", "cluster-tool", "configs", "conformance", "consume", "consumer-perf-test", "decode",
         "delete-records", "dump-log", "export", "features", "get-offsets", "groups", "leader-election", "log-dirs",
         "metadata-quorum", "offsets", "produce", "producer-perf-test", "reassign-partitions", "serve", "share-groups",
-        "streams-groups", "topics", "transactions", "users", "verifiable-consumer", "verifiable-producer"}
+        "storage", "streams-groups", "topics", "transactions", "users", "verifiable-consumer", "verifiable-producer"}
     assert ("transactions", "find-hanging") in COMMANDS and ("offsets", "migrate-zk") in COMMANDS
     assert ("conformance", "run") in COMMANDS
 
