@@ -711,6 +711,11 @@ def test_a_one_voter_quorum_grows_to_three_one_voter_at_a_time_and_shrinks(seed)
     assert error == ErrorCode.VOTER_NOT_FOUND and message.startswith("Cannot remove voter ReplicaKey(id=3")
     error, _, offset = leader.remove_voter(1, uuid.UUID(int=0), sim.now)
     assert error == 0 and leader.voters == [2, 3] and not leader.is_voter and leader.is_leader
+    # a removal pending: another removal waits for it; an add fails on the uncommitted record
+    assert leader.remove_voter(2, uuid.UUID(int=0), sim.now)[:2] == (
+        ErrorCode.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous add or remove voter request")
+    assert leader.add_voter(R.Voter(1), sim.now)[1].startswith(
+        "Request timed out waiting for voters to commit the latest voter change at Optional[")
     sim.run(lambda: sim.leader() is not None and sim.leader().node_id in (2, 3))
     assert all(sim.logs[i].voter_set()[1].keys() == {2, 3} for i in (2, 3))
     second = sim.leader()

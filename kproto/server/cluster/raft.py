@@ -605,10 +605,11 @@ class RaftNode:
                 s.observers[v] = end
 
     def _voter_change_refused(self, s: Leader, action: str, pending: str, now: int) -> tuple[int, str] | None:
-        """The checks AddVoterHandler and RemoveVoterHandler share, in their order."""
+        """The checks AddVoterHandler and RemoveVoterHandler share, in their order (an add waits
+        for a pending add only: a pending removal fails the uncommitted-record check next)."""
         if s.voter_change is not None and now >= s.voter_change.deadline:
             s.voter_change = None           # maybeExpirePendingOperation
-        if s.voter_change is not None:
+        if s.voter_change is not None and (action == "removing" or s.voter_change.added):
             return ErrorCode.REQUEST_TIMED_OUT, f"Request timed out waiting for leader to handle previous {pending}"
         if s.high_watermark is None:
             return ErrorCode.REQUEST_TIMED_OUT, ("Request timed out waiting for leader to establish HWM and fence "
