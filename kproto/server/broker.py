@@ -137,9 +137,10 @@ class Broker:
             from kproto.server.cluster.controller import Controller
             self.controller = Controller(self.logs.data_dir, self.config, self.cluster_id, node_id=settings.node_id,
                                          voters=settings.voters)
-            bound = await self.controller.start(*settings.voters[settings.node_id])
+            bound = await self.controller.start(*settings.controller_address)
             voters = dict(settings.voters)
-            voters[settings.node_id] = bound        # port 0 in the voters: the port it bound
+            if not settings.dynamic_voters:
+                voters[settings.node_id] = bound        # port 0 in the voters: the port it bound
             settings = self.cluster_settings = replace(settings, voters=voters)
             if "broker" not in settings.roles:
                 # isolated mode (process.roles=controller): the controller listener only, no client

@@ -61,6 +61,7 @@ BROKER_CONFIGS: dict[str, tuple[Any, type]] = {
     # KRaft cluster membership (kproto.server.cluster.settings); empty process.roles: standalone
     "process.roles": ("", str),
     "controller.quorum.voters": ("", str),
+    "controller.quorum.bootstrap.servers": ("", str),
     "controller.listener.names": ("", str),
     "inter.broker.listener.name": (None, str),
     "replica.lag.time.max.ms": (30000, int),

@@ -23,6 +23,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kproto import features as F
 from kproto.common import CLUSTER_METADATA_TOPIC_NAME, now_ms
@@ -169,8 +170,9 @@ def effective_features(release_version: str | None, features: Sequence[tuple[str
             "--standalone, --initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
             "support, try using one of --standalone, --initial-controllers, or --no-initial-controllers and "
             "removing controller.quorum.voters." if kraft else
-            f"Cannot set kraft.version to {kraft} if KIP-853 configuration is present. "
-            "Try removing the --feature flag for kraft.version.")
+            f"Cannot set kraft.version to {kraft} if controller.quorum.voters is empty and one of the flags "
+            "--standalone, --initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
+            "support, try removing the --feature flag for kraft.version.")
     out[F.KRAFT_VERSION] = kraft if kraft is not None else int(dynamic_quorum)
     for name, default in F.release_defaults(mv).items():
         out.setdefault(name, default)
@@ -189,9 +191,11 @@ def effective_features(release_version: str | None, features: Sequence[tuple[str
 
 def bootstrap_records(levels: Mapping[str, int],
                       scram: Sequence[tuple[str, ScramMechanism, ScramCredential]] = ()) -> list[tuple[int, dict]]:
-    """BootstrapMetadata.fromVersions: metadata.version, then every other feature above 0 by name;
-    then the SCRAM credentials (ScramParser's records)."""
-    names = [F.METADATA_VERSION] + sorted(n for n, lv in levels.items() if n != F.METADATA_VERSION and lv > 0)
+    """BootstrapMetadata.fromVersions: metadata.version, then every other feature above 0 by name
+    but kraft.version (a KRaftVersion control record when 1); then the SCRAM credentials
+    (ScramParser's records)."""
+    names = [F.METADATA_VERSION] + sorted(n for n, lv in levels.items()
+                                          if n not in (F.METADATA_VERSION, F.KRAFT_VERSION) and lv > 0)
     out = [(FEATURE_LEVEL, {"name": n, "feature_level": levels[n]}) for n in names]
     out += [(USER_SCRAM_CREDENTIAL, {"name": user, "mechanism": m.type, "salt": c.salt, "stored_key": c.stored_key,
                                        "server_key": c.server_key, "iterations": c.iterations})
@@ -292,10 +296,22 @@ def read_config(path: str) -> dict[str, str]:
 
 def format_storage(config: Mapping[str, str], cluster_id: str, *, ignore_formatted: bool = False,
                    release_version: str | None = None, features: Sequence[tuple[str, int]] = (),
-                   scram: Sequence[str] = (), now: int | None = None) -> list[str]:
-    """Formatter.run: format the node's empty directories; -> the lines the tool prints."""
+                   scram: Sequence[str] = (), voters: Mapping[int, Any] | None = None,
+                   no_initial_controllers: bool = False, now: int | None = None) -> list[str]:
+    """Formatter.run: format the node's empty directories; -> the lines the tool prints.
+
+    ``voters`` (raft.Voter by id: ``--standalone`` / ``--initial-controllers``, KIP-853) or
+    ``no_initial_controllers`` make the quorum dynamic: kraft.version 1, a KRaftVersion control
+    record in the bootstrap snapshot's header batch and, with voters, the Voters record; a voter's
+    metadata directory takes the voter's directory id (Formatter.writeDynamicQuorumSnapshot)."""
     node = NodeStorage.from_config(config)
-    levels = effective_features(release_version, features)
+    dynamic_flag = voters is not None or no_initial_controllers
+    if "controller" in node.roles and not config.get("controller.quorum.voters") and not dynamic_flag:
+        raise StorageError("Because controller.quorum.voters is not set on this controller, you must specify one "
+                           "of the following: --standalone, --initial-controllers, or --no-initial-controllers.")
+    # --no-initial-controllers beside static voters leaves the quorum static, as Kafka's
+    dynamic = voters is not None or (no_initial_controllers and not config.get("controller.quorum.voters"))
+    levels = effective_features(release_version, features, dynamic_quorum=dynamic)
     credentials = [parse_scram(a) for a in scram]
     if credentials and levels[F.METADATA_VERSION] < SCRAM_SINCE:
         raise StorageError(f"SCRAM is only supported in metadata.version {F.metadata_version_name(SCRAM_SINCE)} "
@@ -325,18 +341,30 @@ def format_storage(config: Mapping[str, str], cluster_id: str, *, ignore_formatt
     lines = [f"Bootstrap metadata: {bootstrap_text(records)}"]
     mv_name = F.metadata_version_name(levels[F.METADATA_VERSION])
     stamp = now_ms() if now is None else now
+    own = None if voters is None else voters.get(node.node_id)
     for d in java_hash_order(empty):
-        kind = "metadata directory" if d == node.metadata_log_dir else "data directory"
+        kind = "data directory"                     # Formatter.DirectoryType
+        if d == node.metadata_log_dir:
+            kind = ("metadata directory" if voters is None else
+                    "dynamic metadata voter directory" if own is not None else "dynamic metadata directory")
         lines.append(f"Formatting {kind} {d} with metadata.version {mv_name}.")
         path = Path(d)
         path.mkdir(parents=True, exist_ok=True)
         if d == node.metadata_log_dir and "controller" in node.roles:
+            from kproto.server.cluster.quorum import voters_record
+            from kproto.server.cluster.snapshot import KRAFT_VERSION, KRAFT_VOTERS, SnapshotId, records_snapshot_bytes
+            control = [(KRAFT_VERSION, {"k_raft_version": levels[F.KRAFT_VERSION]})] if levels[F.KRAFT_VERSION] else []
+            if voters is not None:
+                control.append((KRAFT_VOTERS, voters_record(dict(voters))))
             snapshot = path / BOOTSTRAP_SNAPSHOT
             snapshot.parent.mkdir(exist_ok=True)
-            from kproto.server.cluster.snapshot import SnapshotId, records_snapshot_bytes
-            ckpt.write_atomically(snapshot, records_snapshot_bytes(records, SnapshotId(0, 0), stamp))
+            ckpt.write_atomically(snapshot, records_snapshot_bytes(records, SnapshotId(0, 0), stamp, control))
             os.chmod(snapshot, 0o400)               # FileRawSnapshotWriter.freeze leaves it read-only
-        ckpt.write_meta_properties(path, cluster_id=cluster_id, node_id=node.node_id)
+        directory_id = None
+        if own is not None and d == node.metadata_log_dir:
+            from kproto.log.manager import format_topic_id
+            directory_id = format_topic_id(own.directory_id)
+        ckpt.write_meta_properties(path, cluster_id=cluster_id, node_id=node.node_id, directory_id=directory_id)
     return lines
 
 

@@ -6,6 +6,7 @@ safety, log matching, committed entries never lost) and the rules Kafka pins."""
 from __future__ import annotations
 
 import json
+import uuid
 import random
 
 import pytest
@@ -32,6 +33,9 @@ class MemoryLog:
         self.start = 0
         self.snapshots: dict[tuple[int, int], list] = {}
         self.copying: dict[tuple[int, int], list] = {}
+        #: as a bootstrap checkpoint's KRaftVersionRecord and VotersRecord would set them
+        self.kraft_version = 0
+        self.bootstrap: dict | None = None
 
     @property
     def log_start_offset(self) -> int:
@@ -61,11 +65,20 @@ class MemoryLog:
         self.entries += [(epoch, r) for r in records]
         return first
 
-    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int]) -> int:
-        return self.append_as_leader([("LeaderChange", leader_id)], epoch)
+    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int], voter_set=None) -> int:
+        return self.append_as_leader([("LeaderChange", leader_id)] + ([("Voters", voter_set)] if voter_set else []),
+                                     epoch)
 
     def append_as_follower(self, records: list) -> None:
         self.entries += records
+
+    def voter_set(self):
+        """The latest ("Voters", {id: Voter}) entry, in the log or its snapshot."""
+        found = [(k, p[1]) for k, (_, p) in enumerate(self.full()) if isinstance(p, tuple) and p[0] == "Voters"]
+        return found[-1] if found else None if self.bootstrap is None else (-1, self.bootstrap)
+
+    def append_voters(self, voters: dict, epoch: int) -> int:
+        return self.append_as_leader([("Voters", dict(voters))], epoch)
 
     def read(self, offset: int) -> list:
         i = offset - self.start
@@ -109,12 +122,21 @@ class Sim:
     """N voters on a network that holds every message until the test delivers,
     drops or duplicates it; a crash keeps a node's log and its persisted election."""
 
-    def __init__(self, n: int = 3, seed: int = 0, config: RaftConfig = RaftConfig()) -> None:
+    def __init__(self, n: int = 3, seed: int = 0, config: RaftConfig = RaftConfig(), *,
+                 voters: list[int] | None = None, bootstrap: dict | None = None) -> None:
+        """``voters``: the static voters (all n by default; the others are observers);
+        ``bootstrap``: kraft.version 1, the voters' logs with this VotersRecord in their
+        bootstrap checkpoint (``storage format --standalone``), the others' without."""
         self.rng = random.Random(seed)
         self.ids = list(range(1, n + 1))
+        self.voters = voters or self.ids
         self.config = config
         self.now = 0
         self.logs = {i: MemoryLog() for i in self.ids}
+        if bootstrap is not None:
+            for i, log in self.logs.items():
+                log.kraft_version = 1
+                log.bootstrap = bootstrap if i in self.voters else None
         self.stored = {i: ElectionState(0) for i in self.ids}
         self.nodes: dict[int, RaftNode | None] = {i: self._boot(i) for i in self.ids}
         self.network: list[tuple[int, int, object]] = []
@@ -124,7 +146,7 @@ class Sim:
         self.proposed = 0
 
     def _boot(self, i: int) -> RaftNode:
-        return RaftNode(i, self.ids, self.logs[i], self.now, election=self.stored[i], config=self.config,
+        return RaftNode(i, self.voters, self.logs[i], self.now, election=self.stored[i], config=self.config,
                         rng=self.rng.random)
 
     def _out(self, source: int, sends: list[R.Send]) -> None:
@@ -633,3 +655,133 @@ def test_an_observer_finds_the_leader_through_any_voter():
     [fetch] = observer.receive(ask.destination, answer.message, 0)
     assert observer.state.kind is F and observer.leader_id == 3 and fetch.destination == 3
     assert observer.tick(10**9) != [] and observer.state.kind is F     # an observer never stands for election
+
+
+# -- KIP-853: voter changes ----------------------------------------------------------------------
+
+def _caught_up(sim: Sim, leader: RaftNode, ids) -> bool:
+    return all(sim.nodes[i].log.end_offset == leader.log.end_offset and i in leader.state.observer_caught_up
+               for i in ids)
+
+
+def _commit(sim: Sim, leader: RaftNode, offset: int) -> None:
+    """Until ``offset`` is committed and every live node holds the leader's log."""
+    sim.run(lambda: leader.high_watermark > offset and all(
+        n.log.end_offset == leader.log.end_offset for n in sim.nodes.values() if n is not None))
+
+
+@pytest.mark.parametrize("seed", [3, 11, 29])
+def test_a_one_voter_quorum_grows_to_three_one_voter_at_a_time_and_shrinks(seed):
+    """AddVoterHandler / RemoveVoterHandler: each change is a VotersRecord counted at once,
+    committed by the new set's majority; a second change waits for the first to commit."""
+    sim = Sim(3, seed=seed, voters=[1], bootstrap={1: R.Voter(1)})
+    sim.run(lambda: sim.leader() is not None and sim.leader().high_watermark > 0)
+    leader = sim.leader()
+    assert leader.node_id == 1 and [sim.nodes[i].is_voter for i in (2, 3)] == [False, False]
+    # the bootstrap voters go into the log with the first LeaderChange (appendStartOfEpochControlRecords)
+    assert leader.log.entries[:2] == [(1, ("LeaderChange", 1)), (1, ("Voters", {1: R.Voter(1)}))]
+    sim.run(lambda: _caught_up(sim, leader, (2, 3)))
+
+    error, message, offset = leader.add_voter(R.Voter(2), sim.now)
+    assert (error, message) == (0, None) and leader.voters == [1, 2]
+    assert leader.log.entries[-1] == (leader.epoch, ("Voters", {1: R.Voter(1), 2: R.Voter(2)}))
+    # one change at a time: the first is not committed yet
+    assert leader.add_voter(R.Voter(3), sim.now) == (
+        ErrorCode.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous add voter request", -1)
+    # the new set's majority (both) commits it: node 2 fetched it and counts
+    _commit(sim, leader, offset)
+    assert sim.nodes[2].voters == [1, 2] and sim.nodes[2].is_voter and sim.nodes[3].voters == [1, 2]
+    assert leader.state.voter_change is None and 2 in leader.state.end_offsets and 2 not in leader.state.observers
+
+    error, _, offset = leader.add_voter(R.Voter(3), sim.now)
+    assert error == 0 and leader.voters == [1, 2, 3]
+    _commit(sim, leader, offset)
+    assert all(sim.nodes[i].voters == [1, 2, 3] for i in (1, 2, 3))
+    error, message, _ = leader.add_voter(R.Voter(3), sim.now)
+    assert error == ErrorCode.DUPLICATE_VOTER and message.startswith(
+        "The voter id for ReplicaKey(id=3, directoryId=Optional[AAAAAAAAAAAAAAAAAAAAAA]) is already part of")
+    # the metadata still commits, on a majority of three
+    offset = sim.propose()
+    _commit(sim, leader, offset)
+
+    # shrink: a wrong directory id is not the voter; the leader removing itself resigns
+    # once the record is committed and one of the two left leads
+    other = uuid.UUID(int=7)
+    error, message, _ = leader.remove_voter(3, other, sim.now)
+    assert error == ErrorCode.VOTER_NOT_FOUND and message.startswith("Cannot remove voter ReplicaKey(id=3")
+    error, _, offset = leader.remove_voter(1, uuid.UUID(int=0), sim.now)
+    assert error == 0 and leader.voters == [2, 3] and not leader.is_voter and leader.is_leader
+    # a removal pending: another removal waits for it; an add fails on the uncommitted record
+    assert leader.remove_voter(2, uuid.UUID(int=0), sim.now)[:2] == (
+        ErrorCode.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous add or remove voter request")
+    assert leader.add_voter(R.Voter(1), sim.now)[1].startswith(
+        "Request timed out waiting for voters to commit the latest voter change at Optional[")
+    sim.run(lambda: sim.leader() is not None and sim.leader().node_id in (2, 3))
+    assert all(sim.logs[i].voter_set()[1].keys() == {2, 3} for i in (2, 3))
+    second = sim.leader()
+    sim.run(lambda: second.high_watermark > offset)        # its own epoch's LeaderChange commits it
+    offset = sim.propose()
+    sim.run(lambda: second.high_watermark > offset and sim.nodes[1].log.end_offset > offset)
+    # node 1 is an observer now: it follows and never stands for election
+    assert sim.nodes[1].voters == [2, 3] and sim.nodes[1].state.kind is F
+    sim.nodes[1].tick(sim.now + 10**6)
+    assert sim.nodes[1].state.kind is F
+
+
+def test_voter_changes_are_refused_as_kafka_refuses_them():
+    # kraft.version 0 (static voters)
+    sim = Sim(2, seed=1, voters=[1])
+    sim.run(lambda: sim.leader() is not None and sim.leader().high_watermark > 0)
+    leader = sim.leader()
+    assert leader.add_voter(R.Voter(2), sim.now) == (
+        ErrorCode.UNSUPPORTED_VERSION, "Cluster doesn't support adding voter because the kraft.version feature is 0",
+        -1)
+    assert leader.remove_voter(1, uuid.UUID(int=0), sim.now)[0] == ErrorCode.UNSUPPORTED_VERSION
+
+    sim = Sim(2, seed=1, voters=[1], bootstrap={1: R.Voter(1)})
+    sim.run(lambda: sim.leader() is not None)
+    leader = sim.leader()
+    # an observer that never fetched is not caught up
+    error, message, _ = leader.add_voter(R.Voter(2), sim.now)
+    assert (error, message) == (ErrorCode.REQUEST_TIMED_OUT, "Aborted add voter operation for ReplicaKey(id=2, "
+                                "directoryId=Optional[AAAAAAAAAAAAAAAAAAAAAA]) since it is lagging behind")
+    assert leader.voters == [1] and leader.log.voter_set() == (1, {1: R.Voter(1)})
+    # the last voter stays
+    assert leader.remove_voter(1, uuid.UUID(int=0), sim.now)[0] == ErrorCode.INVALID_REQUEST
+    # only the leader changes voters
+    assert sim.nodes[2].add_voter(R.Voter(2), sim.now)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+def test_a_leader_without_a_high_watermark_or_with_an_uncommitted_voters_record_times_out():
+    log = MemoryLog()
+    log.kraft_version = 1
+    log.append_voters({1: R.Voter(1), 2: R.Voter(2), 3: R.Voter(3)}, 0)
+    leader = RaftNode(1, [1], log, 0)
+    assert leader.voters == [1, 2, 3]           # the log's VotersRecord, not the static voters
+    leader.state = R.Candidate(1, 10**9, {1, 2})
+    leader._maybe_elected(0)
+    assert leader.add_voter(R.Voter(4), 0) == (
+        ErrorCode.REQUEST_TIMED_OUT,
+        "Request timed out waiting for leader to establish HWM and fence previous voter changes", -1)
+    leader.receive(2, FetchRequest(2, 1, 2, 1), 0)
+    assert leader.high_watermark == 2
+    # a VotersRecord at or past the high watermark is not committed
+    log.append_voters({1: R.Voter(1), 2: R.Voter(2)}, 1)
+    leader._refresh_voters(0)
+    assert leader.remove_voter(2, uuid.UUID(int=0), 0) == (
+        ErrorCode.REQUEST_TIMED_OUT,
+        "Request timed out waiting for voters to commit the latest voter change at Optional[2] with HWM 2", -1)
+
+
+def test_a_follower_truncating_an_uncommitted_voters_record_goes_back_to_the_voters_before():
+    log = MemoryLog()
+    log.kraft_version = 1
+    log.append_voters({1: R.Voter(1), 2: R.Voter(2), 3: R.Voter(3)}, 0)
+    log.append_voters({1: R.Voter(1), 2: R.Voter(2)}, 1)       # from a deposed leader, never committed
+    node = RaftNode(3, [1], log, 0, election=ElectionState(2, 2))
+    assert node.voters == [1, 2] and not node.is_voter
+    [fetch] = node.tick(0)
+    assert fetch.message == FetchRequest(3, 2, 2, 1)
+    node.receive(2, R.FetchResponse(0, 2, 2, 1, 2, diverging_epoch=(0, 1)), 0)
+    assert log.entries == [(0, ("Voters", {1: R.Voter(1), 2: R.Voter(2), 3: R.Voter(3)}))]
+    assert node.voters == [1, 2, 3] and node.is_voter

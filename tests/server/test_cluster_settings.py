@@ -126,3 +126,21 @@ def test_serve_refuses_what_no_cluster_serves_yet_in_one_line(tmp_path, configs,
     assert not (tmp_path / "d").exists()
     bad = CliRunner().invoke(cli, ["serve", "--data-dir", str(tmp_path / "d"), "--config", "process.roles=broker"])
     assert bad.exit_code != 0 and "controller.quorum.voters must name the controllers" in bad.output
+
+
+def test_a_controller_may_name_bootstrap_servers_instead_of_voters():
+    """KIP-853: the voters are the metadata log's; the bootstrap servers stand in under ids
+    -2, -3, ... (Kafka's RequestManager) and the controller binds its listeners entry."""
+    s = settings(process_roles="controller", node_id="3001", controller_listener_names="CONTROLLER",
+                 listeners="CONTROLLER://127.0.0.1:9095", listener_security_protocol_map="CONTROLLER:PLAINTEXT",
+                 controller_quorum_bootstrap_servers="127.0.0.1:9093, [::1]:9094")
+    assert (s.dynamic_voters, s.voters, s.controller_address) == (
+        True, {-2: ("127.0.0.1", 9093), -3: ("::1", 9094)}, ("127.0.0.1", 9095))
+    static = settings(process_roles="controller", node_id="1", controller_listener_names="CONTROLLER",
+                      controller_quorum_voters="1@127.0.0.1:9093")
+    assert (static.dynamic_voters, static.controller_address) == (False, ("127.0.0.1", 9093))
+    with pytest.raises(InvalidConfigError, match="served on controllers only"):
+        settings(process_roles="broker", node_id="1", controller_quorum_bootstrap_servers="127.0.0.1:9093")
+    with pytest.raises(InvalidConfigError, match="listeners must hold a controller listener"):
+        settings(process_roles="controller", node_id="3001", controller_listener_names="CONTROLLER",
+                 controller_quorum_bootstrap_servers="127.0.0.1:9093")

@@ -94,7 +94,7 @@ def test_a_cut_short_snapshot_is_refused(tmp_path):
     ctrl = busy_controller(tmp_path)
     sid = ctrl.snapshots.snapshot(now_ms())
     data = (tmp_path / METADATA_LOG_DIR / S.snapshot_file_name(sid)).read_bytes()
-    footer = S._control_batch(S._FOOTER, 0, 1, 0, {})
+    footer = S.control_batch([(S._FOOTER, {})], 0, 1, 0)
     with pytest.raises(ValueError, match="no SnapshotHeader/SnapshotFooter"):
         S.read_snapshot(data[:-len(footer)], sid)
 

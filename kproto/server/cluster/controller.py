@@ -72,6 +72,10 @@ QUORUM_APIS = (P.vote.API.key, P.begin_quorum_epoch.API.key, P.end_quorum_epoch.
                P.fetch_snapshot.API.key)
 
 
+#: KIP-853's voter changes, answered by the quorum's leader (KafkaRaftClient), active or not yet
+VOTER_APIS = (P.add_raft_voter.API.key, P.remove_raft_voter.API.key)
+
+
 async def _refused(body: Any) -> None:
     raise AssertionError("every controller API has an error_code to answer NOT_CONTROLLER in")
 
@@ -88,7 +92,7 @@ class Controller:
         self.quorum.on_step = self._follow_quorum
         self.log = self.quorum.log.log
         self.snapshots = snapshots.Snapshotter(self.log.dir, self.log, snapshots.SnapshotPolicy.from_config(config),
-                                               now_ms())
+                                               now_ms(), self.quorum.log.control_records_at)
         self.image = I.MetadataImage()
         self.active = False
         self.sessions: dict[int, int] = {}
@@ -115,7 +119,8 @@ class Controller:
         }
         self.quorum_versions = {P.vote.API.key: (0, RAFT_VOTE_VERSION), P.begin_quorum_epoch.API.key: (0, 0),
                                 P.end_quorum_epoch.API.key: (0, 0), P.fetch.API.key: (4, 12),
-                                P.fetch_snapshot.API.key: (0, 0)}
+                                P.fetch_snapshot.API.key: (0, 0), P.add_raft_voter.API.key: (0, 1),
+                                P.remove_raft_voter.API.key: (0, 0)}
         operations.install(self)    # ElectLeaders, reassignments
 
     def _read_all(self) -> bytes:
@@ -261,12 +266,14 @@ class Controller:
             body = protocol.decode_request_body(header, frame, offset, allow_trailing=True)
         except DecodeError as e:
             raise CloseConnection(f"malformed request: {e}") from None
-        if key not in QUORUM_APIS and not self.active:
+        if key not in QUORUM_APIS + VOTER_APIS and not self.active:
             # ControllerApis on a controller that is not active: NOT_CONTROLLER (NotControllerException
             # as the API's error response); the broker asks the quorum's leader next
             response = await error_response(key, version, body, None, ErrorCode.NOT_CONTROLLER, _refused)
         elif key in QUORUM_APIS:
             response = await self.quorum.handle(key, body)
+        elif key in VOTER_APIS:
+            response = await self.quorum.change_voters(key, body)
         else:
             before = self._written
             response = await entry[1](body, version)
@@ -561,5 +568,6 @@ class Controller:
             topics.append({"topic_name": t.topic_name, "partitions": parts})
         names = self.config.values.get("controller.listener.names") or "CONTROLLER"
         nodes = [{"node_id": v, "listeners": [{"name": str(names).split(",")[0].strip(), "host": h, "port": port}]}
-                 for v, (h, port) in sorted(self.quorum.addresses.items())]
+                 for v, (h, port) in ((v, self.quorum.address(v)) for v in self.quorum.node.voters
+                                      if self.quorum.address(v) is not None)]
         return {"error_code": 0, "error_message": None, "topics": topics, "nodes": nodes}

@@ -29,10 +29,9 @@ from kproto.errors import ErrorCode
 from kproto.log import UnifiedLog
 from kproto.log.validator import AppendOrigin
 from kproto.topic_config import LogConfig
-from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
+from kproto.records import RecordBatch, iter_batches
 from kproto.schemas import protocol as P
-from kproto.schemas import records as S
-from kproto.schemas.metadata_records import CONTROL_RECORDS
+from kproto.server.cluster import image as I
 from kproto.server.cluster import raft as R
 from kproto.server.cluster import snapshot as SN
 from kproto.server.cluster.channel import Channel
@@ -41,6 +40,7 @@ from kproto.server.cluster.replica import LeaderEpochCache
 log = logging.getLogger("kproto.server.quorum")
 
 __all__ = ["MetadataLog", "Quorum", "QUORUM_STATE_FILE", "leader_change_batch", "RAFT_FETCH_VERSION",
+           "KRAFT_VERSIONS", "voters_record", "voters_from_record", "write_bootstrap_checkpoint",
            "RAFT_VOTE_VERSION"]
 
 QUORUM_STATE_FILE = "quorum-state"
@@ -51,13 +51,38 @@ RAFT_VOTE_VERSION = 2
 _LEADER_CHANGE = 2      # ControlRecordType.LEADER_CHANGE
 
 
-def leader_change_batch(epoch: int, leader_id: int, voters: list[int]) -> bytes:
+def leader_change_batch(epoch: int, leader_id: int, voters: list[int], extra: list[tuple[int, dict]] = ()) -> bytes:
     """The control batch opening a leader's epoch (MemoryRecords.withLeaderChangeMessage)."""
-    key = S.ControlRecordKey.build({"version": 0, "type": _LEADER_CHANGE})
-    value = CONTROL_RECORDS[_LEADER_CHANGE].struct(0).build({
-        "version": 0, "leader_id": leader_id, "voters": [{"voter_id": v} for v in voters],
-        "granting_voters": [{"voter_id": v} for v in voters]})
-    return build_record_batch([NewRecord(key, value)], is_control=True, partition_leader_epoch=epoch)
+    return SN.control_batch([(_LEADER_CHANGE, {
+        "leader_id": leader_id, "voters": [{"voter_id": v} for v in voters],
+        "granting_voters": [{"voter_id": v} for v in voters]}), *extra], 0, epoch)
+
+
+#: the kraft.version range kproto's controllers support (VotersRecord's KRaftVersionFeature)
+KRAFT_VERSIONS = (0, 1)
+
+
+def voters_record(voters: dict[int, R.Voter]) -> dict:
+    """VotersRecord's fields (VoterSet.toVotersRecord), the voters by id."""
+    return {"voters": [{"voter_id": v.id, "voter_directory_id": v.directory_id,
+                        "endpoints": [{"name": n, "host": h, "port": p} for n, h, p in v.endpoints],
+                        "k_raft_version_feature": {"min_supported_version": KRAFT_VERSIONS[0],
+                                                   "max_supported_version": KRAFT_VERSIONS[1]}}
+                       for _, v in sorted(voters.items())]}
+
+
+def write_bootstrap_checkpoint(log_dir: Path, voters: dict[int, R.Voter]) -> Path:
+    """The ``00000000000000000000-0000000000.checkpoint`` ``kafka-storage.sh format
+    --standalone`` / ``--initial-controllers`` writes: kraft.version 1 and the initial voters
+    (StorageTool / Formatter.writeBoostrapSnapshot)."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    return SN.write_snapshot(log_dir, I.MetadataImage(), SN.SnapshotId(0, 0), -1, [
+        (SN.KRAFT_VERSION, {"k_raft_version": 1}), (SN.KRAFT_VOTERS, voters_record(voters))])
+
+
+def voters_from_record(fields: Any) -> dict[int, R.Voter]:
+    return {v.voter_id: R.Voter(v.voter_id, v.voter_directory_id,
+                                tuple((e.name, e.host, e.port) for e in v.endpoints)) for v in fields.voters}
 
 
 class MetadataLog:
@@ -66,6 +91,12 @@ class MetadataLog:
 
     def __init__(self, path: Path, segment_bytes: int | None = None) -> None:
         self.dir = path
+        #: (offset, level) of each KRaftVersionRecord and (offset, voters) of each VotersRecord,
+        #: from the latest snapshot (at its end offset - 1) and the log (LogHistory in Kafka's
+        #: KRaftControlRecordStateMachine)
+        self.kraft_versions: list[tuple[int, int]] = []
+        self.voter_sets: list[tuple[int, dict[int, R.Voter]]] = []
+        self._control_from = 0
         self.log = UnifiedLog.open(path, None if segment_bytes is None else LogConfig(segment_bytes=segment_bytes))
         # the log starts at the oldest snapshot (KafkaMetadataLog.apply: what was below it
         # may still be in a segment that was not wholly deleted)
@@ -76,6 +107,7 @@ class MetadataLog:
             self.log.update_high_watermark(found[0].end_offset)
             self.log.maybe_increment_log_start_offset(found[0].end_offset)
         self.epochs = LeaderEpochCache()
+        self._note_snapshot()
         offset = self.log.log_start_offset
         while offset < self.log.log_end_offset:
             found = self.log.read(offset, 1 << 20)
@@ -88,6 +120,46 @@ class MetadataLog:
     def _note(self, batch: Any) -> None:
         if isinstance(batch, RecordBatch) and batch.partition_leader_epoch >= 0:
             self.epochs.assign(batch.partition_leader_epoch, batch.base_offset)
+        self._note_control(SN.batch_control_records(batch))
+
+    def _note_control(self, records: list[tuple[int, int, Any]], at: int | None = None) -> None:
+        for offset, kind, fields in records:
+            if at is None and offset < self._control_from:
+                continue        # the latest snapshot holds it already
+            offset = offset if at is None else at
+            if kind == SN.KRAFT_VERSION:
+                self.kraft_versions.append((offset, fields.k_raft_version))
+            else:
+                self.voter_sets.append((offset, voters_from_record(fields)))
+
+    def _note_snapshot(self) -> None:
+        """The latest snapshot's control records count at its end offset - 1."""
+        self.kraft_versions, self.voter_sets = [], []
+        latest = SN.latest_snapshot(self.dir)
+        self._control_from = 0 if latest is None else latest.end_offset
+        if latest is not None:
+            data = (self.dir / SN.snapshot_file_name(latest)).read_bytes()
+            self._note_control(SN.control_records(data), at=latest.end_offset - 1)
+
+    @property
+    def kraft_version(self) -> int:
+        return self.kraft_versions[-1][1] if self.kraft_versions else 0
+
+    def voter_set(self) -> tuple[int, dict[int, R.Voter]] | None:
+        return self.voter_sets[-1] if self.voter_sets else None
+
+    def control_records_at(self, end_offset: int) -> list[tuple[int, dict]]:
+        """The KRaftVersion and Voters records a snapshot ending at ``end_offset`` holds: the
+        latest of each below it (RecordsSnapshotWriter writes them with kraft.version 1)."""
+        levels = [level for offset, level in self.kraft_versions if offset < end_offset]
+        voters = [v for offset, v in self.voter_sets if offset < end_offset]
+        if not levels or levels[-1] < 1 or not voters:
+            return []
+        return [(SN.KRAFT_VERSION, {"k_raft_version": levels[-1]}), (SN.KRAFT_VOTERS, voters_record(voters[-1]))]
+
+    def append_voters(self, voters: dict[int, R.Voter], epoch: int) -> int:
+        return self._append(SN.control_batch([(SN.KRAFT_VOTERS, voters_record(voters))], 0, epoch, now_ms()),
+                            AppendOrigin.COORDINATOR)
 
     @property
     def end_offset(self) -> int:
@@ -150,6 +222,7 @@ class MetadataLog:
         os.replace(part, path)
         self.log.truncate_fully_and_start_at(sid.end_offset)
         self.epochs = LeaderEpochCache()
+        self._note_snapshot()
         log.info("installed the leader's metadata snapshot %s", path.name)
 
     def _append(self, data: bytes, origin: AppendOrigin) -> int:
@@ -162,8 +235,11 @@ class MetadataLog:
     def append_as_leader(self, records: bytes, epoch: int) -> int:
         return self._append(records, AppendOrigin.COORDINATOR)
 
-    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int]) -> int:
-        return self._append(leader_change_batch(epoch, leader_id, voters), AppendOrigin.COORDINATOR)
+    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int],
+                             voter_set: dict[int, R.Voter] | None = None) -> int:
+        extra = [] if voter_set is None else [(SN.KRAFT_VERSION, {"k_raft_version": self.kraft_version}),
+                                              (SN.KRAFT_VOTERS, voters_record(voter_set))]
+        return self._append(leader_change_batch(epoch, leader_id, voters, extra), AppendOrigin.COORDINATOR)
 
     def append_as_follower(self, records: bytes) -> None:
         if records:
@@ -176,6 +252,8 @@ class MetadataLog:
     def truncate_to(self, offset: int) -> None:
         self.log.truncate_to(offset)
         self.epochs.truncate_from_end(offset)
+        self.kraft_versions = [e for e in self.kraft_versions if e[0] < offset]
+        self.voter_sets = [e for e in self.voter_sets if e[0] < offset]
 
     def update_high_watermark(self, hw: int) -> None:
         if hw > self.log.high_watermark:
@@ -212,7 +290,11 @@ class Quorum:
         self._persisted = stored
         self.node = R.RaftNode(node_id, sorted(voters), self.log, now_ms(), election=stored, config=config,
                                rng=random.Random().random)
-        self._channels: dict[int, Channel] = {}
+        self._channels: dict[tuple[str, int], Channel] = {}
+        #: the bootstrap servers (ids < -1: controller.quorum.bootstrap.servers), asked in turn
+        #: for a leader whose endpoint this node does not know yet
+        self._bootstrap = [a for v, a in sorted(voters.items(), reverse=True) if v < R.NO_ID]
+        self._turn = 0
         self._in_flight: set[tuple[int, type]] = set()
         self._tasks: set[asyncio.Task] = set()
         self._changed = asyncio.Event()
@@ -301,25 +383,77 @@ class Quorum:
             await self.wait_for_change(left)
         return True
 
-    def _channel(self, voter: int) -> Channel:
-        if voter not in self._channels:
-            host, port = self.addresses[voter]
-            self._channels[voter] = Channel(host, port, f"raft-{self.node_id}-to-{voter}", timeout=5)
-        return self._channels[voter]
+    def address(self, replica: int) -> tuple[str, int] | None:
+        """A voter's controller listener: its VotersRecord's first endpoint (kraft.version 1),
+        else controller.quorum.voters' or where it answered as the leader; None if unknown."""
+        node = self.node.voter_nodes.get(replica)
+        if node is not None and node.endpoints:
+            return node.endpoints[0][1], node.endpoints[0][2]
+        return self.addresses.get(replica)
+
+    def _channel(self, address: tuple[str, int]) -> Channel:
+        if address not in self._channels:
+            self._channels[address] = Channel(*address, f"raft-{self.node_id}-to-{address[0]}:{address[1]}",
+                                              timeout=5)
+        return self._channels[address]
 
     async def _send(self, voter: int, message: Any, key: tuple) -> None:
         try:
             api, version, body = to_wire(message, self.node_id)
             try:
-                response = await self._channel(voter).request(api, version, body)
+                address = self.address(voter)
+                if address is None and self._bootstrap:
+                    # a leader named by an answer, its endpoint not known yet: the bootstrap
+                    # servers in turn, until the leader itself answers
+                    self._turn += 1
+                    address = self._bootstrap[self._turn % len(self._bootstrap)]
+                if address is None:
+                    return
+                response = await self._channel(address).request(api, version, body)
             except ConnectionError:
                 await asyncio.sleep(0.1)
                 return
             answer = from_wire(message, response)
+            if isinstance(answer, R.FetchResponse) and not answer.error_code and answer.leader_id == voter \
+                    and self.address(voter) is None:
+                self.addresses[voter] = address     # the leader answered there
         finally:
             self._in_flight.discard(key)
         if answer is not None:
             self._emit(self.node.receive(voter, answer, now_ms()))
+
+    # -- voter changes (KIP-853) ---------------------------------------------------------------
+
+    async def change_voters(self, api_key: int, body: Any) -> dict:
+        """AddRaftVoter / RemoveRaftVoter on the controller listener (KafkaRaftClient.handleAddVoterRequest,
+        handleRemoveVoterRequest): the leader appends the VotersRecord and answers once it is
+        committed (AddRaftVoter v1 ``ack_when_committed`` false: once appended), else
+        REQUEST_TIMED_OUT after the request's timeout."""
+        def answer(error: int, message: str | None = None) -> dict:
+            return {"throttle_time_ms": 0, "error_code": error, "error_message": message}
+
+        if not self.node.is_leader:
+            return answer(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        now = now_ms()
+        if api_key == P.add_raft_voter.API.key:
+            if body.voter_directory_id == uuid.UUID(int=0):
+                return answer(ErrorCode.INVALID_REQUEST, "Invalid voter directory id")
+            endpoints = tuple((ln.name, ln.host, ln.port) for ln in body.listeners)
+            if not endpoints:
+                return answer(ErrorCode.INVALID_REQUEST, "Invalid listeners: none")
+            error, message, offset = self.node.add_voter(R.Voter(body.voter_id, body.voter_directory_id, endpoints),
+                                                         now)
+            wait = getattr(body, "ack_when_committed", True)
+            timeout_ms = body.timeout_ms
+        else:
+            error, message, offset = self.node.remove_voter(body.voter_id, body.voter_directory_id, now)
+            wait, timeout_ms = True, self.node.config.request_timeout_ms
+        self._emit([])
+        if error:
+            return answer(error, message)
+        if wait and not await self.wait_committed(offset, max(timeout_ms, 0) / 1000):
+            return answer(ErrorCode.REQUEST_TIMED_OUT)
+        return answer(0)
 
     # -- requests from the controller listener ------------------------------------------------
 
@@ -396,7 +530,9 @@ class Quorum:
         self.last_fetch[self.node_id] = self.last_caught_up[self.node_id] = now     # the leader itself
 
         def replica(r: int, end: int) -> dict:
-            return {"replica_id": r, "replica_directory_id": uuid.UUID(int=0), "log_end_offset": end,
+            node = self.node.voter_nodes.get(r)
+            directory = node.directory_id if node is not None else uuid.UUID(int=0)
+            return {"replica_id": r, "replica_directory_id": directory, "log_end_offset": end,
                     "last_fetch_timestamp": self.last_fetch.get(r, -1),
                     "last_caught_up_timestamp": self.last_caught_up.get(r, -1)}
 

@@ -54,6 +54,14 @@ EpochState classes, LeaderState, ReplicatedLog):
   commits records of older epochs only together with a record of its own,
   so whatever is committed is in every future leader's log. It never goes back.
   Followers take the leader's high watermark, capped by their own log end.
+* **Voter changes** (KIP-853, kraft.version 1): the voters are the latest VotersRecord in
+  the log (or its snapshot), committed or not, else the static ``voters`` the node was
+  built with; every append and truncation re-reads them (KRaftControlRecordStateMachine).
+  The leader changes them one voter at a time (``add_voter`` / ``remove_voter``, Kafka's
+  AddVoterHandler / RemoveVoterHandler): the high watermark must be known, kraft.version
+  1, the previous VotersRecord committed, no change pending; an added voter must be an
+  observer that has caught up with the log end. The new set counts at once, its
+  majority commits the record; a leader that removed itself resigns once it is committed.
 * **Resign**: a leader shutting down (or one that lost the majority's fetches
   for ``1.5 * fetch_timeout_ms``, Kafka's check-quorum) becomes Resigned and
   sends EndQuorumEpoch naming the voters that fetched furthest; each of them
@@ -68,11 +76,13 @@ from __future__ import annotations
 
 import json
 import random
+import uuid
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Protocol
 
 from kproto.errors import ErrorCode
+from kproto.log.manager import format_topic_id
 
 __all__ = [
     "StateKind", "EpochRule", "TRANSITIONS", "CAN_GRANT_VOTE", "ElectionState", "RaftConfig", "RaftLog",
@@ -80,7 +90,7 @@ __all__ = [
     "VoteRequest", "VoteResponse", "BeginQuorumEpochRequest", "BeginQuorumEpochResponse",
     "EndQuorumEpochRequest", "EndQuorumEpochResponse", "FetchRequest", "FetchResponse", "Send",
     "FetchSnapshotRequest", "FetchSnapshotResponse",
-    "RaftNode", "quorum_state_json", "parse_quorum_state", "high_watermark_update", "NO_ID",
+    "RaftNode", "Voter", "VoterChange", "quorum_state_json", "parse_quorum_state", "high_watermark_update", "NO_ID",
 ]
 
 #: Kafka's sentinel for "no leader" / "not voted" (-1 on the wire and in quorum-state).
@@ -178,6 +188,16 @@ def parse_quorum_state(text: str) -> ElectionState:
     return ElectionState(int(data["leaderEpoch"]), int(data["leaderId"]), int(data["votedId"]))
 
 
+@dataclass(frozen=True, slots=True)
+class Voter:
+    """A VotersRecord voter (VoterSet.VoterNode): its replica key and its controller endpoints
+    ((listener name, host, port), the first the default)."""
+
+    id: int
+    directory_id: uuid.UUID = uuid.UUID(int=0)
+    endpoints: tuple[tuple[str, str, int], ...] = ()
+
+
 # -- configuration and the log -------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -206,8 +226,10 @@ class RaftLog(Protocol):
     def append_as_leader(self, records: Any, epoch: int) -> int:
         """Append ``records`` (driver-defined) in ``epoch``; -> the offset of the first."""
 
-    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int]) -> int:
-        """The LeaderChange control record opening ``epoch``; -> its offset."""
+    def append_leader_change(self, epoch: int, leader_id: int, voters: list[int],
+                             voter_set: dict[int, Voter] | None = None) -> int:
+        """The LeaderChange control record opening ``epoch``; -> its offset. With ``voter_set``
+        the batch also holds a KRaftVersionRecord and that VotersRecord."""
 
     def append_as_follower(self, records: Any) -> None: ...
 
@@ -230,6 +252,19 @@ class RaftLog(Protocol):
 
     def install_snapshot(self, snapshot_id: tuple[int, int]) -> None:
         """The copied snapshot replaces the whole log: it starts and ends at its end offset."""
+
+    # KIP-853's control records (KRaftControlRecordStateMachine)
+
+    @property
+    def kraft_version(self) -> int:
+        """The latest KRaftVersionRecord's level in the log or its snapshot, 0 without one."""
+
+    def voter_set(self) -> tuple[int, dict[int, Voter]] | None:
+        """(the offset of the latest VotersRecord, its voters); a snapshot's counts at its end
+        offset - 1; None without one (static voters)."""
+
+    def append_voters(self, voters: dict[int, Voter], epoch: int) -> int:
+        """A VotersRecord control batch in ``epoch``; -> its offset."""
 
 
 def snapshot_to_fetch(log: RaftLog, fetch_offset: int, last_fetched_epoch: int) -> tuple[int, int] | None:
@@ -420,6 +455,13 @@ class Leader:
     #: voters that have not acknowledged BeginQuorumEpoch, and when to ask again
     unacknowledged: set[int] = field(default_factory=set)
     resend_at: int = 0
+    #: observer -> when it last fetched up to the log end (LeaderState's lastCaughtUpTimestamp)
+    observer_caught_up: dict[int, int] = field(default_factory=dict)
+    observer_fetched: dict[int, int] = field(default_factory=dict)
+    #: the voter change waiting for its VotersRecord to commit (one at a time)
+    voter_change: VoterChange | None = None
+    #: the committed voter set left this leader out: it resigns (LeaderState.requestResign)
+    resign_requested: bool = False
     kind = StateKind.LEADER
 
 
@@ -450,6 +492,17 @@ class Resigned:
     kind = StateKind.RESIGNED
 
 
+@dataclass(slots=True)
+class VoterChange:
+    """An AddRaftVoter or RemoveRaftVoter in progress (AddVoterHandlerState /
+    RemoveVoterHandlerState): its VotersRecord's offset, and when it expires."""
+
+    voter_id: int
+    added: bool
+    offset: int
+    deadline: int
+
+
 EpochState = Unattached | Voted | Prospective | Candidate | Leader | Follower | Resigned
 
 
@@ -466,7 +519,10 @@ class RaftNode:
                  election: ElectionState | None = None, config: RaftConfig = RaftConfig(),
                  rng: Callable[[], float] = random.random) -> None:
         self.node_id = node_id
+        #: the static voters (controller.quorum.voters), until the log holds a VotersRecord
+        self.static_voters = sorted(voters)
         self.voters = sorted(voters)
+        self.voter_nodes: dict[int, Voter] = {v: Voter(v) for v in voters}
         self.log = log
         self.config = config
         self.rng = rng
@@ -481,6 +537,7 @@ class RaftNode:
             self.state = Voted(stored.epoch, stored.voted_id, self._election_deadline(now))
         else:
             self.state = Unattached(stored.epoch, self._election_deadline(now))
+        self._refresh_voters(now)
         if self.voters == [node_id] and hasattr(self.state, "election_deadline"):
             self.state.election_deadline = now     # the only voter: no one to wait for
         self._bootstrap_at = now
@@ -519,6 +576,103 @@ class RaftNode:
     @property
     def is_leader(self) -> bool:
         return isinstance(self.state, Leader)
+
+    # -- the voter set (KIP-853) ---------------------------------------------------------------
+
+    def _refresh_voters(self, now: int) -> None:
+        """The voters are the log's latest VotersRecord, committed or not, else the static
+        ones (KRaftControlRecordStateMachine.lastVoterSet); a leader's replica states
+        follow: an added voter brings its observer state, a removed one turns observer
+        (LeaderState.updateVoterAndObserverStates)."""
+        found = self.log.voter_set()
+        self.voter_nodes = found[1] if found is not None else {v: Voter(v) for v in self.static_voters}
+        ids = sorted(self.voter_nodes)
+        if ids == self.voters:
+            return
+        self.voters = ids
+        s = self.state
+        if not isinstance(s, Leader):
+            return
+        for v in ids:
+            if v not in s.end_offsets:
+                s.end_offsets[v] = s.observers.pop(v, -1)
+                s.last_fetch[v] = s.observer_fetched.get(v, now)
+        for v in [v for v in s.end_offsets if v not in ids]:
+            end = s.end_offsets.pop(v)
+            del s.last_fetch[v]
+            s.unacknowledged.discard(v)
+            if v != self.node_id:
+                s.observers[v] = end
+
+    def _voter_change_refused(self, s: Leader, action: str, pending: str, now: int) -> tuple[int, str] | None:
+        """The checks AddVoterHandler and RemoveVoterHandler share, in their order (an add waits
+        for a pending add only: a pending removal fails the uncommitted-record check next)."""
+        if s.voter_change is not None and now >= s.voter_change.deadline:
+            s.voter_change = None           # maybeExpirePendingOperation
+        if s.voter_change is not None and (action == "removing" or s.voter_change.added):
+            return ErrorCode.REQUEST_TIMED_OUT, f"Request timed out waiting for leader to handle previous {pending}"
+        if s.high_watermark is None:
+            return ErrorCode.REQUEST_TIMED_OUT, ("Request timed out waiting for leader to establish HWM and fence "
+                                                 "previous voter changes")
+        if self.log.kraft_version < 1:
+            return ErrorCode.UNSUPPORTED_VERSION, (f"Cluster doesn't support {action} voter because the "
+                                                   f"kraft.version feature is {self.log.kraft_version}")
+        found = self.log.voter_set()
+        if found is None or found[0] >= s.high_watermark:
+            at = f"Optional[{found[0]}]" if found is not None else "Optional.empty"
+            return ErrorCode.REQUEST_TIMED_OUT, (f"Request timed out waiting for voters to commit the latest voter "
+                                                 f"change at {at} with HWM {s.high_watermark}")
+        return None
+
+    def _change_voters(self, s: Leader, voters: dict[int, Voter], change: int, added: bool, now: int) -> int:
+        offset = self.log.append_voters(voters, s.epoch)
+        s.voter_change = VoterChange(change, added, offset, now + self.config.request_timeout_ms)
+        self._refresh_voters(now)
+        self._leader_progress(now)
+        return offset
+
+    def add_voter(self, voter: Voter, now: int) -> tuple[int, str | None, int]:
+        """AddRaftVoter on the leader (AddVoterHandler): -> (error, message, the offset of the
+        VotersRecord, -1 if refused); the change is done when the high watermark passes it.
+        (Kafka first asks the new voter's ApiVersions for its kraft.version range; kproto's
+        controllers all support 0-1.)"""
+        s = self.state
+        if not isinstance(s, Leader):
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, None, -1
+        refused = self._voter_change_refused(s, "adding", "add voter request", now)
+        if refused is not None:
+            return *refused, -1
+        voters = self.voter_nodes
+        if voter.id in voters:
+            return ErrorCode.DUPLICATE_VOTER, (f"The voter id for {_replica_key(voter)} is already part of the set "
+                                               f"of voters {_replica_keys(voters)}."), -1
+        # LeaderState.isReplicaCaughtUp: an observer that reached the log end and fetched
+        # within the hour
+        caught_up = s.observer_caught_up.get(voter.id, 0) > 0 and s.observer_fetched.get(voter.id, -1) > now - 3_600_000
+        if not caught_up:
+            return ErrorCode.REQUEST_TIMED_OUT, (f"Aborted add voter operation for {_replica_key(voter)} since it is "
+                                                 f"lagging behind"), -1
+        return 0, None, self._change_voters(s, {**voters, voter.id: voter}, voter.id, True, now)
+
+    def remove_voter(self, voter_id: int, directory_id: uuid.UUID, now: int) -> tuple[int, str | None, int]:
+        """RemoveRaftVoter on the leader (RemoveVoterHandler), as ``add_voter``; the replica key
+        must match the voter's, directory id included (VoterSet.removeVoter)."""
+        s = self.state
+        if not isinstance(s, Leader):
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, None, -1
+        refused = self._voter_change_refused(s, "removing", "add or remove voter request", now)
+        if refused is not None:
+            return *refused, -1
+        voters = self.voter_nodes
+        old = voters.get(voter_id)
+        if old is None or old.directory_id != directory_id:
+            return ErrorCode.VOTER_NOT_FOUND, (f"Cannot remove voter {_replica_key(Voter(voter_id, directory_id))} "
+                                               f"from the set of voters {_replica_keys(voters)}"), -1
+        if len(voters) == 1:
+            # VoterSet refuses an empty set (an IllegalArgumentException in Kafka): one line here
+            return ErrorCode.INVALID_REQUEST, "Voters cannot be empty", -1
+        rest = {v: n for v, n in voters.items() if v != voter_id}
+        return 0, None, self._change_voters(s, rest, voter_id, False, now)
 
     # -- transitions -------------------------------------------------------------------------
 
@@ -589,7 +743,13 @@ class RaftNode:
         start = self.log.end_offset
         self._transition(Leader(s.epoch, start, {v: -1 for v in self.voters}, {v: now for v in self.voters},
                                 unacknowledged=set(self.voters) - {self.node_id}, resend_at=now))
-        self.log.append_leader_change(s.epoch, self.node_id, self.voters)
+        # kraft.version 1 voters known from the bootstrap checkpoint only (offset -1) go into
+        # the log with the epoch's LeaderChange, for replicas formatted without them
+        # (LeaderState.appendStartOfEpochControlRecords)
+        found = self.log.voter_set()
+        bootstrap = self.voter_nodes if self.log.kraft_version >= 1 and found is not None and found[0] < 0 else None
+        self.log.append_leader_change(s.epoch, self.node_id, self.voters, bootstrap)
+        self._refresh_voters(now)
         self._leader_progress(now)
         return self._begin_quorum_epoch(now)
 
@@ -602,11 +762,18 @@ class RaftNode:
     def _leader_progress(self, now: int) -> None:
         s = self.state
         assert isinstance(s, Leader)
-        s.end_offsets[self.node_id] = self.log.end_offset
-        s.last_fetch[self.node_id] = now
+        if self.is_voter:           # a leader removing itself counts no more (LeaderState.voterStates)
+            s.end_offsets[self.node_id] = self.log.end_offset
+            s.last_fetch[self.node_id] = now
         hw = high_watermark_update(list(s.end_offsets.values()), s.epoch_start_offset, s.high_watermark)
         if hw is not None:
             s.high_watermark = hw
+        change = s.voter_change
+        if change is not None and s.high_watermark is not None and s.high_watermark > change.offset:
+            # the VotersRecord committed (Add/RemoveVoterHandler.highWatermarkUpdated)
+            s.voter_change = None
+            if not self.is_voter:
+                s.resign_requested = True
 
     def _fetch(self, now: int) -> list[Send]:
         s = self.state
@@ -662,6 +829,8 @@ class RaftNode:
         """Timers: elections, fetch timeouts, check-quorum, retries."""
         s = self.state
         if isinstance(s, Leader):
+            if s.resign_requested:
+                return self.resign(now)
             out: list[Send] = []
             if s.unacknowledged and now >= s.resend_at:
                 out = self._begin_quorum_epoch(now)
@@ -817,6 +986,9 @@ class RaftNode:
             self._leader_progress(now)
         elif m.replica_id >= 0:
             s.observers[m.replica_id] = m.fetch_offset
+            s.observer_fetched[m.replica_id] = now
+            if m.fetch_offset >= self.log.end_offset:
+                s.observer_caught_up[m.replica_id] = now
         return answer(0, None, self.log.read(m.fetch_offset))
 
     def _on_fetch_response(self, source: int, m: FetchResponse, now: int) -> list[Send]:
@@ -846,6 +1018,7 @@ class RaftNode:
             self.log.truncate_to(point)
         elif m.records is not None:
             self.log.append_as_follower(m.records)
+        self._refresh_voters(now)
         hw = min(m.high_watermark, self.log.end_offset)
         if s.high_watermark is None or hw > s.high_watermark:
             s.high_watermark = hw
@@ -897,7 +1070,18 @@ class RaftNode:
         s.snapshot_position += len(m.data)
         if s.snapshot_position >= m.size:
             self.log.install_snapshot(m.snapshot_id)
+            self._refresh_voters(now)
             s.fetching_snapshot, s.snapshot_position = None, 0
             # a snapshot holds committed records only
             s.high_watermark = max(s.high_watermark or 0, m.snapshot_id[0])
         return self._fetch(now)
+
+
+def _replica_key(voter: Voter) -> str:
+    """ReplicaKey.toString."""
+    return f"ReplicaKey(id={voter.id}, directoryId=Optional[{format_topic_id(voter.directory_id)}])"
+
+
+def _replica_keys(voters: dict[int, Voter]) -> str:
+    return "[" + ", ".join(_replica_key(v) for v in voters.values()) + "]"
+

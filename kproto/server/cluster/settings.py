@@ -12,6 +12,14 @@ voters, 1 or 3 of them (or any odd number), each either a broker too
 (``process.roles=controller``: isolated mode, the node opens its controller
 listener and nothing else), and brokers (``process.roles=broker``);
 ``check_served`` refuses the rest in one line.
+
+A controller-only node may name ``controller.quorum.bootstrap.servers`` instead of
+``controller.quorum.voters`` (KIP-853, kraft.version 1): its voters are then the
+VotersRecord of its metadata log (the bootstrap checkpoint ``format --standalone``
+or ``--initial-controllers`` writes, or what it fetches as an observer); the
+bootstrap servers stand in the voters under ids -2, -3, ... until it knows the
+leader (as Kafka's RequestManager numbers them). Its controller listener is its
+``listeners`` entry named in ``controller.listener.names``.
 """
 
 from __future__ import annotations
@@ -56,6 +64,10 @@ class ClusterSettings:
     controller_listener_names: tuple[str, ...]
     inter_broker_listener_name: str | None
     replica_lag_time_max_ms: int
+    #: where this node's controller listener binds (None: no controller)
+    controller_address: tuple[str, int] | None = None
+    #: the voters are the metadata log's (controller.quorum.bootstrap.servers, kraft.version 1)
+    dynamic_voters: bool = False
 
 
 def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
@@ -68,6 +80,14 @@ def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
         raise InvalidConfigError(f"Invalid value {values['process.roles']} for configuration process.roles: "
                                  f"unknown role {unknown[0]!r} (roles are broker and controller)")
     voters = parse_voters(str(values.get("controller.quorum.voters") or ""))
+    bootstrap = str(values.get("controller.quorum.bootstrap.servers") or "")
+    dynamic = not voters and bool(bootstrap.strip())
+    if dynamic:
+        if raw_roles != ["controller"]:
+            raise InvalidConfigError("controller.quorum.bootstrap.servers without controller.quorum.voters is served "
+                                     "on controllers only (process.roles=controller) in kproto")
+        voters = {-2 - i: address for i, address in enumerate(parse_voters(
+            ",".join(f"{i}@{s.strip()}" for i, s in enumerate(bootstrap.split(",")) if s.strip())).values())}
     if not voters:
         raise InvalidConfigError("controller.quorum.voters must name the controllers (id@host:port,...) "
                                  "when process.roles is set")
@@ -75,7 +95,7 @@ def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
     roles = frozenset(raw_roles)
     # KafkaConfig's validateValues, Kafka's texts (a Scala Set of the voter ids)
     voter_set = f"Set({', '.join(map(str, sorted(voters)))})"
-    if "controller" in roles and node_id not in voters:
+    if "controller" in roles and node_id not in voters and not dynamic:
         raise InvalidConfigError(f"If process.roles contains the 'controller' role, the node id {node_id} must "
                                  f"be included in the set of voters controller.quorum.voters={voter_set}")
     if roles == {"broker"} and node_id in voters:
@@ -86,8 +106,20 @@ def cluster_settings(values: Mapping[str, Any]) -> ClusterSettings | None:
         raise InvalidConfigError("controller.listener.names must be set when process.roles has controller")
     if roles == {"controller"}:
         _check_controller_only(values, names)
+    address = voters.get(node_id) if not dynamic else _listener_address(values, names)
     return ClusterSettings(roles, node_id, voters, names, values.get("inter.broker.listener.name") or None,
-                           int(values.get("replica.lag.time.max.ms", 30000)))
+                           int(values.get("replica.lag.time.max.ms", 30000)), address, dynamic)
+
+
+def _listener_address(values: Mapping[str, Any], names: tuple[str, ...]) -> tuple[str, int]:
+    """The first controller listener's host and port from ``listeners``."""
+    for item in str(values.get("listeners") or "").split(","):
+        name, _, address = item.strip().partition("://")
+        host, colon, port = address.rpartition(":")
+        if name.upper() in {n.upper() for n in names} and colon and port.isdigit():
+            return host.strip("[]") or "0.0.0.0", int(port)
+    raise InvalidConfigError("listeners must hold a controller listener (controller.listener.names) when "
+                             "controller.quorum.bootstrap.servers names the quorum")
 
 
 def _check_controller_only(values: Mapping[str, Any], names: tuple[str, ...]) -> None:

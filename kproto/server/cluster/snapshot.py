@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
 from kproto.schemas import records as S
@@ -38,6 +38,7 @@ SUFFIX = ".checkpoint"
 PART_SUFFIX = ".checkpoint.part"
 _NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _HEADER, _FOOTER = 3, 4             # ControlRecordType.SNAPSHOT_HEADER / SNAPSHOT_FOOTER
+KRAFT_VERSION, KRAFT_VOTERS = 5, 6  # ControlRecordType.KRAFT_VERSION / KRAFT_VOTERS
 #: records per batch (Kafka's BatchAccumulator closes a batch at 8 KiB; a count keeps it simple)
 BATCH_RECORDS = 256
 
@@ -105,39 +106,62 @@ def image_records(image: I.MetadataImage) -> list[tuple[int, dict]]:
 
 # -- the file -----------------------------------------------------------------------------------
 
-def _control_batch(kind: int, offset: int, epoch: int, timestamp: int, data: dict) -> bytes:
-    key = S.ControlRecordKey.build({"version": 0, "type": kind})
-    value = CONTROL_RECORDS[kind].struct(0).build({"version": 0, **data})
-    return build_record_batch([NewRecord(key, value, timestamp=timestamp)], is_control=True, base_offset=offset,
-                              partition_leader_epoch=epoch)
+def control_batch(records: list[tuple[int, dict]], offset: int, epoch: int, timestamp: int | None = None) -> bytes:
+    """One KRaft control batch of (ControlRecordType, fields) records, each version 0."""
+    out = []
+    for kind, data in records:
+        key = S.ControlRecordKey.build({"version": 0, "type": kind})
+        out.append(NewRecord(key, CONTROL_RECORDS[kind].struct(0).build({"version": 0, **data}), timestamp=timestamp))
+    return build_record_batch(out, is_control=True, base_offset=offset, partition_leader_epoch=epoch)
 
 
-def snapshot_bytes(image: I.MetadataImage, sid: SnapshotId, last_contained_log_timestamp: int) -> bytes:
+def control_records(data: bytes) -> list[tuple[int, int, Any]]:
+    """(offset, ControlRecordType, fields) of the KRaftVersion and Voters records in ``data``'s
+    control batches (KRaftControlRecordStateMachine reads these two only)."""
+    return [r for batch in iter_batches(data, verify_crc=False) for r in batch_control_records(batch)]
+
+
+def batch_control_records(batch: Any) -> list[tuple[int, int, Any]]:
+    """``control_records`` of one batch."""
+    out = []
+    if isinstance(batch, RecordBatch) and batch.is_control:
+        for rec in batch.records():
+            kind = S.ControlRecordKey.parse(bytes(rec.key))["type"]
+            if kind in (KRAFT_VERSION, KRAFT_VOTERS):
+                out.append((rec.offset, kind, CONTROL_RECORDS[kind].struct(0).parse(bytes(rec.value))))
+    return out
+
+
+def snapshot_bytes(image: I.MetadataImage, sid: SnapshotId, last_contained_log_timestamp: int,
+                   control: list[tuple[int, dict]] = ()) -> bytes:
     """The whole ``.checkpoint`` file of an image."""
-    return records_snapshot_bytes(image_records(image), sid, last_contained_log_timestamp)
+    return records_snapshot_bytes(image_records(image), sid, last_contained_log_timestamp, control)
 
 
-def records_snapshot_bytes(records: list[tuple[int, dict]], sid: SnapshotId, last_contained_log_timestamp: int) -> bytes:
+def records_snapshot_bytes(records: list[tuple[int, dict]], sid: SnapshotId, last_contained_log_timestamp: int,
+                           control: list[tuple[int, dict]] = ()) -> bytes:
     """A ``.checkpoint`` file of these records (RecordsSnapshotWriter: header, records, footer);
-    also the bootstrap snapshot ``kproto storage format`` writes (kproto.server.storage)."""
+    ``control``: the KRaftVersion and Voters records (kraft.version 1), in the header's batch.
+    Also the bootstrap snapshot ``kproto storage format`` writes (kproto.server.storage)."""
     ts = last_contained_log_timestamp
-    out = bytearray(_control_batch(_HEADER, 0, sid.epoch, ts,
-                                   {"last_contained_log_timestamp": last_contained_log_timestamp}))
-    offset = 1
+    header = [(_HEADER, {"last_contained_log_timestamp": last_contained_log_timestamp}), *control]
+    out = bytearray(control_batch(header, 0, sid.epoch, ts))
+    offset = len(header)
     for i in range(0, len(records), BATCH_RECORDS):
         chunk = records[i:i + BATCH_RECORDS]
         out += I.records_batch(chunk, leader_epoch=sid.epoch, base_offset=offset, timestamp=ts)
         offset += len(chunk)
-    out += _control_batch(_FOOTER, offset, sid.epoch, ts, {})
+    out += control_batch([(_FOOTER, {})], offset, sid.epoch, ts)
     return bytes(out)
 
 
-def write_snapshot(log_dir: Path, image: I.MetadataImage, sid: SnapshotId, last_contained_log_timestamp: int) -> Path:
+def write_snapshot(log_dir: Path, image: I.MetadataImage, sid: SnapshotId, last_contained_log_timestamp: int,
+                   control: list[tuple[int, dict]] = ()) -> Path:
     """Write, sync and freeze (rename) the snapshot; -> its path."""
     path = log_dir / snapshot_file_name(sid)
     part = path.with_name(path.name[:-len(SUFFIX)] + PART_SUFFIX)
     with open(part, "wb") as f:
-        f.write(snapshot_bytes(image, sid, last_contained_log_timestamp))
+        f.write(snapshot_bytes(image, sid, last_contained_log_timestamp, control))
         f.flush()
         os.fsync(f.fileno())
     os.replace(part, path)
@@ -219,9 +243,12 @@ class Snapshotter:
     """A node's committed image, kept up to the high watermark from its metadata log, and
     the snapshots written of it (Kafka's MetadataLoader + SnapshotGenerator on every node)."""
 
-    def __init__(self, log_dir: Path, log: Any, policy: SnapshotPolicy, now: int) -> None:
+    def __init__(self, log_dir: Path, log: Any, policy: SnapshotPolicy, now: int,
+                 control: Callable[[int], list[tuple[int, dict]]] = lambda end: []) -> None:
         self.log_dir = log_dir
         self.log = log
+        #: end offset -> the KRaftVersion and Voters records a snapshot ending there holds
+        self.control = control
         self.policy = policy
         self.policy.last_at = now
         self.latest = latest_snapshot(log_dir)
@@ -263,7 +290,7 @@ class Snapshotter:
 
     def snapshot(self, now: int) -> SnapshotId:
         sid = SnapshotId(self.applied, max(self.epoch, 0))
-        write_snapshot(self.log_dir, self.image, sid, self.last_timestamp)
+        write_snapshot(self.log_dir, self.image, sid, self.last_timestamp, self.control(sid.end_offset))
         self.latest = sid
         self.policy.written(now)
         self.clean(now)
