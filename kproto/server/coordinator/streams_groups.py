@@ -41,7 +41,6 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from kproto import schemas
 from kproto.errors import ErrorCode
 from kproto.schemas import consumer_offsets as CO
 from kproto.server.coordinator.consumer_state import (
@@ -52,7 +51,7 @@ from kproto.server.coordinator.events import Pending
 from kproto.server.coordinator.metadata_hash import group_hash, topic_hash
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
 from kproto.server.coordinator.heartbeat import HeartbeatError, heartbeat_exchange
-from kproto.server.coordinator.owners import OwnerEpochs
+from kproto.server.coordinator.owners import OwnerEpochs, replayed_record
 from kproto.server.coordinator.persistence import STREAMS_GROUP_TYPES
 
 __all__ = ["StreamsGroups", "StreamsGroup", "StreamsGroupMember", "Subtopology", "TopicInfo", "Topology",
@@ -470,13 +469,9 @@ def _topology_from(v) -> Topology:
 def replay_streams_record(groups: dict[str, StreamsGroup], record_type: int, key: bytes,
                           value: bytes | None) -> None:
     """GroupMetadataManager.replay for the streams record types, in log order."""
-    k = schemas.parse(CO.RecordKey, key).data
-    v = None if value is None else schemas.parse(CO.value_schema(record_type), value).data
-    group = groups.get(k.group_id)
+    k, v, group = replayed_record(groups, StreamsGroup, record_type, key, value)
     if group is None:
-        if v is None:
-            return
-        group = groups[k.group_id] = StreamsGroup(k.group_id)
+        return
     if record_type == GROUP_METADATA:
         if v is None:
             groups.pop(k.group_id, None)
@@ -487,15 +482,7 @@ def replay_streams_record(groups: dict[str, StreamsGroup], record_type: int, key
     elif record_type == TOPOLOGY:
         group.topology = None if v is None else _topology_from(v)
     elif record_type == MEMBER_METADATA:
-        if v is None:
-            group.remove_member(k.member_id)
-            return
-        m = group.members.get(k.member_id) or StreamsGroupMember(k.member_id)
-        m.instance_id, m.rack_id, m.client_id, m.client_host = v.instance_id, v.rack_id, v.client_id, v.client_host
-        m.rebalance_timeout_ms, m.topology_epoch, m.process_id = v.rebalance_timeout_ms, v.topology_epoch, v.process_id
-        m.user_endpoint = None if v.user_endpoint is None else (v.user_endpoint.host, v.user_endpoint.port)
-        m.client_tags = tuple((t.key, t.value) for t in v.client_tags)
-        group.put_member(m)
+        group.replay_member_metadata(k.member_id, v, StreamsGroupMember, _replay_member)
     elif record_type == TARGET_METADATA:
         if v is not None:
             group.assignment_epoch = v.assignment_epoch
@@ -505,19 +492,14 @@ def replay_streams_record(groups: dict[str, StreamsGroup], record_type: int, key
         else:
             group.target[k.member_id] = _tasks_from(v)
     elif record_type == CURRENT_ASSIGNMENT:
-        m = group.members.get(k.member_id)
-        if m is None:
-            if v is None:
-                return
-            m = StreamsGroupMember(k.member_id)
-        if v is None:
-            m.state, m.member_epoch, m.previous_member_epoch = MemberState.UNKNOWN, 0, 0
-            m.assigned, m.pending_revocation = {}, {}
-        else:
-            m.member_epoch, m.previous_member_epoch = v.member_epoch, v.previous_member_epoch
-            m.state = MemberState(v.state)
-            m.assigned, m.pending_revocation = _tasks_from(v), _tasks_from(v, "_pending_revocation")
-        group.put_member(m)
+        group.replay_current_assignment(k.member_id, v, StreamsGroupMember,
+                                        lambda v: (_tasks_from(v), _tasks_from(v, "_pending_revocation")))
+
+
+def _replay_member(m: StreamsGroupMember, v) -> None:
+    m.topology_epoch, m.process_id = v.topology_epoch, v.process_id
+    m.user_endpoint = None if v.user_endpoint is None else (v.user_endpoint.host, v.user_endpoint.port)
+    m.client_tags = tuple((t.key, t.value) for t in v.client_tags)
 
 
 # --- the part -----------------------------------------------------------------------------------
