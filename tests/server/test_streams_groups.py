@@ -317,7 +317,23 @@ def test_a_changed_standby_count_reassigns():
     ({"streams.num.standby.replicas": "-1"}, "Invalid value -1 for configuration streams.num.standby.replicas: "
                                              "Value must be at least 0"),
     ({"streams.num.standby.replicas": "x"}, "Invalid value x for configuration streams.num.standby.replicas: "
-                                            "Expected value to be a 32-bit integer, but it was a java.lang.String"),
+                                            "Not a number of type INT"),
+    ({"streams.assignment.interval.ms": "15001"},
+     "streams.assignment.interval.ms must be in the range 0 to 15000 inclusive."),
+    ({"streams.task.offset.interval.ms": "1000"}, "streams.task.offset.interval.ms must be greater than or equal to 15000"),
+    ({"streams.num.warmup.replicas": "21"}, "streams.num.warmup.replicas must be less than or equal to 20"),
+    ({"streams.initial.rebalance.delay.ms": "-1"}, "Invalid value -1 for configuration "
+                                                   "streams.initial.rebalance.delay.ms: Value must be at least 0"),
+    ({"streams.acceptable.recovery.lag": "x"}, "Invalid value x for configuration streams.acceptable.recovery.lag: "
+                                               "Not a number of type LONG"),
+    ({"streams.assignor.offload.enable": "maybe"}, "Invalid value maybe for configuration "
+                                                   "streams.assignor.offload.enable: Expected value to be either true or false"),
+    ({"streams.rack.aware.assignment.tags": "zone,zone"},
+     "streams.rack.aware.assignment.tags must not contain duplicate tag keys."),
+    ({"streams.rack.aware.assignment.tags": "zone,,rack"},
+     "Configuration 'streams.rack.aware.assignment.tags' values must not be empty."),
+    ({"streams.assignor.name": "foo"},
+     "streams.assignor.name 'foo' is not a registered task assignor. Registered assignors are: [sticky]."),
 ])
 def test_streams_group_configs_are_checked_as_kafka_does(configs, message):
     with pytest.raises(InvalidConfigError) as e:

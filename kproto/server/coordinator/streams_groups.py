@@ -53,6 +53,7 @@ from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
 from kproto.server.coordinator.heartbeat import HeartbeatError, heartbeat_exchange
 from kproto.server.coordinator.owners import OwnerEpochs, replayed_record
 from kproto.server.coordinator.persistence import STREAMS_GROUP_TYPES
+from kproto.server.share.group_config import split_list, streams_value
 
 __all__ = ["StreamsGroups", "StreamsGroup", "StreamsGroupMember", "Subtopology", "TopicInfo", "Topology",
            "StreamsGroupHeartbeatRequest", "StreamsGroupDescribeRequest", "configure_topology", "assign_tasks",
@@ -288,6 +289,7 @@ class StreamsGroupHeartbeatRequest:
     shutdown_application: bool = False
     client_id: str = ""
     client_host: str = ""
+    version: int = 1                # the request's: v1+ hears MISSING_CLIENT_TAGS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -537,12 +539,6 @@ def error_response(error: ErrorCode, message: str | None = None) -> dict:
     return heartbeat_response("", 0, error, message, status=[])
 
 
-#: a group's ``streams.*`` config -> the CoordinatorConfig field of its broker default
-_BROKER_SETTING = {"streams.session.timeout.ms": "streams_group_session_timeout_ms",
-                   "streams.heartbeat.interval.ms": "streams_group_heartbeat_interval_ms",
-                   "streams.num.standby.replicas": "streams_group_num_standby_replicas"}
-
-
 class StreamsGroups:
     """The streams groups of the shared ``GroupContext`` (``ctx.streams_groups``)."""
 
@@ -553,12 +549,18 @@ class StreamsGroups:
         self.other_types: Callable[[str], bool] = lambda group_id: (
             group_id in ctx.consumer_groups or group_id in ctx.groups)
 
-    def setting(self, group_id: str, name: str) -> int:
+    def setting(self, group_id: str, name: str) -> Any:
         """A group's ``streams.*`` config: its override (IncrementalAlterConfigs on the GROUP
         resource, validated there) or the broker's ``group.streams.*`` (GroupMetadataManager.
-        streamsGroupSessionTimeoutMs, streamsGroupHeartbeatIntervalMs, streamsGroupAssignmentConfigs)."""
+        streamsGroupSessionTimeoutMs, streamsGroupInitialRebalanceDelayMs, streamsGroupAssignmentConfigs
+        ...: each the group config, else the broker's); ``streams.assignor.name`` defaults to the
+        broker's first assignor."""
         value = self._ctx.group_config(group_id).get(name)
-        return int(value) if value is not None else getattr(self._ctx.config, _BROKER_SETTING[name])
+        if value is not None:
+            return streams_value(name, value)
+        if name == "streams.assignor.name":
+            return self._ctx.config.streams_group_assignors[0]
+        return getattr(self._ctx.config, "streams_group_" + name.removeprefix("streams.").replace(".", "_"))
 
     def handlers(self) -> dict[type, Handler]:
         return {StreamsGroupHeartbeatRequest: self._heartbeat, StreamsGroupDescribeRequest: self._describe}
@@ -706,8 +708,7 @@ class StreamsGroups:
         # the topology against the cluster's topics, the group epoch
         new_hash = group.compute_hash(self.image)
         group.configured = configure_topology(group.topology, self.image)
-        # streamsGroupAssignmentConfigs: a changed ``streams.num.standby.replicas`` reassigns
-        assignment_configs = {"num.standby.replicas": str(self.setting(group.group_id, "streams.num.standby.replicas"))}
+        assignment_configs = self._assignment_configs(group.group_id)
         if bump or new_hash != group.metadata_hash or assignment_configs != group.last_assignment_configs:
             group.group_epoch += 1
             group.metadata_hash = new_hash
@@ -717,7 +718,7 @@ class StreamsGroups:
 
         # a new group waits ``group.streams.initial.rebalance.delay.ms`` for more members: its
         # first target assignment has no tasks, the timer bumps the group epoch for the real one
-        delay = config.streams_group_initial_rebalance_delay_ms
+        delay = self.setting(group.group_id, "streams.initial.rebalance.delay.ms")
         if existing is None and group.group_epoch == 1 and delay > 0:
             group.delayed = True
             self._ctx.timers.schedule(("streams-initial-rebalance", group.group_id), now_ms + delay,
@@ -760,11 +761,18 @@ class StreamsGroups:
             statuses.append((Status.STALE_TOPOLOGY, (
                 f"The member's topology epoch {member.topology_epoch} is behind the group's topology epoch "
                 f"{group.topology.epoch}.")))
+        # a v1+ member without a client tag the rack-aware standby placement is configured with
+        tags = assignment_configs.get("rack.aware.assignment.tags", "").strip()
+        missing = [t for t in split_list(tags) if t not in dict(member.client_tags)]
+        if req.version >= 1 and missing:
+            statuses.append((Status.MISSING_CLIENT_TAGS, (
+                f"Missing required client tags for rack-aware standby assignment: [{', '.join(missing)}]. "
+                "Configure them via 'client.tag.<tagKey>' in your Streams config.")))
         response = heartbeat_response(
             member.member_id, member.member_epoch,
             heartbeat_interval_ms=self.setting(group.group_id, "streams.heartbeat.interval.ms"),
-            task_offset_interval_ms=config.streams_group_task_offset_interval_ms,
-            acceptable_recovery_lag=config.streams_group_acceptable_recovery_lag,
+            task_offset_interval_ms=self.setting(group.group_id, "streams.task.offset.interval.ms"),
+            acceptable_recovery_lag=self.setting(group.group_id, "streams.acceptable.recovery.lag"),
             status=[{"status_code": s.value, "status_detail": d} for s, d in statuses],
             endpoint_information_epoch=group.endpoint_information_epoch,
             creatable=dict(group.configured.creatable))
@@ -772,6 +780,16 @@ class StreamsGroups:
             for kind in KINDS:
                 response[f"{kind}_tasks"] = wire_tasks(member.assigned, kind)
         return records, response
+
+    def _assignment_configs(self, group_id: str) -> dict[str, str]:
+        """streamsGroupAssignmentConfigs: what the assignor is given, kept in the group's record
+        (a change bumps the group epoch, so the group is reassigned): the standby replicas and,
+        when set, the rack-aware assignment tags."""
+        configs = {"num.standby.replicas": str(self.setting(group_id, "streams.num.standby.replicas"))}
+        tags = self.setting(group_id, "streams.rack.aware.assignment.tags")
+        if tags:
+            configs["rack.aware.assignment.tags"] = ",".join(tags)
+        return configs
 
     def _assign(self, group: StreamsGroup) -> list:
         """TargetAssignmentBuilder with the sticky assignor: records for the members whose target
@@ -998,7 +1016,7 @@ def _copy(m: StreamsGroupMember) -> StreamsGroupMember:
     return StreamsGroupMember(**{f: getattr(m, f) for f in StreamsGroupMember.__slots__})
 
 
-def request_from_body(body: Any, client_id: str, client_host: str) -> StreamsGroupHeartbeatRequest:
+def request_from_body(body: Any, client_id: str, client_host: str, version: int = 1) -> StreamsGroupHeartbeatRequest:
     """The handler's translation of a StreamsGroupHeartbeat body."""
     def info(i) -> TopicInfo:
         return TopicInfo(i.name, i.partitions, i.replication_factor,
@@ -1022,4 +1040,5 @@ def request_from_body(body: Any, client_id: str, client_host: str) -> StreamsGro
         warmup_tasks=task_ids(body.warmup_tasks), process_id=body.process_id,
         user_endpoint=None if body.user_endpoint is None else (body.user_endpoint.host, body.user_endpoint.port),
         client_tags=None if body.client_tags is None else tuple((c.key, c.value) for c in body.client_tags),
-        shutdown_application=body.shutdown_application, client_id=client_id, client_host=client_host)
+        shutdown_application=body.shutdown_application, client_id=client_id, client_host=client_host,
+        version=version)
