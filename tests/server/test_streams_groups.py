@@ -69,12 +69,15 @@ def test_sticky_assignor_balances_and_keeps_tasks():
 
 
 def test_standbys_go_to_other_processes():
-    out = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 2}, 1)
+    out = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 2}, 1, {"0"})
     for m, other in (("a", "b"), ("b", "a")):
         assert out[m][("standby", "0")] == out[other][("active", "0")]
     # one process: nowhere to put a standby
-    solo = assign_tasks({"a": ("p1", {}), "b": ("p1", {})}, {"0": 2}, 1)
+    solo = assign_tasks({"a": ("p1", {}), "b": ("p1", {})}, {"0": 2}, 1, {"0"})
     assert not any(k[0] == "standby" for t in solo.values() for k in t)
+    # a stateless subtopology (no state changelog topic) has no standbys (StickyTaskAssignor)
+    stateless = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 2, "1": 2}, 1, {"1"})
+    assert {k for t in stateless.values() for k in t if k[0] == "standby"} == {("standby", "1")}
 
 
 # --- the heartbeat ----------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -215,12 +215,14 @@ def topology_topics(topology: Topology | None) -> set[str]:
 # --- the assignor -------------------------------------------------------------------------------
 
 def assign_tasks(members: Mapping[str, tuple[str, Tasks]], tasks: Mapping[str, int],
-                 num_standby_replicas: int) -> dict[str, Tasks]:
+                 num_standby_replicas: int, stateful: Collection[str] = ()) -> dict[str, Tasks]:
     """StickyTaskAssignor: ``members`` is member id -> (process id, current target tasks).
     Active tasks are balanced over the members (as even as counts allow) and stay with their
-    previous owner while it is under its share; each task then gets ``num_standby_replicas``
-    standbys on the least loaded members of other processes (previous holders first). No
-    warm-up tasks (the sticky assignor makes none; they need task lags kproto does not track)."""
+    previous owner while it is under its share; each task of a ``stateful`` subtopology (one
+    with state changelog topics: TopologyMetadata.isStateful) then gets ``num_standby_replicas``
+    standbys on the least loaded members of other processes (previous holders first). Neither
+    rack ids nor client tags place them: Kafka 4.4's assignor reads only process ids, tasks and
+    task offsets. No warm-up tasks (they need task lags kproto does not track)."""
     ids = sorted(members)
     out: dict[str, Tasks] = {m: {} for m in ids}
     if not ids:
@@ -252,6 +254,8 @@ def assign_tasks(members: Mapping[str, tuple[str, Tasks]], tasks: Mapping[str, i
     if num_standby_replicas > 0:
         standby_load = Counter(load)
         for s, p in all_tasks:
+            if s not in stateful:
+                continue
             owner = active[(s, p)]
             taken = {members[owner][0]}
             previous = [m for m in ids if p in members[m][1].get(("standby", s), ())]
@@ -798,7 +802,9 @@ class StreamsGroups:
         result = assign_tasks({m.member_id: (m.process_id, group.target.get(m.member_id, m.assigned))
                                for m in group.members.values()},
                               group.configured.tasks if group.configured.ready and not group.delayed else {},
-                              self.setting(group.group_id, "streams.num.standby.replicas"))
+                              self.setting(group.group_id, "streams.num.standby.replicas"),
+                              {s.subtopology_id for s in group.topology.subtopologies if s.state_changelog_topics}
+                              if group.topology is not None else ())
         for member_id in sorted(result):
             if group.target.get(member_id) != result[member_id]:
                 group.target[member_id] = result[member_id]
