@@ -436,3 +436,25 @@ def test_sticky_assignor_invariants(members, tasks, standbys, seed):
                     assert (k[1], p, members[m]) not in seen
                     seen.add((k[1], p, members[m]))
     assert assign_tasks({m: (proc, out[m]) for m, proc in members.items()}, tasks, standbys) == out
+
+
+def test_a_member_without_a_rack_aware_tag_hears_missing_client_tags():
+    """GroupMetadataManager.streamsGroupHeartbeat: with ``streams.rack.aware.assignment.tags`` set,
+    a v1+ heartbeat of a member lacking one of them carries MISSING_CLIENT_TAGS (a v0 one does
+    not); the tags are in the assignment configs, so setting them reassigns."""
+    d = StreamsDriver()
+    overrides = {"streams.rack.aware.assignment.tags": "zone,rack"}
+    d.c.use_group_configs(lambda g: overrides)
+    missing = (6, "Missing required client tags for rack-aware standby assignment: [rack]. Configure them via "
+                  "'client.tag.<tagKey>' in your Streams config.")
+    r = d.hb("m1", 0, client_tags=(("zone", "a"),))
+    assert [(s["status_code"], s["status_detail"]) for s in r["status"]] == [missing]
+    assert d.hb("m1", r["member_epoch"], version=0)["status"] == []
+    r = d.hb("m2", 0, client_tags=(("zone", "b"), ("rack", "r1")))
+    assert r["status"] == []
+    group = d.c.streams_group("app")
+    assert group.last_assignment_configs == {"num.standby.replicas": "0", "rack.aware.assignment.tags": "zone,rack"}
+    epoch = group.group_epoch
+    del overrides["streams.rack.aware.assignment.tags"]
+    d.hb("m2", group.members["m2"].member_epoch)
+    assert (group.group_epoch, group.last_assignment_configs) == (epoch + 1, {"num.standby.replicas": "0"})
