@@ -813,14 +813,10 @@ class ConsumerGroups:
 
     @staticmethod
     def validate_offset_fetch(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> ErrorCode | None:
-        if member_id is None and member_epoch < 0:
-            return None
         member = group.members.get(member_id or "")
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
-        return None
+        classic = member is not None and member.classic is not None     # its epoch is its generation
+        return group.offset_fetch_error(member_id, member_epoch, ErrorCode.ILLEGAL_GENERATION if classic
+                                        else ErrorCode.STALE_MEMBER_EPOCH)
 
 
 def _owns(m: ConsumerGroupMember, topic: Hashable, partition: int) -> bool:

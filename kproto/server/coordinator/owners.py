@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, Hashable
 
 from kproto import schemas
+from kproto.errors import ErrorCode
 from kproto.schemas import consumer_offsets as CO
 from kproto.server.coordinator.consumer_state import MemberState
 
@@ -58,6 +59,18 @@ class OwnerEpochs:
         self._release(old)
         if old.instance_id is not None and self.static_members.get(old.instance_id) == member_id:
             del self.static_members[old.instance_id]
+
+    def offset_fetch_error(self, member_id: str | None, member_epoch: int,
+                           stale: ErrorCode = ErrorCode.STALE_MEMBER_EPOCH) -> ErrorCode | None:
+        """ConsumerGroup / StreamsGroup.validateOffsetFetch: none for a fetch outside the group
+        (no member id, a negative epoch), else the member must exist at that epoch (``stale``:
+        the error of another epoch)."""
+        if member_id is None and member_epoch < 0:
+            return None
+        member = self.members.get(member_id or "")
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None if member_epoch == member.member_epoch else stale
 
     def replay_member_metadata(self, member_id: str, v: Any, new_member: Callable[[str], Any],
                                apply: Callable[[Any, Any], None]) -> None:

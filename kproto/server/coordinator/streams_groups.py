@@ -989,14 +989,7 @@ class StreamsGroups:
 
     @staticmethod
     def validate_offset_fetch(group: StreamsGroup, member_id: str | None, member_epoch: int) -> ErrorCode | None:
-        if member_id is None and member_epoch < 0:
-            return None
-        member = group.members.get(member_id or "")
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return None
+        return group.offset_fetch_error(member_id, member_epoch)
 
 
 def _described_error(group_id: str, error: ErrorCode, message: str | None) -> dict:
