@@ -15,6 +15,7 @@ from kproto.errors import InvalidConfigError
 from kproto.log import LogManager
 from kproto.server.coordinator import CoordinatorConfig, GroupCoordinator
 from kproto.server.runtime.shell import CoordinatorShell
+from kproto.server.share.group_config import split_list
 
 log = logging.getLogger("kproto.server.groups")
 
@@ -50,7 +51,11 @@ def _coordinator_config(values: dict) -> CoordinatorConfig:
             "session.timeout.ms", "min.session.timeout.ms", "max.session.timeout.ms", "heartbeat.interval.ms",
             "min.heartbeat.interval.ms", "max.heartbeat.interval.ms", "max.size", "num.standby.replicas",
             "max.standby.replicas", "task.offset.interval.ms", "acceptable.recovery.lag",
-            "initial.rebalance.delay.ms")})
+            "initial.rebalance.delay.ms", "assignment.interval.ms", "min.assignment.interval.ms",
+            "max.assignment.interval.ms", "min.task.offset.interval.ms", "num.warmup.replicas",
+            "max.warmup.replicas", "assignor.offload.enable")},
+        streams_group_rack_aware_assignment_tags=tuple(split_list(values["group.streams.rack.aware.assignment.tags"])),
+        streams_group_assignors=tuple(split_list(values["group.streams.assignors"])))
 
 
 class GroupService(CoordinatorShell):

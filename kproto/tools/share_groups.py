@@ -14,6 +14,8 @@ line and exit 2 (Kafka prints its usage and exits 1). Not here: ``--export``,
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import click
 
@@ -85,13 +87,45 @@ def check_args(o: dict) -> None:
             raise UsageProblem("Option [reset-offsets] takes one of these options: [all-topics], [topic]")
 
 
-@click.command("share-groups", cls=OneLineCommand, epilog=exit_status_help(
-    'the command failed or a group could not be acted on (one line "Error: ..." on stderr each)'),
-    context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", metavar="HOST:PORT",
-              help="REQUIRED: The server(s) to connect to (or KPROTO_BOOTSTRAP_SERVER).")
-@click.option("--command-config", type=click.Path(dir_okay=False),
-              help="Property file containing configs to be passed to Admin Client.")
+def group_command(name: str, acted_on: str) -> Callable:
+    """The click command of kafka-share-groups.sh or kafka-streams-groups.sh with the options
+    both take first: the server to connect to and the admin client's properties."""
+    def command(f: Callable) -> click.Command:
+        f = click.option("--command-config", type=click.Path(dir_okay=False),
+                         help="Property file containing configs to be passed to Admin Client.")(f)
+        f = click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", metavar="HOST:PORT",
+                         help="REQUIRED: The server(s) to connect to (or KPROTO_BOOTSTRAP_SERVER).")(f)
+        return click.command(name, cls=OneLineCommand, epilog=exit_status_help(
+            f'the command failed or a group could not be {acted_on} (one line "Error: ..." on stderr each)'),
+            context_settings={"help_option_names": ["-h", "--help"]})(f)
+    return command
+
+
+def run_group_command(o: dict, kind: str, act: Callable[[Any], bool]) -> NoReturn:
+    """Connects as the options say, runs ``act`` on an admin client (True: something failed)
+    and exits: 1 with one line ``Error: ...`` when the command failed (``kind``: "share",
+    "streams", in Kafka's message)."""
+    from kproto.client.admin import Admin
+    from kproto.client.transport import BrokerClient, load_client_properties
+    config = load_client_properties(o["command_config"]) if o["command_config"] else None
+    try:
+        with BrokerClient(o["bootstrap_server"], config=config,
+                          timeout_s=o["timeout"] / 1000 if o["timeout"] else None) as client:
+            failed = act(Admin(client))
+    except Failed as e:
+        _err(str(e))
+        sys.exit(ExitStatus.ERROR)
+    except KafkaError as e:
+        _err(f"Executing {kind} group command failed due to {java_exception(e.error_code, str(e))}")
+        sys.exit(ExitStatus.ERROR)
+    except (KprotoError, OSError) as e:
+        _err(f"Executing {kind} group command failed due to {e}")
+        sys.exit(ExitStatus.ERROR)
+    sys.stdout.flush()
+    sys.exit(ExitStatus.ERROR if failed else ExitStatus.OK)
+
+
+@group_command("share-groups", "acted on")
 @click.option("--list", "list_", is_flag=True, help="List all share groups.")
 @click.option("--describe", is_flag=True, help="Describe share group, members and offset information.")
 @click.option("--delete", is_flag=True, help="Delete share group.")
@@ -127,35 +161,22 @@ def share_groups(**o) -> None:
     for arg in o["topics"] if o["reset_offsets"] else ():
         if ":" in arg:
             parse_topic_arg(arg)
-    from kproto.client.admin import Admin
-    from kproto.client.transport import BrokerClient, load_client_properties
-    config = load_client_properties(o["command_config"]) if o["command_config"] else None
-    failed = False
-    try:
-        with BrokerClient(o["bootstrap_server"], config=config,
-                          timeout_s=o["timeout"] / 1000 if o["timeout"] else None) as client:
-            service = _Service(Admin(client), o)
-            if o["list"]:
-                service.list_groups(states)
-            elif o["describe"]:
-                service.describe()
-            elif o["delete"]:
-                failed = service.delete()
-            elif o["delete_offsets"]:
-                failed = service.delete_offsets()
-            else:
-                service.reset_offsets(when)
-    except Failed as e:
-        _err(str(e))
-        sys.exit(ExitStatus.ERROR)
-    except KafkaError as e:
-        _err(f"Executing share group command failed due to {java_exception(e.error_code, str(e))}")
-        sys.exit(ExitStatus.ERROR)
-    except (KprotoError, OSError) as e:
-        _err(f"Executing share group command failed due to {e}")
-        sys.exit(ExitStatus.ERROR)
-    sys.stdout.flush()
-    sys.exit(ExitStatus.ERROR if failed else ExitStatus.OK)
+
+    def act(admin) -> bool:
+        service = _Service(admin, o)
+        if o["list"]:
+            service.list_groups(states)
+        elif o["describe"]:
+            service.describe()
+        elif o["delete"]:
+            return service.delete()
+        elif o["delete_offsets"]:
+            return service.delete_offsets()
+        else:
+            service.reset_offsets(when)
+        return False
+
+    run_group_command(o, "share", act)
 
 
 class _Service:

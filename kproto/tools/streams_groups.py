@@ -12,14 +12,14 @@ no topology descriptions).
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from kproto.errors import ErrorCode, KafkaError, KprotoError, java_exception
+from kproto.errors import ErrorCode, KafkaError
 from kproto.jvm import java_hashmap_order, topic_partition_hash
-from kproto.tools.main import ExitStatus, OneLineCommand, UsageProblem, exit_status_help
-from kproto.tools.share_groups import _Service as GroupListing, _err, _pad, parse_states as parse_group_states
+from kproto.tools.main import UsageProblem
+from kproto.tools.share_groups import (
+    _Service as GroupListing, _err, _pad, group_command, parse_states as parse_group_states, run_group_command,
+)
 
 #: GroupState.groupStatesForType(STREAMS), as Kafka lists them
 STATES = ("Empty", "NotReady", "Assigning", "Reconciling", "Stable", "Dead")
@@ -53,13 +53,7 @@ def tasks_text(assignment, prefix: str = "") -> str:
     return out
 
 
-@click.command("streams-groups", cls=OneLineCommand, epilog=exit_status_help(
-    'the command failed or a group could not be described (one line "Error: ..." on stderr each)'),
-    context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--bootstrap-server", envvar="KPROTO_BOOTSTRAP_SERVER", metavar="HOST:PORT",
-              help="REQUIRED: The server(s) to connect to (or KPROTO_BOOTSTRAP_SERVER).")
-@click.option("--command-config", type=click.Path(dir_okay=False),
-              help="Property file containing configs to be passed to Admin Client.")
+@group_command("streams-groups", "described")
 @click.option("--list", "list_", is_flag=True, help="List all streams groups.")
 @click.option("--describe", is_flag=True, help="Describe streams group and list offset lag related to given group.")
 @click.option("--group", "group", multiple=True, metavar="GROUP", help="The streams group we wish to act on.")
@@ -78,26 +72,15 @@ def streams_groups(**o) -> None:
     o["group"] = list(dict.fromkeys(o["group"]))
     check_args(o)
     states = parse_group_states(o["state"], STATES) if o["list"] and o["state"] else set()
-    from kproto.client.admin import Admin
-    from kproto.client.transport import BrokerClient, load_client_properties
-    config = load_client_properties(o["command_config"]) if o["command_config"] else None
-    failed = False
-    try:
-        with BrokerClient(o["bootstrap_server"], config=config,
-                          timeout_s=o["timeout"] / 1000 if o["timeout"] else None) as client:
-            service = _Service(Admin(client), o)
-            if o["list"]:
-                service.list_groups(states)
-            else:
-                failed = service.describe()
-    except KafkaError as e:
-        _err(f"Executing streams group command failed due to {java_exception(e.error_code, str(e))}")
-        sys.exit(ExitStatus.ERROR)
-    except (KprotoError, OSError) as e:
-        _err(f"Executing streams group command failed due to {e}")
-        sys.exit(ExitStatus.ERROR)
-    sys.stdout.flush()
-    sys.exit(ExitStatus.ERROR if failed else ExitStatus.OK)
+
+    def act(admin) -> bool:
+        service = _Service(admin, o)
+        if o["list"]:
+            service.list_groups(states)
+            return False
+        return service.describe()
+
+    run_group_command(o, "streams", act)
 
 
 class _Service(GroupListing):

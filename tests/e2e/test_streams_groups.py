@@ -252,8 +252,18 @@ CONFIG_CASES = [  # kafka-configs.sh on a group's streams.* configs: Kafka 4.4's
     ["--alter", "--add-config", "streams.num.standby.replicas=-1", *GROUP],
     ["--alter", "--add-config", "streams.session.timeout.ms=44999", *GROUP],
     ["--alter", "--add-config", "streams.heartbeat.interval.ms=15001", *GROUP],
+    ["--alter", "--add-config", "streams.initial.rebalance.delay.ms=-1", *GROUP],
+    ["--alter", "--add-config", "streams.assignment.interval.ms=15001", *GROUP],
+    ["--alter", "--add-config", "streams.task.offset.interval.ms=1000", *GROUP],
+    ["--alter", "--add-config", "streams.num.warmup.replicas=21", *GROUP],
+    ["--alter", "--add-config", "streams.acceptable.recovery.lag=x", *GROUP],
+    ["--alter", "--add-config", "streams.assignor.offload.enable=maybe", *GROUP],
+    ["--alter", "--add-config", "streams.rack.aware.assignment.tags=[zone,zone]", *GROUP],
+    ["--alter", "--add-config", "streams.assignor.name=balanced", *GROUP],
     ["--alter", "--add-config", "streams.session.timeout.ms=50000,streams.heartbeat.interval.ms=6000,"
-                                "streams.num.standby.replicas=1", *GROUP],
+                                "streams.num.standby.replicas=1,streams.rack.aware.assignment.tags=[zone , rack],"
+                                "streams.initial.rebalance.delay.ms=+7,streams.num.warmup.replicas=3,"
+                                "streams.assignor.name=sticky", *GROUP],
     ["--describe", *GROUP],
     ["--describe", "--all", *GROUP],
 ]
@@ -267,6 +277,52 @@ def test_streams_group_configs(kafka_ref, broker):
     refused = CONFIG_OUTCOMES[kind][0]
     assert refused[0] != 0 and "streams.num.standby.replicas must be less than or equal to 2" in refused[2]
     assert "streams.num.standby.replicas=1" in CONFIG_OUTCOMES[kind][-1][1]
+    described = CONFIG_OUTCOMES[kind][-2][1]       # kept as Kafka keeps them; the internal one set shows
+    assert "streams.rack.aware.assignment.tags=zone,rack" in described
+    assert "streams.initial.rebalance.delay.ms=7" in described and "streams.num.warmup.replicas=3" in described
+
+
+def configs_on_the_wire(bootstrap: str, group: str) -> list:
+    """DescribeConfigs of a group's streams.* configs with synonyms (name, value, source, type,
+    synonyms), then IncrementalAlterConfigs' answers (validate only) to an APPEND and to values
+    Kafka parses: each field as it is on the wire."""
+    with BrokerClient(bootstrap) as c:
+        r = c.request(P.describe_configs.API.key, {"resources": [
+            {"resource_type": 32, "resource_name": group, "configuration_keys": None}],
+            "include_synonyms": True, "include_documentation": False}).results[0]
+        out = [(e.name, e.value, e.config_source, e.read_only, e.config_type,
+                [(y.name, y.value, y.source) for y in e.synonyms])
+               for e in sorted(r.configs, key=lambda e: e.name) if e.name.startswith("streams.")]
+        for op, name, value in ((2, "streams.rack.aware.assignment.tags", "host"),
+                                (0, "streams.num.standby.replicas", " 1 "),
+                                (0, "streams.rack.aware.assignment.tags", "zone,,rack"),
+                                (0, "streams.acceptable.recovery.lag", "99999999999"),
+                                (0, "streams.num.standby.replicas", "99999999999")):
+            a = c.request(P.incremental_alter_configs.API.key, {"resources": [{
+                "resource_type": 32, "resource_name": group,
+                "configs": [{"name": name, "config_operation": op, "value": value}]}],
+                "validate_only": True}).responses[0]
+            out.append((op, name, value, a.error_code, a.error_message))
+    return out
+
+
+WIRE_CONFIG_OUTCOMES: dict[str, list] = {}
+
+
+def test_streams_group_configs_on_the_wire(broker):
+    kind, bootstrap = broker
+    WIRE_CONFIG_OUTCOMES[kind] = out = configs_on_the_wire(bootstrap, "wire-configs")
+    names = [row[0] for row in out if isinstance(row[0], str)]
+    assert names == ["streams.assignment.interval.ms", "streams.assignor.name", "streams.heartbeat.interval.ms",
+                     "streams.initial.rebalance.delay.ms", "streams.num.standby.replicas",
+                     "streams.rack.aware.assignment.tags", "streams.session.timeout.ms"]
+    assert out[1] == ("streams.assignor.name", "sticky", 5, False, 2, [("group.streams.assignors", "sticky", 5)])
+    assert out[7][3:] == (40, "Can't APPEND to key streams.rack.aware.assignment.tags because its type is not LIST.")
+
+
+def test_same_streams_group_configs_on_the_wire_on_both_brokers():
+    need_both(WIRE_CONFIG_OUTCOMES)
+    assert WIRE_CONFIG_OUTCOMES["kproto"] == WIRE_CONFIG_OUTCOMES["kafka"]
 
 
 def need_both(outcomes: dict) -> None:
@@ -335,3 +391,94 @@ def test_same_streams_group_configs_on_both_brokers():
             k = (k[0], "".join(line for line in k[1].splitlines(keepends=True)
                                if not line.startswith("  ") or line.split("=")[0].strip() in GROUP_CONFIGS), k[2])
         assert p == k, f"{args}\n" + diff(k, p)
+
+
+TAGS_INPUT, TAGS_PARTITIONS = "tags-in", 4
+TAGS_OUTCOMES: dict[str, dict] = {}
+
+
+def test_standby_placement_and_missing_client_tags(broker):
+    """A group with ``streams.num.standby.replicas=1`` and ``streams.rack.aware.assignment.tags=zone``:
+    two members of two processes, m1 without the ``zone`` tag, one stateful subtopology (a
+    stateless one has no standbys). Kafka 4.4's sticky assignor reads
+    no rack or tag (StickyTaskAssignor: only process ids, tasks and task offsets); what it and the
+    coordinator guarantee, asserted on both brokers: each task's standby on the other process
+    than its active, 2 active tasks each; a v1 heartbeat of m1 says MISSING_CLIENT_TAGS with
+    Kafka's words (a v0 one does not), m2's no status."""
+    kind, bootstrap = broker
+    group = "tags"
+    with BrokerClient(bootstrap) as c:
+        c.request(P.create_topics.API.key, {"topics": [{
+            "name": TAGS_INPUT, "num_partitions": TAGS_PARTITIONS, "replication_factor": 1, "assignments": [],
+            "configs": []}], "timeout_ms": 30000, "validate_only": False})
+        altered = c.request(P.incremental_alter_configs.API.key, {"resources": [{
+            "resource_type": 32, "resource_name": group, "configs": [
+                {"name": "streams.num.standby.replicas", "config_operation": 0, "value": "1"},
+                {"name": "streams.rack.aware.assignment.tags", "config_operation": 0, "value": "zone"}]}],
+            "validate_only": False}).responses[0]
+        assert altered.error_code == 0
+        c.request(P.find_coordinator.API.key, {"key": group, "key_type": 0, "coordinator_keys": [group]})
+        members = {"m1": {"process": "p1", "tags": [], "epoch": 0, "tasks": {}},
+                   "m2": {"process": "p2", "tags": [{"key": "zone", "value": "b"}], "epoch": 0, "tasks": {}}}
+        last: dict[str, object] = {}
+
+        def beat(member: str, version: int = 1):
+            m = members[member]
+            join = m["epoch"] == 0
+            owned = {k: [{"subtopology_id": s, "partitions": sorted(ps)} for s, ps in sorted(m["tasks"].get(k, {}).items())]
+                     for k in ("active", "standby", "warmup")}
+            r = c.request(P.streams_group_heartbeat.API.key, {
+                "group_id": group, "member_id": member, "member_epoch": m["epoch"], "endpoint_information_epoch": 0,
+                "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000 if join else -1,
+                "topology": {"epoch": 0, "subtopologies": [
+                    {"subtopology_id": "0", "source_topics": [TAGS_INPUT], "source_topic_regex": [],
+                     "state_changelog_topics": [{"name": f"{group}-store-changelog", "partitions": 0,
+                                                 "replication_factor": -1, "topic_configs": []}],
+                     "repartition_sink_topics": [], "repartition_source_topics": [],
+                     "copartition_groups": []}]} if join else None,
+                "active_tasks": owned["active"], "standby_tasks": owned["standby"], "warmup_tasks": owned["warmup"],
+                "process_id": m["process"] if join else None, "user_endpoint": None,
+                "client_tags": m["tags"] if join else None, "task_offsets": None, "task_end_offsets": None,
+                "shutdown_application": False}, version=version)
+            if r.error_code == 0:
+                m["epoch"] = r.member_epoch
+                for k in ("active", "standby", "warmup"):
+                    rows = getattr(r, f"{k}_tasks")
+                    if rows is not None:
+                        m["tasks"][k] = {t.subtopology_id: set(t.partitions) for t in rows}
+            last[member] = r
+            return r
+
+        def settled() -> bool:
+            answers = [beat("m1"), beat("m2")]
+            if any(a.error_code in (14, 15, 16) for a in answers):     # the coordinator not ready yet
+                return False
+            assert [a.error_code for a in answers] == [0, 0], [(a.error_code, a.error_message) for a in answers]
+            tasks = [members[m]["tasks"] for m in ("m1", "m2")]
+            # the group config reached the coordinator (Kafka: through the metadata log) and
+            # every task has its active and its standby
+            return (any(s.status_code == 6 for s in answers[0].status)
+                    and all(sum(len(ps) for ps in t.get(k, {}).values()) == 2 for t in tasks
+                            for k in ("active", "standby")))
+
+        until(settled, timeout=WAIT, what="two members with their active and standby tasks")
+        statuses = {m: [(s.status_code, s.status_detail) for s in last[m].status] for m in ("m1", "m2")}
+        v0 = beat("m1", version=0)
+        statuses["m1 v0"] = [(s.status_code, s.status_detail) for s in v0.status]
+    TAGS_OUTCOMES[kind] = statuses
+    assert statuses == {
+        "m1": [(6, "Missing required client tags for rack-aware standby assignment: [zone]. Configure them via "
+                   "'client.tag.<tagKey>' in your Streams config.")],
+        "m2": [], "m1 v0": []}
+    tasks = {m: {k: {(s, p) for s, ps in members[m]["tasks"].get(k, {}).items() for p in ps}
+                 for k in ("active", "standby")} for m in members}
+    every = {("0", p) for p in range(TAGS_PARTITIONS)}
+    assert tasks["m1"]["active"] | tasks["m2"]["active"] == every
+    assert not tasks["m1"]["active"] & tasks["m2"]["active"]
+    # a standby is never on the process of its active (StickyTaskAssignor: other process ids)
+    assert tasks["m1"]["standby"] == tasks["m2"]["active"] and tasks["m2"]["standby"] == tasks["m1"]["active"]
+
+
+def test_same_client_tag_statuses_on_both_brokers():
+    need_both(TAGS_OUTCOMES)
+    assert TAGS_OUTCOMES["kproto"] == TAGS_OUTCOMES["kafka"]

@@ -69,12 +69,15 @@ def test_sticky_assignor_balances_and_keeps_tasks():
 
 
 def test_standbys_go_to_other_processes():
-    out = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 2}, 1)
+    out = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 2}, 1, {"0"})
     for m, other in (("a", "b"), ("b", "a")):
         assert out[m][("standby", "0")] == out[other][("active", "0")]
     # one process: nowhere to put a standby
-    solo = assign_tasks({"a": ("p1", {}), "b": ("p1", {})}, {"0": 2}, 1)
+    solo = assign_tasks({"a": ("p1", {}), "b": ("p1", {})}, {"0": 2}, 1, {"0"})
     assert not any(k[0] == "standby" for t in solo.values() for k in t)
+    # a stateless subtopology (no state changelog topic) has no standbys (StickyTaskAssignor)
+    stateless = assign_tasks({"a": ("p1", {}), "b": ("p2", {})}, {"0": 2, "1": 2}, 1, {"1"})
+    assert {k for t in stateless.values() for k in t if k[0] == "standby"} == {("standby", "1")}
 
 
 # --- the heartbeat ----------------------------------------------------------------------------
@@ -317,7 +320,23 @@ def test_a_changed_standby_count_reassigns():
     ({"streams.num.standby.replicas": "-1"}, "Invalid value -1 for configuration streams.num.standby.replicas: "
                                              "Value must be at least 0"),
     ({"streams.num.standby.replicas": "x"}, "Invalid value x for configuration streams.num.standby.replicas: "
-                                            "Expected value to be a 32-bit integer, but it was a java.lang.String"),
+                                            "Not a number of type INT"),
+    ({"streams.assignment.interval.ms": "15001"},
+     "streams.assignment.interval.ms must be in the range 0 to 15000 inclusive."),
+    ({"streams.task.offset.interval.ms": "1000"}, "streams.task.offset.interval.ms must be greater than or equal to 15000"),
+    ({"streams.num.warmup.replicas": "21"}, "streams.num.warmup.replicas must be less than or equal to 20"),
+    ({"streams.initial.rebalance.delay.ms": "-1"}, "Invalid value -1 for configuration "
+                                                   "streams.initial.rebalance.delay.ms: Value must be at least 0"),
+    ({"streams.acceptable.recovery.lag": "x"}, "Invalid value x for configuration streams.acceptable.recovery.lag: "
+                                               "Not a number of type LONG"),
+    ({"streams.assignor.offload.enable": "maybe"}, "Invalid value maybe for configuration "
+                                                   "streams.assignor.offload.enable: Expected value to be either true or false"),
+    ({"streams.rack.aware.assignment.tags": "zone,zone"},
+     "streams.rack.aware.assignment.tags must not contain duplicate tag keys."),
+    ({"streams.rack.aware.assignment.tags": "zone,,rack"},
+     "Configuration 'streams.rack.aware.assignment.tags' values must not be empty."),
+    ({"streams.assignor.name": "foo"},
+     "streams.assignor.name 'foo' is not a registered task assignor. Registered assignors are: [sticky]."),
 ])
 def test_streams_group_configs_are_checked_as_kafka_does(configs, message):
     with pytest.raises(InvalidConfigError) as e:
@@ -417,3 +436,25 @@ def test_sticky_assignor_invariants(members, tasks, standbys, seed):
                     assert (k[1], p, members[m]) not in seen
                     seen.add((k[1], p, members[m]))
     assert assign_tasks({m: (proc, out[m]) for m, proc in members.items()}, tasks, standbys) == out
+
+
+def test_a_member_without_a_rack_aware_tag_hears_missing_client_tags():
+    """GroupMetadataManager.streamsGroupHeartbeat: with ``streams.rack.aware.assignment.tags`` set,
+    a v1+ heartbeat of a member lacking one of them carries MISSING_CLIENT_TAGS (a v0 one does
+    not); the tags are in the assignment configs, so setting them reassigns."""
+    d = StreamsDriver()
+    overrides = {"streams.rack.aware.assignment.tags": "zone,rack"}
+    d.c.use_group_configs(lambda g: overrides)
+    missing = (6, "Missing required client tags for rack-aware standby assignment: [rack]. Configure them via "
+                  "'client.tag.<tagKey>' in your Streams config.")
+    r = d.hb("m1", 0, client_tags=(("zone", "a"),))
+    assert [(s["status_code"], s["status_detail"]) for s in r["status"]] == [missing]
+    assert d.hb("m1", r["member_epoch"], version=0)["status"] == []
+    r = d.hb("m2", 0, client_tags=(("zone", "b"), ("rack", "r1")))
+    assert r["status"] == []
+    group = d.c.streams_group("app")
+    assert group.last_assignment_configs == {"num.standby.replicas": "0", "rack.aware.assignment.tags": "zone,rack"}
+    epoch = group.group_epoch
+    del overrides["streams.rack.aware.assignment.tags"]
+    d.hb("m2", group.members["m2"].member_epoch)
+    assert (group.group_epoch, group.last_assignment_configs) == (epoch + 1, {"num.standby.replicas": "0"})

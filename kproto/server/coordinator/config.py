@@ -43,6 +43,15 @@ class CoordinatorConfig:
     streams_group_task_offset_interval_ms: int = 60_000
     streams_group_acceptable_recovery_lag: int = 10_000
     streams_group_initial_rebalance_delay_ms: int = 3_000
+    streams_group_assignment_interval_ms: int = 1_000
+    streams_group_min_assignment_interval_ms: int = 0
+    streams_group_max_assignment_interval_ms: int = 15_000
+    streams_group_min_task_offset_interval_ms: int = 15_000
+    streams_group_num_warmup_replicas: int = 2
+    streams_group_max_warmup_replicas: int = 20
+    streams_group_rack_aware_assignment_tags: tuple[str, ...] = ()
+    streams_group_assignor_offload_enable: bool = True
+    streams_group_assignors: tuple[str, ...] = ("sticky",)     # the first is the default
 
     def __post_init__(self) -> None:
         """GroupCoordinatorConfig's checks (Utils.require), with its messages."""
@@ -92,6 +101,14 @@ class CoordinatorConfig:
         require(self.streams_group_num_standby_replicas <= self.streams_group_max_standby_replicas,
                 "group.streams.num.standby.replicas must be less than or equal to "
                 "group.streams.max.standby.replicas")
+        tags = self.streams_group_rack_aware_assignment_tags
+        require(len(set(tags)) == len(tags),
+                "group.streams.rack.aware.assignment.tags must not contain duplicate tag keys.")
+        # GroupCoordinatorConfig.streamsGroupAssignors: kproto has Kafka's one built-in assignor
+        for name in self.streams_group_assignors:
+            require(name == "sticky", f"Invalid value {name} for configuration group.streams.assignors: "
+                                      "Class cannot be found")
+        require(bool(self.streams_group_assignors), "group.streams.assignors must not be empty")
 
     @property
     def offsets_retention_ms(self) -> int:

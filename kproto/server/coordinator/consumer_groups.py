@@ -35,7 +35,6 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kproto import schemas
 from kproto.errors import ErrorCode
 from kproto.schemas import consumer_offsets as CO
 from kproto.server.coordinator.assignors import ASSIGNORS
@@ -53,7 +52,7 @@ from kproto.server.coordinator.events import (
 )
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
 from kproto.server.coordinator.heartbeat import HeartbeatError, heartbeat_exchange
-from kproto.server.coordinator.owners import OwnerEpochs
+from kproto.server.coordinator.owners import OwnerEpochs, replayed_record
 from kproto.server.coordinator.persistence import CONSUMER_GROUP_TYPES as CONSUMER_RECORD_TYPES, group_metadata_key
 from kproto.server.coordinator.state import GroupState
 
@@ -323,13 +322,9 @@ def _parts_from(rows) -> Parts:
 def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, key: bytes,
                            value: bytes | None) -> None:
     """GroupMetadataManager.replay for record types 3-8 and 16, in log order."""
-    k = schemas.parse(CO.RecordKey, key).data
-    v = None if value is None else schemas.parse(CO.value_schema(record_type), value).data
-    group = groups.get(k.group_id)
+    k, v, group = replayed_record(groups, ConsumerGroup, record_type, key, value)
     if group is None:
-        if v is None:
-            return
-        group = groups[k.group_id] = ConsumerGroup(k.group_id)
+        return
     if record_type == REGULAR_EXPRESSION:
         if v is None:
             group.resolved_regexes.pop(k.regular_expression, None)
@@ -344,18 +339,7 @@ def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, k
     elif record_type == PARTITION_METADATA:
         pass        # recomputed from the topics on the next heartbeat (Kafka 4.1+ writes none)
     elif record_type == MEMBER_METADATA:
-        if v is None:
-            group.remove_member(k.member_id)
-            return
-        m = group.members.get(k.member_id) or ConsumerGroupMember(k.member_id)
-        m.instance_id, m.rack_id, m.client_id, m.client_host = v.instance_id, v.rack_id, v.client_id, v.client_host
-        m.subscribed_topic_names = tuple(v.subscribed_topic_names)
-        m.subscribed_topic_regex, m.rebalance_timeout_ms = v.subscribed_topic_regex, v.rebalance_timeout_ms
-        m.server_assignor = v.server_assignor
-        c = v.classic_member_metadata
-        m.classic = None if c is None else ClassicMemberMetadata(
-            c.session_timeout_ms, tuple((p.name, bytes(p.metadata)) for p in c.supported_protocols))
-        group.put_member(m)
+        group.replay_member_metadata(k.member_id, v, ConsumerGroupMember, _replay_member)
     elif record_type == TARGET_METADATA:
         if v is not None:
             group.assignment_epoch = v.assignment_epoch
@@ -365,20 +349,16 @@ def replay_consumer_record(groups: dict[str, ConsumerGroup], record_type: int, k
         else:
             group.target[k.member_id] = _parts_from(v.topic_partitions)
     elif record_type == CURRENT_ASSIGNMENT:
-        m = group.members.get(k.member_id)
-        if m is None:
-            if v is None:
-                return
-            m = ConsumerGroupMember(k.member_id)
-        if v is None:
-            m.state, m.member_epoch, m.previous_member_epoch = MemberState.UNKNOWN, 0, 0
-            m.assigned, m.pending_revocation = {}, {}
-        else:
-            m.member_epoch, m.previous_member_epoch = v.member_epoch, v.previous_member_epoch
-            m.state = MemberState(v.state)
-            m.assigned, m.pending_revocation = _parts_from(v.assigned_partitions), _parts_from(
-                v.partitions_pending_revocation)
-        group.put_member(m)
+        group.replay_current_assignment(k.member_id, v, ConsumerGroupMember, lambda v: (
+            _parts_from(v.assigned_partitions), _parts_from(v.partitions_pending_revocation)))
+
+
+def _replay_member(m: ConsumerGroupMember, v) -> None:
+    m.subscribed_topic_names = tuple(v.subscribed_topic_names)
+    m.subscribed_topic_regex, m.server_assignor = v.subscribed_topic_regex, v.server_assignor
+    c = v.classic_member_metadata
+    m.classic = None if c is None else ClassicMemberMetadata(
+        c.session_timeout_ms, tuple((p.name, bytes(p.metadata)) for p in c.supported_protocols))
 
 
 # --- the part ----------------------------------------------------------------------------------
@@ -833,14 +813,10 @@ class ConsumerGroups:
 
     @staticmethod
     def validate_offset_fetch(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> ErrorCode | None:
-        if member_id is None and member_epoch < 0:
-            return None
         member = group.members.get(member_id or "")
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
-        return None
+        classic = member is not None and member.classic is not None     # its epoch is its generation
+        return group.offset_fetch_error(member_id, member_epoch, ErrorCode.ILLEGAL_GENERATION if classic
+                                        else ErrorCode.STALE_MEMBER_EPOCH)
 
 
 def _owns(m: ConsumerGroupMember, topic: Hashable, partition: int) -> bool:

@@ -36,12 +36,11 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from kproto import schemas
 from kproto.errors import ErrorCode
 from kproto.schemas import consumer_offsets as CO
 from kproto.server.coordinator.consumer_state import (
@@ -52,8 +51,9 @@ from kproto.server.coordinator.events import Pending
 from kproto.server.coordinator.metadata_hash import group_hash, topic_hash
 from kproto.server.coordinator.offsets import OffsetAndMetadata, TopicPartition
 from kproto.server.coordinator.heartbeat import HeartbeatError, heartbeat_exchange
-from kproto.server.coordinator.owners import OwnerEpochs
+from kproto.server.coordinator.owners import OwnerEpochs, replayed_record
 from kproto.server.coordinator.persistence import STREAMS_GROUP_TYPES
+from kproto.server.share.group_config import split_list, streams_value
 
 __all__ = ["StreamsGroups", "StreamsGroup", "StreamsGroupMember", "Subtopology", "TopicInfo", "Topology",
            "StreamsGroupHeartbeatRequest", "StreamsGroupDescribeRequest", "configure_topology", "assign_tasks",
@@ -215,12 +215,14 @@ def topology_topics(topology: Topology | None) -> set[str]:
 # --- the assignor -------------------------------------------------------------------------------
 
 def assign_tasks(members: Mapping[str, tuple[str, Tasks]], tasks: Mapping[str, int],
-                 num_standby_replicas: int) -> dict[str, Tasks]:
+                 num_standby_replicas: int, stateful: Collection[str] = ()) -> dict[str, Tasks]:
     """StickyTaskAssignor: ``members`` is member id -> (process id, current target tasks).
     Active tasks are balanced over the members (as even as counts allow) and stay with their
-    previous owner while it is under its share; each task then gets ``num_standby_replicas``
-    standbys on the least loaded members of other processes (previous holders first). No
-    warm-up tasks (the sticky assignor makes none; they need task lags kproto does not track)."""
+    previous owner while it is under its share; each task of a ``stateful`` subtopology (one
+    with state changelog topics: TopologyMetadata.isStateful) then gets ``num_standby_replicas``
+    standbys on the least loaded members of other processes (previous holders first). Neither
+    rack ids nor client tags place them: Kafka 4.4's assignor reads only process ids, tasks and
+    task offsets. No warm-up tasks (they need task lags kproto does not track)."""
     ids = sorted(members)
     out: dict[str, Tasks] = {m: {} for m in ids}
     if not ids:
@@ -252,6 +254,8 @@ def assign_tasks(members: Mapping[str, tuple[str, Tasks]], tasks: Mapping[str, i
     if num_standby_replicas > 0:
         standby_load = Counter(load)
         for s, p in all_tasks:
+            if s not in stateful:
+                continue
             owner = active[(s, p)]
             taken = {members[owner][0]}
             previous = [m for m in ids if p in members[m][1].get(("standby", s), ())]
@@ -289,6 +293,7 @@ class StreamsGroupHeartbeatRequest:
     shutdown_application: bool = False
     client_id: str = ""
     client_host: str = ""
+    version: int = 1                # the request's: v1+ hears MISSING_CLIENT_TAGS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -470,13 +475,9 @@ def _topology_from(v) -> Topology:
 def replay_streams_record(groups: dict[str, StreamsGroup], record_type: int, key: bytes,
                           value: bytes | None) -> None:
     """GroupMetadataManager.replay for the streams record types, in log order."""
-    k = schemas.parse(CO.RecordKey, key).data
-    v = None if value is None else schemas.parse(CO.value_schema(record_type), value).data
-    group = groups.get(k.group_id)
+    k, v, group = replayed_record(groups, StreamsGroup, record_type, key, value)
     if group is None:
-        if v is None:
-            return
-        group = groups[k.group_id] = StreamsGroup(k.group_id)
+        return
     if record_type == GROUP_METADATA:
         if v is None:
             groups.pop(k.group_id, None)
@@ -487,15 +488,7 @@ def replay_streams_record(groups: dict[str, StreamsGroup], record_type: int, key
     elif record_type == TOPOLOGY:
         group.topology = None if v is None else _topology_from(v)
     elif record_type == MEMBER_METADATA:
-        if v is None:
-            group.remove_member(k.member_id)
-            return
-        m = group.members.get(k.member_id) or StreamsGroupMember(k.member_id)
-        m.instance_id, m.rack_id, m.client_id, m.client_host = v.instance_id, v.rack_id, v.client_id, v.client_host
-        m.rebalance_timeout_ms, m.topology_epoch, m.process_id = v.rebalance_timeout_ms, v.topology_epoch, v.process_id
-        m.user_endpoint = None if v.user_endpoint is None else (v.user_endpoint.host, v.user_endpoint.port)
-        m.client_tags = tuple((t.key, t.value) for t in v.client_tags)
-        group.put_member(m)
+        group.replay_member_metadata(k.member_id, v, StreamsGroupMember, _replay_member)
     elif record_type == TARGET_METADATA:
         if v is not None:
             group.assignment_epoch = v.assignment_epoch
@@ -505,19 +498,14 @@ def replay_streams_record(groups: dict[str, StreamsGroup], record_type: int, key
         else:
             group.target[k.member_id] = _tasks_from(v)
     elif record_type == CURRENT_ASSIGNMENT:
-        m = group.members.get(k.member_id)
-        if m is None:
-            if v is None:
-                return
-            m = StreamsGroupMember(k.member_id)
-        if v is None:
-            m.state, m.member_epoch, m.previous_member_epoch = MemberState.UNKNOWN, 0, 0
-            m.assigned, m.pending_revocation = {}, {}
-        else:
-            m.member_epoch, m.previous_member_epoch = v.member_epoch, v.previous_member_epoch
-            m.state = MemberState(v.state)
-            m.assigned, m.pending_revocation = _tasks_from(v), _tasks_from(v, "_pending_revocation")
-        group.put_member(m)
+        group.replay_current_assignment(k.member_id, v, StreamsGroupMember,
+                                        lambda v: (_tasks_from(v), _tasks_from(v, "_pending_revocation")))
+
+
+def _replay_member(m: StreamsGroupMember, v) -> None:
+    m.topology_epoch, m.process_id = v.topology_epoch, v.process_id
+    m.user_endpoint = None if v.user_endpoint is None else (v.user_endpoint.host, v.user_endpoint.port)
+    m.client_tags = tuple((t.key, t.value) for t in v.client_tags)
 
 
 # --- the part -----------------------------------------------------------------------------------
@@ -555,12 +543,6 @@ def error_response(error: ErrorCode, message: str | None = None) -> dict:
     return heartbeat_response("", 0, error, message, status=[])
 
 
-#: a group's ``streams.*`` config -> the CoordinatorConfig field of its broker default
-_BROKER_SETTING = {"streams.session.timeout.ms": "streams_group_session_timeout_ms",
-                   "streams.heartbeat.interval.ms": "streams_group_heartbeat_interval_ms",
-                   "streams.num.standby.replicas": "streams_group_num_standby_replicas"}
-
-
 class StreamsGroups:
     """The streams groups of the shared ``GroupContext`` (``ctx.streams_groups``)."""
 
@@ -571,12 +553,18 @@ class StreamsGroups:
         self.other_types: Callable[[str], bool] = lambda group_id: (
             group_id in ctx.consumer_groups or group_id in ctx.groups)
 
-    def setting(self, group_id: str, name: str) -> int:
+    def setting(self, group_id: str, name: str) -> Any:
         """A group's ``streams.*`` config: its override (IncrementalAlterConfigs on the GROUP
         resource, validated there) or the broker's ``group.streams.*`` (GroupMetadataManager.
-        streamsGroupSessionTimeoutMs, streamsGroupHeartbeatIntervalMs, streamsGroupAssignmentConfigs)."""
+        streamsGroupSessionTimeoutMs, streamsGroupInitialRebalanceDelayMs, streamsGroupAssignmentConfigs
+        ...: each the group config, else the broker's); ``streams.assignor.name`` defaults to the
+        broker's first assignor."""
         value = self._ctx.group_config(group_id).get(name)
-        return int(value) if value is not None else getattr(self._ctx.config, _BROKER_SETTING[name])
+        if value is not None:
+            return streams_value(name, value)
+        if name == "streams.assignor.name":
+            return self._ctx.config.streams_group_assignors[0]
+        return getattr(self._ctx.config, "streams_group_" + name.removeprefix("streams.").replace(".", "_"))
 
     def handlers(self) -> dict[type, Handler]:
         return {StreamsGroupHeartbeatRequest: self._heartbeat, StreamsGroupDescribeRequest: self._describe}
@@ -724,8 +712,7 @@ class StreamsGroups:
         # the topology against the cluster's topics, the group epoch
         new_hash = group.compute_hash(self.image)
         group.configured = configure_topology(group.topology, self.image)
-        # streamsGroupAssignmentConfigs: a changed ``streams.num.standby.replicas`` reassigns
-        assignment_configs = {"num.standby.replicas": str(self.setting(group.group_id, "streams.num.standby.replicas"))}
+        assignment_configs = self._assignment_configs(group.group_id)
         if bump or new_hash != group.metadata_hash or assignment_configs != group.last_assignment_configs:
             group.group_epoch += 1
             group.metadata_hash = new_hash
@@ -735,7 +722,7 @@ class StreamsGroups:
 
         # a new group waits ``group.streams.initial.rebalance.delay.ms`` for more members: its
         # first target assignment has no tasks, the timer bumps the group epoch for the real one
-        delay = config.streams_group_initial_rebalance_delay_ms
+        delay = self.setting(group.group_id, "streams.initial.rebalance.delay.ms")
         if existing is None and group.group_epoch == 1 and delay > 0:
             group.delayed = True
             self._ctx.timers.schedule(("streams-initial-rebalance", group.group_id), now_ms + delay,
@@ -778,11 +765,18 @@ class StreamsGroups:
             statuses.append((Status.STALE_TOPOLOGY, (
                 f"The member's topology epoch {member.topology_epoch} is behind the group's topology epoch "
                 f"{group.topology.epoch}.")))
+        # a v1+ member without a client tag the rack-aware standby placement is configured with
+        tags = assignment_configs.get("rack.aware.assignment.tags", "").strip()
+        missing = [t for t in split_list(tags) if t not in dict(member.client_tags)]
+        if req.version >= 1 and missing:
+            statuses.append((Status.MISSING_CLIENT_TAGS, (
+                f"Missing required client tags for rack-aware standby assignment: [{', '.join(missing)}]. "
+                "Configure them via 'client.tag.<tagKey>' in your Streams config.")))
         response = heartbeat_response(
             member.member_id, member.member_epoch,
             heartbeat_interval_ms=self.setting(group.group_id, "streams.heartbeat.interval.ms"),
-            task_offset_interval_ms=config.streams_group_task_offset_interval_ms,
-            acceptable_recovery_lag=config.streams_group_acceptable_recovery_lag,
+            task_offset_interval_ms=self.setting(group.group_id, "streams.task.offset.interval.ms"),
+            acceptable_recovery_lag=self.setting(group.group_id, "streams.acceptable.recovery.lag"),
             status=[{"status_code": s.value, "status_detail": d} for s, d in statuses],
             endpoint_information_epoch=group.endpoint_information_epoch,
             creatable=dict(group.configured.creatable))
@@ -791,6 +785,16 @@ class StreamsGroups:
                 response[f"{kind}_tasks"] = wire_tasks(member.assigned, kind)
         return records, response
 
+    def _assignment_configs(self, group_id: str) -> dict[str, str]:
+        """streamsGroupAssignmentConfigs: what the assignor is given, kept in the group's record
+        (a change bumps the group epoch, so the group is reassigned): the standby replicas and,
+        when set, the rack-aware assignment tags."""
+        configs = {"num.standby.replicas": str(self.setting(group_id, "streams.num.standby.replicas"))}
+        tags = self.setting(group_id, "streams.rack.aware.assignment.tags")
+        if tags:
+            configs["rack.aware.assignment.tags"] = ",".join(tags)
+        return configs
+
     def _assign(self, group: StreamsGroup) -> list:
         """TargetAssignmentBuilder with the sticky assignor: records for the members whose target
         changed, then the new assignment epoch."""
@@ -798,7 +802,9 @@ class StreamsGroups:
         result = assign_tasks({m.member_id: (m.process_id, group.target.get(m.member_id, m.assigned))
                                for m in group.members.values()},
                               group.configured.tasks if group.configured.ready and not group.delayed else {},
-                              self.setting(group.group_id, "streams.num.standby.replicas"))
+                              self.setting(group.group_id, "streams.num.standby.replicas"),
+                              {s.subtopology_id for s in group.topology.subtopologies if s.state_changelog_topics}
+                              if group.topology is not None else ())
         for member_id in sorted(result):
             if group.target.get(member_id) != result[member_id]:
                 group.target[member_id] = result[member_id]
@@ -983,14 +989,7 @@ class StreamsGroups:
 
     @staticmethod
     def validate_offset_fetch(group: StreamsGroup, member_id: str | None, member_epoch: int) -> ErrorCode | None:
-        if member_id is None and member_epoch < 0:
-            return None
-        member = group.members.get(member_id or "")
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return None
+        return group.offset_fetch_error(member_id, member_epoch)
 
 
 def _described_error(group_id: str, error: ErrorCode, message: str | None) -> dict:
@@ -1016,7 +1015,7 @@ def _copy(m: StreamsGroupMember) -> StreamsGroupMember:
     return StreamsGroupMember(**{f: getattr(m, f) for f in StreamsGroupMember.__slots__})
 
 
-def request_from_body(body: Any, client_id: str, client_host: str) -> StreamsGroupHeartbeatRequest:
+def request_from_body(body: Any, client_id: str, client_host: str, version: int = 1) -> StreamsGroupHeartbeatRequest:
     """The handler's translation of a StreamsGroupHeartbeat body."""
     def info(i) -> TopicInfo:
         return TopicInfo(i.name, i.partitions, i.replication_factor,
@@ -1040,4 +1039,5 @@ def request_from_body(body: Any, client_id: str, client_host: str) -> StreamsGro
         warmup_tasks=task_ids(body.warmup_tasks), process_id=body.process_id,
         user_endpoint=None if body.user_endpoint is None else (body.user_endpoint.host, body.user_endpoint.port),
         client_tags=None if body.client_tags is None else tuple((c.key, c.value) for c in body.client_tags),
-        shutdown_application=body.shutdown_application, client_id=client_id, client_host=client_host)
+        shutdown_application=body.shutdown_application, client_id=client_id, client_host=client_host,
+        version=version)

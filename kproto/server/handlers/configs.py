@@ -23,7 +23,10 @@ from kproto.server.dynamic_config import (
     LIST_CONFIGS,
     default_value,
 )
-from kproto.server.share.group_config import GROUP_CONFIGS, check_group_configs, default as group_default
+from kproto.server.share.group_config import (
+    DESCRIBED_GROUP_CONFIGS, GROUP_CONFIGS, STREAMS_CONFIGS, check_group_configs,
+    default as group_default, stored_value,
+)
 from kproto.server import loggers, telemetry
 from kproto.topic_config import LogConfig
 from kproto.security.acl import AclOperation as O, ResourceType as R
@@ -157,10 +160,9 @@ def _group_entries(broker, group_id: str, keys, synonyms: bool) -> list[dict]:
     layer that sets it and as DEFAULT_CONFIG (or, with none, its own DEFAULT_CONFIG)."""
     overrides = broker.shares.group_configs.overrides(group_id)
     out = []
-    for name in sorted(GROUP_CONFIGS):
+    for name in sorted({*DESCRIBED_GROUP_CONFIGS, *overrides}):     # an internal one when set
         if keys is not None and name not in keys:
             continue
-        source = GROUP_CONFIG_SOURCE if name in overrides else DEFAULT_CONFIG
         chain = [{"name": name, "value": overrides[name], "source": GROUP_CONFIG_SOURCE}] if name in overrides else []
         broker_name = GROUP_CONFIGS[name]
         if broker_name is not None:
@@ -169,11 +171,21 @@ def _group_entries(broker, group_id: str, keys, synonyms: bool) -> list[dict]:
                           "source": DEFAULT_CONFIG})
         else:                   # no broker config: the group config's own default
             chain.append({"name": name, "value": group_default(name, broker.config.values), "source": DEFAULT_CONFIG})
+        # the source of the layer the value comes from (not overridden, a static broker
+        # config: STATIC_BROKER_CONFIG), as Kafka describes it
+        source = chain[0]["source"]
         out.append({"name": name, "value": overrides.get(name, group_default(name, broker.config.values)),
                     "read_only": False, "config_source": source, "is_default": name not in overrides,
-                    "is_sensitive": False, "synonyms": chain if synonyms else [], "config_type": 0,
-                    "documentation": None})
+                    "is_sensitive": False, "synonyms": chain if synonyms else [],
+                    "config_type": CONFIG_TYPES[_group_config_type(name)], "documentation": None})
     return out
+
+
+def _group_config_type(name: str) -> str:
+    """GroupConfig.configDef's type: the streams ones' own, the share strings, else INT."""
+    if name in STREAMS_CONFIGS:
+        return STREAMS_CONFIGS[name].type
+    return "STRING" if name in ("share.auto.offset.reset", "share.isolation.level") else "INT"
 
 
 def _logger_entries(keys) -> list[dict]:
@@ -298,7 +310,8 @@ async def _apply(broker, resource, new_configs: dict, validate_only: bool) -> No
     if resource.resource_type == GROUP:
         check_group_configs(new_configs, broker.config.values)
         if not validate_only:
-            broker.shares.group_configs.replace(resource.resource_name, new_configs)
+            broker.shares.group_configs.replace(resource.resource_name, {
+                n: stored_value(n, v) for n, v in new_configs.items()})
         return
     LogConfig.from_props(new_configs, base=broker.config.log_defaults)   # InvalidConfigError
     if not validate_only:
@@ -380,6 +393,9 @@ def prepare_incremental(current: dict, op: int, name: str, value: str | None, *,
     elif op == DELETE:
         current.pop(name, None)
     elif op in (APPEND, SUBTRACT):
+        if group_config:    # the controller's ConfigurationControlManager knows no group config's type
+            raise InvalidConfigError(f"Can't {'APPEND' if op == APPEND else 'SUBTRACT'} to key {name} because its "
+                                     "type is not LIST.")
         if not is_list:
             raise InvalidConfigError(f"Config value append is not allowed for config key: {name}"
                                      if op == APPEND else f"Config value subtract is not allowed for config key: {name}")

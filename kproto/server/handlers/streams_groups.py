@@ -107,7 +107,7 @@ async def streams_group_heartbeat(broker, ctx, body) -> dict:
         return refused
     groups = _groups(broker)
     groups.refresh_topics()
-    out = await _ask(broker, request_from_body(body, ctx.client_id or "", ctx.client_host))
+    out = await _ask(broker, request_from_body(body, ctx.client_id or "", ctx.client_host, ctx.request_api_version))
     creatable = out.pop("creatable")
     denied = [t for t in creatable if not _may_create(broker, ctx, t)]
     if denied:
