@@ -178,7 +178,7 @@ class Broker:
         self._elect_led(GROUP_METADATA_TOPIC_NAME)
         self.shares = share_service.ShareService(
             self.logs, self.config.values, append_lock=self.append_lock, replication=self.cluster,
-            replication_factor=int(self.config.overrides.get("share.coordinator.state.topic.replication.factor", 3)))
+            replication_factor=self.config.values["share.coordinator.state.topic.replication.factor"])
         await self.shares.start()
         self._elect_led(SHARE_GROUP_STATE_TOPIC_NAME)
         self.groups.coordinator.use_group_configs(self.shares.group_configs.overrides)
