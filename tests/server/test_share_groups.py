@@ -1,5 +1,5 @@
 """KIP-932 share groups, sans I/O: the record-state table swept, a share partition's
-rules, ``__share_group_state`` round trips. confluent-kafka's ShareConsumer against the
+rules, ``__share_group_state`` round trips, a cluster node's share coordinator. confluent-kafka's ShareConsumer against the
 broker: tests/e2e/test_share_group_clients.py."""
 
 from __future__ import annotations
