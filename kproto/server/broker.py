@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from construct import Container
 
-from kproto.common import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME, now_ms
+from kproto.common import GROUP_METADATA_TOPIC_NAME, SHARE_GROUP_STATE_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME, now_ms
 from kproto.errors import DecodeError, ErrorCode, KafkaError, UnsupportedVersionError
 from kproto.features import FRESH_CLUSTER, SUPPORTED as SUPPORTED_FEATURES, TRANSACTION_VERSION, FinalizedFeatures
 from kproto.log import LogManager
@@ -178,8 +178,11 @@ class Broker:
                                                  replication_factor=rf)
         await self.groups.start()
         self._elect_led(GROUP_METADATA_TOPIC_NAME)
-        self.shares = share_service.ShareService(self.logs, self.config.values, append_lock=self.append_lock)
+        self.shares = share_service.ShareService(
+            self.logs, self.config.values, append_lock=self.append_lock, replication=self.cluster,
+            replication_factor=self.config.values["share.coordinator.state.topic.replication.factor"])
         await self.shares.start()
+        self._elect_led(SHARE_GROUP_STATE_TOPIC_NAME)
         self.groups.coordinator.use_group_configs(self.shares.group_configs.overrides)
 
     async def close(self) -> None:
@@ -421,7 +424,8 @@ class Broker:
         self.notify_appended()
 
     def _state_topic_shell(self, topic: str):
-        return {GROUP_METADATA_TOPIC_NAME: self.groups, TRANSACTION_STATE_TOPIC_NAME: self.transactions}.get(topic)
+        return {GROUP_METADATA_TOPIC_NAME: self.groups, TRANSACTION_STATE_TOPIC_NAME: self.transactions,
+                SHARE_GROUP_STATE_TOPIC_NAME: self.shares}.get(topic)
 
     def _elect_led(self, topic: str) -> None:
         """A coordinator started after the node's partitions were applied: load what it leads."""
@@ -435,11 +439,23 @@ class Broker:
         shell = self._state_topic_shell(topic)
         if shell is not None:
             shell.elected(partition)
+        self._leadership_moved(topic, partition)
 
     def coordinator_resigned(self, topic: str, partition: int) -> None:
         shell = self._state_topic_shell(topic)
         if shell is not None:
             shell.resigned(partition)
+        self._leadership_moved(topic, partition)
+
+    def _leadership_moved(self, topic: str, partition: int) -> None:
+        """Share partitions of a topic partition are its leader's; share groups are their
+        ``__consumer_offsets`` partition's leader's (SharePartitionManager, GroupCoordinator)."""
+        if self.shares is None:
+            return
+        self.shares.leadership_moved(topic, partition)
+        if topic == GROUP_METADATA_TOPIC_NAME and self.groups is not None:
+            owned = self.groups.coordinator.validate_group_status
+            self.shares.coordinator.drop_groups(lambda g: owned(g, "ShareGroupHeartbeat") is None)
 
     def notify_appended(self) -> None:
         """Wake long-polling fetches (they re-read and decide)."""

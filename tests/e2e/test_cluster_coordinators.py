@@ -198,13 +198,6 @@ def test_transactions_commit_and_abort_and_survive_the_coordinators_sigkill(clus
                                                                      b"aborted2") for i in range(9))
 
 
-def test_share_groups_are_refused_in_a_cluster(cluster):
-    """__share_group_state is not replicated yet: refused at FindCoordinator, nothing written."""
-    a = find_coordinator(cluster.bootstrap_servers, "sg:topic:0", key_type=2)
-    assert (a.error_code, a.node_id, a.error_message) == (
-        ErrorCode.INVALID_REQUEST, -1, "share groups are not served by a kproto cluster yet (docs/cluster.md)")
-
-
 def test_metadata_auto_creates_a_topic_through_the_controller(tmp_path):
     """A producer's Metadata for a missing topic has the controller create it with the
     broker's num.partitions and default.replication.factor (AutoTopicCreationManager):

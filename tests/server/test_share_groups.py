@@ -1,5 +1,5 @@
 """KIP-932 share groups, sans I/O: the record-state table swept, a share partition's
-rules, ``__share_group_state`` round trips. confluent-kafka's ShareConsumer against the
+rules, ``__share_group_state`` round trips, a cluster node's share coordinator. confluent-kafka's ShareConsumer against the
 broker: tests/e2e/test_share_group_clients.py."""
 
 from __future__ import annotations
@@ -9,7 +9,11 @@ import uuid
 import pytest
 
 from kproto.errors import ErrorCode
+from kproto.server.config import BrokerConfig
+from kproto.server.runtime.core import Pending
 from kproto.server.share import persistence
+from kproto.server.share.config import share_config
+from kproto.server.share.coordinator import AckBatch, Acknowledge, ShareCoordinator, StateOp, StateRequest
 from kproto.server.share.partition import SharePartition, StateBatch
 from kproto.server.share.state import TRANSITIONS, RecordEvent, RecordState, transition
 
@@ -121,3 +125,66 @@ def test_share_group_state_records_round_trip():
     bad = persistence.replay([(b"\x00\x09junk", b"")])
     assert bad.states == {} and "unknown key version 9" in bad.skipped[0]
     assert persistence.coordinator_key(key) == "g:AAAAAAAAAAAAAAAAAAAABw:3"
+
+
+# -- a node of a cluster's share coordinator (sans I/O) ----------------------------------
+
+class _Catalog:
+    """One topic "t" of two partitions, its log at [0, 10)."""
+
+    TOPIC_ID = uuid.UUID(int=7)
+
+    def topic_id(self, topic):
+        return self.TOPIC_ID if topic == "t" else None
+
+    def topic_name(self, topic_id):
+        return "t" if topic_id == self.TOPIC_ID else None
+
+    def partition_count(self, topic):
+        return 2 if topic == "t" else 0
+
+    def log_offsets(self, topic, partition):
+        return 0, 10
+
+    def group_config(self, group_id):
+        return {}
+
+
+def _clustered():
+    values = BrokerConfig.from_props({"share.coordinator.state.topic.num.partitions": "3"}).values
+    return ShareCoordinator(share_config(values), _Catalog(), clustered=True)
+
+
+def test_a_clustered_leader_writes_its_share_partitions_to_the_share_coordinator_and_answers_after():
+    c = _clustered()
+    key = ("g", _Catalog.TOPIC_ID, 0)
+    assert c.share_partition("g", "t", 0, 0) is None        # nothing until read from the share coordinator
+    c.install(key, 1, 4, 0, [StateBatch(0, 1, int(S.ACKNOWLEDGED), 1)])
+    assert c.acquire("g", "m", "t", 0, [(0, 4)], 10, 0) == [(2, 4, 1)]
+    pending = c.handle(Acknowledge("g", "m", (AckBatch(key[1], 0, 2, 2, (1,)),)), 0)
+    assert isinstance(pending, Pending) and c.take_appends() == []      # nothing in this node's store
+    [(append_id, op)] = c.take_state_writes()
+    assert (op.kind, op.key, op.state_epoch, op.leader_epoch, op.start_offset) == ("write", key, 1, 4, 3)
+    assert op.batches == (StateBatch(3, 4, int(S.AVAILABLE), 1),)       # acquired ones written AVAILABLE
+    assert c.poll(0) == []
+    c.append_done(append_id, 0)
+    assert c.poll(0) == [(pending, {(key[1], 0): ErrorCode.NONE})]
+    assert c.states == {}
+
+
+def test_a_clustered_share_coordinator_serves_only_the_state_partitions_it_leads():
+    c = _clustered()
+    key = ("g", _Catalog.TOPIC_ID, 1)
+    home = persistence.partition_for_key(key, 3)
+    init = StateRequest((StateOp("initialize", key, state_epoch=0, start_offset=5),))
+    assert c.handle(init, 0)[0]["error_code"] == ErrorCode.NOT_COORDINATOR
+    c.load_partition(home, [], 0)
+    pending = c.handle(init, 0)
+    [append] = c.take_appends()
+    assert append.partition == home
+    c.append_done(append.id, 0)
+    assert c.poll(0) == [(pending, [{"error_code": ErrorCode.NONE, "error_message": None}])]
+    assert c.states[key].start_offset == 5
+    c.unload_partition(home, 0)
+    assert c.states == {}
+    assert c.handle(init, 0)[0]["error_code"] == ErrorCode.NOT_COORDINATOR

@@ -686,8 +686,7 @@ class ReplicaManager:
 
     def replicated(self, topic: str) -> bool:
         """Whether the controller's metadata governs ``topic`` here: every topic but an
-        internal one the controller has not created (``__share_group_state``, which each
-        node still keeps locally: docs/cluster.md)."""
+        internal one the controller has not created (yet)."""
         return topic in self.image.topics or not is_internal(topic)
 
     def leader_for(self, topic: str, index: int, current_leader_epoch: int = -1) -> tuple[Partition | None, ErrorCode]:

@@ -115,6 +115,11 @@ class GroupCoordinator(CoordinatorRuntime):
         """The ``__consumer_offsets`` partition of ``group_id``."""
         return self._ctx.partition_for(group_id)
 
+    def validate_group_status(self, group_id: str | None, api: str) -> ErrorCode | None:
+        """INVALID_GROUP_ID, COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR or None: whether
+        ``group_id``'s partition is coordinated here (share groups' membership asks too)."""
+        return self._ctx.validate_group_status(group_id, api)
+
     def update_topics(self, image: TopicImage) -> None:
         """The cluster's topics (name -> (topic id, partitions)), as Kafka's onNewMetadataImage:
         consumer groups see a changed subscribed topic on their next heartbeat."""

@@ -196,21 +196,18 @@ async def find_coordinator(broker, ctx, body) -> dict:
     node_id = _groups(broker, offsets_topic=body.key_type == GROUP_KEY_TYPE).node[0]
     host, port = broker.endpoint(ctx)      # the listener the client came in on
     keys = body.coordinator_keys if version >= 4 else [body.key]
-    standalone = broker.cluster is None         # a cluster answers groups and transactions (below)
+    standalone = broker.cluster is None         # a cluster answers from its partitions' leaders (below)
     if body.key_type == TRANSACTION_KEY_TYPE:
         broker.transactions.ensure_topic()      # Kafka creates __transaction_state here
-    elif standalone and body.key_type == SHARE_KEY_TYPE:
+    elif body.key_type == SHARE_KEY_TYPE:
         broker.shares.ensure_topic()            # and __share_group_state here (key "group:topicId:partition")
 
     def answer(k: str) -> dict:
         if body.key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
             return {"key": k, "node_id": -1, "host": "", "port": -1,
                     "error_code": ErrorCode.INVALID_REQUEST, "error_message": f"Unknown key type {body.key_type}"}
-        if not standalone and body.key_type == SHARE_KEY_TYPE:
-            # __share_group_state would be this node's, not replicated
-            return {"key": k, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.INVALID_REQUEST,
-                    "error_message": "share groups are not served by a kproto cluster yet (docs/cluster.md)"}
-        shell = broker.groups if body.key_type == GROUP_KEY_TYPE else broker.transactions
+        shell = {GROUP_KEY_TYPE: broker.groups, TRANSACTION_KEY_TYPE: broker.transactions}.get(body.key_type,
+                                                                                             broker.shares)
         node, where = (node_id, (host, port)) if standalone else _partition_leader(broker, ctx, k, shell)
         if node == -1:
             return {"key": k, "node_id": -1, "host": "", "port": -1,
@@ -226,10 +223,10 @@ async def find_coordinator(broker, ctx, body) -> dict:
 
 
 def _partition_leader(broker, ctx, key: str, shell) -> tuple[int, tuple[str, int]]:
-    """On a node of a cluster the coordinator of a group (transactional id) is the leader
-    of its ``__consumer_offsets`` (``__transaction_state``) partition, ``shell``'s topic
-    (KafkaApis.getCoordinator: partitionFor, then the partition's leader in the metadata
-    cache); -1 while the topic is being created or the partition has no live leader
+    """On a node of a cluster the coordinator of a group (transactional id, share partition
+    key) is the leader of its ``__consumer_offsets`` (``__transaction_state``,
+    ``__share_group_state``) partition, ``shell``'s topic (KafkaApis.getCoordinator:
+    partitionFor, then the partition's leader in the metadata cache); -1 while the topic is being created or the partition has no live leader
     (COORDINATOR_NOT_AVAILABLE)."""
     cluster = broker.cluster
     reg = cluster.image.partition(shell.topic, partition_for(key, shell.partitions))

@@ -13,6 +13,12 @@ to become available again. Whole batches go back as read; ``acquired_records``
 says which offsets the member holds. ``share_acquire_mode`` (v2) is read and
 the batch-optimized mode is used whatever it says.
 
+On a node of a cluster a share group's membership is its group coordinator's
+(NOT_COORDINATOR elsewhere) and ShareFetch / ShareAcknowledge go to each
+partition's leader (NOT_LEADER_OR_FOLLOWER elsewhere, with the leader and its
+endpoint), which reads the share partition's state from the share coordinator
+before it first acquires (ShareService.load).
+
 Versions: Kafka 4.4's (ShareGroupHeartbeat and ShareGroupDescribe v1 -- v0 was
 4.0's early access --, ShareFetch and ShareAcknowledge v1-2).
 """
@@ -100,9 +106,19 @@ _SHARE_GROUP_DESCRIBE_GROUPS = PerEntry("group_ids", lambda e: e, R.GROUP, O.DES
                                                 "authorized_operations": -2147483648}, error=G_DENIED)
 
 
+def not_coordinator(broker, group_id: str, api: str) -> ErrorCode | None:
+    """A node of a cluster coordinates the share groups of the ``__consumer_offsets``
+    partitions it leads (GroupCoordinatorService: NOT_COORDINATOR elsewhere)."""
+    return None if broker.cluster is None else broker.groups.coordinator.validate_group_status(group_id, api)
+
+
 @handles(P.share_group_heartbeat, authorize=_SHARE_GROUP_HEARTBEAT)
 async def share_group_heartbeat(broker, ctx, body) -> dict:
     service = _shares(broker)
+    error = not_coordinator(broker, body.group_id, "ShareGroupHeartbeat")
+    if error is not None:
+        return {"throttle_time_ms": 0, "error_code": error, "error_message": None, "member_id": None,
+                "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
     if other_group(broker, body.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
                 "error_message": f"Group {body.group_id} is not a share group.", "member_id": None,
@@ -126,6 +142,11 @@ async def share_group_describe(broker, ctx, body) -> dict:
     coordinator = broker.shares.coordinator
     groups = []
     for group_id in body.group_ids:
+        error = not_coordinator(broker, group_id, "ShareGroupDescribe")
+        if error is not None:
+            groups.append({**coordinator.describe(""), "group_id": group_id, "error_code": error,
+                           "error_message": None})
+            continue
         d = coordinator.describe(group_id)
         if d["error_code"] and other_group(broker, group_id):
             d.update(error_message=f"Group {group_id} is not a share group.")
@@ -161,18 +182,60 @@ def _next_epoch(epoch: int) -> int:
     return 1 if epoch >= 2**31 - 1 else epoch + 1
 
 
-def _partition_entry(broker, index: int, **fields) -> dict:
-    return {"partition_index": index, "error_code": 0, "error_message": None, "acknowledge_error_code": 0,
-            "acknowledge_error_message": None,
-            "current_leader": {"leader_id": broker.node_id, "leader_epoch": 0}, **fields}
+def _partition_entry(broker, service, tp: tuple, **fields) -> dict:
+    leader = {"leader_id": broker.node_id, "leader_epoch": 0}
+    if broker.cluster is not None:
+        topic = service.catalog.topic_name(tp[0])
+        reg = None if topic is None else broker.cluster.image.partition(topic, tp[1])
+        leader = {"leader_id": -1 if reg is None else reg.leader, "leader_epoch": -1 if reg is None else reg.leader_epoch}
+    return {"partition_index": tp[1], "error_code": 0, "error_message": None, "acknowledge_error_code": 0,
+            "acknowledge_error_message": None, "current_leader": leader, **fields}
 
 
-async def _acknowledge(service, group_id: str, member_id: str, batches: tuple[AckBatch, ...],
+async def _lead(broker, service, group_id: str, tps) -> dict:
+    """On a node of a cluster: {(topic id, partition): error} of the partitions not led here
+    (ReplicaManager.getPartitionOrError) or whose share partition could not be read from
+    the share coordinator; the others' share partitions are loaded. Standalone: {}."""
+    cluster = broker.cluster
+    if cluster is None:
+        return {}
+    errors = {}
+    for tp in dict.fromkeys(tps):
+        topic = service.catalog.topic_name(tp[0])
+        if topic is None:
+            continue        # UNKNOWN_TOPIC_ID, as a single node answers it
+        part, error = cluster.leader_for(topic, tp[1])
+        if not error:
+            error = await service.load((group_id, *tp), topic, part.leader_epoch)
+        if error:
+            errors[tp] = error
+    return errors
+
+
+def _node_endpoints(broker, ctx, entries) -> list[dict]:
+    """The leaders named by NOT_LEADER_OR_FOLLOWER entries, on the listener asked."""
+    if broker.cluster is None:
+        return []
+    out = {}
+    for e in entries:
+        leader = e["current_leader"]["leader_id"]
+        if e["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER and leader >= 0 and leader not in out:
+            where = broker.cluster.endpoint_of(leader, ctx.listener.name if ctx.listener else None)
+            info = broker.cluster.image.brokers.get(leader)
+            if where is not None:
+                out[leader] = {"node_id": leader, "host": where[0], "port": where[1],
+                               "rack": None if info is None else info.rack}
+    return list(out.values())
+
+
+async def _acknowledge(broker, service, group_id: str, member_id: str, batches: tuple[AckBatch, ...],
                        readable: Readable) -> dict:
     """{(topic id, partition): acknowledge error}; those of a topic the principal may not READ
-    are not applied (TOPIC_AUTHORIZATION_FAILED)."""
+    are not applied (TOPIC_AUTHORIZATION_FAILED), nor those of a partition not led here."""
     denied = {(b.topic_id, b.partition): ErrorCode.TOPIC_AUTHORIZATION_FAILED for b in batches
               if _denied(service, readable, (b.topic_id, b.partition))}
+    denied.update(await _lead(broker, service, group_id,
+                              [(b.topic_id, b.partition) for b in batches if (b.topic_id, b.partition) not in denied]))
     batches = tuple(b for b in batches if (b.topic_id, b.partition) not in denied)
     if not batches:
         return denied
@@ -194,9 +257,13 @@ def _acquire(broker, service, group_id: str, member_id: str, partitions: list[tu
         if total >= max_records or max_bytes <= 0:
             continue
         sp = coordinator.share_partition(group_id, topic, p, t)
+        if sp is None:      # a cluster's: its leadership moved since it was loaded
+            out[topic_id, p] = (ErrorCode.NOT_LEADER_OR_FOLLOWER, b"", [])
+            continue
         offset = max(sp.next_fetch_offset(), plog.log_start_offset)
         try:
-            data = plog.read(offset, max_bytes, min_one_message=True).read() if offset < plog.log_end_offset else b""
+            # below the high watermark (the read's default bound): what every replica has
+            data = plog.read(offset, max_bytes, min_one_message=True).read() if offset < plog.high_watermark else b""
         except KafkaError as e:
             out[topic_id, p] = (e.error_code, b"", [])
             continue
@@ -230,7 +297,7 @@ async def _share_fetch(broker, ctx, body, readable: Readable) -> dict:
         forgotten = {(t.topic_id, p) for t in body.forgotten_topics_data for p in t.partitions}
         session.partitions = [tp for tp in dict.fromkeys([*session.partitions, *requested]) if tp not in forgotten]
         session.epoch = _next_epoch(session.epoch)
-    acks = await _acknowledge(service, body.group_id, body.member_id, _ack_batches(body.topics), readable)
+    acks = await _acknowledge(broker, service, body.group_id, body.member_id, _ack_batches(body.topics), readable)
     results: dict = {}
     if body.share_session_epoch == FINAL_EPOCH:
         sessions.pop(key, None)
@@ -240,6 +307,9 @@ async def _share_fetch(broker, ctx, body, readable: Readable) -> dict:
         partitions = [tp for tp in sessions[key].partitions if not _denied(service, readable, tp)]
         denied = {tp: (ErrorCode.TOPIC_AUTHORIZATION_FAILED, b"", []) for tp in sessions[key].partitions
                   if tp not in partitions}
+        for tp, error in (await _lead(broker, service, body.group_id, partitions)).items():
+            denied[tp] = (error, b"", [])
+            partitions.remove(tp)
         max_records = body.get("max_records", 0) or DEFAULT_MAX_RECORDS
         max_bytes = body.max_bytes if body.max_bytes > 0 else 2**31 - 1
         deadline = now_ms() + max(body.max_wait_ms, 0)
@@ -259,13 +329,13 @@ async def _share_fetch(broker, ctx, body, readable: Readable) -> dict:
         results.update(denied)
     by_topic: dict = {}
     for tp in dict.fromkeys([*acks, *results]):
-        topic_id, p = tp
         error, data, acquired = results.get(tp, (ErrorCode.NONE, b"", []))
-        by_topic.setdefault(topic_id, []).append(_partition_entry(
-            broker, p, error_code=error, acknowledge_error_code=acks.get(tp, ErrorCode.NONE), records=data,
-            acquired_records=[{"first_offset": f, "last_offset": last, "delivery_count": c}
-                              for f, last, c in acquired]))
-    return {**base, "error_code": 0,
+        by_topic.setdefault(tp[0], []).append(_partition_entry(
+            broker, service, tp, error_code=error, acknowledge_error_code=acks.get(tp, ErrorCode.NONE),
+            records=data, acquired_records=[{"first_offset": f, "last_offset": last, "delivery_count": c}
+                                            for f, last, c in acquired]))
+    return {**base, "error_code": 0, "node_endpoints": _node_endpoints(broker, ctx, (
+                e for parts in by_topic.values() for e in parts)),
             "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()]}
 
 
@@ -286,18 +356,19 @@ async def _share_acknowledge(broker, ctx, body, readable: Readable) -> dict:
         return {**base, "error_code": error}
     if body.share_session_epoch != FINAL_EPOCH:
         sessions[key].epoch = _next_epoch(sessions[key].epoch)
-    acks = await _acknowledge(service, body.group_id, body.member_id, _ack_batches(body.topics), readable)
+    acks = await _acknowledge(broker, service, body.group_id, body.member_id, _ack_batches(body.topics), readable)
     if body.share_session_epoch == FINAL_EPOCH:
         sessions.pop(key, None)
         service.coordinator.release_member(body.group_id, body.member_id, now_ms())
         service.drive()
     by_topic: dict = {}
-    for (topic_id, p), code in acks.items():
-        entry = _partition_entry(broker, p, error_code=code)
+    for tp, code in acks.items():
+        entry = _partition_entry(broker, service, tp, error_code=code)
         for k in ("acknowledge_error_code", "acknowledge_error_message"):
             del entry[k]
-        by_topic.setdefault(topic_id, []).append(entry)
-    return {**base, "error_code": 0,
+        by_topic.setdefault(tp[0], []).append(entry)
+    return {**base, "error_code": 0, "node_endpoints": _node_endpoints(broker, ctx, (
+                e for parts in by_topic.values() for e in parts)),
             "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()]}
 
 

@@ -20,6 +20,13 @@ on the group (else GROUP_AUTHORIZATION_FAILED for it) and on each topic
 (TOPIC_AUTHORIZATION_FAILED for its partitions; listing all offsets leaves
 undescribable topics out); alter READ on the group and on each topic; delete
 DELETE on the group and READ on each topic.
+
+On a node of a cluster they go to the group's coordinator (NOT_COORDINATOR
+elsewhere); Describe of the topics named asks each partition's share
+coordinator (ShareService.state). Describe of every topic, Alter and Delete
+are refused there (INVALID_REQUEST): the group coordinator does not record
+which share partitions it initialized (Kafka's ShareGroupStatePartitionMetadata)
+and the partition leaders' live share partitions would not see the change.
 """
 
 from __future__ import annotations
@@ -31,12 +38,13 @@ from kproto.schemas import protocol as P
 from kproto.security.acl import AclOperation as O, ResourceType as R
 from kproto.server.access import G_DENIED, T_DENIED
 from kproto.server.handlers import handles
-from kproto.server.handlers.share import other_group as _other_group
-from kproto.server.share.coordinator import StateOp, StateRequest
+from kproto.server.handlers.share import not_coordinator, other_group as _other_group
+from kproto.server.share.coordinator import StateOp
 
 ZERO_UUID = uuid.UUID(int=0)
 UNINITIALIZED = -1          # PartitionFactory.UNINITIALIZED_START_OFFSET, UNINITIALIZED_LAG
 NOT_A_SHARE_GROUP = "Group {} is not a share group."
+NOT_IN_A_CLUSTER = "{} is not served by a kproto cluster yet (docs/cluster.md)"
 
 
 class _AllowAll:
@@ -62,6 +70,12 @@ async def _describe_group(broker, a, group) -> dict:
     out = {"group_id": group.group_id, "topics": [], "error_code": 0, "error_message": None}
     if not a.ok(O.DESCRIBE, R.GROUP, group.group_id):
         return {**out, "error_code": G_DENIED, "error_message": G_DENIED.description}
+    error = not_coordinator(broker, group.group_id, "DescribeShareGroupOffsets")
+    if error is None and broker.cluster is not None and group.topics is None:
+        return {**out, "error_code": ErrorCode.INVALID_REQUEST,
+                "error_message": NOT_IN_A_CLUSTER.format("Describing every topic's share-group offsets")}
+    if error is not None:
+        return {**out, "error_code": error, "error_message": error.description}
     service = _service(broker)
     catalog, coordinator = service.catalog, service.coordinator
     if group.topics is None:        # all: what the group has state for, describable topics only
@@ -85,7 +99,7 @@ async def _describe_group(broker, a, group) -> dict:
             else:
                 wanted.append((t.topic_name, topic_id, list(t.partitions)))
     ops = tuple(StateOp("summary", (group.group_id, topic_id, p)) for _, topic_id, ps in wanted for p in ps)
-    answers = iter(await service.ask(StateRequest(ops)) if ops else [])
+    answers = iter(await service.state(ops) if ops else [])
     for name, topic_id, ps in wanted:
         parts = []
         for p in ps:
@@ -122,6 +136,8 @@ def _group_error(code: ErrorCode, message: str | None = None) -> dict:
 async def alter_share_group_offsets(broker, ctx, body, a=_AllowAll) -> dict:
     if not a.ok(O.READ, R.GROUP, body.group_id):
         return _group_error(G_DENIED)
+    if broker.cluster is not None:
+        return _group_error(ErrorCode.INVALID_REQUEST, NOT_IN_A_CLUSTER.format("AlterShareGroupOffsets"))
     service = _service(broker)
     catalog, coordinator = service.catalog, service.coordinator
     if not body.group_id:
@@ -153,7 +169,7 @@ async def alter_share_group_offsets(broker, ctx, body, a=_AllowAll) -> dict:
                                state_epoch=max(group.group_epoch, 1), start_offset=p.start_offset))
             slots.append(part)
     if ops:
-        for part, answer in zip(slots, await service.ask(StateRequest(tuple(ops)))):
+        for part, answer in zip(slots, await service.state(tuple(ops))):
             part.update(error_code=answer["error_code"], error_message=answer["error_message"])
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "responses": refused + responses}
 
@@ -162,6 +178,8 @@ async def alter_share_group_offsets(broker, ctx, body, a=_AllowAll) -> dict:
 async def delete_share_group_offsets(broker, ctx, body, a=_AllowAll) -> dict:
     if not a.ok(O.DELETE, R.GROUP, body.group_id):
         return _group_error(G_DENIED)
+    if broker.cluster is not None:
+        return _group_error(ErrorCode.INVALID_REQUEST, NOT_IN_A_CLUSTER.format("DeleteShareGroupOffsets"))
     service = _service(broker)
     catalog, coordinator = service.catalog, service.coordinator
     if not body.group_id:
@@ -191,7 +209,7 @@ async def delete_share_group_offsets(broker, ctx, body, a=_AllowAll) -> dict:
         deleted.append({"topic_name": t.topic_name, "topic_id": topic_id, "error_code": 0, "error_message": None})
         ops += [StateOp("delete", k) for k in held]
     if ops:
-        answers = await service.ask(StateRequest(tuple(ops)))
+        answers = await service.state(tuple(ops))
         failed = {op.key[1]: a_["error_code"] for op, a_ in zip(ops, answers) if a_["error_code"]}
         for entry in deleted:
             if entry["topic_id"] in failed:

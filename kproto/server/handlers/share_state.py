@@ -5,10 +5,12 @@ ReadShareGroupStateSummary, as Kafka 4.4's share coordinator answers them
 ShareCoordinatorShard).
 
 In Kafka the partition leaders' persister calls these on the share coordinator;
-kproto's share partitions and its share coordinator are one object
+on one node kproto's share partitions and its share coordinator are one object
 (``broker.shares.coordinator``), so these are views and commands over the same
 store its ShareFetch and ShareAcknowledge write (``ShareCoordinator.states``),
-not a second copy. Each partition is one ``StateOp``; the answer waits for what
+not a second copy. On a node of a cluster the partition leaders call them as
+Kafka's do (ShareService.persist), and a key whose ``__share_group_state``
+partition another node leads answers NOT_COORDINATOR. Each partition is one ``StateOp``; the answer waits for what
 it wrote to reach ``__share_group_state``.
 
 Authorization: CLUSTER_ACTION on the cluster (they are inter-broker APIs), else

@@ -29,6 +29,8 @@ SHARE_CONFIGS: dict[str, tuple[int, int, int]] = {
     "group.share.max.size": (200, 1, 1000),
     "share.coordinator.state.topic.num.partitions": (50, 1, 2**31 - 1),
     "share.coordinator.state.topic.segment.bytes": (104857600, 1, 2**31 - 1),
+    # a cluster's __share_group_state (ShareCoordinatorConfig; one node keeps it unreplicated)
+    "share.coordinator.state.topic.replication.factor": (3, 1, 2**15 - 1),
     "share.coordinator.snapshot.update.records.per.snapshot": (500, 0, 500),
 }
 

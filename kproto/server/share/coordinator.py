@@ -11,6 +11,16 @@ state APIs (InitializeShareGroupState ... ReadShareGroupStateSummary) use.
 Membership is kept in memory only (Kafka also writes it to ``__consumer_offsets``;
 members rejoin after a restart); share-partition state is persisted and replayed.
 
+On a node of a cluster (``clustered``) the three roles are split as Kafka splits
+them, one object per node still: ``groups`` holds the share groups whose
+``__consumer_offsets`` partition this node leads, ``partitions`` the share
+partitions of the topic partitions it leads (installed by the service once
+their state was read from the share coordinator: ``install``), ``states`` the
+``__share_group_state`` partitions it leads (``owned``). A share partition's
+writes go out as ``take_state_writes`` (the service sends them to the share
+coordinator, DefaultStatePersister, and reports ``append_done``), not into
+``states``.
+
 Timers (the runtime's): each member's session, and each share partition's
 earliest acquisition lock.
 """
@@ -91,12 +101,15 @@ class StateRequest:
 
 
 class ShareCoordinator(CoordinatorRuntime):
-    def __init__(self, config: ShareConfig, catalog: Catalog) -> None:
+    def __init__(self, config: ShareConfig, catalog: Catalog, *, clustered: bool = False) -> None:
         super().__init__(config)
         self.catalog = catalog
+        self.clustered = clustered
         self.groups: dict[str, ShareGroup] = {}
         self.partitions: dict[ShareKey, SharePartition] = {}
         self.states: dict[ShareKey, ShareState] = {}
+        self.owned: set[int] = set()    # __share_group_state partitions served here (a cluster's)
+        self._state_writes: list[tuple[int, StateOp]] = []      # a cluster's share-partition writes
         self._released = False        # records became AVAILABLE since take_released()
 
     # -- loading (the shell) --------------------------------------------------------------
@@ -107,9 +120,38 @@ class ShareCoordinator(CoordinatorRuntime):
     def load_partition(self, partition: int, records: Iterable[LogRecord], now_ms: int) -> list[ShareKey]:
         loaded = replay(records, partition=partition)
         self.states.update(loaded.states)
-        for group_id, _, _ in loaded.states:
-            self.share_group(group_id)      # its offsets outlive its members (Kafka keeps the group too)
+        self.owned.add(partition)
+        if not self.clustered:      # a cluster's groups are the group coordinator's, elsewhere
+            for group_id, _, _ in loaded.states:
+                self.share_group(group_id)      # its offsets outlive its members (Kafka keeps the group too)
         return list(loaded.states)
+
+    def unload_partition(self, partition: int, now_ms: int) -> None:
+        """Another node serves this ``__share_group_state`` partition now (ShareCoordinatorShard
+        unloaded): its states go; their requests answer NOT_COORDINATOR."""
+        self.owned.discard(partition)
+        n = self.config.state_topic_num_partitions
+        for key in [k for k in self.states if partition_for_key(k, n) == partition]:
+            del self.states[key]
+
+    def drop_share_partitions(self, topic_id: uuid.UUID, partition: int) -> None:
+        """This node stopped (or started) leading the topic partition: its share partitions
+        go, to be read again from the share coordinator by its next leader."""
+        for key in [k for k in self.partitions if k[1:] == (topic_id, partition)]:
+            del self.partitions[key]
+
+    def drop_groups(self, coordinated_here) -> None:
+        """The group coordinator moved: the share groups ``coordinated_here(group id)`` says
+        false for go (their members rejoin at the new coordinator)."""
+        for group_id in [g for g in self.groups if not coordinated_here(g)]:
+            for member_id in self.groups.pop(group_id).members:
+                self._timers.cancel(("session", group_id, member_id))
+
+    def take_state_writes(self) -> list[tuple[int, StateOp]]:
+        """(append id, write) of a cluster's share partitions: send each to the share
+        coordinator, then report ``append_done(append id, ...)``."""
+        out, self._state_writes = self._state_writes, []
+        return out
 
     def handle(self, request, now_ms: int):
         now_ms = self._observe(now_ms)
@@ -250,8 +292,8 @@ class ShareCoordinator(CoordinatorRuntime):
             return None
         key = (group_id, topic_id, partition)
         sp = self.partitions.get(key)
-        if sp is not None:
-            return sp
+        if sp is not None or self.clustered:
+            return sp       # a cluster's are installed once read from the share coordinator
         cfg: ShareConfig = self.config
         state = self.states.get(key)
         if state is None or state.start_offset < 0:
@@ -261,9 +303,16 @@ class ShareCoordinator(CoordinatorRuntime):
             group = self.groups.get(group_id)
             self.initialize_state(key, 0 if group is None else group.group_epoch, start, now_ms)
             state = self.states[key]
+        return self.install(key, state.state_epoch, LEADER_EPOCH, state.start_offset, state.state_batches)
+
+    def install(self, key: ShareKey, state_epoch: int, leader_epoch: int, start_offset: int,
+                batches: Iterable[StateBatch]) -> SharePartition:
+        """The share partition from its state (SharePartition.maybeInitialize), at the topic
+        partition's ``leader_epoch``, which its writes carry."""
+        cfg: ShareConfig = self.config
         sp = self.partitions[key] = SharePartition(
-            state.start_offset, list(state.state_batches), delivery_count_limit=cfg.delivery_count_limit,
-            max_record_locks=cfg.partition_max_record_locks, state_epoch=state.state_epoch)
+            start_offset, list(batches), delivery_count_limit=cfg.delivery_count_limit,
+            max_record_locks=cfg.partition_max_record_locks, state_epoch=state_epoch, leader_epoch=leader_epoch)
         return sp
 
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int,
@@ -336,8 +385,13 @@ class ShareCoordinator(CoordinatorRuntime):
 
     def _persist(self, group_id: str, topic: str, partition: int, sp: SharePartition, now_ms: int) -> int:
         key = (group_id, self.catalog.topic_id(topic), partition)
-        # the leader epoch of kproto's partitions (its one broker leads each, always at this epoch)
-        return self.write_state(key, sp.state_epoch, LEADER_EPOCH, sp.start_offset, sp.state_batches(), now_ms,
+        if self.clustered:      # to the share coordinator (DefaultStatePersister.writeState)
+            append_id = next(self._ids)
+            self._state_writes.append((append_id, StateOp(
+                "write", key, sp.state_epoch, sp.leader_epoch, sp.start_offset, sp.delivery_complete_count(),
+                tuple(sp.state_batches()))))
+            return append_id
+        return self.write_state(key, sp.state_epoch, sp.leader_epoch, sp.start_offset, sp.state_batches(), now_ms,
                                 delivery_complete_count=sp.delivery_complete_count())
 
     # -- the share coordinator's store (the state APIs) -------------------------------------
@@ -351,7 +405,7 @@ class ShareCoordinator(CoordinatorRuntime):
                            leader_epoch=0, start_offset=start_offset, delivery_complete_count=0,
                            create_timestamp=now_ms, write_timestamp=now_ms)
         self.states[key] = state
-        self.partitions.pop(key, None)
+        self._drop_live(key)
         return self._append(partition_for_key(key, self.config.state_topic_num_partitions),
                             [snapshot_record(key, state)], now_ms)
 
@@ -376,8 +430,14 @@ class ShareCoordinator(CoordinatorRuntime):
         self.states[key] = new
         return self._append(partition, [record], now_ms)
 
+    def _drop_live(self, key: ShareKey) -> None:
+        """One node's state APIs change what its live share partition caches; a cluster's
+        come from that partition's leader (or its admin), which owns its copy."""
+        if not self.clustered:
+            self.partitions.pop(key, None)
+
     def delete_state(self, key: ShareKey, now_ms: int) -> int | None:
-        self.partitions.pop(key, None)
+        self._drop_live(key)
         if self.states.pop(key, None) is None:
             return None
         return self._append(partition_for_key(key, self.config.state_topic_num_partitions), [tombstone(key)], now_ms)
@@ -387,6 +447,8 @@ class ShareCoordinator(CoordinatorRuntime):
         uninitialized partition, the recorded epochs, then the topic in the metadata image
         (messages as Kafka 4.4 answers them, measured)."""
         group_id, topic_id, partition = op.key
+        if self.clustered and partition_for_key(op.key, self.config.state_topic_num_partitions) not in self.owned:
+            return ErrorCode.NOT_COORDINATOR, ErrorCode.NOT_COORDINATOR.description
         invalid = ErrorCode.INVALID_REQUEST
         if partition < 0:
             return invalid, "The partition id cannot be a negative number."
@@ -418,7 +480,7 @@ class ShareCoordinator(CoordinatorRuntime):
         if op.kind == "delete":
             return ok, self.delete_state(op.key, now_ms)
         if op.kind == "write":
-            self.partitions.pop(op.key, None)       # the live copy yields to the written state
+            self._drop_live(op.key)         # the live copy yields to the written state
             return ok, self.write_state(op.key, op.state_epoch, op.leader_epoch, op.start_offset, list(op.batches),
                                         now_ms, delivery_complete_count=op.delivery_complete_count)
         if state is None:

@@ -57,9 +57,10 @@ class SharePartition:
     group.share.partition.max.record.locks (records ACQUIRED at once)."""
 
     def __init__(self, start_offset: int, batches: list[StateBatch] = (), *, delivery_count_limit: int = 5,
-                 max_record_locks: int = 2000, state_epoch: int = 0) -> None:
+                 max_record_locks: int = 2000, state_epoch: int = 0, leader_epoch: int = 0) -> None:
         self.start_offset = start_offset
         self.state_epoch = state_epoch
+        self.leader_epoch = leader_epoch        # the topic partition's, which its state writes carry
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks
         self.in_flight: dict[int, InFlight] = {}
