@@ -19,6 +19,7 @@ import importlib.util
 import itertools
 import marshal
 import os
+import threading
 from pathlib import Path
 from types import CodeType
 from typing import Callable
@@ -95,7 +96,7 @@ def compiled(source: str, filename: str) -> CodeType:
     except (OSError, ValueError, EOFError, TypeError):
         pass
     code = compile(source, filename, "exec")
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")    # a writer's own
     try:
         where.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(marshal.dumps(code))
