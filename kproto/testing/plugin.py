@@ -248,6 +248,30 @@ def _note_use(request: pytest.FixtureRequest, broker: Broker) -> None:
         used.append((broker, broker.log_size()))
 
 
+_client_codecs: threading.Thread | None = None
+
+
+def _warm_client() -> None:
+    """Once a process: the codecs of kafka_topic's first requests (kproto's client: ApiVersions,
+    CreateTopics), generated on a thread while the test process waits for its first broker's
+    ready line, instead of on the test's clock after it."""
+    global _client_codecs
+    if _client_codecs is None:
+        _client_codecs = threading.Thread(target=_client_codec_steps, name="kproto-client-codecs", daemon=True)
+        _client_codecs.start()
+
+
+def _client_codec_steps() -> None:
+    from kproto import protocol
+    from kproto.client.connection import API_VERSIONS_FIRST
+    create_topics = protocol.create_topics.API.key
+    pairs = [(protocol.api_versions.API.key, API_VERSIONS_FIRST),
+             (create_topics, protocol.served_versions()[create_topics][1])]
+    for _ in forkserver.codec_steps(pairs, serving=False):
+        pass
+    "localhost".encode("idna")      # what a client's first getaddrinfo imports (encodings.idna, stringprep)
+
+
 @pytest.fixture(scope=_scope)
 def kproto_shared_broker(request: pytest.FixtureRequest,
                          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
@@ -255,6 +279,7 @@ def kproto_shared_broker(request: pytest.FixtureRequest,
     base = tmp_path_factory.mktemp("kproto-broker")
     broker = broker_class(request.config)(base / "data", broker_config(request.config),
                                           log_path=base / "broker.log", kafka_version=kafka_version(request.config))
+    _warm_client()
     broker.start()
     try:
         yield broker
