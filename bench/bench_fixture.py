@@ -12,8 +12,10 @@ One run of a side:
      stopped before each run (the first fixture of a session: server start, imports and
      fork all inside the clock), the first (only) test of a ``pytest`` run taking
      ``kafka_broker`` (clock from its set-up's start, with the fork server the plugin started
-     while collecting; the test module imports confluent-kafka and kproto's admin client,
-     as a user's would), with ``KPROTO_FORK_SERVER=0`` (a fresh
+     when it loaded; the test module imports confluent-kafka and kproto's admin client,
+     as a user's would), the same with an empty codec cache (``KPROTO_CODEC_CACHE``, the
+     first session after an install: every other side finds the generated codecs cached
+     by earlier runs, as a developer's machine does), with ``KPROTO_FORK_SERVER=0`` (a fresh
      ``python -m kproto.tools.main serve``, what the fixture ran before the fork server),
      and ``kproto.testing.InProcessBroker.start()`` (the fixtures
      under ``--kproto-in-process``: a thread of this interpreter; its first run pays
@@ -107,12 +109,14 @@ def test_first_ack(request, kafka_broker):
 """
 
 
-def run_pytest_session(tmp: Path) -> dict:
+def run_pytest_session(tmp: Path, cold_codecs: bool = False) -> dict:
     (tmp / "conftest.py").write_text(_SESSION_CONFTEST)
     (tmp / "test_first.py").write_text(_SESSION_TEST)
     marks = tmp / "marks.json"
     env = {**os.environ, "BENCH_MARKS": str(marks),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    if cold_codecs:     # an empty codec cache: the first session after installing (or upgrading) kproto
+        env["KPROTO_CODEC_CACHE"] = str(tmp / "codecs")
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp),
                            str(tmp / "test_first.py")], cwd=tmp, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -164,6 +168,8 @@ def main() -> None:
     sides = {kafka: run_kafka, "tansu 0.6": run_tansu, "kproto (kafka_broker fixture)": run_kproto,
              "kproto (kafka_broker fixture), first of a session": run_first_of_session,
              "kproto (kafka_broker fixture), first of a pytest session": run_pytest_session,
+             "kproto (kafka_broker fixture), first of a pytest session, empty codec cache":
+                 lambda tmp: run_pytest_session(tmp, cold_codecs=True),
              "kproto serve child, fresh interpreter (KPROTO_FORK_SERVER=0)": run_fresh_interpreter,
              "kproto in-process (--kproto-in-process)": lambda tmp: run_kproto(tmp, InProcessBroker)}
     report = Report("bench_fixture", "Test fixture start-up: kproto's kafka_broker vs Apache Kafka and tansu",

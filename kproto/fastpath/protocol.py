@@ -27,7 +27,7 @@ from typing import Callable
 from construct import Container
 
 from kproto.fastpath.walk import Irregular as _Irregular
-from kproto.fastpath.walk import Writer
+from kproto.fastpath.walk import Writer, compiled
 from kproto.schemas import message as M
 from kproto.schemas.primitives import Deferred, encode_uvarint
 
@@ -411,7 +411,7 @@ def _compiled(spec: M.Struct, version: int, flexible: bool,
     parse = gen.parse_struct(spec, version, flexible)
     build = None if present else gen.build_struct(spec, version, flexible)   # present: decoders only
     code = "\n".join(gen.lines)
-    exec(compile(code, f"<kproto.fastpath.protocol {spec.name} v{version}>", "exec"), gen.ns)
+    exec(compiled(code, f"<kproto.fastpath.protocol {spec.name} v{version}>"), gen.ns)
     return gen.ns[parse], build and gen.ns[build]
 
 

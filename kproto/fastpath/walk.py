@@ -13,7 +13,15 @@ caller then asks the schema, which raises the located error or agrees.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.util
 import itertools
+import marshal
+import os
+import threading
+from pathlib import Path
+from types import CodeType
 from typing import Callable
 
 from construct import Array, Const, FormatField, Prefixed, Rebuild, Renamed, Struct, Terminated
@@ -21,7 +29,8 @@ from construct import Array, Const, FormatField, Prefixed, Rebuild, Renamed, Str
 from kproto.schemas.primitives import KArray, Sized, UnsignedVarInt, ZigZagVarInt
 
 __all__ = ["FIXED", "ZIGZAG", "UVARINT", "SIZED", "ARRAY", "PREFIXED", "STRUCT", "INTEGERS", "unwrap",
-           "node_kind", "is_terminator", "Writer", "Irregular", "Syntax", "PYTHON", "C", "emit_sized"]
+           "node_kind", "is_terminator", "Writer", "Irregular", "Syntax", "PYTHON", "C", "emit_sized",
+           "cache_dir", "compiled"]
 
 # The node kinds of the record schema that have a generated form.
 FIXED, ZIGZAG, UVARINT, SIZED, ARRAY, PREFIXED, STRUCT = (
@@ -58,6 +67,46 @@ def is_terminator(sub) -> bool:
     return sub is Terminated or isinstance(sub, type(Terminated))
 
 
+def cache_dir() -> Path | None:
+    """Where ``compiled`` keeps code objects: ``$KPROTO_CODEC_CACHE``, else kproto/codecs
+    under ``$XDG_CACHE_HOME`` (``~/.cache``); None (no cache) when that is empty or "0"."""
+    where = os.environ.get("KPROTO_CODEC_CACHE")
+    if where is None:
+        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        where = os.path.join(home, "kproto", "codecs")
+    if where in ("", "0"):
+        return None
+    return Path(where, importlib.util.MAGIC_NUMBER.hex())     # one bytecode format a directory
+
+
+def compiled(source: str, filename: str) -> CodeType:
+    """``compile(source, filename, "exec")``, kept on disk by the hash of both as a .pyc keeps a
+    module: generated codecs cost ~3-12 ms of compile() each, paid by every process (each
+    forked test broker, each client) for each (API, version) it meets; reading one back is
+    ~0.1 ms. The same source and name make the same code object, so an entry is never stale;
+    one unreadable is compiled again, and a cache that cannot be written is skipped."""
+    where = cache_dir()
+    if where is None:
+        return compile(source, filename, "exec")
+    path = where / hashlib.sha256(f"{filename}\0{source}".encode()).hexdigest()
+    try:
+        code = marshal.loads(path.read_bytes())
+        if isinstance(code, CodeType) and code.co_filename == filename:
+            return code
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    code = compile(source, filename, "exec")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")    # a writer's own
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(marshal.dumps(code))
+        os.replace(tmp, path)      # whole or absent to a reader in another process
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return code
+
+
 class Writer:
     """Generated source: indented lines, fresh names, and a namespace of constants."""
 
@@ -81,7 +130,7 @@ class Writer:
         """Compile the lines as Python and return the function ``name`` (its
         source kept as ``__source__`` for tests and debugging)."""
         source = "\n".join(self.lines)
-        exec(compile(source, filename, "exec"), self.ns)
+        exec(compiled(source, filename), self.ns)
         fn = self.ns[name]
         fn.__source__ = source
         return fn

@@ -13,8 +13,6 @@ the broker until the rule has acted ``n`` times, ``.remove()`` (or leaving the
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any
 
 from kproto.errors import KprotoError
@@ -33,6 +31,10 @@ class Faults:
         self.base = base.rstrip("/")
 
     def call(self, method: str, path: str, doc: Any = None, timeout: float = 30.0) -> tuple[int, Any]:
+        # imported here: urllib.request (with http.client, email, ssl) is ~10-30 ms of every
+        # process importing kproto.testing, the pytest plugin's and its fork server's included
+        import urllib.error
+        import urllib.request
         data = None if doc is None else json.dumps(doc).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})

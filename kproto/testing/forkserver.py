@@ -194,7 +194,9 @@ def serve_forever(fd: int) -> None:
         control.sendall(b"ready")
     except OSError:
         return      # the test process is gone already
-    warm, idle = _warm_codecs(), False
+    # codecs warm at once until the first request (no child of ours runs yet: the session is
+    # still collecting), then only after WARM_AFTER without one
+    warm, idle = _warm_codecs(), True
     while True:
         wait = None if warm is None else 0 if idle else WARM_AFTER
         readable = select.select([control, wake_r], [], [], wait)[0]
@@ -239,27 +241,36 @@ WARM_AFTER = 0.5
 
 
 def _warm_codecs() -> Iterator[None]:
-    """The generated codecs (kproto.fastpath.protocol, ~3-5 ms of compile() each) a child's
-    first requests would otherwise generate, one per step, made once the server is idle
-    (``WARM_AFTER``) so a fork never waits for them: what a child was forked with it need not generate. The headers
-    and every ApiVersions version, then ``_NEWEST`` versions of each of ``_FIRST_APIS``."""
+    """The generated codecs (kproto.fastpath.protocol, ~3-12 ms of compile() each, unless
+    cached) a child's first requests would otherwise generate, one per step, made while the
+    server is idle (before its first request, then after ``WARM_AFTER`` without one) so a
+    fork never waits for more than one: what a child was forked with it need not generate.
+    Every ApiVersions version, then ``_NEWEST`` versions of each of ``_FIRST_APIS``, newest
+    of each first."""
+    from kproto import protocol
+    served = protocol.served_versions()
+    pairs = [(protocol.api_versions.API.key, v) for v in range(served[protocol.api_versions.API.key][1], -1, -1)]
+    keys = [getattr(protocol, name).API.key for name in _FIRST_APIS]
+    for back in range(_NEWEST):     # each API's newest first, then the one before...: a client's own first
+        pairs += [(key, served[key][1] - back) for key in keys if served[key][1] - back >= served[key][0]]
+    return codec_steps(pairs, serving=True)
+
+
+def codec_steps(pairs: Sequence[tuple[int, int]], *, serving: bool) -> Iterator[None]:
+    """Generate, one per step, the codecs of the headers and of each (API key, version): a
+    broker's (``serving``: request parsers, response builders) or a client's (the converse)."""
     from kproto import protocol
     from kproto.fastpath.protocol import fast_builder, fast_parser
     from kproto.schemas.protocol.header import request_header, response_header
-    served = protocol.served_versions()
+    into, out = (fast_parser, fast_builder) if serving else (fast_builder, fast_parser)
     for c in (request_header(1), request_header(2)):
-        yield fast_parser(c.spec, c.version, c.flexible)
+        yield into(c.spec, c.version, c.flexible)
     for c in (response_header(0), response_header(1)):
-        yield fast_builder(c.spec, c.version, c.flexible)
-    pairs = [(protocol.api_versions.API.key, v) for v in range(served[protocol.api_versions.API.key][1] + 1)]
-    for name in _FIRST_APIS:
-        key = getattr(protocol, name).API.key
-        lo, hi = served[key]
-        pairs += [(key, v) for v in range(hi, max(lo, hi - _NEWEST + 1) - 1, -1)]
+        yield out(c.spec, c.version, c.flexible)
     for key, version in pairs:
         request, response = protocol.api(key).request(version), protocol.api(key).response(version)
-        yield fast_parser(request.spec, request.version, request.flexible)
-        yield fast_builder(response.spec, response.version, response.flexible)
+        yield into(request.spec, request.version, request.flexible)
+        yield out(response.spec, response.version, response.flexible)
 
 
 def _reap(reports: dict[int, socket.socket]) -> None:

@@ -50,6 +50,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 import threading
 import uuid
 from pathlib import Path
@@ -66,7 +67,7 @@ REPORT_LOG_LINES = 400
 _used = pytest.StashKey[list]()      # item -> [(broker, log offset at first use)]
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     group = parser.getgroup("kproto", "kproto Kafka broker fixtures")
     group.addoption("--kproto-broker-config", action="append", default=[], metavar="KEY=VALUE",
                     help="Kafka broker setting for the kafka_broker fixtures (repeatable).")
@@ -84,23 +85,51 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="true: the kafka_broker fixtures' brokers run in the test process (--kproto-in-process).")
     parser.addini("kproto_broker_scope", default="session",
                   help=f"Scope of the kafka_broker fixture: {', '.join(SCOPES)} (default session).")
+    # The plugin's load (from its entry point, among the first things pytest does): with the
+    # arguments parsed, the fork server's ~200 ms of start overlap the other plugins' loading.
+    config = pluginmanager.get_plugin("pytestconfig")
+    if config is not None:
+        _start_if_a_test_names_a_broker(config)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Where the plugin was loaded before its session's arguments were parsed (as a plugin a
+    conftest names): look for broker fixtures now."""
+    _start_if_a_test_names_a_broker(early_config)
+
+
+_scanned = pytest.StashKey[bool]()
+
+
+def _start_if_a_test_names_a_broker(config: pytest.Config) -> None:
     """The earliest a session can know it may start a broker (before the conftests and the
     test modules are imported): a test file it was given, or under a directory it was
     given, names a broker fixture. Those files are read on a thread and the fork server
-    started at the first that does, while pytest goes on importing; pytest_collectstart
-    and pytest_itemcollected catch what this misses."""
-    known = early_config.known_args_namespace
+    started at the first that does, while pytest goes on loading plugins and importing;
+    pytest_collectstart and pytest_itemcollected catch what this misses."""
+    known = getattr(config, "known_args_namespace", None)
+    if known is None or config.stash.get(_scanned, False):
+        return      # arguments not parsed yet (the pytest_load_initial_conftests call comes), or done
+    config.stash[_scanned] = True
     if not forkserver.usable() or getattr(known, "collectonly", False):
         return
-    in_process = getattr(known, "kproto_in_process", None) or early_config.getini("kproto_broker_in_process")
-    words = ("kafka_cluster",) if in_process else _BROKER_WORDS
-    paths = list(getattr(known, "file_or_dir", None) or early_config.getini("testpaths") or ["."])
-    threading.Thread(target=_start_if_named, args=(early_config, paths, words), name="kproto-fork-server-start",
+    words = ("kafka_cluster",) if _in_process(config) else _BROKER_WORDS
+    # before this plugin's options are parsed a value of one of them may stand in file_or_dir
+    paths = [p for p in getattr(known, "file_or_dir", None) or () if _test_path(config, p).exists()] \
+        or config.getini("testpaths") or ["."]
+    threading.Thread(target=_start_if_named, args=(config, paths, words), name="kproto-fork-server-start",
                      daemon=True).start()
+
+
+def _in_process(config: pytest.Config) -> bool:
+    """broker_class's answer, from the arguments as given while this plugin's own options
+    may not be parsed yet."""
+    if getattr(config.known_args_namespace, "kproto_in_process", None) or config.getini("kproto_broker_in_process"):
+        return True
+    given = (*config.invocation_params.args, *config.getini("addopts"),
+             *shlex.split(os.environ.get("PYTEST_ADDOPTS", "")))
+    return "--kproto-in-process" in given
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -120,15 +149,18 @@ def _start_if_named(config: pytest.Config, paths: list[str], words: tuple[str, .
             return
 
 
+def _test_path(config: pytest.Config, arg: str) -> Path:
+    """A file_or_dir argument's path (``tests/test_x.py::test_y`` -> the file)."""
+    return config.invocation_params.dir / Path(str(arg).split("::", 1)[0])
+
+
 def _test_files(config: pytest.Config, paths: list[str]) -> Iterator[Path]:
     """The test files ``paths`` name, and those under the directories they name
     (``python_files``), skipping what pytest's collection skips (``norecursedirs``,
     hidden directories)."""
     skip, patterns = config.getini("norecursedirs"), config.getini("python_files")
     for arg in paths:
-        path = Path(str(arg).split("::", 1)[0])
-        if not path.is_absolute():
-            path = config.invocation_params.dir / path
+        path = _test_path(config, arg)
         if path.is_file():
             yield path
             continue
@@ -216,6 +248,30 @@ def _note_use(request: pytest.FixtureRequest, broker: Broker) -> None:
         used.append((broker, broker.log_size()))
 
 
+_client_codecs: threading.Thread | None = None
+
+
+def _warm_client() -> None:
+    """Once a process: the codecs of kafka_topic's first requests (kproto's client: ApiVersions,
+    CreateTopics), generated on a thread while the test process waits for its first broker's
+    ready line, instead of on the test's clock after it."""
+    global _client_codecs
+    if _client_codecs is None:
+        _client_codecs = threading.Thread(target=_client_codec_steps, name="kproto-client-codecs", daemon=True)
+        _client_codecs.start()
+
+
+def _client_codec_steps() -> None:
+    from kproto import protocol
+    from kproto.client.connection import API_VERSIONS_FIRST
+    create_topics = protocol.create_topics.API.key
+    pairs = [(protocol.api_versions.API.key, API_VERSIONS_FIRST),
+             (create_topics, protocol.served_versions()[create_topics][1])]
+    for _ in forkserver.codec_steps(pairs, serving=False):
+        pass
+    "localhost".encode("idna")      # what a client's first getaddrinfo imports (encodings.idna, stringprep)
+
+
 @pytest.fixture(scope=_scope)
 def kproto_shared_broker(request: pytest.FixtureRequest,
                          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
@@ -223,6 +279,7 @@ def kproto_shared_broker(request: pytest.FixtureRequest,
     base = tmp_path_factory.mktemp("kproto-broker")
     broker = broker_class(request.config)(base / "data", broker_config(request.config),
                                           log_path=base / "broker.log", kafka_version=kafka_version(request.config))
+    _warm_client()
     broker.start()
     try:
         yield broker

@@ -350,3 +350,51 @@ def test_plain():
     assert not forkserver.started()
 ''')
     run(project).assert_outcomes(passed=1)
+
+
+def test_the_fork_server_starts_when_the_plugin_loads(project: pytest.Pytester):
+    """At the plugin's load (its pytest_addoption, the arguments parsed): already running when
+    the initial conftests are about to load, before any pytest_load_initial_conftests; a value
+    of one of the plugin's options before the test file is no path to read."""
+    project.makepyfile(probe='''
+import threading
+import pytest
+from kproto.testing import forkserver
+
+SEEN = []
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config):
+    for t in threading.enumerate():
+        if t.name == "kproto-fork-server-start":
+            t.join(60)
+    SEEN.append(forkserver.started())
+    return (yield)
+''', test_early='''
+import probe
+
+def test_broker(kafka_broker):
+    assert probe.SEEN == [True]
+''')
+    run(project, "-p", "probe", "--kproto-kafka-version", "4.4", "test_early.py").assert_outcomes(passed=1)
+
+
+def test_the_first_broker_start_generates_the_client_codecs_of_kafka_topic(project: pytest.Pytester):
+    """While the test process waits for its first broker, a thread generates what kproto's
+    client needs for kafka_topic's requests: none is generated on the test's clock."""
+    project.makepyfile(test_codecs='''
+from kproto import protocol
+from kproto.fastpath.protocol import _compiled, fast_builder, fast_parser
+from kproto.testing import plugin
+
+def test_codecs(kafka_broker):
+    plugin._client_codecs.join(60)
+    key = protocol.create_topics.API.key
+    version = protocol.served_versions()[key][1]
+    request, response = protocol.api(key).request(version), protocol.api(key).response(version)
+    misses = _compiled.cache_info().misses
+    fast_builder(request.spec, request.version, request.flexible)
+    fast_parser(response.spec, response.version, response.flexible)
+    assert _compiled.cache_info().misses == misses
+''')
+    run(project).assert_outcomes(passed=1)

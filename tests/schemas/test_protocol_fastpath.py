@@ -177,3 +177,57 @@ def test_present_parse_falls_back_to_the_schema_projected(monkeypatch):
     slow = P.decode_request_body(header, frame, offset, present=True)
     assert json.dumps(plain(slow), default=repr) == json.dumps(plain(fast), default=repr)
     assert "include_cluster_authorized_operations" in full and "include_cluster_authorized_operations" not in slow
+
+
+# -- the on-disk cache of generated code (kproto.fastpath.walk.compiled) -----------------------
+
+def _run(code) -> object:
+    ns: dict = {}
+    exec(code, ns)
+    return ns["f"]()
+
+
+def test_compiled_code_is_kept_and_read_back(tmp_path, monkeypatch):
+    from kproto.fastpath.walk import cache_dir, compiled
+    monkeypatch.setenv("KPROTO_CODEC_CACHE", str(tmp_path))
+    assert _run(compiled("def f():\n    return 41", "<gen f>")) == 41
+    [entry] = cache_dir().iterdir()
+    assert entry.parent.parent == tmp_path and not entry.name.endswith(".tmp")
+    # what is read back is the entry, not a new compile: swap in other code under the same key
+    import marshal
+    entry.write_bytes(marshal.dumps(compile("def f():\n    return 42", "<gen f>", "exec")))
+    assert _run(compiled("def f():\n    return 41", "<gen f>")) == 42
+    # another source, or the same source under another name, is another entry
+    assert _run(compiled("def f():\n    return 43", "<gen f>")) == 43
+    assert _run(compiled("def f():\n    return 41", "<gen g>")) == 41
+    assert len(list(cache_dir().iterdir())) == 3
+
+
+@pytest.mark.parametrize("damage", [b"", b"\x00garbage", b"\xe3\x00"])
+def test_an_unreadable_entry_is_compiled_again_and_replaced(tmp_path, monkeypatch, damage):
+    import marshal
+    from kproto.fastpath.walk import cache_dir, compiled
+    monkeypatch.setenv("KPROTO_CODEC_CACHE", str(tmp_path))
+    compiled("def f():\n    return 7", "<gen f>")
+    [entry] = cache_dir().iterdir()
+    entry.write_bytes(damage)
+    assert _run(compiled("def f():\n    return 7", "<gen f>")) == 7
+    assert _run(marshal.loads(entry.read_bytes())) == 7
+
+
+def test_no_cache_when_disabled_or_unwritable(tmp_path, monkeypatch):
+    from kproto.fastpath.walk import cache_dir, compiled
+    monkeypatch.setenv("KPROTO_CODEC_CACHE", "0")
+    assert cache_dir() is None and _run(compiled("def f():\n    return 1", "<gen f>")) == 1
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("KPROTO_CODEC_CACHE", str(blocked))
+    assert _run(compiled("def f():\n    return 2", "<gen f>")) == 2
+    assert blocked.read_text() == "not a directory" and list(tmp_path.iterdir()) == [blocked]
+
+
+def test_the_cache_defaults_to_the_user_cache_directory(tmp_path, monkeypatch):
+    from kproto.fastpath.walk import cache_dir
+    monkeypatch.delenv("KPROTO_CODEC_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir().parent == tmp_path / "kproto" / "codecs"
