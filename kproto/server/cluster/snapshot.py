@@ -2,7 +2,8 @@
 records in a ``<offset>-<epoch>.checkpoint`` file (KIP-630).
 
 * ``image_records`` is Kafka's MetadataImage.write (SnapshotGenerator): the
-  records that rebuild an image from nothing, in Kafka's order: brokers, topics
+  records that rebuild an image from nothing, in Kafka's order: feature levels
+  (metadata.version first), brokers, topics
   with their partitions, configs, client quotas, producer ids, ACLs, SCRAM.
 * ``write_snapshot`` frames them as RecordsSnapshotWriter does: a control batch
   with the SnapshotHeaderRecord, the records (offsets from 0, the partition
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from kproto.features import METADATA_VERSION
+from kproto.jvm import java_hashmap_order, java_string_hash
 from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
 from kproto.schemas import records as S
 from kproto.schemas.metadata_records import CONTROL_RECORDS
@@ -79,6 +82,14 @@ def latest_snapshot(log_dir: Path) -> SnapshotId | None:
 
 def image_records(image: I.MetadataImage) -> list[tuple[int, dict]]:
     out: list[tuple[int, dict]] = []
+    # FeaturesImage.write: metadata.version first (it decides how the rest is read), then the
+    # others as FeaturesImage's map iterates: FeaturesDelta.apply puts them, in the bootstrap
+    # records' (sorted) order, into a `new HashMap<>(image's size)`, from 0 the first time
+    if METADATA_VERSION in image.features:
+        out.append((I.FEATURE_LEVEL, {"name": METADATA_VERSION, "feature_level": image.features[METADATA_VERSION]}))
+    others = [n for n in image.features if n != METADATA_VERSION]
+    out += [(I.FEATURE_LEVEL, {"name": n, "feature_level": image.features[n]})
+            for n in java_hashmap_order(sorted(others), java_string_hash, initial_capacity=0)]
     for b in sorted(image.brokers.values(), key=lambda b: b.broker_id):          # ClusterImage
         out.append((I.REGISTER_BROKER, {
             "broker_id": b.broker_id, "incarnation_id": b.incarnation_id, "broker_epoch": b.epoch,
@@ -258,6 +269,8 @@ class Snapshotter:
         self.image.end_offset = self.applied
         if now >= self.next_clean:
             self.clean(now)
+        if METADATA_VERSION not in self.image.features:
+            return None     # MetadataLoader publishes (so snapshots) nothing before metadata.version is known
         if not self.policy.due(now) or (self.latest is not None and self.latest.end_offset >= self.applied):
             return None
         return self.snapshot(now)
