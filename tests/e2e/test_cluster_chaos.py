@@ -129,9 +129,10 @@ def test_random_sigkills_lose_no_acknowledged_record_and_replicas_match(cluster)
     create(cluster, TOPIC, ASSIGNMENT, min_insync_replicas=2)
     load = Load(cluster.bootstrap_servers)
     try:
-        for _ in range(KILLS):
+        for kill in range(1, KILLS + 1):
             load.wait_for(len(load.acked) + PROGRESS, "before a kill")
             victim = rng.choice(NODES)
+            print(f"kill {kill} of {KILLS} (seed {SEED}): node {victim}, {len(load.acked)} acknowledged")
             cluster.kill(victim)
             for p in range(len(ASSIGNMENT)):
                 cluster.wait_for_leader(TOPIC, p, not_in={victim}, timeout=120)
