@@ -1,7 +1,8 @@
 # kproto: two commands do all set-up on a fresh Debian machine.
 #   make serve   the reference broker on 127.0.0.1:9092, data in ./kproto-data
 #   make test    installs what the tests need (Debian packages included), runs pytest
-#   make soak    bench/soak.py: kill -9, mutated frames, fuzzing, group churn; figures in soak-figures.json
+#   make soak    bench/soak.py: kill -9, mutated frames, fuzzing, group churn; figures in soak-figures.json;
+#                then SOAK_KILLS=50 random node kills of a 3-node cluster (tests/e2e/test_cluster_chaos.py)
 #   make c       regenerate the C record codec from the schema (generators/c.py) and rebuild it
 PY      ?= python3
 VENV    := .venv
@@ -90,9 +91,13 @@ bench: venv debs kafka
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py $(BENCH_ARGS) || exit 1; done
 
 # Hostile and careless clients for as long as you like (figures printed and kept
-# in soak-figures.json); bench/soak.py --help sizes each part. Default: ~35 min.
+# in soak-figures.json); bench/soak.py --help sizes each part. Then the cluster chaos test:
+# SOAK_KILLS random SIGKILLs and restarts of a 3-node cluster under load (the normal
+# suite runs 3; SOAK_SEED replays a run). Default: ~35 min + ~10 min.
+SOAK_KILLS ?= 50
 soak: venv
 	nice -n 10 $(BIN)/python bench/soak.py --out soak-figures.json
+	SOAK_KILLS=$(SOAK_KILLS) nice -n 10 $(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/test_cluster_chaos.py
 
 # The C record codec after a change to the record schema or generators/: regenerate
 # csrc/records_generated.c (tests/records/test_codegen_c.py checks it is current) and rebuild.

@@ -28,13 +28,13 @@ from typing import Any
 from kproto import features as F
 from kproto.common import CLUSTER_METADATA_TOPIC_NAME, now_ms
 from kproto.errors import KprotoError
+from kproto.jvm import java_hashmap_order, java_string_hash
 from kproto.log import checkpoint as ckpt
 from kproto.properties import parse_properties
 from kproto.security.scram import BY_TYPE, MECHANISMS, ScramCredential, ScramMechanism, normalize
 
 __all__ = ["StorageError", "BOOTSTRAP_SNAPSHOT", "parse_feature", "parse_scram", "effective_features",
-           "bootstrap_records", "format_storage", "storage_info", "bootstrap_features", "bootstrap_scram",
-           "java_hash_order"]
+           "bootstrap_records", "format_storage", "storage_info", "bootstrap_features", "bootstrap_scram"]
 
 #: Where the format command leaves the bootstrap metadata (Kafka 4.4: a snapshot at offset 0, epoch 0).
 #: The cluster modules load lazily: every broker start looks for this file.
@@ -224,28 +224,6 @@ def bootstrap_text(records: Sequence[tuple[int, dict]]) -> str:
 
 # -- the directories -----------------------------------------------------------------------------
 
-def java_hash_order(keys: Sequence[str], *, copied: bool = False) -> list[str]:
-    """The iteration order of a java.util.HashMap filled with ``keys`` in this order (String.hashCode,
-    HashMap.hash's spread): the order Kafka's tools print directories in. A map made empty grows
-    from 16 slots, doubled past 0.75 full; a ``copied`` one (``new HashMap<>(map)``) is sized
-    for its entries at once: the next power of two of size / 0.75 + 1."""
-    def string_hash(s: str) -> int:
-        h = 0
-        for unit in range(0, len(b := s.encode("utf-16-be")), 2):
-            h = (31 * h + int.from_bytes(b[unit:unit + 2], "big")) & 0xFFFFFFFF
-        return h
-    if copied:
-        wanted = int(len(keys) / 0.75 + 1.0)
-        size = 1
-        while size < wanted:
-            size *= 2
-    else:
-        size = 16
-        while len(keys) > size * 3 // 4:
-            size *= 2
-    return sorted(keys, key=lambda k: ((h := string_hash(k)) ^ (h >> 16)) & (size - 1))
-
-
 @dataclass(frozen=True)
 class NodeStorage:
     """What the format and info commands read from a node's config."""
@@ -332,7 +310,7 @@ def format_storage(config: Mapping[str, str], cluster_id: str, *, ignore_formatt
                                f"should remove all data in your data directories.")
         found[d] = props
     if found and not ignore_formatted:
-        first = java_hash_order(sorted(found), copied=True)[0]    # MetaPropertiesEnsemble.Copier's map
+        first = java_hashmap_order(sorted(found), java_string_hash, copy=True)[0]    # MetaPropertiesEnsemble.Copier's map
         raise StorageError(f"Log directory {first} is already formatted. Use --ignore-formatted to ignore this "
                            f"directory and format the others.")
     empty = [d for d in node.directories if d not in found]
@@ -342,7 +320,7 @@ def format_storage(config: Mapping[str, str], cluster_id: str, *, ignore_formatt
     mv_name = F.metadata_version_name(levels[F.METADATA_VERSION])
     stamp = now_ms() if now is None else now
     own = None if voters is None else voters.get(node.node_id)
-    for d in java_hash_order(empty):
+    for d in java_hashmap_order(empty, java_string_hash):    # a HashMap of directories
         kind = "data directory"                     # Formatter.DirectoryType
         if d == node.metadata_log_dir:
             kind = ("metadata directory" if voters is None else

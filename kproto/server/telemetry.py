@@ -34,6 +34,7 @@ from kproto.compression import decompress
 from kproto.errors import (
     DecodeError, ErrorCode, InvalidConfigError, InvalidRequestError, KafkaError,
 )
+from kproto.jvm import int32, java_hashmap_order, java_string_hash
 from kproto.log.manager import format_topic_id
 from kproto.records import crc32c
 from kproto.server.share.group_config import GroupConfigs
@@ -129,45 +130,23 @@ def check_subscription(name: str, configs: dict[str, str]) -> None:
 
 # -- Java's iteration order, for the subscription id ------------------------------------------
 
-def _java_string_hash(s: str) -> int:
-    h = 0
-    for unit in struct.unpack(f"<{len(s.encode('utf-16-le')) // 2}H", s.encode("utf-16-le")):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h
-
-
 def java_hash_set_order(items: list[str]) -> list[str]:
-    """The order a java.util.HashSet built by adding ``items`` in turn iterates them:
-    by bucket (HashMap.hash spreads String.hashCode) in the final table, ties in
-    insertion order (HashMap.resize keeps it)."""
-    unique = list(dict.fromkeys(items))
-    capacity = 16
-    while len(unique) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(s: str) -> int:
-        h = _java_string_hash(s)
-        return (h ^ (h >> 16)) & (capacity - 1)
-    return sorted(unique, key=bucket)     # sorted is stable: insertion order within a bucket
-
-
-def _java_int(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= 1 << 31 else v
+    """The order a java.util.HashSet built by adding ``items`` in turn iterates them."""
+    return java_hashmap_order(items, java_string_hash)
 
 
 def uuid_hash_code(u: uuid.UUID) -> int:
     """org.apache.kafka.common.Uuid.hashCode."""
     msb, lsb = u.int >> 64, u.int & ((1 << 64) - 1)
     h = msb ^ lsb
-    return _java_int((h >> 32) ^ h)
+    return int32((h >> 32) ^ h)
 
 
 def subscription_id(metrics: list[str], push_interval_ms: int, instance_id: uuid.UUID) -> int:
     """ClientMetricsManager.computeSubscriptionId: CRC-32C of the metric set as Java
     prints it ("[a, b]") followed by the interval, XOR the instance id's hash."""
     text = "[" + ", ".join(metrics) + "]" + str(push_interval_ms)
-    return _java_int(crc32c(text.encode()) ^ uuid_hash_code(instance_id))
+    return int32(crc32c(text.encode()) ^ uuid_hash_code(instance_id))
 
 
 # -- OTLP MetricsData: a small protobuf reader ------------------------------------------------

@@ -81,21 +81,31 @@ def create(ctrl: Controller, name: str, partitions: int = -1, rf: int = -1, assi
 
 def test_registration_epoch_is_the_record_offset_and_unfencing_waits_for_metadata(tmp_path):
     ctrl = controller(tmp_path)
+    # offset 0 is the LeaderChange control record of the quorum's first epoch, 1-8 the
+    # bootstrap feature levels as Kafka 4.4's first active controller writes them (measured)
+    assert [(t, r) for _, t, r in records(ctrl)] == [
+        (I.BEGIN_TRANSACTION, {"name": "Bootstrap records"}),
+        *[(I.FEATURE_LEVEL, {"name": n, "feature_level": level}) for n, level in (
+            ("metadata.version", 33), ("eligible.leader.replicas.version", 1), ("group.version", 1),
+            ("share.version", 2), ("streams.version", 1), ("transaction.version", 2))],
+        (I.END_TRANSACTION, {})]
+    assert ctrl.image.features == {"metadata.version": 33, "eligible.leader.replicas.version": 1,
+                                   "group.version": 1, "share.version": 2, "streams.version": 1,
+                                   "transaction.version": 2}
     r1 = register(ctrl, 1)
     r2 = register(ctrl, 2)
-    # offset 0 is the LeaderChange control record of the quorum's first epoch
-    assert (r1.error_code, r1.broker_epoch, r2.broker_epoch) == (0, 1, 2)
+    assert (r1.error_code, r1.broker_epoch, r2.broker_epoch) == (0, 9, 10)
     # BrokerHeartbeatManager: unfenced once the broker read the log up to its registration
-    behind = heartbeat(ctrl, 2, 2, 1)
+    behind = heartbeat(ctrl, 2, 10, 9)
     assert (behind.error_code, behind.is_caught_up, behind.is_fenced) == (0, False, True)
-    caught_up = heartbeat(ctrl, 2, 2, 2)
+    caught_up = heartbeat(ctrl, 2, 10, 10)
     assert (caught_up.is_caught_up, caught_up.is_fenced) == (True, False)
-    assert heartbeat(ctrl, 2, 1, 5).error_code == ErrorCode.STALE_BROKER_EPOCH
-    assert heartbeat(ctrl, 9, 0, 5).error_code == ErrorCode.STALE_BROKER_EPOCH     # checkBrokerEpoch
-    log = records(ctrl)
-    assert [(o, t) for o, t, _ in log] == [(1, I.REGISTER_BROKER), (2, I.REGISTER_BROKER), (3, I.UNFENCE_BROKER)]
+    assert heartbeat(ctrl, 2, 9, 13).error_code == ErrorCode.STALE_BROKER_EPOCH
+    assert heartbeat(ctrl, 9, 0, 13).error_code == ErrorCode.STALE_BROKER_EPOCH     # checkBrokerEpoch
+    log = records(ctrl, 9)
+    assert [(o, t) for o, t, _ in log] == [(9, I.REGISTER_BROKER), (10, I.REGISTER_BROKER), (11, I.UNFENCE_BROKER)]
     assert log[1][2]["end_points"][0]["port"] == 9094 and log[1][2]["fenced"] is True
-    assert log[2][2] == {"id": 2, "epoch": 2}
+    assert log[2][2] == {"id": 2, "epoch": 10}
     assert ctrl.image.alive() == {2}
 
 

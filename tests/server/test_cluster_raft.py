@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import uuid
 import random
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import settings
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from kproto.errors import ErrorCode
+from kproto.server.cluster import quorum as quorum_wire
 from kproto.server.cluster import raft as R
 from kproto.server.cluster.raft import (
     TRANSITIONS, EpochRule, ElectionState, FetchRequest, RaftConfig, RaftNode, StateKind, VoteRequest,
@@ -386,6 +388,30 @@ def test_a_prospective_stands_on_a_majority_of_pre_votes_and_falls_back_on_refus
     assert voted.state.kind is P
     voted.tick(20_000)
     assert voted.state.kind is V and voted.election == ElectionState(6, -1, 2)
+
+
+def test_a_prospective_answered_unsupported_version_stands_for_election_at_once():
+    """KIP-996's fallback (KafkaRaftClient.handleVoteResponse): a voter that cannot read Vote
+    v2 answers the pre-vote UNSUPPORTED_VERSION; the Prospective becomes a candidate of the
+    next epoch without waiting for a majority and asks standard votes (pre_vote unset)."""
+    node = RaftNode(1, [1, 2, 3], MemoryLog(), 0, election=ElectionState(4, 3))
+    node.tick(RaftConfig().fetch_timeout_ms)
+    assert node.state.kind is P
+    sends = node.receive(2, quorum_wire.from_wire(VoteRequest(4, 1, 0, 0, pre_vote=True), wire_error(
+        ErrorCode.UNSUPPORTED_VERSION)), 0)
+    assert node.state.kind is C and node.election == ElectionState(5, -1, 1)
+    assert [(s.destination, s.message) for s in sends] == [(2, VoteRequest(5, 1, 0, 0)), (3, VoteRequest(5, 1, 0, 0))]
+    # a candidate already (or any other state) ignores it: nothing changes
+    assert node.receive(3, R.VoteResponse(ErrorCode.UNSUPPORTED_VERSION, R.NO_ID, -1, False), 0) == []
+    assert node.state.kind is C and node.election == ElectionState(5, -1, 1)
+    # any other top-level error is still dropped on the wire
+    assert quorum_wire.from_wire(VoteRequest(4, 1, 0, 0, pre_vote=True), wire_error(ErrorCode.UNKNOWN_SERVER_ERROR)) \
+        is None
+
+
+def wire_error(error: int):
+    """A VoteResponse body with only a top-level error (as the client side makes of a refused version)."""
+    return SimpleNamespace(error_code=error, topics=[])
 
 
 def test_a_restarted_voter_remembers_its_vote():

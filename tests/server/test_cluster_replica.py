@@ -134,7 +134,22 @@ def test_epoch_cache_end_offsets():
     assert c.end_offset_for(2, 40) == EpochEndOffset(2, 30)
     assert c.end_offset_for(3, 40) == EpochEndOffset(2, 30)        # greatest epoch not above 3
     assert c.end_offset_for(0, 40) == EpochEndOffset(0, 10)
-    assert LeaderEpochCache([(1, 0)]).end_offset_for(0, 5) == EpochEndOffset(UNDEFINED_EPOCH, UNDEFINED_OFFSET)
+    # LeaderEpochFileCache.endOffsetFor: an epoch older than every entry ends where the first
+    # one starts (the epoch asked echoed); with no entry, or asked UNDEFINED_EPOCH, undefined
+    assert LeaderEpochCache([(1, 0)]).end_offset_for(0, 5) == EpochEndOffset(0, 0)
+    assert LeaderEpochCache([(3, 7)]).end_offset_for(1, 9) == EpochEndOffset(1, 7)
+    assert LeaderEpochCache([]).end_offset_for(0, 5) == EpochEndOffset(UNDEFINED_EPOCH, UNDEFINED_OFFSET)
+    assert c.end_offset_for(UNDEFINED_EPOCH, 40) == EpochEndOffset(UNDEFINED_EPOCH, UNDEFINED_OFFSET)
+
+
+def test_a_follower_drops_a_batch_of_an_epoch_its_new_leader_never_had():
+    """Found by tests/e2e/test_cluster_chaos.py: the epoch-0 leader died with a batch not yet
+    committed that one follower had fetched; the other, elected in epoch 1, wrote the producer's
+    retry of it at offset 0. The follower asks where epoch 0 ends: at 0, where epoch 1 starts,
+    so it truncates and fetches epoch 1's batch (an UNDEFINED answer had left the old one)."""
+    leader = LeaderEpochCache([(1, 0)])
+    follower = LeaderEpochCache([(0, 0)])
+    assert truncation_offset(follower, 162, leader.end_offset_for(follower.latest_epoch, 162)) == 0
 
 
 def test_epoch_cache_assign_drops_what_a_truncated_log_wrote():

@@ -4,6 +4,8 @@ DumpLogSegments, and loaded at start-up before the log after them."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from click.testing import CliRunner
 
@@ -148,8 +150,40 @@ def test_retention_keeps_the_newest_snapshot_and_the_log_starts_at_it(tmp_path):
 def test_without_retention_limits_every_snapshot_stays_and_the_log_starts_at_the_oldest(tmp_path):
     ctrl = busy_controller(tmp_path, metadata_log_max_record_bytes_between_snapshots=1,
                            metadata_max_retention_bytes=-1, metadata_max_retention_ms=-1)
+    # nothing passed a limit, so nothing moved the log's start (KafkaMetadataLog moves it
+    # only when retention deletes a snapshot)
     found = S.snapshots(tmp_path / METADATA_LOG_DIR)
-    assert len(found) > 10 and ctrl.log.log_start_offset == found[0].end_offset
+    assert len(found) > 10 and ctrl.log.log_start_offset == 0
+
+
+def test_retention_ms_ages_a_snapshot_by_its_last_records_append_time_not_its_file(tmp_path):
+    """metadata.max.retention.ms reads the SnapshotHeader's timestamp (the last contained
+    record's append time, Snapshots.lastContainedLogTimestamp) as KafkaMetadataLog does: a
+    snapshot of day-old records goes though its file is new; a fresh one whose file is
+    old (copied, touched) stays; the newest always stays, and retention also runs with no
+    new snapshot (every 60 s, RaftMetadataLogCleanerManager)."""
+    hour = 3_600_000
+    ctrl = busy_controller(tmp_path, metadata_max_retention_ms=hour, metadata_max_retention_bytes=-1)
+    meta = tmp_path / METADATA_LOG_DIR
+    snap = ctrl.snapshots
+    now = now_ms()
+    snap.last_timestamp = now - 24 * hour           # as if its records were appended a day ago
+    old = snap.snapshot(now)
+    assert S.snapshot_timestamp(meta, old) == now - 24 * hour
+    assert create(ctrl, "a", 1, 1).error_code == 0
+    fresh = snap.snapshot(now)
+    assert S.snapshot_timestamp(meta, fresh) == snap.last_timestamp > now - hour
+    # the old snapshot went when the next was written; the log starts at the next one
+    assert (S.snapshots(meta), ctrl.log.log_start_offset) == ([fresh], fresh.end_offset)
+    day_ago = (now - 24 * hour) / 1000
+    os.utime(meta / S.snapshot_file_name(fresh), (day_ago, day_ago))
+    assert create(ctrl, "b", 1, 1).error_code == 0
+    newest = snap.snapshot(now)
+    assert fresh < newest
+    assert (S.snapshots(meta), ctrl.log.log_start_offset) == ([fresh, newest], fresh.end_offset)
+    # two hours on, with no new snapshot: the periodic clean ages ``fresh`` out
+    assert snap.advance(ctrl.quorum.node.high_watermark, now + 2 * hour) is None
+    assert (S.snapshots(meta), ctrl.log.log_start_offset) == ([newest], newest.end_offset)
 
 
 def test_the_metadata_log_segments_wholly_below_the_oldest_snapshot_are_deleted(tmp_path):

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from kproto.log.checkpoint import read_meta_properties
-from kproto.server.storage import BOOTSTRAP_SNAPSHOT, java_hash_order
+from kproto.jvm import java_hashmap_order, java_string_hash
+from kproto.server.storage import BOOTSTRAP_SNAPSHOT
 from tests.components import kproto_broker
 from tests.helpers import request_raw
 from tests.tools.helpers import run_command
@@ -206,8 +207,8 @@ def test_a_missing_config_file_is_one_line(tmp_path):
 def test_java_hash_order():
     """HashMap<String, _> iteration order, as Kafka 4.4 printed these directories."""
     names = [f"/tmp/st2/x/{n}" for n in ("alpha", "beta", "data-1", "data-2", "gamma", "zz")]
-    assert java_hash_order(names) == [f"/tmp/st2/x/{n}" for n in ("zz", "alpha", "beta", "data-2", "data-1", "gamma")]
-    assert java_hash_order(["/tmp/st2/d1", "/tmp/st2/d2"]) == ["/tmp/st2/d2", "/tmp/st2/d1"]
+    assert java_hashmap_order(names, java_string_hash) == [f"/tmp/st2/x/{n}" for n in ("zz", "alpha", "beta", "data-2", "data-1", "gamma")]
+    assert java_hashmap_order(["/tmp/st2/d1", "/tmp/st2/d2"], java_string_hash) == ["/tmp/st2/d2", "/tmp/st2/d1"]
 
 
 def finalized(bootstrap: str) -> dict[str, int]:
@@ -251,9 +252,9 @@ def test_java_hash_order_of_a_copied_map():
     the first formatted directory of these."""
     def names(base: str, *ns: str) -> list[str]:
         return sorted(f"{base}/{n}" for n in ns)
-    assert java_hash_order(names("/tmp/st2/y", "alpha", "beta", "gamma", "zz"), copied=True)[0] == "/tmp/st2/y/alpha"
-    assert java_hash_order(names("/tmp/st2/x", "alpha", "data-1", "data-2", "gamma", "zz"),
-                           copied=True)[0] == "/tmp/st2/x/zz"
+    assert java_hashmap_order(names("/tmp/st2/y", "alpha", "beta", "gamma", "zz"), java_string_hash, copy=True)[0] == "/tmp/st2/y/alpha"
+    assert java_hashmap_order(names("/tmp/st2/x", "alpha", "data-1", "data-2", "gamma", "zz"),
+                              java_string_hash, copy=True)[0] == "/tmp/st2/x/zz"
 
 
 @pytest.mark.parametrize("args", [

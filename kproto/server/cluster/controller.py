@@ -46,6 +46,7 @@ from typing import Any, Callable
 from kproto import protocol
 from kproto.common import CLUSTER_METADATA_TOPIC_NAME, now_ms, validate_topic_name
 from kproto.errors import DecodeError, ErrorCode, KafkaError
+from kproto.features import FRESH_CLUSTER, KRAFT_VERSION, METADATA_VERSION
 from kproto.schemas import protocol as P
 from kproto.security.scram import BY_TYPE, ScramCredential
 from kproto.server import quotas
@@ -167,6 +168,10 @@ class Controller:
             self.sessions = {b: now + self.session_timeout_ms for b in self.image.brokers}
             self.active = True
             log.info("active controller at epoch %d, metadata log at offset %d", node.epoch, self.log.log_end_offset)
+            if METADATA_VERSION not in self.image.features:
+                # ActivationRecordsGenerator.recordsForEmptyLog (also for a log kproto wrote
+                # before it had them): the bootstrap feature levels, one metadata transaction
+                self.write(bootstrap_records(FRESH_CLUSTER))
         elif self.active and not node.is_leader:
             self.active = False
             log.info("no longer the active controller (epoch %d, leader %d)", node.epoch, node.leader_id)
@@ -571,3 +576,14 @@ class Controller:
                  for v, (h, port) in ((v, self.quorum.address(v)) for v in self.quorum.node.voters
                                       if self.quorum.address(v) is not None)]
         return {"error_code": 0, "error_message": None, "topics": topics, "nodes": nodes}
+
+
+def bootstrap_records(levels: dict[str, int]) -> list[tuple[int, dict]]:
+    """What a formatted cluster's first active controller writes (BootstrapMetadata, measured on
+    Kafka 4.4 with static voters): FeatureLevelRecords, metadata.version first, then the other
+    features above 0 by name, kraft.version left to the quorum (KRaftVersionRecord), between
+    Begin/EndTransactionRecords."""
+    features = [(I.FEATURE_LEVEL, {"name": METADATA_VERSION, "feature_level": levels[METADATA_VERSION]})]
+    features += [(I.FEATURE_LEVEL, {"name": n, "feature_level": level}) for n, level in sorted(levels.items())
+                 if level > 0 and n not in (METADATA_VERSION, KRAFT_VERSION)]
+    return [(I.BEGIN_TRANSACTION, {"name": "Bootstrap records"}), *features, (I.END_TRANSACTION, {})]

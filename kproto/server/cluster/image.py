@@ -23,21 +23,20 @@ from kproto.security.scram import ScramCredential
 from kproto.server import quotas
 from kproto.server.cluster.election import NO_LEADER, PartitionRegistration
 
-__all__ = ["REGISTER_BROKER", "UNREGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
+__all__ = ["REGISTER_BROKER", "FEATURE_LEVEL", "BEGIN_TRANSACTION", "END_TRANSACTION", "UNREGISTER_BROKER", "REMOVE_TOPIC", "TOPIC", "PARTITION", "CONFIG", "PARTITION_CHANGE", "FENCE_BROKER",
            "UNFENCE_BROKER", "TOPIC_RESOURCE", "BROKER_RESOURCE", "BrokerInfo", "TopicImage", "MetadataImage",
            "records_batch", "iter_records"]
 
 # MetadataRecordType ids (metadata/*.json apiKey) and the versions written here.
 REGISTER_BROKER, UNREGISTER_BROKER, TOPIC, CONFIG, PARTITION, PARTITION_CHANGE = 0, 1, 2, 4, 3, 5
 FENCE_BROKER, UNFENCE_BROKER, REMOVE_TOPIC = 7, 8, 9
-USER_SCRAM_CREDENTIAL, CLIENT_QUOTA, PRODUCER_IDS, ACCESS_CONTROL_ENTRY = 11, 14, 15, 18
-REMOVE_ACCESS_CONTROL_ENTRY, REMOVE_USER_SCRAM_CREDENTIAL = 19, 22
-FEATURE_LEVEL = 12
+USER_SCRAM_CREDENTIAL, FEATURE_LEVEL, CLIENT_QUOTA, PRODUCER_IDS, ACCESS_CONTROL_ENTRY = 11, 12, 14, 15, 18
+REMOVE_ACCESS_CONTROL_ENTRY, REMOVE_USER_SCRAM_CREDENTIAL, BEGIN_TRANSACTION, END_TRANSACTION = 19, 22, 23, 24
 # Partition records at version 2, Kafka 4's, for the ELR fields (KIP-966)
 VERSIONS = {REGISTER_BROKER: 1, UNREGISTER_BROKER: 0, TOPIC: 0, CONFIG: 0, PARTITION: 2, PARTITION_CHANGE: 2,
             FENCE_BROKER: 0, UNFENCE_BROKER: 0, REMOVE_TOPIC: 0, USER_SCRAM_CREDENTIAL: 0,
             REMOVE_USER_SCRAM_CREDENTIAL: 0, CLIENT_QUOTA: 0, PRODUCER_IDS: 0, ACCESS_CONTROL_ENTRY: 0,
-            REMOVE_ACCESS_CONTROL_ENTRY: 0, FEATURE_LEVEL: 0}
+            REMOVE_ACCESS_CONTROL_ENTRY: 0, FEATURE_LEVEL: 0, BEGIN_TRANSACTION: 0, END_TRANSACTION: 0}
 #: ConfigResource.Type.TOPIC and BROKER (a broker's id, or "" for the cluster-wide default)
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
 # PartitionChangeRecord's "leader unchanged"
@@ -81,6 +80,8 @@ class MetadataImage:
         self.scram: dict[tuple[str, int], ScramCredential] = {}
         #: the first producer id of the next block the controller hands out (ProducerIdsRecord)
         self.next_producer_id = 0
+        #: finalized feature levels (FeatureLevelRecord; FeaturesImage.finalizedVersions)
+        self.features: dict[str, int] = {}
         self.end_offset = 0
 
     def alive(self) -> set[int]:
@@ -156,6 +157,11 @@ class MetadataImage:
                 values[r.key] = r.value
         elif record_type == PRODUCER_IDS:
             self.next_producer_id = max(self.next_producer_id, r.next_producer_id)
+        elif record_type == FEATURE_LEVEL:      # FeaturesDelta.replay: level 0 removes the feature
+            if r.feature_level:
+                self.features[r.name] = r.feature_level
+            else:
+                self.features.pop(r.name, None)
         elif record_type == PARTITION:
             name = self.names[r.topic_id]
             self.topics[name].partitions[r.partition_id] = PartitionRegistration(

@@ -597,6 +597,10 @@ def from_wire(request: Any, body: Any) -> Any:
         return R.FetchSnapshotResponse(
             p.error_code, leader.leader_id if leader else R.NO_ID, leader.leader_epoch if leader else -1,
             request.snapshot_id, p.size, p.position, bytes(p.unaligned_records or b""))
+    if isinstance(request, R.VoteRequest) and body.error_code == ErrorCode.UNSUPPORTED_VERSION:
+        # the voter refused the Vote version (one without pre_vote, KIP-996): KafkaNetworkChannel
+        # hands this top-level error to handleVoteResponse
+        return R.VoteResponse(ErrorCode.UNSUPPORTED_VERSION, R.NO_ID, -1, False)
     if body.error_code:
         return None
     p = body.topics[0].partitions[0]

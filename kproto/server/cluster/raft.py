@@ -26,7 +26,8 @@ EpochState classes, LeaderState, ReplicatedLog):
   timeout sends it back (Follower of the leader it knew, else Unattached/Voted),
   so a voter cut off from the quorum never bumps the epoch and, back, does not
   depose a healthy leader (KafkaRaftClient.pollProspective,
-  prospectiveTransitionAfterElectionLoss).
+  prospectiveTransitionAfterElectionLoss). A voter answering UNSUPPORTED_VERSION
+  (no Vote v2) makes it a candidate at once, a standard election (handleVoteResponse).
 * **Election**: a prospective that won its pre-votes becomes a candidate of
   epoch + 1, votes for itself and sends Vote to the other voters; a lost or
   split election backs off and goes back to Prospective. A voter grants a vote
@@ -915,6 +916,10 @@ class RaftNode:
         return answer(granted=granted)
 
     def _on_vote_response(self, source: int, m: VoteResponse, now: int) -> list[Send]:
+        if m.error_code == ErrorCode.UNSUPPORTED_VERSION:
+            # KIP-996 (KafkaRaftClient.handleVoteResponse): a voter that cannot read a pre-vote
+            # (no Vote v2) would never grant one, so a Prospective stands for election at once
+            return self._to_candidate(now) if isinstance(self.state, Prospective) else []
         moved = self._observe_epoch(m.leader_epoch, m.leader_id, now)
         if moved is not None:
             return moved

@@ -85,9 +85,14 @@ class LeaderEpochCache:
         """Where ``epoch`` ends here (LeaderEpochFileCache.endOffsetFor): the latest
         epoch ends at the LEO; another at the start of the first greater epoch,
         answered with the greatest epoch not above it; one older than every entry
-        is undefined."""
-        if not self.entries or epoch < self.entries[0][0]:
+        ends where the first known epoch starts, answered with the epoch asked (a
+        follower holding batches of an epoch this log never had truncates them; the
+        chaos test found a follower keeping such a batch while an UNDEFINED answer left
+        it alone); none known is undefined."""
+        if not self.entries or epoch == UNDEFINED_EPOCH:
             return EpochEndOffset(UNDEFINED_EPOCH, UNDEFINED_OFFSET)
+        if epoch < self.entries[0][0]:
+            return EpochEndOffset(epoch, self.entries[0][1])
         if epoch >= self.latest_epoch:
             return EpochEndOffset(self.latest_epoch, log_end_offset)
         i = bisect_right([e for e, _ in self.entries], epoch)

@@ -2,7 +2,8 @@
 records in a ``<offset>-<epoch>.checkpoint`` file (KIP-630).
 
 * ``image_records`` is Kafka's MetadataImage.write (SnapshotGenerator): the
-  records that rebuild an image from nothing, in Kafka's order: brokers, topics
+  records that rebuild an image from nothing, in Kafka's order: feature levels
+  (metadata.version first), brokers, topics
   with their partitions, configs, client quotas, producer ids, ACLs, SCRAM.
 * ``write_snapshot`` frames them as RecordsSnapshotWriter does: a control batch
   with the SnapshotHeaderRecord, the records (offsets from 0, the partition
@@ -26,13 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from kproto.features import METADATA_VERSION
+from kproto.jvm import java_hashmap_order, java_string_hash
 from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
 from kproto.schemas import records as S
 from kproto.schemas.metadata_records import CONTROL_RECORDS
 from kproto.server.cluster import image as I
 
 __all__ = ["SnapshotId", "snapshot_file_name", "parse_snapshot_name", "snapshots", "latest_snapshot",
-           "image_records", "snapshot_bytes", "records_snapshot_bytes", "write_snapshot", "read_snapshot", "load_image", "SnapshotPolicy"]
+           "image_records", "snapshot_bytes", "records_snapshot_bytes", "write_snapshot", "read_snapshot",
+           "load_image", "SnapshotPolicy", "snapshot_timestamp"]
 
 SUFFIX = ".checkpoint"
 PART_SUFFIX = ".checkpoint.part"
@@ -41,6 +45,8 @@ _HEADER, _FOOTER = 3, 4             # ControlRecordType.SNAPSHOT_HEADER / SNAPSH
 KRAFT_VERSION, KRAFT_VOTERS = 5, 6  # ControlRecordType.KRAFT_VERSION / KRAFT_VOTERS
 #: records per batch (Kafka's BatchAccumulator closes a batch at 8 KiB; a count keeps it simple)
 BATCH_RECORDS = 256
+#: how often retention runs without a new snapshot (KafkaRaftClient's RaftMetadataLogCleanerManager: 60 s)
+CLEAN_INTERVAL_MS = 60_000
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -77,6 +83,14 @@ def latest_snapshot(log_dir: Path) -> SnapshotId | None:
 
 def image_records(image: I.MetadataImage) -> list[tuple[int, dict]]:
     out: list[tuple[int, dict]] = []
+    # FeaturesImage.write: metadata.version first (it decides how the rest is read), then the
+    # others as FeaturesImage's map iterates: FeaturesDelta.apply puts them, in the bootstrap
+    # records' (sorted) order, into a `new HashMap<>(image's size)`, from 0 the first time
+    if METADATA_VERSION in image.features:
+        out.append((I.FEATURE_LEVEL, {"name": METADATA_VERSION, "feature_level": image.features[METADATA_VERSION]}))
+    others = [n for n in image.features if n != METADATA_VERSION]
+    out += [(I.FEATURE_LEVEL, {"name": n, "feature_level": image.features[n]})
+            for n in java_hashmap_order(sorted(others), java_string_hash, initial_capacity=0)]
     for b in sorted(image.brokers.values(), key=lambda b: b.broker_id):          # ClusterImage
         out.append((I.REGISTER_BROKER, {
             "broker_id": b.broker_id, "incarnation_id": b.incarnation_id, "broker_epoch": b.epoch,
@@ -258,6 +272,7 @@ class Snapshotter:
         self.applied = max(self.image.end_offset, log.log_start_offset)
         self.epoch = -1 if self.latest is None else self.latest.epoch
         self.last_timestamp = -1
+        self.next_clean = now + CLEAN_INTERVAL_MS
 
     def advance(self, high_watermark: int, now: int) -> SnapshotId | None:
         """Apply the whole batches below ``high_watermark``; write a snapshot when the policy
@@ -284,6 +299,10 @@ class Snapshotter:
             self.policy.applied(len(data))
             self.applied = after
         self.image.end_offset = self.applied
+        if now >= self.next_clean:
+            self.clean(now)
+        if METADATA_VERSION not in self.image.features:
+            return None     # MetadataLoader publishes (so snapshots) nothing before metadata.version is known
         if not self.policy.due(now) or (self.latest is not None and self.latest.end_offset >= self.applied):
             return None
         return self.snapshot(now)
@@ -296,23 +315,69 @@ class Snapshotter:
         self.clean(now)
         return sid
 
-    def clean(self, now: int) -> None:
-        """KafkaMetadataLog.cleanSnapshots then deleteBeforeSnapshot: the oldest snapshots go
-        while the log and snapshots together pass ``metadata.max.retention.bytes`` or the
-        snapshot is older than ``metadata.max.retention.ms`` (by its file's time here), the
-        latest always stays; the log then starts at the oldest one kept and its segments
-        wholly below that go."""
-        found = snapshots(self.log_dir)
-        sizes = {sid: (self.log_dir / snapshot_file_name(sid)).stat() for sid in found}
-        total = self.log.size + sum(st.st_size for st in sizes.values())
+    def clean(self, now: int) -> bool:
+        """KafkaMetadataLog.maybeClean: first while the log and the snapshots together pass
+        ``metadata.max.retention.bytes``, then while the oldest snapshot's last contained
+        record was appended more than ``metadata.max.retention.ms`` ago (its SnapshotHeader's
+        timestamp, Snapshots.lastContainedLogTimestamp: not the file's mtime, which a copy or
+        a FetchSnapshot resets), the log starts at the next snapshot and what is before it
+        goes; the newest snapshot always stays. -> whether anything was deleted."""
         p = self.policy
-        while len(found) > 1 and ((0 <= p.retention_bytes < total)
-                                  or (p.retention_ms >= 0 and now - sizes[found[0]].st_mtime * 1000 > p.retention_ms)):
-            (self.log_dir / snapshot_file_name(found[0])).unlink(missing_ok=True)
-            total -= sizes[found.pop(0)].st_size
-        if found and self.log.log_start_offset < found[0].end_offset <= self.log.high_watermark:
-            self.log.maybe_increment_log_start_offset(found[0].end_offset)
-            self.log.delete_log_start_offset_breached_segments()
+        cleaned = False
+        if p.retention_bytes >= 0:                  # cleanSnapshotsRetentionSize
+            sizes = {sid: (self.log_dir / snapshot_file_name(sid)).stat().st_size for sid in snapshots(self.log_dir)}
+            total = sum(sizes.values())
+
+            def over_size(sid: SnapshotId) -> bool:
+                nonlocal total
+                if self.log.size + total <= p.retention_bytes:
+                    return False
+                total -= sizes[sid]
+                return True
+            cleaned |= self._clean_snapshots(over_size)
+        if p.retention_ms >= 0:                     # cleanSnapshotsRetentionMs
+            cleaned |= self._clean_snapshots(
+                lambda sid: now - snapshot_timestamp(self.log_dir, sid) > p.retention_ms)
+        self.next_clean = now + CLEAN_INTERVAL_MS
+        return cleaned
+
+    def _clean_snapshots(self, expired: Callable[[SnapshotId], bool]) -> bool:
+        """KafkaMetadataLog.cleanSnapshots: oldest first, while a snapshot is ``expired`` the
+        log moves to the next one (stopping at the first that is not, or cannot move)."""
+        found = snapshots(self.log_dir)
+        cleaned = False
+        for sid, following in zip(found, found[1:]):
+            if not expired(sid) or not self._delete_before(following, found[-1]):
+                break
+            cleaned = True
+        return cleaned
+
+    def _delete_before(self, sid: SnapshotId, latest: SnapshotId) -> bool:
+        """ReplicatedLog.deleteBeforeSnapshot: the log starts at ``sid`` (never past the high
+        watermark nor the latest snapshot), its segments wholly below go, then the snapshots
+        before it."""
+        if not (self.log.log_start_offset < sid.end_offset <= min(latest.end_offset, self.log.high_watermark)):
+            return False
+        self.log.maybe_increment_log_start_offset(sid.end_offset)
+        self.log.delete_log_start_offset_breached_segments()
+        for older in snapshots(self.log_dir):
+            if older < sid:
+                (self.log_dir / snapshot_file_name(older)).unlink(missing_ok=True)
+        return True
+
+
+def snapshot_timestamp(log_dir: Path, sid: SnapshotId) -> int:
+    """Snapshots.lastContainedLogTimestamp: the SnapshotHeaderRecord's timestamp, the append
+    time of the last record the snapshot contains."""
+    with open(log_dir / snapshot_file_name(sid), "rb") as f:
+        head = f.read(4096)     # the header's control batch comes first, and is small
+    for batch in iter_batches(head, verify_crc=False):
+        if isinstance(batch, RecordBatch) and batch.is_control:
+            for rec in batch.records():
+                if S.ControlRecordKey.parse(bytes(rec.key))["type"] == _HEADER:
+                    return CONTROL_RECORDS[_HEADER].struct(0).parse(bytes(rec.value))["last_contained_log_timestamp"]
+        break
+    raise ValueError(f"snapshot {snapshot_file_name(sid)}: no SnapshotHeader control record first")
 
 
 __all__ += ["Snapshotter"]
