@@ -54,6 +54,9 @@ CLUSTER_DEFAULTS: Mapping[str, str] = {
 }
 #: isolated mode's first controller id (Kafka's TestKitNodes: controllers from 3000)
 CONTROLLER_ID_OFFSET = 3000
+#: how long a wait on the cluster's metadata gives up after: a safety net only (each wait ends on its
+#: event), sized for a 2-core machine running several clusters and JVMs at once
+WAIT_TIMEOUT_S = 120.0
 _CONTROLLER = re.compile(r"controller listening on (\S+):(\d+)")
 
 
@@ -79,7 +82,7 @@ class MetadataWaits:
                 errors.append(f"{b.bootstrap_servers}: {e}")
         raise ConnectionError("no running node answered Metadata: " + "; ".join(errors))
 
-    def wait_for(self, check: Callable[..., T | None], what: str, timeout: float = 60.0) -> T:
+    def wait_for(self, check: Callable[..., T | None], what: str, timeout: float = WAIT_TIMEOUT_S) -> T:
         """Poll Metadata until ``check(metadata)`` is not None; -> that value."""
         deadline = time.monotonic() + timeout
         last = None
@@ -99,7 +102,7 @@ class MetadataWaits:
         """The active controller (the quorum's leader) as Metadata says now (-1: none known)."""
         return self.metadata().controller_id
 
-    def wait_for_controller(self, *, not_in: Iterable[int] = (), timeout: float = 60.0) -> int:
+    def wait_for_controller(self, *, not_in: Iterable[int] = (), timeout: float = WAIT_TIMEOUT_S) -> int:
         """Wait until a running node names an active controller outside ``not_in``; -> it."""
         banned = set(not_in)
         return self.wait_for(lambda md: md.controller_id if md.controller_id >= 0 and md.controller_id not in banned
@@ -116,14 +119,14 @@ class MetadataWaits:
         return -1 if p is None else p.leader
 
     def wait_for_leader(self, topic: str, partition: int, *, not_in: Iterable[int] = (),
-                        timeout: float = 60.0) -> int:
+                        timeout: float = WAIT_TIMEOUT_S) -> int:
         """Wait until the partition has a leader outside ``not_in``; -> it."""
         banned = set(not_in)
         return self.wait_for(lambda md: (lambda p: p.leader if p is not None and p.leader >= 0
                                          and p.leader not in banned else None)(self.partition(topic, partition, md)),
                              f"a leader of {topic}-{partition} outside {sorted(banned)}", timeout)
 
-    def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = 60.0) -> tuple[int, ...]:
+    def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = WAIT_TIMEOUT_S) -> tuple[int, ...]:
         """Wait until the partition's ISR is exactly ``isr`` (any order)."""
         want = set(isr)
         return self.wait_for(lambda md: (lambda p: p.isr if p is not None and set(p.isr) == want else None)(
@@ -257,7 +260,7 @@ class Cluster(MetadataWaits):
         with BrokerClient(self.bootstrap_servers, timeout_s=10) as client:
             return Admin(client).describe_quorum().topics[0].partitions[0].leader_id
 
-    def wait_for_active_controller(self, *, not_in: Iterable[int] = (), timeout: float = 60.0) -> int:
+    def wait_for_active_controller(self, *, not_in: Iterable[int] = (), timeout: float = WAIT_TIMEOUT_S) -> int:
         """Wait until DescribeQuorum names a leader outside ``not_in``; -> it."""
         banned = set(not_in)
 
