@@ -58,6 +58,7 @@ int records_args(PyObject *args, Py_buffer *view, Py_ssize_t *count, long long *
 enum { F_KEY, F_VALUE, F_HEADERS, F_TIMESTAMP, NFIELDS };
 PyObject *record_field(PyObject *item, int field);
 int64_t record_timestamp(PyObject *item, int64_t now);
+int64_t record_timestamp_max(PyObject *item, int64_t now, int64_t *max_ts, int *seen);
 PyObject *decode_text(const char *p, Py_ssize_t n);
 
 /* A growing output buffer (PyMem). */

@@ -110,6 +110,17 @@ record_timestamp(PyObject *item, int64_t now)
     return v;
 }
 
+/* record_timestamp, also kept in *max_ts when larger (*seen: any record yet): the batch's
+ * max timestamp found in the same pass as the encode, not by another loop in Python. */
+int64_t
+record_timestamp_max(PyObject *item, int64_t now, int64_t *max_ts, int *seen)
+{
+    int64_t v = record_timestamp(item, now);
+    if (!*seen || v > *max_ts) *max_ts = v;
+    *seen = 1;
+    return v;
+}
+
 /* PyUnicode_DecodeUTF8(p, n, "strict"), sharing one str per distinct short ASCII
  * text: header keys repeat in nearly every record ("trace-id", "content-type"), and
  * decoding each again cost more than the rest of the header. A direct-mapped cache

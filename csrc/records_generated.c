@@ -528,7 +528,8 @@ error:
     return NULL;
 }
 
-/* encode_records(records, base_timestamp, now) -> bytes: the records part of a v2 batch.
+/* encode_records(records, base_timestamp, now) -> (bytes, max_timestamp): the records part of a
+ * v2 batch and the largest record timestamp (-1 for none), the batch header's maxTimestamp.
  * Items have .key, .value, .headers ((str, bytes|None) pairs) and .timestamp (None = now). */
 PyObject *
 encode_records(PyObject *self, PyObject *args)
@@ -539,6 +540,8 @@ encode_records(PyObject *self, PyObject *args)
     Buf *out = &main_buf;
     int depth = 0;
     PyObject *result = NULL;
+    int64_t max_ts = -1;
+    int ts_seen = 0;
     if (!PyArg_ParseTuple(args, "OLL", &records, &base_timestamp, &now))
         return NULL;
     int64_t i1 = 0, t2 = 0, n4 = 0, n6 = 0, i9 = 0, t10 = 0, n13 = 0, n16 = 0, t17 = 0;
@@ -549,7 +552,7 @@ encode_records(PyObject *self, PyObject *args)
         {
             Buf *outer = out; Buf *scratch = &scratches[depth++]; scratch->len = 0; out = scratch;
             if (put_be(out, (uint64_t)(0), 1) < 0) goto error;
-            t2 = (record_timestamp(PySequence_Fast_GET_ITEM(seq0, i1), now) - base_timestamp);
+            t2 = (record_timestamp_max(PySequence_Fast_GET_ITEM(seq0, i1), now, &max_ts, &ts_seen) - base_timestamp);
             if (PyErr_Occurred()) goto error;
             if (put_uvarint(out, (uint64_t)(((uint64_t)(t2) << 1) ^ (uint64_t)((int64_t)(t2) >> 63))) < 0) goto error;
             if (i1 < -2147483648LL || i1 > 2147483647LL) { PyErr_SetString(PyExc_OverflowError, "varint out of range"); goto error; }
@@ -641,7 +644,8 @@ encode_records(PyObject *self, PyObject *args)
     }
     Py_CLEAR(seq0);
     if (PyErr_Occurred()) goto error;   /* a timestamp that failed to convert */
-    result = PyBytes_FromStringAndSize(main_buf.data ? main_buf.data : "", main_buf.len);
+    result = Py_BuildValue("(y#L)", main_buf.data ? main_buf.data : "", (Py_ssize_t)main_buf.len,
+                           (long long)max_ts);
 error:
     Py_XDECREF(seq0);
     Py_XDECREF(key3);

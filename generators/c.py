@@ -273,7 +273,7 @@ def _put_obj(g: CGen, con, value: str, ind: int, access: dict) -> None:
 # Where each record field comes from when encoding (C expressions on the item).
 _RECORD_ACCESS = {
     "attributes": lambda v, i: "0",
-    "timestamp_delta": lambda v, i: f"(record_timestamp({v}, now) - base_timestamp)",
+    "timestamp_delta": lambda v, i: f"(record_timestamp_max({v}, now, &max_ts, &ts_seen) - base_timestamp)",
     "offset_delta": lambda v, i: i,
     "key": lambda v, i: f"record_field({v}, F_KEY)",
     "value": lambda v, i: f"record_field({v}, F_VALUE)",
@@ -378,7 +378,8 @@ error:
     return NULL;
 }
 
-/* encode_records(records, base_timestamp, now) -> bytes: the records part of a v2 batch.
+/* encode_records(records, base_timestamp, now) -> (bytes, max_timestamp): the records part of a
+ * v2 batch and the largest record timestamp (-1 for none), the batch header's maxTimestamp.
  * Items have .key, .value, .headers ((str, bytes|None) pairs) and .timestamp (None = now). */
 PyObject *
 encode_records(PyObject *self, PyObject *args)
@@ -389,12 +390,15 @@ encode_records(PyObject *self, PyObject *args)
     Buf *out = &main_buf;
     int depth = 0;
     PyObject *result = NULL;
+    int64_t max_ts = -1;
+    int ts_seen = 0;
     if (!PyArg_ParseTuple(args, "OLL", &records, &base_timestamp, &now))
         return NULL;
 @EDECLS@
 @EBODY@
     if (PyErr_Occurred()) goto error;   /* a timestamp that failed to convert */
-    result = PyBytes_FromStringAndSize(main_buf.data ? main_buf.data : "", main_buf.len);
+    result = Py_BuildValue("(y#L)", main_buf.data ? main_buf.data : "", (Py_ssize_t)main_buf.len,
+                           (long long)max_ts);
 error:
 @ECLEANUP@
     PyMem_Free(main_buf.data);
