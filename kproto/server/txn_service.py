@@ -102,8 +102,9 @@ class TxnService(CoordinatorShell):
         follow, as TransactionCoordinator.endTransaction hands them to the
         TransactionMarkerChannelManager after the response callback (until they are
         written the transaction is preparing: the producer's next AddPartitionsToTxn gets
-        CONCURRENT_TRANSACTIONS). Scheduled after the responses this pass made ready,
-        the markers are written before the loop reads another request."""
+        CONCURRENT_TRANSACTIONS). Scheduled after the responses this pass made ready: the
+        answer is written first, and the markers in the same loop turn, before the
+        producer's next request is read."""
         super().drive()
         if self._marker_pass is None and self.coordinator.has_markers():
             try:
