@@ -88,22 +88,64 @@ class TxnService(CoordinatorShell):
                           "segment.bytes": values["transaction.state.log.segment.bytes"]},
                          append_lock=append_lock, log=log)
         self.replication, self.replication_factor = replication, replication_factor
+        self._marker_pass: asyncio.Handle | None = None     # the loop turn that writes markers
+        self._settled_waiters: list[asyncio.Future] = []
 
     def _load(self, partition: int, records: Iterable) -> tuple:
         # the coordinator epoch is the partition's leader epoch (TransactionCoordinator.onElection)
         epoch = self.replication.partitions[(self.topic, partition)].leader_epoch
         return self.coordinator.load_partition(partition, records, now_ms(), coordinator_epoch=epoch)
 
-    def drive_more(self) -> bool:
-        """The coordinator's marker orders, each written and reported."""
-        orders = self.coordinator.take_markers()
-        for order in orders:
+    def drive(self) -> None:
+        """The shell's pass, then the coordinator's marker orders on the loop's next turn:
+        EndTxn is answered once PREPARE_COMMIT/PREPARE_ABORT is appended and its markers
+        follow, as TransactionCoordinator.endTransaction hands them to the
+        TransactionMarkerChannelManager after the response callback (until they are
+        written the transaction is preparing: the producer's next AddPartitionsToTxn gets
+        CONCURRENT_TRANSACTIONS). Scheduled after the responses this pass made ready: the
+        answer is written first, and the markers in the same loop turn, before the
+        producer's next request is read."""
+        super().drive()
+        if self._marker_pass is None and self.coordinator.has_markers():
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:        # no loop (a synchronous caller): written now
+                self._write_markers()
+                return
+            self._marker_pass = loop.call_soon(self._write_markers)
+
+    def _write_markers(self) -> None:
+        """The coordinator's marker orders, each written and reported, then its follow-ups
+        (the COMPLETE_COMMIT/COMPLETE_ABORT appends)."""
+        self._marker_pass = None
+        if self._closed:
+            return
+        for order in self.coordinator.take_markers():
             if self.replication is not None:
                 self._spawn(self._send_markers(order))
                 continue
             failed = self.write_markers(order)
             self.coordinator.markers_done(order.id, now_ms(), failed)
-        return bool(orders)
+        self.drive()
+        if self._marker_pass is None:
+            for waiter in self._settled_waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self._settled_waiters.clear()
+
+    async def close(self) -> None:
+        for waiter in self._settled_waiters:
+            waiter.cancel()
+        await super().close()
+
+    async def markers_settled(self) -> None:
+        """Return once no marker order is waiting to be written here (the orders sent to
+        other brokers of a cluster are not waited for)."""
+        if self._marker_pass is None and not self.coordinator.has_markers():
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._settled_waiters.append(waiter)
+        await waiter
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)

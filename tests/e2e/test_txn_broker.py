@@ -181,19 +181,32 @@ def test_produce_of_a_fenced_epoch_answers_invalid_producer_epoch(broker):
     bs = broker.bootstrap
     create(bs, "tx-fenced-raw", 1)
     with BrokerClient(bs) as client:
+        # FindCoordinator first, as a client: on a fresh Kafka it creates __transaction_state,
+        # whose coordinator answers COORDINATOR_LOAD_IN_PROGRESS until loaded (clients retry)
+        until(lambda: client.request(P.find_coordinator.API.key, {"key_type": 1, "coordinator_keys": ["fenced-raw"]},
+                                     version=4).coordinators[0].error_code not in RETRIED,
+              what="a transaction coordinator")
+
         def init() -> tuple[int, int]:
-            r = client.request(P.init_producer_id.API.key, {"transactional_id": "fenced-raw",
-                                                            "transaction_timeout_ms": 60000}, version=3)
+            r = until(lambda: (r := client.request(P.init_producer_id.API.key, {
+                "transactional_id": "fenced-raw", "transaction_timeout_ms": 60000}, version=3)).error_code
+                not in RETRIED and r, what="an InitProducerId answer that is not retried")
             assert r.error_code == 0
             return r.producer_id, r.producer_epoch
         pid, epoch = init()
         assert init() == (pid, epoch + 1)
         batch = build_record_batch([NewRecord(value=b"fenced")], is_transactional=True, producer_id=pid,
                                    producer_epoch=epoch, base_sequence=0)
-        r = client.request(P.produce.API.key, {"transactional_id": "fenced-raw", "acks": -1, "timeout_ms": 10000,
-                                               "topic_data": [{"name": "tx-fenced-raw", "partition_data": [
-                                                   {"index": 0, "records": batch}]}]}, version=9)
-        part = r.responses[0].partition_responses[0]
+        def produce():
+            r = client.request(P.produce.API.key, {"transactional_id": "fenced-raw", "acks": -1, "timeout_ms": 10000,
+                                                   "topic_data": [{"name": "tx-fenced-raw", "partition_data": [
+                                                       {"index": 0, "records": batch}]}]}, version=9)
+            return r.responses[0].partition_responses[0]
+        # Kafka's broker may list the leader in Metadata before its ReplicaManager leads the
+        # partition (BrokerMetadataPublisher: the metadata cache first), answering
+        # NOT_LEADER_OR_FOLLOWER, which clients retry; a refused batch appends nothing
+        part = until(lambda: (p := produce()).error_code != ErrorCode.NOT_LEADER_OR_FOLLOWER and p,
+                     what="a leader for tx-fenced-raw-0")
         assert (part.error_code, part.base_offset) == (ErrorCode.INVALID_PRODUCER_EPOCH, -1)
 
 

@@ -65,9 +65,14 @@ class Node:
                 base_sequence=0, is_transactional=True))
         return r.producer_id, r.producer_epoch
 
-    async def end(self, pid, epoch, commit=True, txn_id="tx"):
-        return await self.service.ask(EndTxnRequest(transactional_id=txn_id, producer_id=pid,
-                                                    producer_epoch=epoch, committed=commit))
+    async def end(self, pid, epoch, commit=True, txn_id="tx", settle=True):
+        """EndTxn; with ``settle``, returns once its markers are written too (the answer
+        comes at PREPARE_COMMIT/PREPARE_ABORT, the markers after it)."""
+        r = await self.service.ask(EndTxnRequest(transactional_id=txn_id, producer_id=pid,
+                                                 producer_epoch=epoch, committed=commit))
+        if settle:
+            await self.service.markers_settled()
+        return r
 
     async def describe(self, txn_id="tx"):
         return (await self.service.ask(DescribeTransactionsRequest(transactional_ids=(txn_id,)))).transaction_states[0]
@@ -120,6 +125,29 @@ def test_commit_writes_markers_and_survives_a_restart(tmp_path):
     run(second())
 
 
+def test_end_txn_answers_at_prepare_commit_and_the_markers_follow(tmp_path):
+    """As TransactionCoordinator.endTransaction: the answer once PrepareCommit is appended,
+    the markers after it; meanwhile the transaction is PrepareCommit, the partitions' LSO
+    holds and the producer's next AddPartitionsToTxn gets CONCURRENT_TRANSACTIONS."""
+    async def go():
+        async with Node(tmp_path) as n:
+            pid, epoch = await n.begin()
+            t0 = n.logs.get_log("t", 0)
+            assert (await n.end(pid, epoch, settle=False)).error_code == E.NONE
+            assert (await n.describe()).transaction_state == "PrepareCommit"
+            assert (markers_in(t0), t0.last_stable_offset) == ([], 0)
+            again = await n.service.ask(AddPartitionsToTxnRequest(
+                transactional_id="tx", producer_id=pid, producer_epoch=epoch, partitions=(("t", 0),)))
+            assert again.error_code == E.CONCURRENT_TRANSACTIONS
+            await n.service.markers_settled()
+            assert (markers_in(t0), t0.last_stable_offset) == ([(1, "COMMIT", pid, epoch, 0)], 2)
+            assert (await n.describe()).transaction_state == "CompleteCommit"
+            again = await n.service.ask(AddPartitionsToTxnRequest(
+                transactional_id="tx", producer_id=pid, producer_epoch=epoch, partitions=(("t", 0),)))
+            assert again.error_code == E.NONE
+    run(go())
+
+
 def test_abort_indexes_the_transaction_for_read_committed(tmp_path):
     async def go():
         async with Node(tmp_path) as n:
@@ -149,6 +177,7 @@ def test_a_restart_mid_commit_finishes_the_markers(tmp_path):
 
     async def second():
         async with Node(tmp_path) as n:
+            await n.service.markers_settled()       # ordered by the load, written on the loop's next turn
             assert (await n.describe()).transaction_state == "CompleteCommit"
             assert markers_in(n.logs.get_log("t", 0)) == [(1, "COMMIT", pid, epoch, 0)]
             assert n.logs.get_log("t", 0).last_stable_offset == 2

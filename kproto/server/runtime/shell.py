@@ -6,8 +6,9 @@ The coordinator decides everything; the shell drives it. After every request
 (``ask``) and every timer it loops ``poll`` (hand out ready responses) and
 ``take_appends`` (write the records to the state topic, report
 ``append_done``) until both are empty, as the coordinator's contract says,
-plus whatever else the coordinator hands out (``drive_more``: the
-transaction coordinator's markers). Appends go through the same
+plus whatever else the coordinator hands out (``drive_more``: the share
+coordinator's released records; the transaction coordinator writes its
+markers on the loop's next turn, after the answers). Appends go through the same
 ``UnifiedLog.append`` as Produce, under the broker's append lock, so the
 coordinator's records are ordinary batches that ``kproto dump-log`` and Kafka's
 tools read.
@@ -78,6 +79,7 @@ class CoordinatorShell:
         #: how long an append waits for the ISR (offsets.commit.timeout.ms)
         self.append_timeout_ms = 5000
         self._replicating: set[asyncio.Task] = set()      # appends waiting for the ISR, loads
+        self._sleep_until: int | None = None      # when the timer task wakes (ms); None: it is not asleep
         self._load_generation: dict[int, int] = {}        # partition -> its latest election or resignation
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -209,7 +211,11 @@ class CoordinatorShell:
                 c.append_done(a.id, now_ms(), error)
             if not self.drive_more() and not appends:
                 break
-        self._wake.set()
+        # the timer task recomputes its sleep only when a deadline came before its wake-up
+        # (waking it after every request cost a task step and a wait_for each)
+        deadline = c.next_deadline()
+        if self._sleep_until is None or (deadline is not None and deadline < self._sleep_until):
+            self._wake.set()
 
     def _append_replicated(self, a: Any) -> None:
         """An append on a node of a cluster: to the partition's log as its leader, with
@@ -245,13 +251,17 @@ class CoordinatorShell:
     async def _timers(self) -> None:
         while not self._closed:
             deadline = self.coordinator.next_deadline()
-            delay = MAX_TIMER_SLEEP if deadline is None else max(0.0, (deadline - now_ms()) / 1000)
+            now = now_ms()
+            delay = MAX_TIMER_SLEEP if deadline is None else min(max(0.0, (deadline - now) / 1000), MAX_TIMER_SLEEP)
             self._wake.clear()
+            self._sleep_until = now + int(delay * 1000)
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=min(delay, MAX_TIMER_SLEEP))
-                continue        # a request changed the timers (or close): recompute
+                await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                continue        # a request brought a deadline forward (or close): recompute
             except asyncio.TimeoutError:
                 pass
+            finally:
+                self._sleep_until = None
             if self._closed:
                 return
             try:

@@ -133,6 +133,10 @@ class TransactionCoordinator(CoordinatorRuntime):
         out, self._markers = self._markers, []
         return out
 
+    def has_markers(self) -> bool:
+        """Are marker orders waiting for ``take_markers``?"""
+        return bool(self._markers)
+
     def markers_done(self, marker_id: int, now_ms: int, failed: Iterable[TopicPartition] = ()) -> None:
         """The markers of ``marker_id`` are written, except on ``failed``."""
         now_ms = self._observe(now_ms)
