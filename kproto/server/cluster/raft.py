@@ -303,9 +303,8 @@ class QuorumEpochAck:
     leader_epoch: int
 
 
-@dataclass(frozen=True, slots=True)
 class BeginQuorumEpochResponse(QuorumEpochAck):
-    pass
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,9 +314,8 @@ class EndQuorumEpochRequest:
     preferred_successors: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
 class EndQuorumEpochResponse(QuorumEpochAck):
-    pass
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
