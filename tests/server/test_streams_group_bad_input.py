@@ -87,3 +87,16 @@ def test_internal_topics_kafka_would_refuse_are_not_created(broker, group, subto
     assert f"could not create streams internal topic {topic}: {logged}" in broker.log_text()
     assert topic not in topics(broker.bootstrap_servers)
     assert "Traceback" not in broker.log_text()
+
+
+@pytest.mark.parametrize("replication_factor", [-1, 0, 1])
+def test_internal_topics_with_the_default_or_a_keepable_replication_factor_are_created(broker,
+                                                                                       replication_factor):
+    """Kafka Streams' replication.factor -1 (and 0, unset) is the broker's default: created."""
+    topic = f"ok-rf{replication_factor + 1}-cl"
+    r = join(broker.bootstrap_servers, f"ok-rf{replication_factor + 1}",
+             [sub(state_changelog_topics=[info(topic, replication_factor=replication_factor)])])
+    assert r.error_code == 0
+    assert (MISSING_INTERNAL_TOPICS, f"Internal topics are missing: {topic}") in \
+        [(s.status_code, s.status_detail) for s in r.status]       # the answer is computed before creating
+    until(lambda: topic in topics(broker.bootstrap_servers), what=f"{topic} created")

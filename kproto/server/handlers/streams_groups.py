@@ -94,7 +94,9 @@ def _create_internal_topics(broker, topics: dict[str, TopicInfo]) -> None:
                                                  broker.config["default.replication.factor"], dict(info.topic_configs))
             elif not broker.logs.has_topic(name):
                 # as CreateTopics on this one broker: a replication factor it cannot keep is refused
-                _check_replicas(broker, info.replication_factor or broker.config["default.replication.factor"])
+                # (0, as Streams' replication.factor -1, is the broker's default)
+                _check_replicas(broker, broker.config["default.replication.factor"]
+                                if info.replication_factor in (0, -1) else info.replication_factor)
                 broker.logs.create_topic(name, info.partitions, dict(info.topic_configs))
         except KafkaError as e:
             log.warning("could not create streams internal topic %s: %s", name, e)
