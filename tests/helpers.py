@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import socket
 import time
+import uuid
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
@@ -92,6 +93,21 @@ def until_served(bootstrap: str, topic: str, *, present: bool = True) -> None:
         return t is not None and t.error is None and bool(t.partitions) and all(
             p.leader >= 0 for p in t.partitions.values())
     until(served, what=f"{topic} {'served' if present else 'gone'} in Metadata")
+
+
+def until_applied(bootstrap: str) -> None:
+    """Wait until the broker has applied every metadata change committed so far (configs,
+    ACLs, quotas, SCRAM users: Kafka's broker applies the controller's records after the
+    change was answered, and describes its own image). A marker topic created now is
+    committed after them, its deletion after it, and the broker applies the metadata log in
+    order: once it no longer lists the marker, it has applied what came before. Nothing of
+    the marker is left to list."""
+    marker = f"applied-{uuid.uuid4().hex[:12]}"
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    a.create_topics([CKNewTopic(marker, 1, 1)])[marker].result(timeout=30)
+    until_served(bootstrap, marker)
+    a.delete_topics([marker])[marker].result(timeout=30)
+    until_served(bootstrap, marker, present=False)
 
 
 def exchange_raw(bootstrap: str, request: bytes) -> bytes:

@@ -67,31 +67,54 @@ class MetadataWaits:
 
     nodes: Mapping[int, object]
 
-    def metadata(self, topics: Iterable[str] | None = None):
-        """Metadata from the first running node that answers (kproto.client.admin.ClusterMetadata)."""
+    def _answering(self) -> list:
+        """The running nodes that serve clients (no controller-only node, none paused)."""
+        skip = set(getattr(self, "controller_only", ())) | set(getattr(self, "paused", ()))
+        return [b for i, b in self.nodes.items() if b.running and i not in skip]
+
+    def _metadata_of(self, node, topics: Iterable[str] | None):
         from kproto.client.admin import Admin
         from kproto.client.transport import BrokerClient
+        with BrokerClient(node.bootstrap_servers, timeout_s=10) as client:
+            return Admin(client).metadata(topics)
+
+    def metadata(self, topics: Iterable[str] | None = None):
+        """Metadata from the first running node that answers (kproto.client.admin.ClusterMetadata)."""
         errors = []
-        for i, b in self.nodes.items():
-            if not b.running or i in getattr(self, "controller_only", ()):
-                continue
+        for b in self._answering():
             try:
-                with BrokerClient(b.bootstrap_servers, timeout_s=10) as client:
-                    return Admin(client).metadata(topics)
+                return self._metadata_of(b, topics)
             except Exception as e:      # this node is going down: ask the next
                 errors.append(f"{b.bootstrap_servers}: {e}")
         raise ConnectionError("no running node answered Metadata: " + "; ".join(errors))
 
+    def metadata_everywhere(self, topics: Iterable[str] | None = None) -> list:
+        """Metadata from every running node that answers: each broker serves its own copy of
+        the metadata image, which follows the controller's commits a moment later (Kafka's
+        and kproto's alike), and a client may ask any of them."""
+        views = []
+        for b in self._answering():
+            try:
+                views.append(self._metadata_of(b, topics))
+            except Exception:           # this node is going down: the others say
+                pass
+        if not views:
+            raise ConnectionError("no running node answered Metadata")
+        return views
+
     def wait_for(self, check: Callable[..., T | None], what: str, timeout: float = WAIT_TIMEOUT_S) -> T:
-        """Poll Metadata until ``check(metadata)`` is not None; -> that value."""
+        """Poll Metadata until ``check(metadata)`` is not None on every running node (a wait on
+        one node's view returned while another, the next one asked, had not applied the
+        change yet); -> the first node's value."""
         deadline = time.monotonic() + timeout
         last = None
         while True:
             try:
-                last = self.metadata()
-                found = check(last)
-                if found is not None:
-                    return found
+                views = self.metadata_everywhere()
+                last = views[0]
+                found = [check(md) for md in views]
+                if all(f is not None for f in found):
+                    return found[0]
             except (ConnectionError, OSError):
                 pass
             if time.monotonic() > deadline:
@@ -153,6 +176,8 @@ class Cluster(MetadataWaits):
         self.voter_ids = [CONTROLLER_ID_OFFSET + i for i in range(controllers)] if isolated else \
             list(range(1, controllers + 1))
         self.controller_only = frozenset(self.voter_ids if isolated else ())
+        #: nodes SIGSTOPped (``pause``): they answer nothing until ``resume``
+        self.paused: set[int] = set()
         self._tmp = None if data_dir is not None else tempfile.TemporaryDirectory(prefix="kproto-cluster-")
         self.data_dir = Path(data_dir if data_dir is not None else self._tmp.name)
         self.cluster_id = _cluster_id(self.data_dir)
@@ -218,9 +243,11 @@ class Cluster(MetadataWaits):
         """SIGSTOP: the node holds its connections but answers nothing and sends no heartbeat
         (a hung broker), until ``resume``."""
         os.killpg(self.nodes[node].pid, signal.SIGSTOP)
+        self.paused.add(node)
 
     def resume(self, node: int) -> None:
         os.killpg(self.nodes[node].pid, signal.SIGCONT)
+        self.paused.discard(node)
 
     def close(self) -> None:
         self.stop()

@@ -21,7 +21,6 @@ registered under ``<topic>-key``/``<topic>-value``, else that subject's latest v
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import sys
 from typing import IO, Iterator
@@ -161,9 +160,7 @@ def produce(bootstrap_server, topic, partition, path, as_json, properties, compr
             if schema_file is not None:
                 raise UsageProblem(f"--{what}-schema needs --{what}-format")
             continue
-        # TopicNameStrategy, as Confluent's serializers name the subject
-        with open(schema_file) if schema_file else contextlib.nullcontext() as f:
-            serde.use_schema(f"{topic}-{what}", f.read() if f else None)
+        serde.use_schema(f"{topic}-{what}", schema_file)       # TopicNameStrategy, as Confluent's serializers
     props = parse_properties_args(properties, "--property")
     config: dict[str, str] = {}
     if producer_config:

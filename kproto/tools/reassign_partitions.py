@@ -108,6 +108,28 @@ def _load_json(text: str) -> Any:
         return json.loads(text)
     except ValueError as e:
         raise Failed(f"The input string is not a valid JSON: {e}") from None
+    except RecursionError:
+        raise Failed("The input string is not a valid JSON: nested too deeply") from None
+
+
+def _int32(value: Any, field: str) -> int:
+    """Kafka's DecodeJson.DecodeInt: a JSON integer that fits an int (not 1.5, "1", true)."""
+    if type(value) is not int or not -2**31 <= value < 2**31:
+        raise ValueError(f"{field}: expected an int, got {json.dumps(value)}")
+    return value
+
+
+def _text(value: Any, field: str) -> str:
+    """DecodeJson.DecodeString: a JSON string (not null, not a number)."""
+    if not isinstance(value, str):
+        raise ValueError(f"{field}: expected a string, got {json.dumps(value)}")
+    return value
+
+
+def _array(value: Any, field: str) -> list:
+    if not isinstance(value, list):
+        raise ValueError(f"{field}: expected an array, got {json.dumps(value)}")
+    return value
 
 
 def parse_topics(text: str) -> list[str]:
@@ -119,8 +141,8 @@ def parse_topics(text: str) -> list[str]:
     if version != 1:
         raise Failed(f"Not supported version field value {version}")
     try:
-        return [str(t["topic"]) for t in js.get("topics") or []]
-    except (KeyError, TypeError) as e:
+        return [_text(t["topic"], "topic") for t in _array(js.get("topics") or [], "topics")]
+    except (KeyError, TypeError, ValueError) as e:
         raise Failed(f"Missing or malformed field in the topics JSON: {e}") from None
 
 
@@ -136,9 +158,13 @@ def parse_reassignment(text: str) -> tuple[list[tuple[TP, list[int]]], dict[tupl
     parts: list[tuple[TP, list[int]]] = []
     dirs: dict[tuple[str, int, int], str] = {}
     try:
-        for p in js.get("partitions") or []:
-            topic, partition, replicas = str(p["topic"]), int(p["partition"]), [int(r) for r in p["replicas"]]
-            log_dirs = [str(d) for d in p["log_dirs"]] if "log_dirs" in p else [ANY_LOG_DIR] * len(replicas)
+        for p in _array(js.get("partitions") or [], "partitions"):
+            if not isinstance(p, dict):
+                raise ValueError(f"partitions: expected an object, got {json.dumps(p)}")
+            topic, partition = _text(p["topic"], "topic"), _int32(p["partition"], "partition")
+            replicas = [_int32(r, "replicas") for r in _array(p["replicas"], "replicas")]
+            log_dirs = [_text(d, "log_dirs") for d in _array(p["log_dirs"], "log_dirs")] if "log_dirs" in p \
+                else [ANY_LOG_DIR] * len(replicas)
             if len(log_dirs) != len(replicas):
                 raise Failed(f"Size of replicas list {_java_list(replicas)} is different from size of log dirs "
                              f"list {_java_list(log_dirs)} for partition {topic}-{partition}")
@@ -572,6 +598,8 @@ def reassign_partitions(ctx: click.Context, bootstrap_server: str | None, bootst
                 return f.read()
         except OSError as e:
             raise UsageProblem(f"{path}: {e.strerror}") from None
+        except UnicodeDecodeError as e:
+            raise Failed(f"The input string is not a valid JSON: {path} @ byte {e.start}: not UTF-8") from None
 
     from kproto.client.transport import BrokerClient, load_client_properties
     from kproto.errors import KafkaError, KprotoError, java_exception

@@ -66,7 +66,10 @@ class RegistryClient:
                                      headers={"Content-Type": CONTENT_TYPE, "Accept": CONTENT_TYPE})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                return r.status, json.loads(r.read())
+                answer = json.loads(r.read())
+            if not isinstance(answer, dict):
+                raise SchemaError(f"Schema Registry {self.url}{path}: the answer is not a JSON object")
+            return r.status, answer
         except urllib.error.HTTPError as e:
             try:
                 return e.code, json.loads(e.read())
@@ -78,36 +81,44 @@ class RegistryClient:
         except ValueError:
             raise SchemaError(f"Schema Registry {self.url}{path}: the answer is not JSON") from None
 
-    @staticmethod
-    def _schema(answer: dict, sid: int) -> RegisteredSchema:
-        return RegisteredSchema(sid, answer.get("schemaType") or "AVRO", answer["schema"])
+    def _schema(self, answer: dict, sid: Any, path: str) -> RegisteredSchema:
+        """The answer's schema, checked: a registry that answers something else is named."""
+        schema, schema_type = answer.get("schema"), answer.get("schemaType") or "AVRO"
+        if type(sid) is not int or not isinstance(schema, str) or not isinstance(schema_type, str):
+            raise SchemaError(f"Schema Registry {self.url}{path}: the answer has no schema id and schema")
+        return RegisteredSchema(sid, schema_type, schema)
 
     def schema(self, sid: int) -> RegisteredSchema:
         if sid not in self.by_id:
-            status, answer = self._call(f"/schemas/ids/{sid}")
+            path = f"/schemas/ids/{sid}"
+            status, answer = self._call(path)
             if status == 404:
                 raise SchemaError(f"schema id {sid} not found in the Schema Registry")
             if status != 200:
                 raise SchemaError(f"Schema Registry: schema id {sid}: {answer.get('message', status)}")
-            self.by_id[sid] = self._schema(answer, sid)
+            self.by_id[sid] = self._schema(answer, sid, path)
         return self.by_id[sid]
 
     def register(self, subject: str, schema_type: str, schema: str) -> RegisteredSchema:
         body = {"schema": schema, **({"schemaType": schema_type} if schema_type != "AVRO" else {})}
-        status, answer = self._call(f"/subjects/{urllib.parse.quote(subject, safe='')}/versions", body)
+        path = f"/subjects/{urllib.parse.quote(subject, safe='')}/versions"
+        status, answer = self._call(path, body)
         if status != 200:
             raise SchemaError(f"Schema Registry refused the schema for subject {subject}: "
                               f"{answer.get('message', status)}")
-        return self.by_id.setdefault(answer["id"], RegisteredSchema(answer["id"], schema_type, schema))
+        rs = self._schema({"schema": schema, "schemaType": schema_type}, answer.get("id"), path)
+        return self.by_id.setdefault(rs.id, rs)
 
     def latest(self, subject: str) -> RegisteredSchema:
-        status, answer = self._call(f"/subjects/{urllib.parse.quote(subject, safe='')}/versions/latest")
+        path = f"/subjects/{urllib.parse.quote(subject, safe='')}/versions/latest"
+        status, answer = self._call(path)
         if status == 404:
             raise SchemaError(f"subject {subject} not found in the Schema Registry "
                               f"(give a schema file to register one)")
         if status != 200:
             raise SchemaError(f"Schema Registry: subject {subject}: {answer.get('message', status)}")
-        return self.by_id.setdefault(answer["id"], self._schema(answer, answer["id"]))
+        rs = self._schema(answer, answer.get("id"), path)
+        return self.by_id.setdefault(rs.id, rs)
 
 
 # --- the wire format ----------------------------------------------------------------------------
@@ -357,7 +368,10 @@ def _file_descriptor_proto(schema: str):
                                "--include_imports", f"--descriptor_set_out={out}", src],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0 or not os.path.exists(out):
-            first = (proc.stderr.strip().splitlines() or ["protoc failed"])[0].replace(src, "schema.proto")
+            # the first complaint about the file (protoc's "file:line:column: ..."), past its warnings
+            lines = proc.stderr.strip().splitlines()
+            first = ([line for line in lines if line.startswith(src + ":")] or lines or ["protoc failed"])[0]
+            first = first.replace(src, "schema.proto")
             raise SchemaError(f"the .proto schema does not compile: {first}")
         with open(out, "rb") as f:
             fds = descriptor_pb2.FileDescriptorSet.FromString(f.read())
@@ -445,12 +459,15 @@ class Serde:
             if rs.schema_type != SCHEMA_TYPES[self.fmt]:
                 raise SchemaError(f"schema id {rs.id} is {rs.schema_type}, not {SCHEMA_TYPES[self.fmt]} "
                                   f"(--{self.what}-format {self.fmt})")
-            try:
-                self.formats[rs.id] = _CLASSES[self.fmt](rs.schema)
-            except ImportError as e:
-                raise SchemaError(f"--{self.what}-format {self.fmt} needs {e.name}: "
-                                  "pip install 'kproto[schema-registry]'") from None
+            self.formats[rs.id] = self._parse(rs.schema)
         return self.formats[rs.id]
+
+    def _parse(self, schema: str):
+        try:
+            return _CLASSES[self.fmt](schema)
+        except ImportError as e:
+            raise SchemaError(f"--{self.what}-format {self.fmt} needs {e.name}: "
+                              "pip install 'kproto[schema-registry]'") from None
 
     def deserialize(self, data: bytes):
         if len(data) < 5 or data[0] != MAGIC:
@@ -462,13 +479,26 @@ class Serde:
             return f.decode_indexed(indexes, data[pos:])
         return f.decode(data[5:])
 
-    def use_schema(self, subject: str, schema_text: str | None) -> None:
-        """The schema produce writes with: ``schema_text`` registered under ``subject``
-        (TopicNameStrategy), else the subject's latest version."""
-        if schema_text is not None:
-            rs = self.registry.register(subject, SCHEMA_TYPES[self.fmt], schema_text)
-        else:
+    def use_schema(self, subject: str, schema_file: str | None) -> None:
+        """The schema produce writes with: ``schema_file``'s, checked here then registered
+        under ``subject`` (TopicNameStrategy), else the subject's latest version."""
+        if schema_file is None:
             rs = self.registry.latest(subject)
+            self.writer = rs.id, self._format(rs)
+            return
+        try:
+            with open(schema_file, encoding="utf-8") as f:
+                text = f.read()
+        except UnicodeDecodeError as e:
+            raise SchemaError(f"{schema_file} @ byte {e.start}: not UTF-8 text") from None
+        except OSError as e:
+            raise SchemaError(f"{schema_file}: {e.strerror}") from None
+        try:
+            parsed = self._parse(text)
+        except SchemaError as e:
+            raise SchemaError(f"{schema_file}: {e}") from None
+        rs = self.registry.register(subject, SCHEMA_TYPES[self.fmt], text)
+        self.formats.setdefault(rs.id, parsed)
         self.writer = rs.id, self._format(rs)
 
     def serialize(self, value) -> bytes:
@@ -537,6 +567,13 @@ def serdes(registry_url: str | None, key_format: str, value_format: str,
         return None, None
     if registry_url is None:
         raise problem("--key-format/--value-format avro|protobuf|json-schema need --schema-registry URL")
+    try:
+        url = urllib.parse.urlsplit(registry_url)
+        fine = url.scheme in ("http", "https") and bool(url.hostname) and url.port != 0
+    except ValueError:          # "http://[::1": a bracket left open, a port that is no number
+        fine = False
+    if not fine:
+        raise problem(f"--schema-registry {registry_url}: not an http:// or https:// URL")
     registry = RegistryClient(registry_url)
     return (None if key_format == "raw" else Serde(key_format, registry, "key"),
             None if value_format == "raw" else Serde(value_format, registry, "value"))

@@ -18,7 +18,7 @@ from kproto import protocol
 from kproto.log.manager import LEADER_EPOCH
 from kproto.records import control_record, iter_batches
 from tests.components import KAFKA, KPROTO, kproto_broker, require_executable
-from tests.helpers import admin, produce_raw
+from tests.helpers import admin, produce_raw, until_served
 from tests.helpers import commit as commit_offsets
 from tests.records.helpers import v2_batch
 
@@ -34,6 +34,7 @@ def create(bootstrap: str, name: str, partitions: int = 1, **configs: str) -> No
     admin = AdminClient({"bootstrap.servers": bootstrap})    # must outlive the future
     fs = admin.create_topics([NewTopic(name, partitions, 1, config=configs)], operation_timeout=10)
     fs[name].result(timeout=10)
+    until_served(bootstrap, name)       # Kafka's broker serves it once its metadata log got there
 
 
 def produce_ck(bootstrap: str, topic: str, messages: list[tuple], **conf) -> None:
@@ -210,6 +211,7 @@ def test_kafka_python_producer_consumer_and_admin(broker):
     admin = KafkaAdminClient(bootstrap_servers=bs)
     admin.create_topics([KNewTopic(topic, 2, 1, topic_configs={"cleanup.policy": "compact",
                                                                 "retention.ms": "123456"})])
+    until_served(bs, topic)             # its configs came in the same metadata batch
     described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
     configs = described["topic"][topic] if isinstance(described, dict) else None
     assert configs["cleanup.policy"]["value"] == "compact"

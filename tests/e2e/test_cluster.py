@@ -10,7 +10,6 @@ over to (tests/e2e/test_cluster_raft.py kills the active one of three).
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 
 import pytest
@@ -27,6 +26,7 @@ from kproto.log.checkpoint import read_offset_checkpoint
 from kproto.records import NewRecord, build_record_batch, iter_batches
 from kproto.schemas import protocol as P
 from kproto.testing import Cluster
+from tests.e2e.helpers import produce_across_leader_kill
 from tests.helpers import until
 
 
@@ -115,46 +115,7 @@ def test_consumers_read_only_below_the_high_watermark(tmp_path):
 
 def test_leader_sigkill_loses_no_acknowledged_record_and_the_node_rejoins(cluster):
     create(cluster, "fail", [[2, 3, 1]], min_insync_replicas=2)
-    acked: list[bytes] = []
-    errors: list[str] = []
-    enough = threading.Event()
-    target = [300]
-    stop = threading.Event()
-
-    def produce() -> None:
-        p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "enable.idempotence": True,
-                      "linger.ms": 2, "message.timeout.ms": 120000, "topic.metadata.refresh.interval.ms": 500})
-
-        def delivered(err, m) -> None:
-            if err is None:
-                acked.append(m.value())
-                if len(acked) >= target[0]:
-                    enough.set()
-            else:
-                errors.append(str(err))
-        i = 0
-        while not stop.is_set():
-            try:
-                p.produce("fail", value=b"%d" % i, partition=0, on_delivery=delivered)
-                i += 1
-            except BufferError:
-                pass
-            p.poll(0.001)
-        assert p.flush(180) == 0
-
-    t = threading.Thread(target=produce)
-    t.start()
-    try:
-        assert enough.wait(120), f"{len(acked)} acknowledged before the kill"
-        cluster.kill(2)
-        assert cluster.wait_for_leader("fail", 0, not_in={2}) == 3     # the next of the ISR in assignment order
-        enough.clear()
-        target[0] = len(acked) + 300
-        assert enough.wait(180), f"{len(acked)} acknowledged after the failover"
-    finally:
-        stop.set()
-        t.join(240)
-    assert errors == []
+    acked = produce_across_leader_kill(cluster, "fail")
     records = consume_all(cluster, "fail", 0, len(acked))
     # every acknowledged record exactly once (the idempotent producer's retries deduplicated
     # by the new leader, which replicated the producer state), in the order they were sent

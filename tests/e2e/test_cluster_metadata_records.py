@@ -57,6 +57,18 @@ def described(cluster: Cluster, node: int, resource: ConfigResource, key: str) -
     return (entries[key].value, entries[key].source) if key in entries else (None, -1)
 
 
+def shows(cluster: Cluster, node: int, resource: ConfigResource, key: str, expected: tuple[str | None, int]) -> None:
+    """Wait until ``node`` describes ``key`` as ``expected``: a broker applies the controller's
+    records a moment after another node answered the change (each serves its own image)."""
+    def now() -> tuple[str | None, int] | None:
+        with admin_on(cluster, node) as admin:
+            result = admin.describe_configs([resource], keys=[key])[resource]
+        entries = {e.name: e for e in result.entries}
+        return None if result.error else (entries[key].value, entries[key].source) if key in entries else (None, -1)
+    until(lambda: now() == expected, what=f"node {node} describing {resource} {key} as {expected}")
+    assert described(cluster, node, resource, key) == expected
+
+
 def test_topic_configs_altered_on_one_node_apply_on_every_node(cluster):
     admin = AdminClient({"bootstrap.servers": cluster.nodes[2].bootstrap_servers})
     admin.create_topics([NewTopic("cfg", 1, replica_assignment=[[2, 3, 1]])])["cfg"].result(timeout=60)
@@ -68,9 +80,9 @@ def test_topic_configs_altered_on_one_node_apply_on_every_node(cluster):
             AlterConfigOp("retention.ms", "set", "3600000"), AlterConfigOp("cleanup.policy", "append", "compact"),
             AlterConfigOp("min.insync.replicas", "set", "3")]}) == {topic: (ErrorCode.NONE, None)}
     for node in (1, 2, 3):
-        assert described(cluster, node, topic, "retention.ms") == ("3600000", DYNAMIC_TOPIC_CONFIG)
-        assert described(cluster, node, topic, "cleanup.policy") == ("delete,compact", DYNAMIC_TOPIC_CONFIG)
-        assert described(cluster, node, topic, "min.insync.replicas") == ("3", DYNAMIC_TOPIC_CONFIG)
+        shows(cluster, node, topic, "retention.ms", ("3600000", DYNAMIC_TOPIC_CONFIG))
+        shows(cluster, node, topic, "cleanup.policy", ("delete,compact", DYNAMIC_TOPIC_CONFIG))
+        shows(cluster, node, topic, "min.insync.replicas", ("3", DYNAMIC_TOPIC_CONFIG))
     # the leader (node 2) took min.insync.replicas=3: with node 3 stopped, acks=all is refused
     cluster.stop(3)
     try:
@@ -82,7 +94,7 @@ def test_topic_configs_altered_on_one_node_apply_on_every_node(cluster):
             # back to 2 through node 1 (the legacy call replaces every override): accepted
             with admin_on(cluster, 1) as a:
                 assert a.alter_configs({topic: {"min.insync.replicas": "2"}}) == {topic: (ErrorCode.NONE, None)}
-            assert described(cluster, 2, topic, "retention.ms") == ("604800000", DEFAULT_CONFIG)
+            shows(cluster, 2, topic, "retention.ms", ("604800000", DEFAULT_CONFIG))
             result = data.produce({("cfg", 0): build_record_batch([NewRecord(value=b"y")])}, acks=-1)[("cfg", 0)]
             assert (result.error, result.base_offset) == (ErrorCode.NONE, 0)
             data.close()
@@ -109,7 +121,7 @@ def test_the_controller_refuses_in_kafkas_words(cluster):
         # validate_only writes nothing
         assert a.incremental_alter_configs({bad: [AlterConfigOp("retention.ms", "set", "5")]},
                                            validate_only=True)[bad] == (ErrorCode.NONE, None)
-    assert described(cluster, 1, bad, "retention.ms") == ("604800000", DEFAULT_CONFIG)
+    shows(cluster, 1, bad, "retention.ms", ("604800000", DEFAULT_CONFIG))
 
 
 def test_dynamic_broker_configs_cluster_wide_and_per_broker_through_the_controller(cluster):
@@ -117,15 +129,15 @@ def test_dynamic_broker_configs_cluster_wide_and_per_broker_through_the_controll
     with admin_on(cluster, 1) as a:        # the legacy call replaces the cluster-wide layer
         assert a.alter_configs({default: {"log.retention.ms": "7200000"}}) == {default: (ErrorCode.NONE, None)}
     for node in (1, 2, 3):
-        assert described(cluster, node, ConfigResource(BROKER, str(node)), "log.retention.ms") == (
-            "7200000", DYNAMIC_DEFAULT_BROKER_CONFIG)
-        assert described(cluster, node, default, "log.retention.ms") == ("7200000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+        shows(cluster, node, ConfigResource(BROKER, str(node)), "log.retention.ms",
+              ("7200000", DYNAMIC_DEFAULT_BROKER_CONFIG))
+        shows(cluster, node, default, "log.retention.ms", ("7200000", DYNAMIC_DEFAULT_BROKER_CONFIG))
     # a per-broker config for node 3 asked of node 1: node 3 takes it, node 2 does not
     with admin_on(cluster, 1) as a:
         three = ConfigResource(BROKER, "3")
         assert a.incremental_alter_configs({three: [AlterConfigOp("log.retention.ms", "set", "60000")]}) == {
             three: (ErrorCode.NONE, None)}
-    assert described(cluster, 3, ConfigResource(BROKER, "3"), "log.retention.ms") == ("60000", DYNAMIC_BROKER_CONFIG)
+    shows(cluster, 3, ConfigResource(BROKER, "3"), "log.retention.ms", ("60000", DYNAMIC_BROKER_CONFIG))
     assert described(cluster, 2, ConfigResource(BROKER, "2"), "log.retention.ms") == (
         "7200000", DYNAMIC_DEFAULT_BROKER_CONFIG)
     # confluent-kafka sends a broker's resource to that broker; node 2 forwards it

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 
 import pytest
@@ -28,6 +27,7 @@ from kproto.schemas import protocol as P
 from kproto.server.runtime.state_topic import partition_for
 from tests.conftest import PEER_CLUSTER_CONFIG
 from tests import java_client
+from tests.e2e.helpers import produce_across_leader_kill
 from tests.helpers import create_in_cluster as create, describe_on_both as describe_both
 from tests.helpers import replication_throttles, until
 from tests.tools.helpers import run_command
@@ -142,47 +142,7 @@ def test_acks_all_with_one_broker_down_then_not_enough_replicas_with_two(cluster
 
 def test_idempotent_producer_across_a_leader_sigkill_loses_and_duplicates_nothing(cluster):
     create(cluster, "failover", [[2, 3, 1]], min_insync_replicas=2)
-    acked: list[bytes] = []
-    errors: list[str] = []
-    enough = threading.Event()
-    target = [300]
-    stop = threading.Event()
-
-    def produce() -> None:
-        p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "enable.idempotence": True,
-                      "linger.ms": 2, "message.timeout.ms": 120000, "topic.metadata.refresh.interval.ms": 500})
-
-        def delivered(err, m) -> None:
-            if err is None:
-                acked.append(m.value())
-                if len(acked) >= target[0]:
-                    enough.set()
-            else:
-                errors.append(str(err))
-        i = 0
-        while not stop.is_set():
-            try:
-                p.produce("failover", value=b"%d" % i, partition=0, on_delivery=delivered)
-                i += 1
-            except BufferError:
-                pass
-            p.poll(0.001)
-        assert p.flush(180) == 0
-
-    t = threading.Thread(target=produce)
-    t.start()
-    try:
-        assert enough.wait(120), f"{len(acked)} acknowledged before the kill"
-        cluster.kill(2)
-        # the next of the ISR in assignment order (PartitionChangeBuilder's election)
-        assert cluster.wait_for_leader("failover", 0, not_in={2}) == 3
-        enough.clear()
-        target[0] = len(acked) + 300
-        assert enough.wait(180), f"{len(acked)} acknowledged after the failover"
-    finally:
-        stop.set()
-        t.join(240)
-    assert errors == []
+    acked = produce_across_leader_kill(cluster, "failover")
     c = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "check", "enable.auto.commit": False})
     c.assign([TopicPartition("failover", 0, 0)])
     records: list[bytes] = []

@@ -25,6 +25,7 @@ from kproto.client.admin import Admin, NewTopic, OffsetAndMetadata
 from kproto.client.transport import BrokerClient
 from kproto.schemas.consumer_offsets import ConsumerProtocolAssignment
 from tests.components import KAFKA, KPROTO, kproto_broker, require_executable
+from tests.helpers import until_served
 
 FAST = ("group.initial.rebalance.delay.ms=0",)
 
@@ -41,6 +42,7 @@ def admin_call(bootstrap: str, fn):
 def create(bootstrap: str, topic: str, partitions: int) -> None:
     result = admin_call(bootstrap, lambda a: a.create_topics([NewTopic(topic, partitions, 1)]))
     assert result[topic].error == 0, result
+    until_served(bootstrap, topic)      # Kafka's broker serves it once its metadata log got there
 
 
 def produce(bootstrap: str, topic: str, n: int, tag: str) -> set[bytes]:

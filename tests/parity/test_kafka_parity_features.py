@@ -18,7 +18,7 @@ import re
 import pytest
 
 from tests.components import kproto_broker
-from tests.helpers import request_raw
+from tests.helpers import request_raw, until
 from tests.kafka_ref import KafkaUnavailable, unavailable
 from tests.tools.helpers import run_command
 
@@ -151,10 +151,18 @@ def test_describe_quorum_as_kafka(brokers):
 def test_feature_command_as_kafka(kafka_ref, brokers):
     """Every step of STEPS prints the same through both tools, on each tool's broker."""
     kafka, kproto = brokers
+
+    def applied() -> None:
+        # Kafka's broker describes the finalized levels of its metadata image, which follows the
+        # controller's commit of UpdateFeatures (kproto's answers after applying): wait for them
+        until(lambda: features(kafka) == features(kproto), what="Kafka's broker at the committed feature levels")
     for args in STEPS:
+        if args[0] == "describe":
+            applied()
         k = kafka_tool(kafka_ref, kafka, args)
         p = kproto_tool(kproto, args)
         assert p == k, (args, k, p)
+    applied()
     assert features(kproto) == features(kafka)
 
 

@@ -34,7 +34,7 @@ import pytest
 from confluent_kafka import Producer
 
 from kproto.client.admin import NewTopic
-from tests.helpers import admin, commit, committed
+from tests.helpers import admin, commit, committed, until_served
 from tests.tools.helpers import kg, reset_text
 from tests.tools.helpers import groups_ok as ok
 
@@ -59,6 +59,7 @@ def two_partition_topic(bs: str, prefix: str) -> str:
     topic = prefix + uuid.uuid4().hex[:6]
     with admin(bs) as a:
         assert a.create_topics([NewTopic(topic, 2, 1)])[topic].error == 0
+    until_served(bs, topic)         # Kafka's broker leads the partitions once its metadata log got there
     for p in (0, 1):
         produce(bs, topic, 5, p)
     return topic

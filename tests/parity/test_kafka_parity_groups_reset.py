@@ -30,7 +30,7 @@ from confluent_kafka import Producer
 from kproto.client.admin import NewTopic
 from kproto.tools.groups.command import DRY_RUN_WARNING
 from tests import components
-from tests.helpers import admin, commit, committed
+from tests.helpers import admin, commit, committed, until_served
 from tests.parity.test_kafka_parity_groups import group_id, produce, two_partition_topic
 from tests.tools.helpers import kg, reset_text
 
@@ -50,6 +50,7 @@ def topic_with_records(bs: str, n: int = 100, partitions: int = 1) -> str:
     topic = topic_name()
     with admin(bs) as a:
         assert a.create_topics([NewTopic(topic, partitions, 1)])[topic].error == 0
+    until_served(bs, topic)         # Kafka's broker leads the partitions once its metadata log got there
     produce(bs, topic, n)
     return topic
 
@@ -161,6 +162,7 @@ def test_reset_offsets_to_zoned_date_time(broker):
     topic, group = topic_name(), group_id()
     with admin(bs) as a:
         assert a.create_topics([NewTopic(topic, 1, 1)])[topic].error == 0
+    until_served(bs, topic)
     checkpoint_ms = time.time_ns() // 1_000_000 - 60_000
     produce_at(bs, topic, 50, checkpoint_ms - 5_000)
     produce_at(bs, topic, 50, checkpoint_ms + 5_000)

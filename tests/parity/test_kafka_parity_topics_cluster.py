@@ -173,6 +173,9 @@ def test_describe_under_replicated_partitions_when_reassignment_is_in_progress(k
     peer_cluster.wait_for(lambda md: 3 not in {b.node_id for b in md.brokers} or None, "node 3 fenced")
     assert alter(peer_cluster, topic, 0, [3]) == (0, None)
     assert ongoing(peer_cluster)[(topic, 0)] == ([3, 2], [3], [2])
+    # ListPartitionReassignments is the controller's answer; Metadata, each broker's image a moment later
+    peer_cluster.wait_for(lambda md: (lambda p: p if p is not None and tuple(p.replicas) == (3, 2) else None)(
+        peer_cluster.partition(topic, 0, md)), "the reassignment's replicas in every node's Metadata")
     rows = describe_on_both(kafka_ref, peer_cluster, "--topic", topic).splitlines()
     assert len(rows) == 2 and rows[0].startswith(f"Topic: {topic}\t"), rows
     assert rows[1] == (f"\tTopic: {topic}\tPartition: 0\tLeader: 2\tReplicas: 3,2\tIsr: 2\tAdding Replicas: 3"

@@ -21,6 +21,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kproto.testing
+from tests.helpers import until_applied
 from tests.tools.helpers import run_command
 from tests.kafka_ref import KafkaUnavailable, unavailable
 
@@ -136,11 +137,18 @@ def diff(kafka: tuple, kproto: tuple) -> str:
                                           "kafka", "kproto", lineterm=""))
 
 
+#: tools whose --describe/--list read the broker's metadata image (topics, ACLs, configs,
+#: quotas, SCRAM users), which on Kafka's broker follows a change a moment after it answered
+METADATA_READERS = ("topics", "acls", "configs", "users")
+
+
 def assert_same(kafka_ref, bootstrap: str, tool: str, args: list[str], name: str | None = None,
                 unordered: bool = False) -> None:
     """Both tools, same broker. With ``name``, each runs on its own copy of it (``{t}`` in args);
     ``unordered``: stdout's lines compared as sorted lists."""
     k_name, p_name = (f"k-{name}", f"p-{name}") if name else (None, None)
+    if tool in METADATA_READERS and ("--describe" in args or "--list" in args):
+        until_applied(bootstrap)        # what the steps before changed, in the broker's image
     k_args = [a.replace("{t}", k_name) for a in args] if name else args
     p_args = [a.replace("{t}", p_name) for a in args] if name else args
     k = kafka_tool(kafka_ref, tool, bootstrap, k_args)
@@ -408,9 +416,16 @@ def test_client_quotas_ips_and_defaults(kafka_ref, bs):
              ["--alter", "--delete-config", "connection_creation_rate", *ip],
              ["--describe", *ip],
              ["--describe", *user_default])
-    kafka = [known(kafka_tool(kafka_ref, "configs", bs, args), "configs") for args in steps]
-    for args, k in zip(steps, kafka):
-        p = kproto_tool("configs", bs, args)
+    def run(tool) -> list:
+        out = []
+        for args in steps:
+            if args[0] == "--describe":
+                until_applied(bs)       # the alters before it, in the broker's image
+            out.append(tool(args))
+        return out
+    kafka = run(lambda args: known(kafka_tool(kafka_ref, "configs", bs, args), "configs"))
+    ours = run(lambda args: kproto_tool("configs", bs, args))
+    for args, k, p in zip(steps, kafka, ours):
         assert p == k, " ".join(args) + "\n" + diff(k, p)
 
 

@@ -4,14 +4,20 @@ kproto's wire codecs and back, and the metadata log Raft runs on."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+import socket
 
 import pytest
 
 from kproto import protocol
+from kproto.common import CLUSTER_METADATA_TOPIC_NAME
+from kproto.errors import ErrorCode
+from kproto.framing import frame
 from kproto.server.cluster import image as I
 from kproto.server.cluster import quorum as Q
 from kproto.server.cluster import raft as R
 from kproto.records import iter_batches
+from kproto.testing import Cluster
+from tests.helpers import request_raw
 
 
 def through_the_wire(request):
@@ -174,3 +180,49 @@ def test_add_and_remove_raft_voter_through_the_leaders_quorum(tmp_path):
             await q.close()
 
     asyncio.run(run())
+
+
+def test_malformed_quorum_requests_close_or_refuse_only_themselves(tmp_path):
+    """Bad input on the controller listener: FetchSnapshot (and the other raft requests)
+    naming no partition or several is INVALID_REQUEST, a partition other than
+    __cluster_metadata-0 UNKNOWN_TOPIC_OR_PARTITION (KafkaRaftClient.handleFetchSnapshotRequest);
+    a frame cut short or claiming more entries than it carries closes that connection only,
+    and a well-formed FetchSnapshot on another connection is answered throughout."""
+    with Cluster(brokers=1, data_dir=tmp_path / "c") as c:
+        host, port = c.controller_address
+        bootstrap = f"{host}:{port}"
+        key = protocol.fetch_snapshot.API.key
+
+        def fetch_snapshot(topics: list) -> object:
+            return request_raw(bootstrap, key, 0, {"cluster_id": None, "replica_id": 9, "max_bytes": 1 << 20,
+                                                   "topics": topics})
+
+        def one(name: str = CLUSTER_METADATA_TOPIC_NAME, partition: int = 0) -> dict:
+            return {"name": name, "partitions": [{"partition": partition, "current_leader_epoch": 1,
+                                                  "snapshot_id": {"end_offset": 7, "epoch": 1}, "position": 0}]}
+
+        def answered() -> None:       # the listener serves a well-formed request: no such snapshot
+            r = fetch_snapshot([one()])
+            assert (r.error_code, [(p.index, p.error_code) for t in r.topics for p in t.partitions]) == \
+                (0, [(0, ErrorCode.SNAPSHOT_NOT_FOUND)])
+
+        answered()
+        for topics in ([], [{"name": CLUSTER_METADATA_TOPIC_NAME, "partitions": []}], [one(), one()]):
+            r = fetch_snapshot(topics)
+            assert (r.error_code, r.topics) == (ErrorCode.INVALID_REQUEST, []), topics
+        for name, partition in (("other", 0), (CLUSTER_METADATA_TOPIC_NAME, 3)):
+            r = fetch_snapshot([one(name, partition)])
+            assert [(t.name, p.index, p.error_code, p.size, p.unaligned_records) for t in r.topics
+                    for p in t.partitions] == [(name, partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 0, b"")]
+        for api, version in ((protocol.vote, 0), (protocol.begin_quorum_epoch, 0), (protocol.end_quorum_epoch, 0)):
+            assert request_raw(bootstrap, api.API.key, version, {"topics": []}).error_code == ErrorCode.INVALID_REQUEST
+        whole = protocol.encode_request(key, 0, 1, "raw", {"cluster_id": None, "replica_id": 9, "max_bytes": 1 << 20,
+                                                    "topics": [one()]})
+        # cut short; then a topics count of 2^31 - 1 with no entries after it (nothing allocated for them)
+        count_at = whole.index(CLUSTER_METADATA_TOPIC_NAME.encode()) - 2      # the count, the name's length
+        for bad in (whole[:-6], whole[:count_at] + b"\xff\xff\xff\xff\x07"):
+            with socket.create_connection((host, port), timeout=30) as s:
+                s.sendall(frame(bad))
+                assert s.recv(1) == b""             # closed, unanswered
+            answered()
+        assert "Traceback" not in c.nodes[1].log_text()

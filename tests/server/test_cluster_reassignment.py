@@ -5,17 +5,22 @@ answers for one broker (measured with tests/kafka_ref.py's broker)."""
 
 from __future__ import annotations
 
+import socket
 import uuid
 
 import pytest
 
+from kproto import protocol as P
 from kproto.errors import ErrorCode, KafkaError
+from kproto.framing import frame
 from kproto.server.cluster import image as I
 from kproto.server.cluster.election import (
     NO_LEADER, PartitionRegistration, cancel_reassignment, complete_reassignment, start_reassignment,
     unclean_leader,
 )
 from kproto.server.cluster.operations import validate_assignment
+from kproto.testing import Cluster
+from tests.helpers import create_in_cluster, request_raw
 
 ALL = {1, 2, 3, 4}
 
@@ -101,3 +106,45 @@ def test_change_records_carry_the_reassignment_and_replay_to_the_same_registrati
             for offset, kind, r in I.iter_records(batch):
                 image.apply(kind, r, offset)
             assert image.partition("t", 0) == nxt
+
+
+def test_malformed_alter_partition_reassignments_on_a_cluster(tmp_path):
+    """Bad input through a broker to the controller: each bad partition entry is refused with
+    Kafka's error and message and the others stay untouched; a frame cut short, or claiming
+    2^31 - 1 topics or replicas it does not carry, closes that connection only (nothing is
+    allocated for what was not sent) and the next request is answered."""
+    with Cluster(brokers=2, data_dir=tmp_path / "c") as c:
+        bs = c.bootstrap_servers.split(",")[0]
+        create_in_cluster(c, "t", [[1, 2]])
+        key = P.alter_partition_reassignments.API.key
+
+        def alter(topics: list) -> tuple:
+            r = request_raw(bs, key, 0, {"timeout_ms": 10000, "topics": topics})
+            return r.error_code, [(t.name, [(p.partition_index, p.error_code, p.error_message) for p in t.partitions])
+                                  for t in r.responses]
+
+        def one(partition: int, replicas, name: str = "t") -> list:
+            return [{"name": name, "partitions": [{"partition_index": partition, "replicas": replicas}]}]
+
+        assert alter([]) == (0, [])
+        assert alter([{"name": "t", "partitions": []}]) == (0, [("t", [])])
+        assert alter(one(-1, [1])) == (0, [("t", [(-1, 3, "Unable to find partition t:-1.")])])
+        assert alter(one(0, [])) == (0, [("t", [(0, 39, "The manual partition assignment includes an empty "
+                                                        "replica list.")])])
+        assert alter(one(0, [-1])) == (0, [("t", [(0, 39, "The manual partition assignment includes broker -1, "
+                                                          "but no such broker is registered.")])])
+        assert alter(one(0, [2, 2])) == (0, [("t", [(0, 39, "The manual partition assignment includes the broker 2 "
+                                                            "more than once.")])])
+        assert alter(one(0, [1], name="")) == (0, [("", [(0, 3, "Unable to find a topic named .")])])
+        assert alter(one(0, None)) == (0, [("t", [(0, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None)])])
+        whole = P.encode_request(key, 0, 1, "raw", {"timeout_ms": 10000, "topics": one(0, [1, 2])})
+        count_at = whole.index(b"\x02t") - 1        # the topics count, then the name "t"
+        replicas_at = whole.index(b"\x02t") + 2 + 4  # the name, the partitions count, the index
+        for bad in (whole[:-3], whole[:count_at] + b"\xff\xff\xff\xff\x07",
+                    whole[:replicas_at] + b"\xff\xff\xff\xff\x07"):
+            with socket.create_connection(tuple(bs.split(":")), timeout=30) as s:
+                s.sendall(frame(bad))
+                assert s.recv(1) == b""             # closed, unanswered
+            assert alter(one(0, [1, 2])) == (0, [("t", [(0, 0, None)])])     # served; a no-op target
+        assert tuple(c.partition("t", 0).replicas) == (1, 2)
+        assert not any("Traceback" in n.log_text() for n in c.nodes.values())

@@ -10,10 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from kproto.common import now_ms
+from kproto.errors import CorruptRecordError, DecodeError
+from kproto.records import NewRecord, build_record_batch
 from kproto.schemas import protocol as P
 from kproto.server.cluster import image as I
 from kproto.server.cluster import snapshot as S
 from kproto.server.cluster.controller import METADATA_LOG_DIR
+from kproto.testing import BrokerStartError, Cluster
 from kproto.tools.main import cli
 from tests.server.test_cluster_controller import (
     acl, acl_filter, alter_quotas, alter_scram, call, controller, create, expire, incremental, three_brokers,
@@ -97,8 +100,70 @@ def test_a_cut_short_snapshot_is_refused(tmp_path):
     sid = ctrl.snapshots.snapshot(now_ms())
     data = (tmp_path / METADATA_LOG_DIR / S.snapshot_file_name(sid)).read_bytes()
     footer = S.control_batch([(S._FOOTER, {})], 0, 1, 0)
-    with pytest.raises(ValueError, match="no SnapshotHeader/SnapshotFooter"):
+    with pytest.raises(CorruptRecordError) as e:
         S.read_snapshot(data[:-len(footer)], sid)
+    # where the footer should have been
+    assert str(e.value) == f"{S.snapshot_file_name(sid)} @ byte {len(data) - len(footer)}: " \
+        "no SnapshotHeader/SnapshotFooter control records"
+
+
+def snapshot_of(tmp_path) -> tuple[S.SnapshotId, bytes]:
+    ctrl = busy_controller(tmp_path)
+    sid = ctrl.snapshots.snapshot(now_ms())
+    return sid, (tmp_path / METADATA_LOG_DIR / S.snapshot_file_name(sid)).read_bytes()
+
+
+def test_a_corrupt_or_truncated_snapshot_names_its_file_and_byte(tmp_path):
+    """Bad input: every way a .checkpoint goes bad is one error naming the file and the byte."""
+    sid, data = snapshot_of(tmp_path)
+    header = len(S.control_batch([(S._HEADER, {"last_contained_log_timestamp": 0})], 0, 1, 0))
+    name = S.snapshot_file_name(sid)
+    flipped = bytearray(data)
+    flipped[header + 40] ^= 0xFF            # inside the first records batch: its CRC no longer holds
+    cases = {
+        "empty": (b"", "@ byte 0: no SnapshotHeader/SnapshotFooter control records"),
+        "cut in the header": (data[:3], "@ byte 0: incomplete batch: 3 bytes left, header needs 17"),
+        "cut in a batch": (data[:header + 20], f"@ byte {header}: incomplete batch: 20 of"),
+        "a flipped byte": (bytes(flipped), f"@ byte {header + 17}: crc: crc mismatch"),
+        "a length past the end": (data[:8] + b"\x7f\xff\xff\xff" + data[12:],
+                                  f"@ byte 0: incomplete batch: {len(data)} of 2147483659 bytes"),
+        "bytes after the footer": (data + b"\0\1", f"@ byte {len(data)}: incomplete batch: 2 bytes left"),
+    }
+    for case, (bad, where) in cases.items():
+        with pytest.raises(DecodeError) as e:
+            S.read_snapshot(bad, sid, tmp_path / name)
+        assert str(e.value).startswith(f"{tmp_path / name} {where}"), (case, str(e.value))
+
+
+def test_a_snapshot_record_that_does_not_parse_names_its_batch(tmp_path):
+    """CRC-valid batches whose record is not a metadata record: the byte is its batch's."""
+    sid = S.SnapshotId(2, 1)
+    header = S.control_batch([(S._HEADER, {"last_contained_log_timestamp": 0})], 0, 1, 0)
+    footer = S.control_batch([(S._FOOTER, {})], 2, 1, 0)
+    for value, reason in ((b"\x01", "type: Error while reading type"),
+                          (b"\x00\x63\x00\x01", "Could not deserialize metadata record with frame version 0")):
+        bad = build_record_batch([NewRecord(None, value)], base_offset=1, partition_leader_epoch=1)
+        with pytest.raises(CorruptRecordError) as e:
+            S.read_snapshot(header + bad + footer, sid)
+        assert str(e.value).startswith(f"{S.snapshot_file_name(sid)} @ byte {len(header)}: {reason}")
+
+
+def test_start_up_with_a_corrupt_snapshot_refuses_in_one_line_naming_it(tmp_path):
+    """kproto serve on a data dir whose newest .checkpoint is corrupt: a one-line error naming
+    the file and the byte, no traceback (Kafka's broker too stops on a corrupt snapshot)."""
+    c = Cluster(brokers=1, data_dir=tmp_path / "c", config={"metadata.log.max.record.bytes.between.snapshots": 1})
+    with c:
+        c.wait_for_controller()
+    newest = sorted((tmp_path / "c" / "node-1" / METADATA_LOG_DIR).glob("*.checkpoint"))[-1]
+    data = bytearray(newest.read_bytes())
+    data[40] ^= 0xFF
+    newest.write_bytes(bytes(data))
+    with pytest.raises(BrokerStartError):
+        c.start(1)
+    text = c.nodes[1].log_text()
+    last = text[text.rindex("--- kproto broker start"):]
+    assert f"kproto: error: {newest} @ byte 17: crc: crc mismatch" in last
+    assert "Traceback" not in last
 
 
 def test_start_up_loads_the_newest_snapshot_then_the_log_after_it(tmp_path):

@@ -13,6 +13,7 @@ from kproto.errors import ErrorCode, MalformedMessageError, UnsupportedVersionEr
 from kproto.framing import NEED_DATA, frame
 from kproto import protocol
 from tests import components
+from tests.helpers import until_served
 
 METADATA, API_VERSIONS = 3, 18
 
@@ -109,6 +110,7 @@ def test_admin_round_trip(broker):
         assert client.supports(METADATA) and client.version(METADATA) >= 1
         created = admin.create_topics([NewTopic(t, 2, 1, configs={"retention.ms": "60000"})])
         assert created[t].error == ErrorCode.NONE
+        until_served(bs, t)         # Kafka's broker serves the topic once its metadata log got there
         again = admin.create_topics([NewTopic(t, 2, 1)])
         assert again[t].error == ErrorCode.TOPIC_ALREADY_EXISTS
         md = admin.metadata([t])
@@ -138,6 +140,7 @@ def test_admin_round_trip(broker):
 
         deleted = admin.delete_topics([t])
         assert deleted[t].error == ErrorCode.NONE
+        until_served(bs, t, present=False)
         assert t not in admin.metadata().topics
         admin.close()
 

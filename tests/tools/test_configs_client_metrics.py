@@ -22,12 +22,14 @@ def both(kafka_ref, bootstrap: str, *args: str) -> tuple[tuple, tuple]:
     return (status, out, err.strip()), theirs
 
 
-def same(kafka_ref, bootstrap: str, *args: str) -> str:
-    """Both print the same (Kafka's broker applies an alter through its controller: ask until equal)."""
+def same(kafka_ref, bootstrap: str, *args: str, applied=lambda out: True) -> str:
+    """Both print the same. Kafka's broker applies an alter through its controller after it
+    answered, and both tools would agree on the old value: ask until they agree on an output
+    that shows the change (``applied``)."""
     def equal():
         ours, theirs = both(kafka_ref, bootstrap, *args)
-        return ours[:2] == theirs[:2] and ours[1] + "\0"
-    return until(equal, what=f"equal output of {args}")[:-1]
+        return ours[:2] == theirs[:2] and applied(ours[1]) and ours[1] + "\0"
+    return until(equal, what=f"equal output of {args}, the change applied")[:-1]
 
 
 def test_client_metrics_configs_as_config_command(broker, kafka_ref):
@@ -45,16 +47,18 @@ def _alter_and_describe(kafka_ref, broker, name: str, entity: list[str]) -> None
     status, out, err = run_command("configs", broker.bootstrap, "--alter", *entity, "--add-config",
                                    "metrics=[a.,b.],interval.ms=1000")
     assert (status, out, err) == (0, f"Completed updating config for client-metric {name}.\n", "")
-    assert same(kafka_ref, broker.bootstrap, "--describe", *entity) == (
+    assert same(kafka_ref, broker.bootstrap, "--describe", *entity, applied=lambda out: "interval.ms=1000" in out) == (
         f"Dynamic configs for client-metric {name} are:\n"
         "  interval.ms=1000 sensitive=false synonyms={DYNAMIC_CLIENT_METRICS_CONFIG:interval.ms=1000}\n"
         "  metrics=a.,b. sensitive=false synonyms={DYNAMIC_CLIENT_METRICS_CONFIG:metrics=a.,b.}\n")
-    every = same(kafka_ref, broker.bootstrap, "--describe", "--entity-type", "client-metrics")
+    every = same(kafka_ref, broker.bootstrap, "--describe", "--entity-type", "client-metrics",
+                 applied=lambda out: f"client-metric {name} are:" in out)
     assert f"Dynamic configs for client-metric {name} are:\n" in every
     r = kafka_ref.run_tool(CC, "--bootstrap-server", broker.bootstrap, "--alter", *entity,
                            "--delete-config", "interval.ms,match")      # match was never set: no error
     assert (r.returncode, r.stdout) == (0, f"Completed updating config for client-metric {name}.\n")
-    assert same(kafka_ref, broker.bootstrap, "--describe", *entity, "--all") == (
+    assert same(kafka_ref, broker.bootstrap, "--describe", *entity, "--all",
+                applied=lambda out: "interval.ms=300000" in out) == (
         f"All configs for client-metric {name} are:\n  interval.ms=300000 sensitive=false synonyms={{}}\n"
         "  match= sensitive=false synonyms={}\n"
         "  metrics=a.,b. sensitive=false synonyms={DYNAMIC_CLIENT_METRICS_CONFIG:metrics=a.,b.}\n")

@@ -18,7 +18,7 @@ from kproto.records import NewRecord, build_record_batch
 from kproto.testing import FIXTURE_DEFAULTS, Broker
 from kproto.tools.main import cli
 from kproto.tools.produce import murmur2, partition_for_key
-from tests.helpers import produce_raw, until
+from tests.helpers import produce_raw, until, until_served
 from tests import components
 from tests.tools.helpers import run_command
 
@@ -37,8 +37,11 @@ RECORDS = [
 
 
 def create(bootstrap: str, name: str, partitions: int) -> None:
+    """The topic, once the broker serves every partition (Kafka's broker learns it from its
+    metadata log after CreateTopics answered: a tool run at once could find no leader)."""
     a = AdminClient({"bootstrap.servers": bootstrap})
     a.create_topics([CKNewTopic(name, partitions, 1)])[name].result(timeout=30)
+    until_served(bootstrap, name)
 
 
 def fill(bootstrap: str, topic: str) -> None:

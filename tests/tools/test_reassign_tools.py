@@ -263,3 +263,49 @@ def test_election_lines_are_kafkas():
         "Error completing leader election (PREFERRED) for partition: t-2: "
         "org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: "
         + E.PREFERRED_LEADER_NOT_AVAILABLE.description]
+
+
+BAD_PLANS = [
+    (b"not json", "The input string is not a valid JSON: Expecting value: line 1 column 1 (char 0)"),
+    (b"[1, 2]", "The input string is not a valid JSON"),
+    (b"\xff\xfe{}", "The input string is not a valid JSON: {path} @ byte 0: not UTF-8"),
+    (b"[" * 100_000 + b"]" * 100_000, "The input string is not a valid JSON: nested too deeply"),
+    (b'{"version": "x"}', "Not supported version field value x"),
+    (b'{"version": 1, "partitions": 5}', "Missing or malformed field in the reassignment JSON: partitions: "
+                                         "expected an array, got 5"),
+    (b'{"version": 1, "partitions": [5]}', "Missing or malformed field in the reassignment JSON: partitions: "
+                                           "expected an object, got 5"),
+    (b'{"version": 1, "partitions": [{"topic": "t", "replicas": [1]}]}',
+     "Missing or malformed field in the reassignment JSON: 'partition'"),
+    (b'{"version": 1, "partitions": [{"topic": null, "partition": 0, "replicas": [1]}]}',
+     "Missing or malformed field in the reassignment JSON: topic: expected a string, got null"),
+    (b'{"version": 1, "partitions": [{"topic": "t", "partition": 99999999999, "replicas": [1]}]}',
+     "Missing or malformed field in the reassignment JSON: partition: expected an int, got 99999999999"),
+    (b'{"version": 1, "partitions": [{"topic": "t", "partition": true, "replicas": [1]}]}',
+     "Missing or malformed field in the reassignment JSON: partition: expected an int, got true"),
+    (b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1.5]}]}',
+     "Missing or malformed field in the reassignment JSON: replicas: expected an int, got 1.5"),
+    (b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1e999]}]}',
+     "Missing or malformed field in the reassignment JSON: replicas: expected an int, got Infinity"),
+    (b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": "1"}]}',
+     "Missing or malformed field in the reassignment JSON: replicas: expected an array, got \"1\""),
+    (b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": "ab"}]}',
+     "Missing or malformed field in the reassignment JSON: log_dirs: expected an array, got \"ab\""),
+]
+
+
+def test_a_bad_reassignment_json_file_is_one_line_and_exit_1(kafka_broker, tmp_path):
+    """Bad input: --execute, --verify and --cancel on a file that is no plan print one
+    ``Error: ...`` line as Kafka's tool prints its errors (on stdout), exit 1, no traceback
+    (run in process: one would raise here), and ask the broker nothing it would act on."""
+    bs = kafka_broker.bootstrap_servers
+    plan = tmp_path / "plan.json"
+    for content, message in BAD_PLANS:
+        plan.write_bytes(content)
+        for action in ("--execute", "--verify", "--cancel"):
+            got = run_command("reassign-partitions", bs, action, "--reassignment-json-file", str(plan))
+            assert got == (1, "Error: " + message.format(path=plan) + "\n", ""), (content[:60], action)
+    assert run_command("reassign-partitions", bs, "--list") == (0, "No partition reassignments found.\n", "")
+    missing = tmp_path / "none.json"
+    assert run_command("reassign-partitions", bs, "--execute", "--reassignment-json-file", str(missing)) == (
+        2, "", f"{missing}: No such file or directory\n")

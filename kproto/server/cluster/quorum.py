@@ -458,6 +458,10 @@ class Quorum:
     # -- requests from the controller listener ------------------------------------------------
 
     async def handle(self, api_key: int, body: Any) -> dict:
+        if len(body.topics) != 1 or len(body.topics[0].partitions) != 1:
+            # KafkaRaftClient (handleVoteRequest, handleFetchRequest...): one raft partition,
+            # a request naming none or several is INVALID_REQUEST
+            return {"error_code": ErrorCode.INVALID_REQUEST}
         if api_key == P.fetch.API.key:
             return await self._fetch(body)
         if api_key == P.fetch_snapshot.API.key:
@@ -504,8 +508,14 @@ class Quorum:
 
 
     def _fetch_snapshot(self, body: Any) -> dict:
-        """FetchSnapshot (59) on ``__cluster_metadata`` (KafkaRaftClient.handleFetchSnapshotRequest)."""
-        p = body.topics[0].partitions[0]
+        """FetchSnapshot (59) on ``__cluster_metadata`` (KafkaRaftClient.handleFetchSnapshotRequest):
+        another partition than ``__cluster_metadata-0`` is UNKNOWN_TOPIC_OR_PARTITION."""
+        t, p = body.topics[0], body.topics[0].partitions[0]
+        if (t.name, p.partition) != (CLUSTER_METADATA_TOPIC_NAME, 0):
+            return {"throttle_time_ms": 0, "error_code": 0, "topics": [{"name": t.name, "partitions": [{
+                "index": p.partition, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                "snapshot_id": {"end_offset": -1, "epoch": -1}, "size": 0, "position": 0,
+                "unaligned_records": b""}]}]}
         request = R.FetchSnapshotRequest(body.replica_id, p.current_leader_epoch,
                                          (p.snapshot_id.end_offset, p.snapshot_id.epoch), p.position)
         [answer] = [s.message for s in self.node.receive(body.replica_id, request, now_ms())]

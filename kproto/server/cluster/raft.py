@@ -332,10 +332,15 @@ class BeginQuorumEpochRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class BeginQuorumEpochResponse:
+class QuorumEpochAck:
+    """What a voter answers to Begin- and EndQuorumEpoch alike (both schemas' partition data)."""
     error_code: int
     leader_id: int
     leader_epoch: int
+
+
+class BeginQuorumEpochResponse(QuorumEpochAck):
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,11 +350,8 @@ class EndQuorumEpochRequest:
     preferred_successors: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class EndQuorumEpochResponse:
-    error_code: int
-    leader_id: int
-    leader_epoch: int
+class EndQuorumEpochResponse(QuorumEpochAck):
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -703,9 +705,7 @@ class RaftNode:
         s = self.state
         self._transition(Prospective(s.epoch, self._election_deadline(now), self.leader_id, self.election.voted_id,
                                      {self.node_id}))
-        return self._maybe_pre_elected(now) or [
-            Send(v, VoteRequest(s.epoch, self.node_id, self.log.last_fetched_epoch, self.log.end_offset, True))
-            for v in self.voters if v != self.node_id]
+        return self._maybe_pre_elected(now) or self._ask_votes(s.epoch, pre_vote=True)
 
     def _maybe_pre_elected(self, now: int) -> list[Send]:
         """KafkaRaftClient.maybeTransitionToCandidate / maybeHandleElectionLoss for a Prospective."""
@@ -733,9 +733,13 @@ class RaftNode:
 
     def _to_candidate(self, now: int) -> list[Send]:
         self._transition(Candidate(self.state.epoch + 1, self._election_deadline(now), {self.node_id}))
-        return self._maybe_elected(now) or [
-            Send(v, VoteRequest(self.state.epoch, self.node_id, self.log.last_fetched_epoch, self.log.end_offset))
-            for v in self.voters if v != self.node_id]
+        return self._maybe_elected(now) or self._ask_votes(self.state.epoch, pre_vote=False)
+
+    def _ask_votes(self, epoch: int, *, pre_vote: bool) -> list[Send]:
+        """A Vote (or KIP-996 pre-vote) to every other voter, with this node's log end
+        (KafkaRaftClient.buildVoteRequest)."""
+        return [Send(v, VoteRequest(epoch, self.node_id, self.log.last_fetched_epoch, self.log.end_offset, pre_vote))
+                for v in self.voters if v != self.node_id]
 
     def _maybe_elected(self, now: int) -> list[Send]:
         s = self.state
@@ -937,7 +941,7 @@ class RaftNode:
         out = self._observe_epoch(m.leader_epoch, m.leader_id, now) or []
         return out + [Send(source, BeginQuorumEpochResponse(0, self.leader_id, self.state.epoch))]
 
-    def _on_ack(self, source: int, m: BeginQuorumEpochResponse | EndQuorumEpochResponse, now: int) -> list[Send]:
+    def _on_ack(self, source: int, m: QuorumEpochAck, now: int) -> list[Send]:
         moved = self._observe_epoch(m.leader_epoch, m.leader_id, now)
         if moved is not None:
             return moved

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from kproto.errors import CorruptRecordError, DecodeError
 from kproto.features import METADATA_VERSION
 from kproto.jvm import java_hashmap_order, java_string_hash
 from kproto.records import NewRecord, RecordBatch, build_record_batch, iter_batches
@@ -182,19 +183,33 @@ def write_snapshot(log_dir: Path, image: I.MetadataImage, sid: SnapshotId, last_
     return path
 
 
-def read_snapshot(data: bytes, sid: SnapshotId) -> I.MetadataImage:
-    """The image a snapshot's records build; a snapshot without its header and footer
-    control records (cut short) is refused (RecordsSnapshotReader)."""
+def read_snapshot(data: bytes, sid: SnapshotId, file: str | Path | None = None) -> I.MetadataImage:
+    """The image a snapshot's records build. A batch cut short or corrupt, a record that does
+    not parse, or a snapshot without its header and footer control records (cut short at a
+    batch boundary) is refused (RecordsSnapshotReader): a CorruptRecordError naming ``file``
+    (the snapshot's file name unless told) and the byte."""
+    file = snapshot_file_name(sid) if file is None else str(file)
     kinds = []
-    for batch in iter_batches(data, verify_crc=True):
-        if isinstance(batch, RecordBatch) and batch.is_control:
-            for rec in batch.records():
-                kinds.append(S.ControlRecordKey.parse(bytes(rec.key))["type"])
-    if not kinds or kinds[0] != _HEADER or kinds[-1] != _FOOTER:
-        raise ValueError(f"snapshot {snapshot_file_name(sid)}: no SnapshotHeader/SnapshotFooter control records")
+    try:
+        for batch in iter_batches(data, verify_crc=True):
+            if isinstance(batch, RecordBatch) and batch.is_control:
+                for rec in batch.records():
+                    kinds.append(S.ControlRecordKey.parse(bytes(rec.key))["type"])
+        if not kinds or kinds[0] != _HEADER or kinds[-1] != _FOOTER:
+            raise CorruptRecordError("no SnapshotHeader/SnapshotFooter control records",
+                                     position=0 if not kinds or kinds[0] != _HEADER else len(data))
+    except DecodeError as e:
+        raise e.at(file=file) from None
     image = I.MetadataImage()
-    for offset, record_type, r in I.iter_records(data):
-        image.apply(record_type, r, offset)
+    pos = 0
+    while pos < len(data):              # batch by batch: a record that does not parse is named by its batch's byte
+        end = pos + 12 + int.from_bytes(data[pos + 8:pos + 12], "big")
+        try:
+            for offset, record_type, r in I.iter_records(data[pos:end]):
+                image.apply(record_type, r, offset)
+        except DecodeError as e:
+            raise e.at(position=pos, file=file) from None
+        pos = end
     image.end_offset = sid.end_offset
     return image
 
@@ -203,7 +218,8 @@ def load_image(log_dir: Path, log: Any) -> tuple[I.MetadataImage, SnapshotId | N
     """Start-up: the newest snapshot's image, then the log's records from its end offset
     (or the whole log without one). ``log`` is the partition's UnifiedLog."""
     sid = latest_snapshot(log_dir)
-    image = I.MetadataImage() if sid is None else read_snapshot((log_dir / snapshot_file_name(sid)).read_bytes(), sid)
+    path = None if sid is None else log_dir / snapshot_file_name(sid)
+    image = I.MetadataImage() if path is None else read_snapshot(path.read_bytes(), sid, path)
     offset = max(log.log_start_offset, image.end_offset)
     while offset < log.log_end_offset:
         found = log.read(offset, 1 << 20)
@@ -267,7 +283,8 @@ class Snapshotter:
         self.policy.last_at = now
         self.latest = latest_snapshot(log_dir)
         self.image = I.MetadataImage() if self.latest is None else \
-            read_snapshot((log_dir / snapshot_file_name(self.latest)).read_bytes(), self.latest)
+            read_snapshot((log_dir / snapshot_file_name(self.latest)).read_bytes(), self.latest,
+                          log_dir / snapshot_file_name(self.latest))
         #: the offset after the last applied record, the epoch and append time of its batch
         self.applied = max(self.image.end_offset, log.log_start_offset)
         self.epoch = -1 if self.latest is None else self.latest.epoch
@@ -281,7 +298,8 @@ class Snapshotter:
             # the log was replaced by the leader's snapshot (FetchSnapshot): start from it
             self.latest = latest_snapshot(self.log_dir)
             assert self.latest is not None
-            self.image = read_snapshot((self.log_dir / snapshot_file_name(self.latest)).read_bytes(), self.latest)
+            path = self.log_dir / snapshot_file_name(self.latest)
+            self.image = read_snapshot(path.read_bytes(), self.latest, path)
             self.applied, self.epoch = self.latest.end_offset, self.latest.epoch
         while self.applied < min(high_watermark, self.log.log_end_offset):
             found = self.log.read(self.applied, 1 << 20)

@@ -23,6 +23,7 @@ from kproto.server.coordinator.streams_groups import (
 )
 from kproto.server.handlers import handles
 from kproto.server.handlers.groups import _ask, _groups
+from kproto.server.handlers.topics import _check_replicas
 
 log = logging.getLogger("kproto.server.groups")
 
@@ -92,6 +93,10 @@ def _create_internal_topics(broker, topics: dict[str, TopicInfo]) -> None:
                 broker.cluster.auto_create_topic(name, info.partitions, info.replication_factor or
                                                  broker.config["default.replication.factor"], dict(info.topic_configs))
             elif not broker.logs.has_topic(name):
+                # as CreateTopics on this one broker: a replication factor it cannot keep is refused
+                # (0, as Streams' replication.factor -1, is the broker's default)
+                _check_replicas(broker, broker.config["default.replication.factor"]
+                                if info.replication_factor in (0, -1) else info.replication_factor)
                 broker.logs.create_topic(name, info.partitions, dict(info.topic_configs))
         except KafkaError as e:
             log.warning("could not create streams internal topic %s: %s", name, e)
