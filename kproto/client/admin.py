@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 from types import MappingProxyType
-from typing import Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, TypeVar
 
 from kproto.client.transport import BrokerClient
 from kproto.common import CLUSTER_METADATA_TOPIC_NAME
@@ -29,6 +29,7 @@ SHARE_GROUP_DESCRIBE, DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, D
 STREAMS_GROUP_DESCRIBE = 89
 DESCRIBE_CLUSTER, UNREGISTER_BROKER = 60, 64
 
+T = TypeVar("T")
 TIMEOUT_MS = 30_000
 RETRY_BACKOFF_S = 0.1             # CommonClientConfigs retry.backoff.ms default
 COORDINATOR_RETRIABLE = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
@@ -476,10 +477,28 @@ class Admin:
             {"partition_index": p, "committed_offset": o.offset, "committed_leader_epoch": o.leader_epoch,
              "committed_metadata": o.metadata, "commit_timestamp": -1} for p, o in parts]}
             for t, parts in _group_by_topic(offsets.items()).items()]
-        body = self._coordinator(group).request(OFFSET_COMMIT, {
-            "group_id": group, "generation_id_or_member_epoch": generation_id, "member_id": member_id,
-            "group_instance_id": group_instance_id, "retention_time_ms": -1, "topics": topics})
-        return {(t.name, p.partition_index): code(p.error_code) for t in body.topics for p in t.partitions}
+        def commit(client: BrokerClient) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
+            body = client.request(OFFSET_COMMIT, {
+                "group_id": group, "generation_id_or_member_epoch": generation_id, "member_id": member_id,
+                "group_instance_id": group_instance_id, "retention_time_ms": -1, "topics": topics})
+            errors = {(t.name, p.partition_index): code(p.error_code) for t in body.topics for p in t.partitions}
+            # AlterConsumerGroupOffsetsHandler.handleError: a coordinator's error comes per partition
+            return next((e for e in errors.values() if e in COORDINATOR_RETRIABLE), ErrorCode.NONE), errors
+        return self._at_coordinator(group, commit)[1]
+
+    def _at_coordinator(self, group: str, call: Callable[[BrokerClient], tuple[ErrorCode, T]]) -> tuple[ErrorCode, T]:
+        """``call`` on the group's coordinator until it answers no coordinator error, as Kafka's
+        Admin handlers do (ListConsumerGroupOffsetsHandler, AlterConsumerGroupOffsetsHandler): a
+        loading coordinator is asked again, a moved or unavailable one looked up again, every
+        retry.backoff.ms until the timeout; -> the last (error, result)."""
+        deadline = time.monotonic() + self.client.timeout_s
+        while True:
+            error, result = call(self._coordinator(group))
+            if error not in COORDINATOR_RETRIABLE or time.monotonic() >= deadline:
+                return error, result
+            if error != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                self.forget_coordinator(group)
+            time.sleep(RETRY_BACKOFF_S)
 
     def offset_fetch(self, group: str, partitions: Iterable[TopicPartition] | None = None
                      ) -> dict[TopicPartition, OffsetAndMetadata]:
@@ -490,9 +509,7 @@ class Admin:
         else:
             topics = [{"name": t, "partition_indexes": [p for p, _ in parts]}
                       for t, parts in _group_by_topic((tp, None) for tp in partitions).items()]
-        deadline = time.monotonic() + self.client.timeout_s
-        while True:
-            client = self._coordinator(group)
+        def fetch(client: BrokerClient) -> tuple[ErrorCode, Any]:
             if topics is None and client.version(OFFSET_FETCH) < 2:
                 raise KafkaError("the broker's OffsetFetch cannot list all of a group's offsets (v2+ needed)",
                                  error_code=ErrorCode.UNSUPPORTED_VERSION)
@@ -500,19 +517,11 @@ class Admin:
                 "group_id": group, "topics": topics, "require_stable": False,
                 "groups": [{"group_id": group, "topics": topics}]})
             if client.version(OFFSET_FETCH) >= 8:
-                group_body = body.groups[0]
-                error, answer = group_body.error_code, group_body.topics
-            else:
-                error, answer = body.error_code, body.topics
-            if error == ErrorCode.NONE:
-                break
-            # ListConsumerGroupOffsetsHandler.handleGroupError: a loading coordinator is
-            # asked again, a moved or unavailable one looked up again, until the timeout.
-            if error not in COORDINATOR_RETRIABLE or time.monotonic() >= deadline:
-                raise error_for(error)
-            if error != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-                self.forget_coordinator(group)
-            time.sleep(RETRY_BACKOFF_S)
+                return code(body.groups[0].error_code), body.groups[0].topics
+            return code(body.error_code), body.topics
+        error, answer = self._at_coordinator(group, fetch)
+        if error != ErrorCode.NONE:
+            raise error_for(error)
         out = {}
         for t in answer:
             for p in t.partitions:
