@@ -23,6 +23,7 @@ import sys
 
 import click
 
+from kproto.tools.features import feature_dependencies
 from kproto.tools.main import ExitStatus, OneLineCommand, exit_status_help
 
 _EXIT = exit_status_help("Kafka's refusal (a directory formatted for another cluster, a bad feature level ...), "
@@ -144,13 +145,5 @@ def version_mapping(release_version: str | None) -> None:
     click.echo("\n".join(version_mapping_lines(level, shown)))
 
 
-@storage.command("feature-dependencies", cls=OneLineCommand, epilog=_EXIT)
-@click.option("-f", "--feature", multiple=True, required=True, metavar="NAME=LEVEL",
-              help="A feature and its level (repeatable).")
-def feature_dependencies(feature: tuple[str, ...]) -> None:
-    """The features and levels a feature level depends on."""
-    from kproto.tools.features import feature_dependencies_lines
-    try:
-        click.echo("\n".join(feature_dependencies_lines(feature)))
-    except ValueError as e:
-        _fail(str(e))
+# kafka-features.sh's sub-command, the same in both of Kafka's tools (FeatureCommand / StorageTool)
+storage.add_command(feature_dependencies)
