@@ -225,7 +225,9 @@ def test_produce_errors_are_one_line(broker, tmp_path):
 def test_console_consumer_parity(kafka_ref, tmp_path):
     """Kafka's ConsoleConsumer and GetOffsetShell on Kafka's broker print what kproto's do;
     Kafka's data directory read offline gives the lines of the live consume."""
-    with kafka_ref.broker(tmp_path / "kafka") as k:
+    # RECORDS are stamped 1970: Kafka's retention check (30 s after start, then every 5 min)
+    # would delete them mid-test on a slow machine, and the consumers find nothing
+    with kafka_ref.broker(tmp_path / "kafka", log_retention_ms="-1") as k:
         b = k.bootstrap
         fill(b, "parity")
         # Kafka 4.4's --property prints a deprecation line on stdout: --formatter-property does not
