@@ -27,6 +27,7 @@ the same output as Kafka's tool on the same broker).
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 
@@ -475,8 +476,15 @@ class ConsumerGroup:
         deadline = time.monotonic() + DEADLINE_S
         while any(c.assignment() for c in self.consumers) and time.monotonic() < deadline:
             self.poll()
-        for c in self.consumers:
-            c.close()
+        # All close at once, each on its own thread: closed one after another, a member's leaving
+        # rebalanced the partition to one not yet closed and nobody polled it, and that close()
+        # waited for good (a CI run hung here)
+        closing = [threading.Thread(target=c.close, daemon=True) for c in self.consumers]
+        for t in closing:
+            t.start()
+        for t in closing:
+            t.join(DEADLINE_S)
+        assert not any(t.is_alive() for t in closing), "a consumer's close() did not return"
 
 
 def describe(bs: str, *args: str) -> tuple[str, list[list[str]]]:
